@@ -1,0 +1,15 @@
+# Every dependency comes from Debian packages; nothing is downloaded.
+#   libcli11-dev nlohmann-json3-dev libfmt-dev libfccp-dev libgtest-dev libbenchmark-dev
+find_package(Threads REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(fmt REQUIRED)
+find_path(FCCP_INCLUDE_DIR libfccp/csv.h REQUIRED)
+add_library(oomlab_fccp INTERFACE)
+target_include_directories(oomlab_fccp SYSTEM INTERFACE "${FCCP_INCLUDE_DIR}")
+if(OOMLAB_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(OOMLAB_BENCH)
+  find_package(benchmark REQUIRED)
+endif()

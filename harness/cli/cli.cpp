@@ -1,0 +1,145 @@
+#include "cli/cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/parse.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+constexpr std::string_view kDescription =
+    "oomlab reproduces GPU out-of-memory failures on purpose: a scenario allocates in a pattern "
+    "real programs produce, against a real allocator (cudaMalloc, cudaMallocAsync pools, "
+    "managed memory) or the host-side model 'sim', and oomlab records where, when and why it ran "
+    "out of memory.";
+
+struct Parsed {
+  RunOptions run;
+  bool list_json = false;
+  bool info_json = false;
+};
+
+void add_run(CLI::App& app, Parsed& p) {
+  CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
+  run->add_option("scenario", p.run.scenario, "the scenario to run (see 'oomlab list')")->required();
+  run->add_option("--allocator,-a", p.run.allocator,
+                  "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, "
+                  "else sim)")
+      ->capture_default_str();
+  run->add_option("--budget,-b", p.run.budget,
+                  "memory the run may use: a size (8GiB, 512MiB, 1.5GB), N% of the device, or "
+                  "all; clamped to free memory")
+      ->capture_default_str();
+  run->add_option("--seed", p.run.seed, "seed of the scenario's random choices")->capture_default_str();
+  run->add_option("--param,-p", p.run.params, "KEY=VALUE for the scenario (repeatable)");
+  run->add_option("--out,-o", p.run.out,
+                  "folder for events.csv and summary.json (default "
+                  "oomlab-runs/<UTC time>-<scenario>-<allocator>)");
+  run->add_option("--json", p.run.json, "also write summary.json to FILE; '-' prints it alone on stdout");
+  run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
+  run->add_option("--device,-d", p.run.device, "CUDA device index")->capture_default_str();
+  run->add_flag("--no-probe", p.run.no_probe,
+                "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
+  auto* expect_oom = run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
+  auto* expect_no_oom =
+      run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
+  expect_oom->excludes(expect_no_oom);
+  run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
+  run->footer(scenario_and_allocator_overview());
+}
+
+void build_app(CLI::App& app, Parsed& p) {
+  app.description(std::string(kDescription));
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1, 1);
+  app.footer(
+      "Examples:\n"
+      "  oomlab run fragmentation --allocator=async --budget=8GiB\n"
+      "  oomlab run fragmentation --allocator=sim --budget=1GiB --json -\n"
+      "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
+      "  oomlab list\n"
+      "  oomlab info\n"
+      "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
+      "3 no usable device for the allocator, 130 interrupted.");
+  add_run(app, p);
+  app.add_subcommand("list", "scenarios with their parameters, allocators with their options")
+      ->add_flag("--json", p.list_json, "as JSON");
+  app.add_subcommand("info", "devices, driver, CUDA versions, memory, pool/managed/VMM support")
+      ->add_flag("--json", p.info_json, "as JSON");
+}
+
+int exit_code_for_error(const Error& e) {
+  switch (e.kind()) {
+    case ErrorKind::usage:
+    case ErrorKind::input: return kExitUsage;
+    case ErrorKind::no_device: return kExitNoDevice;
+    default: return kExitCheckFailed;
+  }
+}
+
+// `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
+bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
+  if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
+  const std::vector<std::string> commands = {"run", "list", "info"};
+  if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
+  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: run, list, info)\n", args[1],
+                     did_you_mean(args[1], commands));
+  return true;
+}
+
+// `oomlab run fragmentation --help` explains that scenario, not only the flags.
+void tailor_run_help(CLI::App& app, const std::vector<std::string>& args) {
+  for (std::size_t i = 1; i + 1 < args.size(); ++i) {
+    if (args[i] == "run" && Registry::global().find(args[i + 1]) != nullptr) {
+      app.get_subcommand("run")->footer(scenario_help(args[i + 1]));
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (unknown_command(args, err)) return kExitUsage;
+  CLI::App app("oomlab", "oomlab");
+  Parsed parsed;
+  build_app(app, parsed);
+  tailor_run_help(app, args);
+  std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 consumes from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    out << (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    out << version_text() << '\n';
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    if (args.size() == 1) {
+      err << app.help();
+      return kExitUsage;
+    }
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    err << fmt::format("oomlab: error: {} (see oomlab --help)\n", message);
+    return kExitUsage;
+  }
+  try {
+    if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
+    if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
+    return info_command(parsed.info_json, out, err);
+  } catch (const Error& e) {
+    err << fmt::format("oomlab: error: {}\n", e.what());
+    return exit_code_for_error(e);
+  } catch (const std::exception& e) {
+    err << fmt::format("oomlab: error: {}\n", e.what());
+    return kExitCheckFailed;
+  }
+}
+
+}  // namespace oomlab::cli

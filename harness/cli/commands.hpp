@@ -1,0 +1,48 @@
+// The subcommands. Each takes the raw option text CLI11 collected, parses it with parse.hpp, and
+// returns the process exit code (DESIGN.md "Exit codes").
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "run/run_result.hpp"
+
+namespace oomlab::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitCheckFailed = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitNoDevice = 3;
+inline constexpr int kExitInterrupted = 130;
+
+struct RunOptions {
+  std::string scenario;
+  std::string allocator = "auto";
+  std::string budget = "8GiB";
+  std::string seed = "1";
+  std::vector<std::string> params;
+  std::string out;
+  std::string json;
+  std::string csv;
+  std::string device = "0";
+  bool no_probe = false;
+  bool expect_oom = false;
+  bool expect_no_oom = false;
+  bool quiet = false;
+};
+
+int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
+                std::ostream& err);
+int list_command(bool as_json, std::ostream& out);
+int info_command(bool as_json, std::ostream& out, std::ostream& err);
+
+// What a finished run means for the exit code; `why` says it when the code is not 0.
+int exit_code_for(const RunResult& result, const RunOptions& options, std::string* why);
+
+[[nodiscard]] std::string version_text();
+// `oomlab run SCENARIO --help`: the scenario's story and its parameters.
+[[nodiscard]] std::string scenario_help(const std::string& name);
+[[nodiscard]] std::string scenario_and_allocator_overview();
+
+}  // namespace oomlab::cli

@@ -1,0 +1,322 @@
+#include "cli/parse.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "allocators/backends.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+// A plain decimal: digits, optionally '.' and more digits. No sign, no exponent.
+struct Decimal {
+  std::string_view whole;
+  std::string_view fraction;
+};
+
+bool split_decimal(std::string_view text, Decimal& out, std::string_view& rest) {
+  std::size_t i = 0;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  out.whole = text.substr(0, i);
+  out.fraction = {};
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t start = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    out.fraction = text.substr(start, i - start);
+  }
+  rest = text.substr(i);
+  return !out.whole.empty() || !out.fraction.empty();
+}
+
+// Exact size arithmetic needs more than 64 bits for a moment (whole * unit before the check).
+__extension__ typedef unsigned __int128 Wide;  // NOLINT(modernize-use-using): __extension__ needs typedef
+
+constexpr std::string_view kUnitsHelp = "B, KiB, MiB, GiB, TiB (or K, M, G, T), KB, MB, GB, TB";
+
+std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text) {
+  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
+      {"", 1}, {"b", 1},
+      {"k", 1ULL << 10U}, {"kib", 1ULL << 10U}, {"kb", 1000ULL},
+      {"m", 1ULL << 20U}, {"mib", 1ULL << 20U}, {"mb", 1000ULL * 1000},
+      {"g", 1ULL << 30U}, {"gib", 1ULL << 30U}, {"gb", 1000ULL * 1000 * 1000},
+      {"t", 1ULL << 40U}, {"tib", 1ULL << 40U}, {"tb", 1000ULL * 1000 * 1000 * 1000},
+  }};
+  const std::string unit = lower(trim(unit_text));
+  for (const auto& [name, multiplier] : kUnits) {
+    if (unit == name) return multiplier;
+  }
+  throw_usage(fmt::format("'{}' is not a size: unknown unit '{}' (use {})", text, trim(unit_text), kUnitsHelp));
+}
+
+}  // namespace
+
+Bytes parse_size(std::string_view text) {
+  const std::string_view body = trim(text);
+  if (body.empty()) throw_usage("an empty value is not a size");
+  if (body.front() == '-') throw_usage(fmt::format("'{}' is not a size: sizes cannot be negative", text));
+  Decimal number;
+  std::string_view unit;
+  if (!split_decimal(body, number, unit)) {
+    throw_usage(fmt::format("'{}' is not a size (expected e.g. 512, 64KiB, 8GiB, 1.5GB)", text));
+  }
+  const std::uint64_t multiplier = unit_multiplier(unit, text);
+  if (number.fraction.size() > 18) throw_usage(fmt::format("'{}' has too many decimals", text));
+  // Exact arithmetic in 128 bits: whole * unit + fraction * unit / 10^digits.
+  Wide whole = 0;
+  for (const char c : number.whole) {
+    whole = whole * 10 + static_cast<unsigned>(c - '0');
+    if (whole > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
+  }
+  Wide scale = 1;
+  Wide fraction = 0;
+  for (const char c : number.fraction) {
+    fraction = fraction * 10 + static_cast<unsigned>(c - '0');
+    scale *= 10;
+  }
+  const Wide total = whole * multiplier + (fraction * multiplier) / scale;
+  if ((fraction * multiplier) % scale != 0) {
+    throw_usage(fmt::format("'{}' is not a whole number of bytes", text));
+  }
+  if (total > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
+  return Bytes{static_cast<std::uint64_t>(total)};
+}
+
+Percent parse_percent(std::string_view text) {
+  std::string_view body = trim(text);
+  if (body.empty() || body.back() != '%') throw_usage(fmt::format("'{}' is not a percentage", text));
+  body.remove_suffix(1);
+  Decimal number;
+  std::string_view rest;
+  if (!split_decimal(trim(body), number, rest) || !rest.empty()) {
+    throw_usage(fmt::format("'{}' is not a percentage (expected e.g. 25%)", text));
+  }
+  const double value = parse_real(trim(body));
+  if (!(value > 0.0 && value <= 100.0)) {
+    throw_usage(fmt::format("'{}' is out of range: a percentage must be more than 0% and at most 100%", text));
+  }
+  return Percent{value};
+}
+
+BudgetRequest parse_budget(std::string_view text) {
+  const std::string_view body = trim(text);
+  if (lower(body) == "all") return {.kind = BudgetRequest::Kind::all};
+  if (!body.empty() && body.back() == '%') {
+    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body).value};
+  }
+  const Bytes bytes = parse_size(body);
+  if (bytes.value == 0) throw_usage("a budget of 0 bytes leaves nothing to allocate");
+  return {.kind = BudgetRequest::Kind::bytes, .bytes = bytes.value};
+}
+
+Fraction parse_fraction(std::string_view text) {
+  const std::string_view body = trim(text);
+  const auto slash = body.find('/');
+  Fraction f;
+  if (slash != std::string_view::npos) {
+    f.numerator = parse_unsigned(body.substr(0, slash));
+    f.denominator = parse_unsigned(body.substr(slash + 1));
+    if (f.denominator == 0) throw_usage(fmt::format("'{}': the denominator must not be 0", text));
+  } else {
+    Decimal number;
+    std::string_view rest;
+    if (!split_decimal(body, number, rest) || !rest.empty() || number.fraction.size() > 18) {
+      throw_usage(fmt::format("'{}' is not a fraction (expected e.g. 1/32 or 0.25)", text));
+    }
+    f.denominator = 1;
+    for (std::size_t i = 0; i < number.fraction.size(); ++i) f.denominator *= 10;
+    f.numerator = parse_unsigned(std::string(number.whole.empty() ? "0" : number.whole) +
+                                 std::string(number.fraction));
+  }
+  if (f.numerator > f.denominator) throw_usage(fmt::format("'{}' is more than 1", text));
+  const std::uint64_t g = std::gcd(f.numerator, f.denominator);
+  if (g > 1) {
+    f.numerator /= g;
+    f.denominator /= g;
+  }
+  return f;
+}
+
+bool parse_flag(std::string_view text) {
+  const std::string v = lower(trim(text));
+  if (v == "on" || v == "true" || v == "yes" || v == "1") return true;
+  if (v == "off" || v == "false" || v == "no" || v == "0") return false;
+  throw_usage(fmt::format("'{}' is not on or off (use on|off, true|false, yes|no, 1|0)", text));
+}
+
+std::int64_t parse_integer(std::string_view text) {
+  const std::string_view body = trim(text);
+  std::int64_t value = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (ec == std::errc::result_out_of_range) throw_usage(fmt::format("'{}' is out of range", text));
+  if (ec != std::errc() || end != body.data() + body.size() || body.empty()) {
+    throw_usage(fmt::format("'{}' is not a whole number", text));
+  }
+  return value;
+}
+
+std::uint64_t parse_unsigned(std::string_view text) {
+  const std::string_view body = trim(text);
+  if (!body.empty() && body.front() == '-') throw_usage(fmt::format("'{}' must not be negative", text));
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
+  if (ec == std::errc::result_out_of_range) throw_usage(fmt::format("'{}' is out of range", text));
+  if (ec != std::errc() || end != body.data() + body.size() || body.empty()) {
+    throw_usage(fmt::format("'{}' is not a whole number", text));
+  }
+  return value;
+}
+
+double parse_real(std::string_view text) {
+  const std::string body(trim(text));
+  if (body.empty()) throw_usage("an empty value is not a number");
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(body, &used);
+  } catch (const std::exception&) {
+    throw_usage(fmt::format("'{}' is not a number", text));
+  }
+  if (used != body.size() || !std::isfinite(value)) throw_usage(fmt::format("'{}' is not a finite number", text));
+  return value;
+}
+
+ParamValue parse_param_value(const ParamDef& def, std::string_view text) {
+  switch (def.type) {
+    case ParamType::bytes:
+      if (def.accepts_max && lower(trim(text)) == "max") return Bytes{UINT64_MAX};
+      return parse_size(text);
+    case ParamType::integer: {
+      const std::int64_t value = parse_integer(text);
+      if (def.min_integer && value < *def.min_integer) {
+        throw_usage(fmt::format("'{}' is below the least allowed value {}", text, *def.min_integer));
+      }
+      return value;
+    }
+    case ParamType::real: return parse_real(text);
+    case ParamType::fraction: return parse_fraction(text);
+    case ParamType::flag: return parse_flag(text);
+    case ParamType::choice: {
+      const std::string value(trim(text));
+      if (std::find(def.choices.begin(), def.choices.end(), value) == def.choices.end()) {
+        throw_usage(fmt::format("'{}' is not one of {}{}", text, fmt::join(def.choices, "|"),
+                                did_you_mean(value, def.choices)));
+      }
+      return value;
+    }
+    case ParamType::text: return std::string(text);
+  }
+  throw_usage("unknown parameter type");
+}
+
+Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assignments,
+                    std::string_view owner, std::string_view flag) {
+  Params params(spec);
+  std::vector<std::string> names;
+  names.reserve(spec.size());
+  for (const auto& def : spec) names.push_back(def.name);
+  std::vector<std::string> seen;
+  for (const std::string& assignment : assignments) {
+    const auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw_usage(fmt::format("{}: expected key=value, got '{}'", flag, assignment));
+    }
+    const std::string key(trim(std::string_view(assignment).substr(0, eq)));
+    const std::string_view value = std::string_view(assignment).substr(eq + 1);
+    const auto def = std::find_if(spec.begin(), spec.end(), [&](const ParamDef& d) { return d.name == key; });
+    if (def == spec.end()) {
+      if (spec.empty()) throw_usage(fmt::format("{}: {} takes no parameters, got '{}'", flag, owner, key));
+      throw_usage(fmt::format("{}: unknown parameter '{}' for {}{} (known: {})", flag, key, owner,
+                              did_you_mean(key, names), fmt::join(names, ", ")));
+    }
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      throw_usage(fmt::format("{}: '{}' is given twice", flag, key));
+    }
+    seen.push_back(key);
+    try {
+      params.set(key, parse_param_value(*def, value));
+    } catch (const Error& e) {
+      throw_usage(fmt::format("{} {}: {}", flag, key, e.what()));
+    }
+  }
+  return params;
+}
+
+AllocatorChoice parse_allocator(std::string_view text) {
+  const std::string_view body = trim(text);
+  const auto colon = body.find(':');
+  const std::string name(trim(body.substr(0, colon)));
+  std::vector<std::string> names;
+  for (const auto& b : backend_catalog()) names.push_back(b.name);
+  const BackendInfo* info = find_backend(name);
+  if (info == nullptr) {
+    throw_usage(fmt::format("--allocator: unknown allocator '{}'{} (known: {})", name,
+                            did_you_mean(name, names), fmt::join(names, ", ")));
+  }
+  std::vector<std::string> assignments;
+  if (colon != std::string_view::npos) {
+    std::string_view rest = body.substr(colon + 1);
+    if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      assignments.emplace_back(trim(rest.substr(0, comma)));
+      rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+    }
+  }
+  return {name, parse_params(info->options, assignments, fmt::format("allocator '{}'", name), "--allocator")};
+}
+
+namespace {
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  std::iota(row.begin(), row.end(), 0);
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+std::string closest_name(std::string_view input, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(2, input.size() / 3) + 1;
+  for (const auto& candidate : candidates) {
+    const std::size_t d = edit_distance(lower(input), lower(candidate));
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+std::string did_you_mean(std::string_view input, const std::vector<std::string>& candidates) {
+  const std::string best = closest_name(input, candidates);
+  return best.empty() ? std::string() : fmt::format(" (did you mean '{}'?)", best);
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,51 @@
+// Turning user text into oomlab's types: the one place sizes, budgets, fractions and parameter
+// values are parsed. Every function throws Error(usage) with a one-line message that names the
+// value and what was expected.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oomlab/params.hpp"
+#include "oomlab/units.hpp"
+#include "run/runner.hpp"
+
+namespace oomlab::cli {
+
+// 512, 64KiB, 8GiB, 1.5GB, 8G, "8 GiB". IEC units (KiB, K) are powers of 1024, SI units (KB) of
+// 1000; units are case-insensitive. Exact: 1.5GB is 1,500,000,000 bytes.
+[[nodiscard]] Bytes parse_size(std::string_view text);
+// 10%, 12.5% (0 < p <= 100).
+[[nodiscard]] Percent parse_percent(std::string_view text);
+// SIZE | N% | all; never zero.
+[[nodiscard]] BudgetRequest parse_budget(std::string_view text);
+// 1/32, 0.25 (0..1).
+[[nodiscard]] Fraction parse_fraction(std::string_view text);
+[[nodiscard]] bool parse_flag(std::string_view text);
+[[nodiscard]] std::int64_t parse_integer(std::string_view text);
+[[nodiscard]] std::uint64_t parse_unsigned(std::string_view text);
+[[nodiscard]] double parse_real(std::string_view text);
+
+// The value of one declared parameter; `context` names where it came from ("--param block").
+[[nodiscard]] ParamValue parse_param_value(const ParamDef& def, std::string_view text);
+
+// "key=value" pairs (from repeated --param, or the comma list of an allocator spec) applied over
+// the defaults of `spec`. `owner` names whose parameters they are, for messages.
+[[nodiscard]] Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assignments,
+                                  std::string_view owner, std::string_view flag);
+
+struct AllocatorChoice {
+  std::string name;
+  Params options;
+};
+// "async", "async:release_threshold=0,reuse_opportunistic=off".
+[[nodiscard]] AllocatorChoice parse_allocator(std::string_view text);
+
+// The candidate closest to `input` by edit distance, or "" when none is close enough.
+[[nodiscard]] std::string closest_name(std::string_view input, const std::vector<std::string>& candidates);
+// " (did you mean 'x'?)" or "".
+[[nodiscard]] std::string did_you_mean(std::string_view input, const std::vector<std::string>& candidates);
+
+}  // namespace oomlab::cli

@@ -1,0 +1,192 @@
+// `oomlab run`: typed config from the flags, the run, its files, the summary and the exit code.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/parse.hpp"
+#include "device/device.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
+#include "reports/human_summary.hpp"
+#include "reports/summary_json.hpp"
+#include "run/runner.hpp"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_stop_signal(int /*signal*/) { g_stop.store(true); }
+
+// The first Ctrl-C stops the run cleanly (everything freed, record written); a second one, with
+// the default action restored, ends the process at once.
+void install_stop_handlers() {
+  g_stop.store(false);
+  struct sigaction action {};
+  action.sa_handler = on_stop_signal;
+  action.sa_flags = SA_RESETHAND;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+void restore_signal_handlers() {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+// Parses one flag's value, naming the flag in the message when it is wrong.
+template <typename Parse>
+auto with_flag(std::string_view flag, Parse&& parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    throw_usage(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+RunConfig make_config(const RunOptions& o) {
+  const Registry::Entry* entry = Registry::global().find(o.scenario);
+  if (entry == nullptr) {
+    throw_usage(fmt::format("unknown scenario '{}'{} (known: {})", o.scenario,
+                            did_you_mean(o.scenario, Registry::global().names()),
+                            fmt::join(Registry::global().names(), ", ")));
+  }
+  RunConfig config;
+  config.scenario = o.scenario;
+  config.params = parse_params(entry->params, o.params, fmt::format("scenario '{}'", o.scenario), "--param");
+  AllocatorChoice allocator = parse_allocator(o.allocator);
+  config.allocator = allocator.name;
+  config.allocator_options = std::move(allocator.options);
+  config.budget = with_flag("--budget", [&] { return parse_budget(o.budget); });
+  config.seed = with_flag("--seed", [&] { return parse_unsigned(o.seed); });
+  const std::uint64_t device = with_flag("--device", [&] { return parse_unsigned(o.device); });
+  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
+  config.device = static_cast<int>(device);
+  config.probe = !o.no_probe;
+  return config;
+}
+
+fs::path default_run_folder(const std::string& scenario, const std::string& allocator) {
+  const auto now = std::chrono::system_clock::now();
+  const std::string stamp = fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+  fs::path folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}", stamp, scenario, allocator);
+  for (int n = 2; fs::exists(folder); ++n) {
+    folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}-{}", stamp, scenario, allocator, n);
+  }
+  return folder;
+}
+
+fs::path prepare_folder(const RunOptions& o, const std::string& allocator) {
+  const fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec || !fs::is_directory(folder)) {
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
+                            ec ? ec.message() : "a file of that name exists"));
+  }
+  return folder;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", path.string()));
+}
+
+}  // namespace
+
+int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
+  if (r.outcome == Outcome::interrupted) {
+    *why = "interrupted: everything was freed and the record so far was written";
+    return kExitInterrupted;
+  }
+  if (r.outcome == Outcome::error) {
+    *why = fmt::format("the run failed: {}", r.error_message);
+    return kExitCheckFailed;
+  }
+  if (o.expect_oom && r.outcome != Outcome::oom) {
+    *why = fmt::format("--expect-oom: the run ended '{}', not in OOM", to_string(r.outcome));
+    return kExitCheckFailed;
+  }
+  if (o.expect_no_oom && r.outcome == Outcome::oom) {
+    *why = fmt::format("--expect-no-oom: the run ran out of memory ({})",
+                       to_string(r.oom->diagnosis.cause));
+    return kExitCheckFailed;
+  }
+  if (r.integrity_corrupted > 0) {
+    *why = fmt::format("{} blocks did not hold the data written to them", r.integrity_corrupted);
+    return kExitCheckFailed;
+  }
+  if (r.cleanup && r.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes)) {
+    *why = "device memory was left behind after the run (see 'device' above)";
+    return kExitCheckFailed;
+  }
+  return kExitOk;
+}
+
+int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                std::ostream& err) {
+  Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
+  RunConfig config = make_config(o);
+  if (config.allocator == "auto") {
+    std::string why;
+    config.allocator = resolve_auto_allocator(probe_environment(), &why);
+    if (config.allocator == "sim") console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
+  }
+  const fs::path folder = prepare_folder(o, config.allocator);
+  config.events_csv = folder / "events.csv";
+  config.stop = &g_stop;
+  config.notice = [&](std::string_view text) { console.notice(text); };
+  if (console.progress_enabled()) {
+    config.progress = [&, name = fmt::format("{}/{}", o.scenario, config.allocator)](const ProgressSnapshot& s) {
+      console.progress(progress_line(name, s));
+    };
+  }
+  install_stop_handlers();
+  RunResult result;
+  try {
+    result = run_scenario(config);
+  } catch (...) {
+    restore_signal_handlers();
+    throw;
+  }
+  restore_signal_handlers();
+  console.end_progress();
+
+  const std::string json = summary_json(result, Invocation{argv}).dump(2) + "\n";
+  write_text(folder / "summary.json", json);
+  if (o.json == "-") {
+    out << json;
+  } else if (!o.json.empty()) {
+    write_text(o.json, json);
+  }
+  if (!o.csv.empty()) {
+    std::error_code ec;
+    fs::copy_file(folder / "events.csv", o.csv, fs::copy_options::overwrite_existing, ec);
+    if (ec) throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
+  }
+  if (!o.quiet) {
+    (o.json == "-" ? err : out) << human_summary(result, fmt::format("{}/ (events.csv, summary.json)", folder.string()));
+  }
+  std::string why;
+  const int code = exit_code_for(result, o, &why);
+  if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
+  return code;
+}
+
+}  // namespace oomlab::cli

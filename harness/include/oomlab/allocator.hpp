@@ -1,0 +1,85 @@
+// The allocator interface every backend implements and every adaptor wraps, RMM-style:
+// a run drives Recording(BudgetCap(Managed(...))) or Recording(AsyncPool(...)) through this one
+// interface, and a backend never knows it is being recorded or capped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+namespace oomlab {
+
+// A CUDA stream as an opaque handle, so that plugin headers need no CUDA headers.
+// The null handle is the legacy default stream (and the only stream of `sim`).
+struct Stream {
+  void* handle = nullptr;
+  friend constexpr bool operator==(Stream, Stream) = default;
+};
+
+enum class AllocStatus : std::uint8_t {
+  ok,
+  out_of_memory,  // the allocator (the driver, the pool, the sim) could not serve it
+  budget_cap,     // oomlab's own cap refused it before any CUDA call (managed memory)
+  error,          // some other CUDA error: the run cannot go on
+};
+
+[[nodiscard]] constexpr bool is_oom(AllocStatus s) {
+  return s == AllocStatus::out_of_memory || s == AllocStatus::budget_cap;
+}
+
+struct AllocResult {
+  void* ptr = nullptr;
+  AllocStatus status = AllocStatus::ok;
+  int error_code = 0;  // the cudaError_t value when a CUDA call failed, else 0
+
+  [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
+};
+
+// What the allocator holds and what the device still has. Live bytes (what the program asked
+// for) are not here: the recording adaptor counts them, since only it sees every request.
+struct MemoryState {
+  std::uint64_t reserved_bytes = 0;      // held from the device for the live blocks
+  std::uint64_t own_bytes_bound = 0;     // at most this much device memory is this allocator's
+  std::uint64_t device_free_bytes = 0;   // what the device (or the sim) can still hand out
+  std::uint64_t device_total_bytes = 0;
+};
+
+class Allocator {
+ public:
+  Allocator() = default;
+  virtual ~Allocator() = default;
+  Allocator(const Allocator&) = delete;
+  Allocator& operator=(const Allocator&) = delete;
+  Allocator(Allocator&&) = delete;
+  Allocator& operator=(Allocator&&) = delete;
+
+  [[nodiscard]] virtual std::string_view name() const = 0;
+
+  // Never throws on OOM: the status says it.
+  virtual AllocResult allocate(std::size_t bytes, Stream stream) = 0;
+  // `bytes` must be what was asked for when `ptr` was allocated.
+  virtual void deallocate(void* ptr, std::size_t bytes, Stream stream) = 0;
+
+  // Measured now; may cost microseconds (cudaMemGetInfo).
+  [[nodiscard]] virtual MemoryState state() const = 0;
+
+  // Cheap enough to call on every event. Exact where the backend can know it cheaply (sim),
+  // otherwise the last value the backend sampled; every backend's comment says which.
+  [[nodiscard]] virtual std::uint64_t reserved_bytes() const = 0;
+
+  // Allocates `bytes` and frees it at once, leaving the allocator as it found it (a pool gives
+  // back what the probe made it reserve). Used to find the largest block still available.
+  virtual AllocStatus probe(std::size_t bytes, Stream stream) {
+    const AllocResult r = allocate(bytes, stream);
+    if (r.ok()) deallocate(r.ptr, bytes, stream);
+    return r.status;
+  }
+
+  // Give cached memory back to the device (pools); waits until pending frees are done.
+  virtual void trim() {}
+
+  // True when no device memory is involved (the sim), so every output can say so.
+  [[nodiscard]] virtual bool simulated() const { return false; }
+};
+
+}  // namespace oomlab

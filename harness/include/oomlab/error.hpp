@@ -1,0 +1,39 @@
+// The errors oomlab throws. Each kind maps to one exit code (DESIGN.md "Exit codes"), so the
+// CLI never has to guess what went wrong from a message.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace oomlab {
+
+enum class ErrorKind {
+  usage,      // bad flags, values, names: exit 2
+  input,      // a bad file (trace, plugin): exit 2
+  no_device,  // no usable CUDA device for the chosen allocator: exit 3
+  device,     // a CUDA call failed in a way that is not an OOM: the run's outcome is "error"
+  io,         // writing results failed part-way (a full disk): the run's outcome is "error"
+  internal,   // a bug in oomlab or a plugin
+};
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+[[noreturn]] inline void throw_usage(const std::string& message) {
+  throw Error(ErrorKind::usage, message);
+}
+
+// Thrown out of RunContext calls when SIGINT/SIGTERM asked the run to stop; the runner catches
+// it, frees everything and records outcome "interrupted". Scenarios need not catch it.
+class Interrupted : public std::exception {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "interrupted"; }
+};
+
+}  // namespace oomlab

@@ -1,0 +1,103 @@
+// What a scenario plugin sees: the Scenario it implements and the RunContext it drives.
+// A scenario allocates through the context in the pattern of the program it models; the harness
+// records every event, catches the OOM at the moment it happens, and frees whatever the scenario
+// still holds when it returns (or throws, or is interrupted).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include "oomlab/allocator.hpp"
+#include "oomlab/params.hpp"
+#include "oomlab/rng.hpp"
+
+namespace oomlab {
+
+// One allocation a scenario holds. Plain data: copying it does not duplicate the memory, and
+// releasing it twice is caught (std::logic_error).
+struct Block {
+  static constexpr std::uint32_t kNoSlot = std::numeric_limits<std::uint32_t>::max();
+
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  AllocStatus status = AllocStatus::out_of_memory;
+  std::uint32_t slot = kNoSlot;
+
+  [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
+  explicit operator bool() const { return ok(); }
+};
+
+class RunContext {
+ public:
+  RunContext() = default;
+  virtual ~RunContext() = default;
+  RunContext(const RunContext&) = delete;
+  RunContext& operator=(const RunContext&) = delete;
+  RunContext(RunContext&&) = delete;
+  RunContext& operator=(RunContext&&) = delete;
+
+  // Allocates through the run's allocator. A failure is an OOM of the run: recorded, and the
+  // first one is analysed on the spot (largest free block, cause, advice) before this returns
+  // a block that is not ok(). Throws Interrupted when the run was asked to stop.
+  virtual Block allocate(std::size_t bytes, std::string_view label) = 0;
+  // The same, for a failure the scenario expects, such as filling memory until the allocator
+  // refuses: recorded as an oom event and counted, but not analysed as the run's OOM.
+  virtual Block try_allocate(std::size_t bytes, std::string_view label) = 0;
+  virtual void release(Block& block) = 0;
+
+  // Kernels on the run's stream (no-ops on the sim, which has no memory to write):
+  // one write per page, so that managed memory really lands on the device;
+  virtual void touch(const Block& block) = 0;
+  // a pattern derived from the seed and the address;
+  virtual void fill(const Block& block) = 0;
+  // and the count of 8-byte words that no longer hold it.
+  virtual std::uint64_t verify(const Block& block) = 0;
+
+  // Markers in the event log: step boundaries (leak detection reads live bytes there) and
+  // named phases ("fill", "free", "grow").
+  virtual void step(std::uint64_t n) = 0;
+  virtual void phase(std::string_view name) = 0;
+
+  virtual Rng& rng() = 0;
+  [[nodiscard]] virtual const Params& params() const = 0;
+  virtual void metric(std::string_view name, double value) = 0;
+
+  [[nodiscard]] virtual bool stop_requested() const = 0;
+  [[nodiscard]] virtual std::uint64_t budget_bytes() const = 0;
+  [[nodiscard]] virtual std::uint64_t live_bytes() const = 0;
+  [[nodiscard]] virtual bool simulated() const = 0;
+  // Whether the run's OOM has happened (the first failed allocate()).
+  [[nodiscard]] virtual bool oom_recorded() const = 0;
+
+  // The largest block the allocator could hand out now: bisection with probes that are freed
+  // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.
+  // Nothing (and no probe) when the user asked for --no-probe.
+  virtual std::optional<std::uint64_t> largest_free_bytes() = 0;
+};
+
+class Scenario {
+ public:
+  Scenario() = default;
+  virtual ~Scenario() = default;
+  Scenario(const Scenario&) = delete;
+  Scenario& operator=(const Scenario&) = delete;
+  Scenario(Scenario&&) = delete;
+  Scenario& operator=(Scenario&&) = delete;
+
+  [[nodiscard]] virtual std::string_view name() const = 0;
+  // One line for `oomlab list`.
+  [[nodiscard]] virtual std::string_view summary() const = 0;
+  // A paragraph: the real-world case it models and how to read its results.
+  [[nodiscard]] virtual std::string_view details() const { return {}; }
+  [[nodiscard]] virtual ParamSpec params() const = 0;
+  // Rejects a combination of parameters that cannot run (each value alone was checked against
+  // its ParamDef already) with Error(usage), before anything is allocated.
+  virtual void validate(const Params& /*params*/) const {}
+  // Returns at the OOM, at its own end, or when ctx.stop_requested().
+  virtual void run(RunContext& ctx) = 0;
+};
+
+}  // namespace oomlab

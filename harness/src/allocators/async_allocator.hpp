@@ -1,0 +1,53 @@
+// `async`: cudaMallocFromPoolAsync / cudaFreeAsync on the run's own stream, from a pool made for
+// the run (cudaMemPoolCreate) and destroyed at its end, so no other code's pool state leaks in.
+// reserved_bytes is the pool's cudaMemPoolAttrReservedMemCurrent, read (~85 ns) whenever the
+// live bytes pass the last reading and at least every kSampleEvery events; state() reads it now.
+#pragma once
+
+#include <cstdint>
+
+#include "oomlab/allocator.hpp"
+
+struct CUmemPoolHandle_st;
+
+namespace oomlab {
+
+struct AsyncPoolOptions {
+  std::uint64_t release_threshold = 0;  // bytes the pool keeps across synchronisations
+  bool reuse_follow_events = true;      // cudaMemPoolReuseFollowEventDependencies
+  bool reuse_opportunistic = true;      // cudaMemPoolReuseAllowOpportunistic
+  bool reuse_internal_deps = true;      // cudaMemPoolReuseAllowInternalDependencies
+};
+
+class AsyncPoolAllocator final : public Allocator {
+ public:
+  static constexpr std::uint32_t kSampleEvery = 16;
+
+  AsyncPoolAllocator(int device, Stream stream, const AsyncPoolOptions& options);
+  ~AsyncPoolAllocator() override;
+  AsyncPoolAllocator(const AsyncPoolAllocator&) = delete;
+  AsyncPoolAllocator& operator=(const AsyncPoolAllocator&) = delete;
+  AsyncPoolAllocator(AsyncPoolAllocator&&) = delete;
+  AsyncPoolAllocator& operator=(AsyncPoolAllocator&&) = delete;
+
+  [[nodiscard]] std::string_view name() const override { return "async"; }
+  AllocResult allocate(std::size_t bytes, Stream stream) override;
+  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState state() const override;
+  [[nodiscard]] std::uint64_t reserved_bytes() const override { return reserved_; }
+  AllocStatus probe(std::size_t bytes, Stream stream) override;
+  void trim() override;
+
+  [[nodiscard]] std::uint64_t pool_used_bytes() const;
+
+ private:
+  [[nodiscard]] std::uint64_t read_reserved() const;
+
+  CUmemPoolHandle_st* pool_ = nullptr;
+  Stream stream_;
+  std::uint64_t used_ = 0;      // bytes asked for and not yet freed
+  std::uint64_t reserved_ = 0;  // the last reading
+  std::uint32_t events_since_read_ = 0;
+};
+
+}  // namespace oomlab

@@ -1,0 +1,27 @@
+// `cuda`: cudaMalloc / cudaFree. The driver gives no account of what it holds for the live
+// blocks, so reserved_bytes is device memory taken since the backend was created, read with
+// cudaMemGetInfo every DeviceUsage::kSampleEvery events and at every state(); on a shared GPU it
+// also counts what other processes took (the OOM analysis tells those apart: external-pressure).
+#pragma once
+
+#include "allocators/device_usage.hpp"
+#include "oomlab/allocator.hpp"
+
+namespace oomlab {
+
+class CudaAllocator final : public Allocator {
+ public:
+  CudaAllocator() = default;
+
+  [[nodiscard]] std::string_view name() const override { return "cuda"; }
+  AllocResult allocate(std::size_t bytes, Stream stream) override;
+  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState state() const override { return usage_.measure(own_bytes_bound_); }
+  [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
+
+ private:
+  DeviceUsage usage_;
+  std::uint64_t own_bytes_bound_ = 0;  // live sizes rounded up to whole pages
+};
+
+}  // namespace oomlab

@@ -1,0 +1,36 @@
+// How much device memory a run's allocator has taken since it was created, read from
+// cudaMemGetInfo: the only account cudaMalloc and managed memory give. One read costs ~5 µs,
+// several allocations' worth, so per-event figures come from a read every kSampleEvery events.
+#pragma once
+
+#include <cstdint>
+
+#include "oomlab/allocator.hpp"
+
+namespace oomlab {
+
+class DeviceUsage {
+ public:
+  static constexpr std::uint32_t kSampleEvery = 64;
+
+  DeviceUsage();  // the baseline: free memory now
+
+  // Counts an event, and reads the device when kSampleEvery have passed.
+  void tick() {
+    if (++events_since_read_ >= kSampleEvery) read();
+  }
+  void read() const;  // refreshes the cached figures (logically const: a measurement)
+
+  [[nodiscard]] std::uint64_t used_since_start() const { return used_; }
+  // Measured now.
+  [[nodiscard]] MemoryState measure(std::uint64_t own_bytes_bound) const;
+
+ private:
+  std::uint64_t baseline_free_ = 0;
+  mutable std::uint64_t used_ = 0;
+  mutable std::uint64_t free_ = 0;
+  mutable std::uint64_t total_ = 0;
+  mutable std::uint32_t events_since_read_ = 0;
+};
+
+}  // namespace oomlab

@@ -1,0 +1,63 @@
+#include "allocators/managed_allocator.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include "device/cuda_check.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab {
+
+ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedOptions& options)
+    : device_(device), options_(options) {}
+
+AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
+  if (bytes == 0) return {};
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
+  usage_.tick();
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {nullptr,
+            status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error,
+            static_cast<int>(status)};
+  }
+  try {
+    place(ptr, bytes, stream);
+  } catch (...) {
+    (void)cudaFree(ptr);
+    throw;
+  }
+  own_bytes_bound_ += round_up(bytes, kCapGranularity);
+  return {ptr, AllocStatus::ok, 0};
+}
+
+void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const {
+  cudaMemLocation device{};
+  device.type = cudaMemLocationTypeDevice;
+  device.id = device_;
+  switch (options_.advice) {
+    case ManagedAdvice::none: break;
+    case ManagedAdvice::preferred_location:
+      OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, device));
+      break;
+    case ManagedAdvice::accessed_by:
+      OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetAccessedBy, device));
+      break;
+    case ManagedAdvice::read_mostly:
+      OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetReadMostly, device));
+      break;
+  }
+  if (options_.prefetch) {
+    OOMLAB_CUDA_TRY(
+        cudaMemPrefetchAsync(ptr, bytes, device, 0, static_cast<cudaStream_t>(stream.handle)));
+  }
+}
+
+void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
+  if (ptr == nullptr) return;
+  OOMLAB_CUDA_TRY(cudaFree(ptr));
+  own_bytes_bound_ -= round_up(bytes, kCapGranularity);
+  usage_.tick();
+}
+
+}  // namespace oomlab

@@ -1,0 +1,18 @@
+// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot run.
+#include <fmt/format.h>
+
+#include "allocators/backends.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab {
+
+std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Params& /*options*/,
+                                               int /*device*/, Stream /*stream*/,
+                                               std::uint64_t /*budget_bytes*/) {
+  throw Error(ErrorKind::no_device,
+              fmt::format("allocator '{}' needs CUDA, and this oomlab was built without it "
+                          "(OOMLAB_CUDA=OFF)",
+                          name));
+}
+
+}  // namespace oomlab

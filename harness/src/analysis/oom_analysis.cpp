@@ -1,0 +1,144 @@
+#include "analysis/oom_analysis.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+
+std::string_view to_string(Cause cause) {
+  switch (cause) {
+    case Cause::capacity: return "capacity";
+    case Cause::fragmentation: return "fragmentation";
+    case Cause::leak: return "leak";
+    case Cause::external_pressure: return "external-pressure";
+    case Cause::transient: return "transient";
+  }
+  return "?";
+}
+
+LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes) {
+  LeakFit fit;
+  fit.samples = samples.size();
+  if (samples.size() < 2) return fit;
+  double mean_x = 0.0;
+  double mean_y = 0.0;
+  for (const auto& s : samples) {
+    mean_x += static_cast<double>(s.step);
+    mean_y += static_cast<double>(s.live_bytes);
+  }
+  const auto n = static_cast<double>(samples.size());
+  mean_x /= n;
+  mean_y /= n;
+  double sxx = 0.0;
+  double sxy = 0.0;
+  double syy = 0.0;
+  for (const auto& s : samples) {
+    const double dx = static_cast<double>(s.step) - mean_x;
+    const double dy = static_cast<double>(s.live_bytes) - mean_y;
+    sxx += dx * dx;
+    sxy += dx * dy;
+    syy += dy * dy;
+  }
+  if (sxx == 0.0) return fit;
+  fit.bytes_per_step = sxy / sxx;
+  fit.r_squared = syy == 0.0 ? 0.0 : (sxy * sxy) / (sxx * syy);
+  const double span = static_cast<double>(samples.back().step - samples.front().step);
+  const double growth = fit.bytes_per_step * span;
+  fit.detected = samples.size() >= kLeakMinSamples && fit.bytes_per_step > 0.0 &&
+                 fit.r_squared >= 0.9 && growth >= 0.05 * static_cast<double>(budget_bytes);
+  if (fit.bytes_per_step > 0.0) {
+    const double intercept = mean_y - fit.bytes_per_step * mean_x;
+    fit.predicted_oom_step = (static_cast<double>(budget_bytes) - intercept) / fit.bytes_per_step;
+  }
+  return fit;
+}
+
+namespace {
+
+std::string largest_text(std::uint64_t largest) {
+  return largest == 0 ? fmt::format("under {}", format_bytes(kDevicePageBytes)) : format_bytes(largest);
+}
+
+}  // namespace
+
+Diagnosis diagnose(const OomEvidence& e) {
+  Diagnosis d;
+  d.free_bytes = e.budget_bytes > e.live_bytes ? e.budget_bytes - e.live_bytes : 0;
+  if (e.largest_free_bytes && d.free_bytes > 0) {
+    d.fragmentation = std::clamp(
+        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0, 1.0);
+  }
+  const std::uint64_t shrink =
+      e.device_free_at_start > e.device_free_now ? e.device_free_at_start - e.device_free_now : 0;
+  d.external_bytes = shrink > e.own_bytes_bound ? shrink - e.own_bytes_bound : 0;
+  const std::uint64_t external_threshold = std::max<std::uint64_t>(32_MiB, e.budget_bytes / 100);
+
+  if (e.real_device && d.external_bytes > external_threshold) {
+    d.cause = Cause::external_pressure;
+    d.evidence = fmt::format(
+        "device free memory fell by {} during the run, {} more than this run can hold ({})",
+        format_bytes(shrink), format_bytes(d.external_bytes), format_bytes(e.own_bytes_bound));
+    d.advice = fmt::format(
+        "another process took {} of device memory: run alone, or lower the budget to what is left",
+        format_bytes(d.external_bytes));
+  } else if (e.leak.detected) {
+    d.cause = Cause::leak;
+    d.evidence = fmt::format("live bytes at step boundaries grow by {}/step (r² {:.3f}, {} steps)",
+                             format_bytes(static_cast<std::uint64_t>(e.leak.bytes_per_step)),
+                             e.leak.r_squared, e.leak.samples);
+    d.advice =
+        "free what each step keeps alive: store loss.item(), not the loss tensor; bound caches; "
+        "clear gradients (zero_grad(set_to_none=True))";
+  } else if (e.request_bytes > d.free_bytes) {
+    d.cause = Cause::capacity;
+    d.evidence = fmt::format("live {} + request {} > budget {}", format_bytes(e.live_bytes),
+                             format_bytes(e.request_bytes), format_bytes(e.budget_bytes));
+    d.advice =
+        "it cannot fit whatever the allocator: lower the batch or sequence length, use mixed "
+        "precision or activation checkpointing, or give the job more memory";
+  } else if (!e.largest_free_bytes || *e.largest_free_bytes < e.request_bytes) {
+    d.cause = Cause::fragmentation;
+    d.evidence =
+        e.largest_free_bytes
+            ? fmt::format("{} free in total, but the largest block is {} < request {}",
+                          format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
+                          format_bytes(e.request_bytes))
+            : fmt::format("{} free in total >= request {} (largest block not probed)",
+                          format_bytes(d.free_bytes), format_bytes(e.request_bytes));
+    d.advice =
+        "memory is free but scattered: allocate long-lived buffers first and together, or let "
+        "the allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool "
+        "with a release threshold, trimmed)";
+  } else {
+    d.cause = Cause::transient;
+    d.evidence = fmt::format("a block of {} could be allocated right after the failure (largest {})",
+                             format_bytes(e.request_bytes), format_bytes(*e.largest_free_bytes));
+    d.advice = "the failure did not last: frees may still have been pending on a stream; "
+               "synchronize before large allocations";
+  }
+  return d;
+}
+
+std::uint64_t find_largest_free(const ProbeFn& probe, std::uint64_t upper_bytes,
+                                std::uint64_t resolution) {
+  const std::uint64_t max_units = upper_bytes / resolution;
+  if (max_units == 0) return 0;
+  if (probe(max_units * resolution) == AllocStatus::ok) return max_units * resolution;
+  std::uint64_t good = 0;          // 0 bytes always "fit"
+  std::uint64_t bad = max_units;   // known to fail
+  while (bad - good > 1) {
+    const std::uint64_t mid = good + (bad - good) / 2;
+    if (probe(mid * resolution) == AllocStatus::ok) {
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  return good * resolution;
+}
+
+}  // namespace oomlab

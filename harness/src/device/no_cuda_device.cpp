@@ -1,0 +1,33 @@
+// Device layer of a build without CUDA (OOMLAB_CUDA=OFF): only `sim` can run.
+#include "device/device.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab {
+
+namespace {
+constexpr const char* kNoCuda = "this oomlab was built without CUDA (OOMLAB_CUDA=OFF)";
+}
+
+std::string cuda_error_name(int code) {
+  return code == 2 ? "cudaErrorMemoryAllocation" : "cudaError(" + std::to_string(code) + ")";
+}
+
+Environment probe_environment() {
+  Environment env;
+  env.cuda_problem = kNoCuda;
+  env.driver_version = read_driver_version();
+  env.host = host_name();
+  return env;
+}
+
+DeviceSession::DeviceSession(int device) : device_(device) { throw Error(ErrorKind::no_device, kNoCuda); }
+DeviceSession::~DeviceSession() = default;
+std::uint64_t DeviceSession::free_bytes() const { return 0; }
+std::uint64_t DeviceSession::total_bytes() const { return 0; }
+void DeviceSession::synchronize() const {}
+void DeviceSession::trim_default_pool() const {}
+
+Ballast::Ballast(std::uint64_t bytes) : bytes_(bytes) { throw Error(ErrorKind::no_device, kNoCuda); }
+Ballast::~Ballast() = default;
+
+}  // namespace oomlab

@@ -1,0 +1,37 @@
+#include "record/recording.hpp"
+
+namespace oomlab {
+
+Recording::Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::time_point start)
+    : inner_(std::move(inner)), log_(log), start_(start) {}
+
+AllocResult Recording::allocate(std::size_t bytes, Stream stream) {
+  const AllocResult result = inner_->allocate(bytes, stream);
+  if (result.ok()) {
+    live_bytes_ += bytes;
+    ++live_count_;
+    ++allocations_;
+    peak_live_bytes_ = std::max(peak_live_bytes_, live_bytes_);
+    emit(Op::alloc, bytes, result.ptr, stream, result.status);
+  } else {
+    ++failed_;
+    emit(Op::oom, bytes, nullptr, stream, result.status);
+  }
+  return result;
+}
+
+void Recording::deallocate(void* ptr, std::size_t bytes, Stream stream) {
+  inner_->deallocate(ptr, bytes, stream);
+  live_bytes_ -= bytes;
+  --live_count_;
+  ++frees_;
+  emit(Op::free, bytes, ptr, stream, AllocStatus::ok);
+}
+
+AllocStatus Recording::probe(std::size_t bytes, Stream stream) {
+  const AllocStatus status = inner_->probe(bytes, stream);
+  emit(Op::probe, bytes, nullptr, stream, status);
+  return status;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,93 @@
+// Recording: wraps any allocator, writes each allocate, free and probe as an event, and keeps
+// the run's account of live bytes (what the program asked for), their peaks and the counts.
+// The backend underneath never knows it is being recorded.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+#include "oomlab/allocator.hpp"
+#include "record/event_log.hpp"
+
+namespace oomlab {
+
+class Recording final : public Allocator {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::time_point start);
+
+  [[nodiscard]] std::string_view name() const override { return inner_->name(); }
+  AllocResult allocate(std::size_t bytes, Stream stream) override;
+  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  AllocStatus probe(std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState state() const override { return inner_->state(); }
+  [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
+  void trim() override { inner_->trim(); }
+  [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
+
+  // A mark event: a step boundary or a new phase.
+  void mark() { emit(Op::mark, 0, nullptr, Stream{}, AllocStatus::ok); }
+  void set_step(std::uint64_t step) { step_.store(step, std::memory_order_relaxed); }
+  void set_phase(std::uint32_t phase) { phase_.store(phase, std::memory_order_relaxed); }
+
+  // Step and phase are readable from another thread (the progress line).
+  [[nodiscard]] std::uint64_t step() const { return step_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t live_bytes() const { return live_bytes_; }
+  [[nodiscard]] std::uint64_t live_count() const { return live_count_; }
+  [[nodiscard]] std::uint64_t peak_live_bytes() const { return peak_live_bytes_; }
+  [[nodiscard]] std::uint64_t peak_reserved_bytes() const { return peak_reserved_bytes_; }
+  [[nodiscard]] std::uint64_t allocations() const { return allocations_; }
+  [[nodiscard]] std::uint64_t frees() const { return frees_; }
+  [[nodiscard]] std::uint64_t failed() const { return failed_; }
+  // The sequence number the next event will get.
+  [[nodiscard]] std::uint64_t events() const { return log_.size(); }
+  [[nodiscard]] std::uint64_t now_ns() const {
+    return static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count());
+  }
+  // Readable from another thread (the progress line) while the run goes on.
+  [[nodiscard]] std::uint64_t events_seen() const { return events_seen_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t live_seen() const { return live_seen_.load(std::memory_order_relaxed); }
+
+  [[nodiscard]] Allocator& inner() { return *inner_; }
+
+ private:
+  void emit(Op op, std::uint64_t bytes, const void* ptr, Stream stream, AllocStatus status) {
+    const std::uint64_t reserved = inner_->reserved_bytes();
+    peak_reserved_bytes_ = std::max(peak_reserved_bytes_, reserved);
+    log_.append(Event{.t_ns = now_ns(),
+                      .bytes = bytes,
+                      .ptr = reinterpret_cast<std::uint64_t>(ptr),
+                      .stream = reinterpret_cast<std::uint64_t>(stream.handle),
+                      .live_bytes = live_bytes_,
+                      .reserved_bytes = reserved,
+                      .step = step(),
+                      .phase = phase(),
+                      .thread = current_thread_index(),
+                      .op = op,
+                      .status = status});
+    events_seen_.store(events_seen_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    live_seen_.store(live_bytes_, std::memory_order_relaxed);
+  }
+
+  std::unique_ptr<Allocator> inner_;
+  EventLog& log_;
+  Clock::time_point start_;
+  std::atomic<std::uint64_t> step_{0};
+  std::atomic<std::uint32_t> phase_{0};
+  std::uint64_t live_bytes_ = 0;
+  std::uint64_t live_count_ = 0;
+  std::uint64_t peak_live_bytes_ = 0;
+  std::uint64_t peak_reserved_bytes_ = 0;
+  std::uint64_t allocations_ = 0;
+  std::uint64_t frees_ = 0;
+  std::uint64_t failed_ = 0;
+  std::atomic<std::uint64_t> events_seen_{0};
+  std::atomic<std::uint64_t> live_seen_{0};
+};
+
+}  // namespace oomlab

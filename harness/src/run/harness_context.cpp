@@ -1,0 +1,149 @@
+#include "run/harness_context.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "oomlab/error.hpp"
+
+namespace oomlab {
+
+namespace {
+constexpr int kCudaErrorMemoryAllocation = 2;
+}
+
+HarnessContext::HarnessContext(Recording& allocator, PhaseTable& phases, ContextSettings settings)
+    : allocator_(allocator), phases_(phases), settings_(std::move(settings)), rng_(settings_.seed) {}
+
+HarnessContext::~HarnessContext() {
+  try {
+    release_all();
+  } catch (...) {  // NOLINT(bugprone-empty-catch): the runner calls release_all() itself first
+  }
+}
+
+bool HarnessContext::stop_requested() const {
+  return settings_.stop != nullptr && settings_.stop->load(std::memory_order_relaxed);
+}
+
+void HarnessContext::check_stop() const {
+  if (stop_requested()) throw Interrupted();
+}
+
+Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom) {
+  check_stop();
+  const AllocResult result = allocator_.allocate(bytes, settings_.stream);
+  if (result.ok()) return {result.ptr, bytes, AllocStatus::ok, blocks_.add(result.ptr, bytes)};
+  if (result.status == AllocStatus::error) {
+    throw Error(ErrorKind::device, fmt::format("allocating {} ('{}') failed: {}", format_bytes(bytes),
+                                               label, cuda_error_name(result.error_code)));
+  }
+  if (is_the_oom && !oom_) record_oom(bytes, label, result);
+  return {nullptr, bytes, result.status, Block::kNoSlot};
+}
+
+void HarnessContext::release(Block& block) {
+  if (!block.ok()) return;
+  const LiveBlocks::Entry entry = blocks_.remove(block.slot, block.ptr);
+  allocator_.deallocate(entry.ptr, entry.bytes, settings_.stream);
+  block = Block{};
+}
+
+void HarnessContext::release_all() {
+  blocks_.drain([&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, settings_.stream); });
+}
+
+void HarnessContext::touch(const Block& block) {
+  if (settings_.simulated || !block.ok()) return;
+  kernels::touch(block.ptr, block.bytes, settings_.stream);
+}
+
+void HarnessContext::fill(const Block& block) {
+  if (settings_.simulated || !block.ok()) return;
+  kernels::fill(block.ptr, block.bytes, settings_.seed, settings_.stream);
+}
+
+std::uint64_t HarnessContext::verify(const Block& block) {
+  if (settings_.simulated || !block.ok() || settings_.mismatch_counter == nullptr) return 0;
+  const std::uint64_t mismatches =
+      settings_.mismatch_counter->verify(block.ptr, block.bytes, settings_.seed, settings_.stream);
+  ++integrity_checked_;
+  if (mismatches != 0) ++integrity_corrupted_;
+  return mismatches;
+}
+
+void HarnessContext::step(std::uint64_t n) {
+  check_stop();
+  allocator_.set_step(n);
+  allocator_.mark();
+  step_samples_.push_back({n, allocator_.live_bytes()});
+}
+
+void HarnessContext::phase(std::string_view name) {
+  check_stop();
+  allocator_.set_phase(phases_.intern(name));
+  allocator_.mark();
+}
+
+void HarnessContext::metric(std::string_view name, double value) {
+  const auto it = std::find_if(metrics_.begin(), metrics_.end(),
+                               [&](const auto& m) { return m.first == name; });
+  if (it != metrics_.end()) {
+    it->second = value;
+  } else {
+    metrics_.emplace_back(std::string(name), value);
+  }
+}
+
+std::uint64_t HarnessContext::probe_largest(std::uint64_t upper_bytes) {
+  return find_largest_free(
+      [&](std::uint64_t bytes) {
+        const AllocStatus status = allocator_.probe(bytes, settings_.stream);
+        if (status == AllocStatus::error) {
+          throw Error(ErrorKind::device, fmt::format("probing {} failed", format_bytes(bytes)));
+        }
+        return status;
+      },
+      upper_bytes, kDevicePageBytes);
+}
+
+std::optional<std::uint64_t> HarnessContext::largest_free_bytes() {
+  if (!settings_.probe) return std::nullopt;
+  const std::uint64_t live = allocator_.live_bytes();
+  return probe_largest(settings_.budget_bytes > live ? settings_.budget_bytes - live : 0);
+}
+
+void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const AllocResult& result) {
+  OomRecord rec;
+  rec.event = allocator_.events() - 1;  // the oom event Recording has just written
+  rec.step = allocator_.step();
+  rec.phase = phases_.name(allocator_.phase());
+  rec.t_ms = static_cast<double>(allocator_.now_ns()) / 1e6;
+  rec.request_bytes = bytes;
+  rec.request_label = std::string(label);
+  rec.live_bytes = allocator_.live_bytes();
+  rec.live_count = allocator_.live_count();
+  const MemoryState state = allocator_.state();  // before any probe disturbs it
+  rec.reserved_bytes = state.reserved_bytes;
+  rec.device_free_bytes = state.device_free_bytes;
+  rec.largest_free_bytes = largest_free_bytes();
+  rec.leak = fit_leak(step_samples_, settings_.budget_bytes);
+  rec.diagnosis = diagnose({.request_bytes = bytes,
+                            .budget_bytes = settings_.budget_bytes,
+                            .live_bytes = rec.live_bytes,
+                            .largest_free_bytes = rec.largest_free_bytes,
+                            .real_device = !settings_.simulated,
+                            .device_free_at_start = settings_.device_free_at_start,
+                            .device_free_now = state.device_free_bytes,
+                            .own_bytes_bound = state.own_bytes_bound,
+                            .leak = rec.leak});
+  if (result.status == AllocStatus::budget_cap) {
+    rec.source = "budget-cap";
+  } else {
+    rec.source = "driver";
+    rec.error = cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
+  }
+  oom_ = std::move(rec);
+}
+
+}  // namespace oomlab

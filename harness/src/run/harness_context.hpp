@@ -1,0 +1,91 @@
+// The RunContext a scenario drives: allocations go through the Recording adaptor, the first OOM
+// is analysed on the spot (probes, cause, advice), and whatever the scenario still holds is
+// freed by release_all() on every exit path.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/oom_analysis.hpp"
+#include "kernels/kernels.hpp"
+#include "oomlab/scenario.hpp"
+#include "record/phase_table.hpp"
+#include "record/recording.hpp"
+#include "run/live_blocks.hpp"
+#include "run/run_result.hpp"
+
+namespace oomlab {
+
+struct ContextSettings {
+  Params params;
+  std::uint64_t seed = 1;
+  std::uint64_t budget_bytes = 0;
+  Stream stream;
+  bool probe = true;
+  bool simulated = true;
+  std::uint64_t device_free_at_start = 0;  // after the ballast: the external-pressure baseline
+  const std::atomic<bool>* stop = nullptr;
+  kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
+};
+
+class HarnessContext final : public RunContext {
+ public:
+  HarnessContext(Recording& allocator, PhaseTable& phases, ContextSettings settings);
+  ~HarnessContext() override;
+  HarnessContext(const HarnessContext&) = delete;
+  HarnessContext& operator=(const HarnessContext&) = delete;
+  HarnessContext(HarnessContext&&) = delete;
+  HarnessContext& operator=(HarnessContext&&) = delete;
+
+  Block allocate(std::size_t bytes, std::string_view label) override {
+    return allocate_block(bytes, label, true);
+  }
+  Block try_allocate(std::size_t bytes, std::string_view label) override {
+    return allocate_block(bytes, label, false);
+  }
+  void release(Block& block) override;
+  void touch(const Block& block) override;
+  void fill(const Block& block) override;
+  std::uint64_t verify(const Block& block) override;
+  void step(std::uint64_t n) override;
+  void phase(std::string_view name) override;
+  Rng& rng() override { return rng_; }
+  [[nodiscard]] const Params& params() const override { return settings_.params; }
+  void metric(std::string_view name, double value) override;
+  [[nodiscard]] bool stop_requested() const override;
+  [[nodiscard]] std::uint64_t budget_bytes() const override { return settings_.budget_bytes; }
+  [[nodiscard]] std::uint64_t live_bytes() const override { return allocator_.live_bytes(); }
+  [[nodiscard]] bool simulated() const override { return settings_.simulated; }
+  [[nodiscard]] bool oom_recorded() const override { return oom_.has_value(); }
+  std::optional<std::uint64_t> largest_free_bytes() override;
+
+  // The harness's side.
+  void release_all();
+  [[nodiscard]] const std::optional<OomRecord>& oom() const { return oom_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const { return metrics_; }
+  [[nodiscard]] std::uint64_t integrity_checked() const { return integrity_checked_; }
+  [[nodiscard]] std::uint64_t integrity_corrupted() const { return integrity_corrupted_; }
+
+ private:
+  Block allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom);
+  void record_oom(std::size_t bytes, std::string_view label, const AllocResult& result);
+  std::uint64_t probe_largest(std::uint64_t upper_bytes);
+  void check_stop() const;
+
+  Recording& allocator_;
+  PhaseTable& phases_;
+  ContextSettings settings_;
+  Rng rng_;
+  LiveBlocks blocks_;
+  std::vector<StepSample> step_samples_;
+  std::vector<std::pair<std::string, double>> metrics_;
+  std::optional<OomRecord> oom_;
+  std::uint64_t integrity_checked_ = 0;
+  std::uint64_t integrity_corrupted_ = 0;
+};
+
+}  // namespace oomlab

@@ -1,0 +1,77 @@
+// Everything a run produced, typed: the reports layer turns it into summary.json and the human
+// summary, the CLI into an exit code.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "analysis/oom_analysis.hpp"
+#include "device/device.hpp"
+#include "oomlab/params.hpp"
+
+namespace oomlab {
+
+enum class Outcome : std::uint8_t { oom, completed, error, interrupted, timeout };
+[[nodiscard]] std::string_view to_string(Outcome outcome);
+
+struct OomRecord {
+  std::uint64_t event = 0;  // seq of the oom event in events.csv
+  std::uint64_t step = 0;
+  std::string phase;
+  double t_ms = 0.0;
+  std::uint64_t request_bytes = 0;
+  std::string request_label;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t live_count = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t device_free_bytes = 0;
+  std::optional<std::uint64_t> largest_free_bytes;
+  Diagnosis diagnosis;
+  std::string source;                // "driver" | "budget-cap"
+  std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
+  LeakFit leak;
+};
+
+// Device memory before the run and after everything was freed: the harness's own leak check.
+struct Cleanup {
+  std::uint64_t device_free_before = 0;
+  std::uint64_t device_free_after = 0;
+  [[nodiscard]] std::int64_t difference() const {
+    return static_cast<std::int64_t>(device_free_before) - static_cast<std::int64_t>(device_free_after);
+  }
+};
+
+struct RunResult {
+  Environment environment;
+  std::optional<DeviceFacts> device;  // the device the run used, if any
+  bool simulated = false;
+
+  std::string scenario;
+  Params params;
+  std::uint64_t seed = 0;
+  std::string allocator;
+  Params allocator_options;
+  std::uint64_t budget_bytes = 0;
+  std::uint64_t ballast_bytes = 0;
+  std::vector<std::string> notices;
+
+  Outcome outcome = Outcome::completed;
+  std::string error_message;
+  std::optional<OomRecord> oom;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_reserved_bytes = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t failed = 0;
+  std::uint64_t events = 0;
+  std::uint64_t integrity_checked = 0;
+  std::uint64_t integrity_corrupted = 0;
+  std::vector<std::pair<std::string, double>> metrics;
+  double duration_ms = 0.0;
+  std::optional<Cleanup> cleanup;  // real devices only
+};
+
+}  // namespace oomlab

@@ -1,0 +1,93 @@
+#include "reports/human_summary.hpp"
+
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace oomlab {
+
+namespace {
+
+std::string metric_text(const std::string& name, double value) {
+  const bool is_bytes = name.size() > 6 && name.ends_with("_bytes");
+  if (is_bytes && value >= 0) return format_bytes(static_cast<std::uint64_t>(value));
+  if (value == std::floor(value) && std::fabs(value) < 1e15) return format_count(static_cast<std::uint64_t>(std::fabs(value))).insert(0, value < 0 ? "-" : "");
+  return fmt::format("{:.4g}", value);
+}
+
+std::string percent_of(std::uint64_t part, std::uint64_t whole) {
+  if (whole == 0) return "-";
+  return fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+void write_header(std::string& out, const RunResult& r) {
+  std::string where = "simulated";
+  if (r.device) {
+    where = fmt::format("{} (device {}, driver {})", r.device->name, r.device->index,
+                        r.environment.driver_version.value_or("unknown"));
+  }
+  fmt::format_to(std::back_inserter(out), "oomlab · {} on {} · budget {} · seed {} · {}\n",
+                 r.scenario, r.allocator, format_bytes(r.budget_bytes), r.seed, where);
+}
+
+void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget) {
+  auto it = std::back_inserter(out);
+  const Diagnosis& d = oom.diagnosis;
+  fmt::format_to(it, "request    {} ('{}') at event {}, step {}, phase '{}', {:.1f} ms in\n",
+                 format_bytes(oom.request_bytes), oom.request_label, format_count(oom.event),
+                 oom.step, oom.phase, oom.t_ms);
+  fmt::format_to(it, "live       {} in {} blocks ({} of the budget) · reserved {} · device free {}\n",
+                 format_bytes(oom.live_bytes), format_count(oom.live_count),
+                 percent_of(oom.live_bytes, budget), format_bytes(oom.reserved_bytes),
+                 format_bytes(oom.device_free_bytes));
+  if (oom.largest_free_bytes) {
+    const std::string largest = *oom.largest_free_bytes == 0
+                                    ? fmt::format("under {}", format_bytes(kDevicePageBytes))
+                                    : format_bytes(*oom.largest_free_bytes);
+    fmt::format_to(it, "largest    {} in one block, of {} free · fragmentation {:.1f}%\n", largest,
+                   format_bytes(d.free_bytes), 100.0 * d.fragmentation.value_or(0.0));
+  } else {
+    fmt::format_to(it, "largest    not probed (--no-probe) · {} free in total\n", format_bytes(d.free_bytes));
+  }
+  fmt::format_to(it, "cause      {} ({}): {}\n", to_string(d.cause), oom.source, d.evidence);
+  fmt::format_to(it, "advice     {}\n", d.advice);
+}
+
+}  // namespace
+
+std::string human_summary(const RunResult& r, const std::string& written_to) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  write_header(out, r);
+  fmt::format_to(it, "outcome    {}{}\n", to_string(r.outcome),
+                 r.outcome == Outcome::oom && r.simulated ? " (simulated allocator)" : "");
+  if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
+  if (r.oom) write_oom(out, *r.oom, r.budget_bytes);
+  fmt::format_to(it, "peaks      live {} · reserved {}\n", format_bytes(r.peak_live_bytes),
+                 format_bytes(r.peak_reserved_bytes));
+  fmt::format_to(it, "counts     {} allocations · {} frees · {} failed · {} events in {:.1f} ms\n",
+                 format_count(r.allocations), format_count(r.frees), format_count(r.failed),
+                 format_count(r.events), r.duration_ms);
+  if (r.integrity_checked > 0) {
+    fmt::format_to(it, "integrity  {} blocks checked · {} corrupted\n",
+                   format_count(r.integrity_checked), format_count(r.integrity_corrupted));
+  }
+  if (!r.metrics.empty()) {
+    std::string line;
+    for (const auto& [name, value] : r.metrics) {
+      line += fmt::format("{}{} {}", line.empty() ? "" : " · ", name, metric_text(name, value));
+    }
+    fmt::format_to(it, "metrics    {}\n", line);
+  }
+  if (r.cleanup) {
+    fmt::format_to(it, "device     free {} before, {} after the run{}\n",
+                   format_bytes(r.cleanup->device_free_before), format_bytes(r.cleanup->device_free_after),
+                   r.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes)
+                       ? ": MEMORY LEFT BEHIND"
+                       : " (all returned)");
+  }
+  if (!written_to.empty()) fmt::format_to(it, "wrote      {}\n", written_to);
+  return out;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,140 @@
+#include "reports/summary_json.hpp"
+
+#include <cmath>
+
+#include "oomlab/version.hpp"
+
+namespace oomlab {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+struct ParamToJson {
+  json operator()(Bytes b) const { return b.value; }
+  json operator()(std::int64_t i) const { return i; }
+  json operator()(double d) const { return d; }
+  json operator()(Fraction f) const { return format_fraction(f); }
+  json operator()(bool b) const { return b; }
+  json operator()(const std::string& s) const { return s; }
+};
+
+template <typename T>
+json or_null(const std::optional<T>& value) {
+  return value ? json(*value) : json(nullptr);
+}
+
+json leak_json(const LeakFit& leak) {
+  return {{"samples", leak.samples},
+          {"bytes_per_step", leak.bytes_per_step},
+          {"r_squared", leak.r_squared},
+          {"detected", leak.detected},
+          {"predicted_oom_step", or_null(leak.predicted_oom_step)}};
+}
+
+json oom_json(const OomRecord& oom) {
+  const Diagnosis& d = oom.diagnosis;
+  return {{"event", oom.event},
+          {"step", oom.step},
+          {"phase", oom.phase},
+          {"t_ms", oom.t_ms},
+          {"request_bytes", oom.request_bytes},
+          {"live_bytes", oom.live_bytes},
+          {"live_count", oom.live_count},
+          {"reserved_bytes", oom.reserved_bytes},
+          {"device_free_bytes", oom.device_free_bytes},
+          {"largest_free_bytes", or_null(oom.largest_free_bytes)},
+          {"fragmentation", or_null(d.fragmentation)},
+          {"cause", to_string(d.cause)},
+          {"source", oom.source},
+          {"error", or_null(oom.error)},
+          {"advice", d.advice},
+          // Beyond the v1 minimum:
+          {"request_label", oom.request_label},
+          {"free_bytes", d.free_bytes},
+          {"external_bytes", d.external_bytes},
+          {"evidence", d.evidence},
+          {"leak", leak_json(oom.leak)}};
+}
+
+json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
+  json out = json::object();
+  for (const auto& [name, value] : metrics) {
+    // Counts and sizes are integers in JSON (DESIGN.md: "Sizes are integers in bytes").
+    const bool integral = value == std::floor(value) && std::fabs(value) < 9.0e15;
+    out[name] = integral ? json(static_cast<std::int64_t>(value)) : json(value);
+  }
+  return out;
+}
+
+}  // namespace
+
+json params_json(const Params& params) {
+  json out = json::object();
+  for (const auto& [name, value] : params.values()) out[name] = std::visit(ParamToJson{}, value);
+  return out;
+}
+
+json version_json() {
+  return {{"version", OOMLAB_VERSION}, {"git", OOMLAB_GIT_SHA}, {"git_dirty", OOMLAB_GIT_DIRTY}};
+}
+
+json device_json(const DeviceFacts& d) {
+  return {{"index", d.index},
+          {"name", d.name},
+          {"uuid", d.uuid},
+          {"cc", d.compute_capability},
+          {"total_bytes", d.total_bytes},
+          {"free_bytes", d.free_bytes},
+          {"pci_bus_id", d.pci_bus_id},
+          {"multiprocessors", d.multiprocessors},
+          {"memory_pools", d.memory_pools},
+          {"managed_memory", d.managed_memory},
+          {"concurrent_managed_access", d.concurrent_managed_access},
+          {"vmm_granularity_bytes", d.vmm_granularity}};
+}
+
+json environment_json(const Environment& env, const std::optional<DeviceFacts>& device,
+                      bool simulated) {
+  return {{"device", device ? device_json(*device) : json(nullptr)},
+          {"driver", or_null(env.driver_version)},
+          {"cuda_driver_api", env.cuda_driver_api},
+          {"cuda_runtime", env.cuda_runtime},
+          {"simulated", simulated},
+          {"host", env.host}};
+}
+
+json summary_json(const RunResult& r, const Invocation& invocation) {
+  json oomlab = version_json();
+  oomlab["argv"] = invocation.argv;
+  json doc = {
+      {"schema", kRunSchema},
+      {"oomlab", oomlab},
+      {"environment", environment_json(r.environment, r.device, r.simulated)},
+      {"scenario", {{"name", r.scenario}, {"params", params_json(r.params)}, {"seed", r.seed}}},
+      {"allocator", {{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
+      {"budget_bytes", r.budget_bytes},
+      {"outcome", to_string(r.outcome)},
+      {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
+      {"peak", {{"live_bytes", r.peak_live_bytes}, {"reserved_bytes", r.peak_reserved_bytes}}},
+      {"counts", {{"allocations", r.allocations}, {"frees", r.frees}, {"failed", r.failed}}},
+      {"integrity", {{"checked", r.integrity_checked}, {"corrupted", r.integrity_corrupted}}},
+      {"metrics", metrics_json(r.metrics)},
+      {"duration_ms", r.duration_ms},
+      // Beyond the v1 minimum:
+      {"events", r.events},
+      {"ballast_bytes", r.ballast_bytes},
+      {"error", r.error_message.empty() ? json(nullptr) : json(r.error_message)},
+      {"notices", r.notices},
+  };
+  if (r.cleanup) {
+    doc["cleanup"] = {{"device_free_before", r.cleanup->device_free_before},
+                      {"device_free_after", r.cleanup->device_free_after},
+                      {"difference_bytes", r.cleanup->difference()}};
+  } else {
+    doc["cleanup"] = nullptr;
+  }
+  return doc;
+}
+
+}  // namespace oomlab

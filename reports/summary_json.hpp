@@ -1,0 +1,29 @@
+// summary.json, schema oomlab.run.v1 (DESIGN.md): the contract CI and `compare` read.
+// Field names are fixed; fields may be added, never renamed or removed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "run/run_result.hpp"
+
+namespace oomlab {
+
+inline constexpr std::string_view kRunSchema = "oomlab.run.v1";
+
+// How this oomlab was invoked, for the "oomlab" block.
+struct Invocation {
+  std::vector<std::string> argv;
+};
+
+[[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result, const Invocation& invocation);
+[[nodiscard]] nlohmann::ordered_json params_json(const Params& params);
+[[nodiscard]] nlohmann::ordered_json environment_json(const Environment& env,
+                                                      const std::optional<DeviceFacts>& device,
+                                                      bool simulated);
+[[nodiscard]] nlohmann::ordered_json device_json(const DeviceFacts& device);
+[[nodiscard]] nlohmann::ordered_json version_json();
+
+}  // namespace oomlab
