@@ -1,0 +1,169 @@
+// The command line in-process: exit codes, one-line errors naming the problem, and the outputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.hpp"
+#include "test_support.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+struct Outcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Outcome oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+std::filesystem::path temp_folder(const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("oomlab_cli_test_" + name);
+  std::filesystem::remove_all(path);
+  return path;
+}
+
+struct BadCase {
+  std::vector<std::string> args;
+  std::string fragment;
+};
+
+class CliRejects : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CliRejects, WithExitTwoAndOneLine) {
+  const Outcome o = oomlab(GetParam().args);
+  EXPECT_EQ(o.code, 2) << o.err;
+  EXPECT_NE(o.err.find(GetParam().fragment), std::string::npos) << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << "one line: " << o.err;
+  EXPECT_EQ(o.err.rfind("oomlab: error: ", 0), 0U) << o.err;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInvocations, CliRejects,
+    ::testing::Values(
+        BadCase{{"rnu", "fragmentation"}, "did you mean 'run'"},
+        BadCase{{"run", "fragmentaton"}, "did you mean 'fragmentation'"},
+        BadCase{{"run", "fragmentation", "--budget=-1"}, "--budget: '-1' is not a size: sizes cannot be negative"},
+        BadCase{{"run", "fragmentation", "--budget=8XB"}, "unknown unit 'XB'"},
+        BadCase{{"run", "fragmentation", "--budget=0"}, "--budget: a budget of 0 bytes"},
+        BadCase{{"run", "fragmentation", "--budget=101%"}, "out of range"},
+        BadCase{{"run", "fragmentation", "--budget=1e400"}, "1e400"},
+        BadCase{{"run", "fragmentation", "--allocator=asnyc"}, "did you mean 'async'"},
+        BadCase{{"run", "fragmentation", "-a", "async:release_treshold=0"}, "did you mean 'release_threshold'"},
+        BadCase{{"run", "fragmentation", "--param", "blok=1MiB"}, "did you mean 'block'"},
+        BadCase{{"run", "fragmentation", "--param", "block"}, "expected key=value"},
+        BadCase{{"run", "fragmentation", "--param", "keep=2/1"}, "--param keep: '2/1' is more than 1"},
+        BadCase{{"run", "fragmentation", "--param", "pattern=zigzag"}, "not one of interleaved|random"},
+        BadCase{{"run", "fragmentation", "-a", "sim", "-p", "min=1MiB", "-p", "max=4KiB"}, "min <= max"},
+        BadCase{{"run", "fragmentation", "--seed=-4"}, "--seed: '-4' must not be negative"},
+        BadCase{{"run", "fragmentation", "--device=x"}, "--device: 'x' is not a whole number"},
+        BadCase{{"run", "fragmentation", "--expect-oom", "--expect-no-oom"}, "excludes"},
+        BadCase{{"run"}, "scenario is required"},
+        BadCase{{"run", "fragmentation", "--bogus"}, "--bogus"}));
+
+TEST(Cli, VersionNamesTheGitCommit) {
+  const Outcome o = oomlab({"--version"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_EQ(o.out.rfind("oomlab 0.1.0 (git ", 0), 0U) << o.out;
+}
+
+TEST(Cli, ListShowsScenariosParamsAndAllocatorOptions) {
+  const Outcome o = oomlab({"list"});
+  EXPECT_EQ(o.code, 0);
+  for (const char* needle : {"fragmentation", "block=64KiB", "keep=1/32", "async", "release_threshold=0",
+                             "managed", "advise=none", "sim", "page=2MiB", "cuda"}) {
+    EXPECT_NE(o.out.find(needle), std::string::npos) << needle;
+  }
+  const auto doc = nlohmann::json::parse(oomlab({"list", "--json"}).out);
+  EXPECT_EQ(doc.at("scenarios").at(0).at("name"), "fragmentation");
+}
+
+TEST(Cli, RunHelpExplainsTheScenario) {
+  const Outcome o = oomlab({"run", "fragmentation", "--help"});
+  EXPECT_EQ(o.code, 0);
+  EXPECT_NE(o.out.find("Scenario 'fragmentation'"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("--budget"), std::string::npos);
+}
+
+TEST(Cli, InfoSaysWhetherADeviceIsThere) {
+  const Outcome o = oomlab({"info"});
+  std::string why;
+  if (oomlab::testing::cuda_device_present(&why)) {
+    EXPECT_EQ(o.code, 0) << o.err;
+    EXPECT_NE(o.out.find("VMM granularity"), std::string::npos);
+  } else {
+    EXPECT_EQ(o.code, 3);
+    EXPECT_NE(o.err.find("no CUDA driver/device found"), std::string::npos) << o.err;
+  }
+}
+
+TEST(Cli, GpuAllocatorWithoutDeviceExitsThree) {
+  std::string why;
+  if (oomlab::testing::cuda_device_present(&why)) GTEST_SKIP() << "a device is present: nothing to refuse";
+  const Outcome o = oomlab({"run", "fragmentation", "--allocator=cuda", "--out", temp_folder("nodev").string()});
+  EXPECT_EQ(o.code, 3);
+  EXPECT_NE(o.err.find("no CUDA driver/device found"), std::string::npos) << o.err;
+}
+
+TEST(Cli, JsonToStdoutIsTheDocumentAlone) {
+  const auto folder = temp_folder("json");
+  const Outcome o = oomlab({"run", "fragmentation", "--allocator=sim", "--budget=1GiB", "--json", "-",
+                            "--out", folder.string()});
+  ASSERT_EQ(o.code, 0) << o.err;
+  const auto doc = nlohmann::json::parse(o.out);  // throws if anything else is on stdout
+  EXPECT_EQ(doc.at("outcome"), "oom");
+  EXPECT_EQ(doc.at("oom").at("cause"), "fragmentation");
+  EXPECT_LE(doc.at("oom").at("live_bytes").get<std::uint64_t>(), (1ULL << 30U) / 20);
+  EXPECT_NE(o.err.find("cause      fragmentation"), std::string::npos) << "summary goes to stderr";
+  EXPECT_TRUE(std::filesystem::exists(folder / "events.csv"));
+  EXPECT_TRUE(std::filesystem::exists(folder / "summary.json"));
+}
+
+TEST(Cli, ExpectationsSetTheExitCode) {
+  const auto folder = temp_folder("expect");
+  const std::vector<std::string> base = {"run", "fragmentation", "-a", "sim", "-b", "64MiB", "-q",
+                                         "--out", folder.string()};
+  auto with = [&](const std::string& flag) {
+    std::vector<std::string> args = base;
+    args.push_back(flag);
+    return oomlab(args);
+  };
+  EXPECT_EQ(with("--expect-oom").code, 0);
+  const Outcome no_oom = with("--expect-no-oom");
+  EXPECT_EQ(no_oom.code, 1);
+  EXPECT_NE(no_oom.err.find("--expect-no-oom"), std::string::npos);
+}
+
+TEST(Cli, CsvAndJsonCopiesAreWritten) {
+  const auto folder = temp_folder("copies");
+  std::filesystem::create_directories(folder);
+  const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "-b", "64MiB", "-q", "--out",
+                            (folder / "run").string(), "--csv", (folder / "e.csv").string(), "--json",
+                            (folder / "s.json").string()});
+  ASSERT_EQ(o.code, 0) << o.err;
+  std::ifstream csv(folder / "e.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header, "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes");
+  std::ifstream json(folder / "s.json");
+  EXPECT_EQ(nlohmann::json::parse(json).at("schema"), "oomlab.run.v1");
+}
+
+TEST(Cli, UnwritableOutFolderIsBadUsage) {
+  const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-cannot-be-here"});
+  EXPECT_EQ(o.code, 2);
+  EXPECT_NE(o.err.find("--out: cannot create folder"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace oomlab::cli

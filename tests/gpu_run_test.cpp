@@ -1,0 +1,105 @@
+// Whole runs on a real device: each backend OOMs with the right cause at the budget, the managed
+// backend never goes past the budget, and the device gets every byte back.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/kernels.hpp"
+#include "run/runner.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+constexpr std::uint64_t kBudget = 512_MiB;
+
+RunResult run_on(const std::string& allocator) {
+  RunConfig config = testing::make_run_config("fragmentation", allocator, kBudget);
+  return run_scenario(config);
+}
+
+void expect_clean(const RunResult& r) {
+  ASSERT_TRUE(r.cleanup.has_value());
+  EXPECT_LE(std::llabs(r.cleanup->difference()), static_cast<long long>(kDevicePageBytes))
+      << "free before " << r.cleanup->device_free_before << ", after " << r.cleanup->device_free_after;
+  EXPECT_EQ(r.allocations, r.frees) << "every block the scenario held was freed";
+}
+
+TEST(GpuRun, CudaMallocFragmentsWithThreePercentLive) {
+  OOMLAB_REQUIRE_GPU();
+  const RunResult r = run_on("cuda");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  EXPECT_EQ(r.oom->diagnosis.cause, Cause::fragmentation) << r.oom->diagnosis.evidence;
+  EXPECT_LE(r.oom->live_bytes, kBudget / 20);
+  EXPECT_EQ(r.oom->source, "driver");
+  EXPECT_EQ(r.oom->error, "cudaErrorMemoryAllocation");
+  EXPECT_GT(r.ballast_bytes, 0U);
+  EXPECT_FALSE(r.simulated);
+  ASSERT_TRUE(r.device.has_value());
+  expect_clean(r);
+}
+
+TEST(GpuRun, AsyncPoolFragmentsWithThreePercentLive) {
+  OOMLAB_REQUIRE_GPU();
+  const RunResult r = run_on("async");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  EXPECT_EQ(r.oom->diagnosis.cause, Cause::fragmentation) << r.oom->diagnosis.evidence;
+  EXPECT_LE(r.oom->live_bytes, kBudget / 20);
+  EXPECT_GE(r.oom->reserved_bytes, kBudget / 2) << "the pool keeps chunks that hold live blocks";
+  expect_clean(r);
+}
+
+TEST(GpuRun, ManagedStaysWithinTheBudget) {
+  OOMLAB_REQUIRE_GPU();
+  const RunResult r = run_on("managed");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  EXPECT_EQ(r.oom->source, "budget-cap");
+  EXPECT_FALSE(r.oom->error.has_value());
+  EXPECT_EQ(r.ballast_bytes, 0U);
+  EXPECT_LE(r.peak_reserved_bytes, kBudget) << "device memory taken by managed blocks";
+  EXPECT_LE(r.peak_live_bytes, kBudget);
+  expect_clean(r);
+}
+
+TEST(GpuRun, AGpuBudgetOverFreeMemoryIsClamped) {
+  OOMLAB_REQUIRE_GPU();
+  RunConfig config = testing::make_run_config("fragmentation", "async", 1ULL << 50U);
+  config.params.set("block", Bytes{256_MiB});
+  config.params.set("keep", Fraction{1, 1});
+  const RunResult r = run_scenario(config);
+  ASSERT_FALSE(r.notices.empty());
+  EXPECT_NE(r.notices[0].find("clamped"), std::string::npos);
+  EXPECT_EQ(r.ballast_bytes, 0U);
+  expect_clean(r);
+}
+
+TEST(Kernels, FillThenVerifyFindsExactlyTheCorruptedWords) {
+  OOMLAB_REQUIRE_GPU();
+  DeviceSession session(0);
+  kernels::MismatchCounter counter;
+  void* buffer = nullptr;
+  ASSERT_EQ(cudaMalloc(&buffer, 64_MiB), cudaSuccess);
+  kernels::fill(buffer, 64_MiB, 7, session.stream());
+  EXPECT_EQ(counter.verify(buffer, 64_MiB, 7, session.stream()), 0U);
+  EXPECT_EQ(counter.verify(buffer, 64_MiB, 8, session.stream()), 64_MiB / 8) << "another seed, another pattern";
+  ASSERT_EQ(cudaMemset(static_cast<char*>(buffer) + 4096, 0, 3 * 8), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(counter.verify(buffer, 64_MiB, 7, session.stream()), 3U);
+  ASSERT_EQ(cudaFree(buffer), cudaSuccess);
+}
+
+TEST(Kernels, TouchLandsManagedMemoryOnTheDevice) {
+  OOMLAB_REQUIRE_GPU();
+  DeviceSession session(0);
+  void* managed = nullptr;
+  ASSERT_EQ(cudaMallocManaged(&managed, 64_MiB), cudaSuccess);
+  const std::uint64_t before = session.free_bytes();
+  kernels::touch(managed, 64_MiB, session.stream());
+  session.synchronize();
+  EXPECT_GE(before - session.free_bytes(), 60_MiB);
+  ASSERT_EQ(cudaFree(managed), cudaSuccess);
+}
+
+}  // namespace
+}  // namespace oomlab

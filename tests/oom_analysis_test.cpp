@@ -1,0 +1,150 @@
+// Every branch of the cause decision, the leak fit and the largest-block bisection, on evidence
+// built by hand.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "analysis/oom_analysis.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+
+OomEvidence base_evidence() {
+  return {.request_bytes = 2_MiB,
+          .budget_bytes = 1_GiB,
+          .live_bytes = 32_MiB,
+          .largest_free_bytes = 0,
+          .real_device = true,
+          .device_free_at_start = 1_GiB,
+          .device_free_now = 0,
+          .own_bytes_bound = 1_GiB};
+}
+
+TEST(Diagnose, FragmentationWhenFreeInTotalButNoBlockFits) {
+  const Diagnosis d = diagnose(base_evidence());
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_EQ(d.free_bytes, 1_GiB - 32_MiB);
+  ASSERT_TRUE(d.fragmentation.has_value());
+  EXPECT_DOUBLE_EQ(*d.fragmentation, 1.0);
+  EXPECT_NE(d.evidence.find("under 2.00 MiB"), std::string::npos);
+  EXPECT_NE(d.advice.find("expandable_segments"), std::string::npos);
+}
+
+TEST(Diagnose, FragmentationIsInferredWithoutAProbe) {
+  OomEvidence e = base_evidence();
+  e.largest_free_bytes.reset();
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_FALSE(d.fragmentation.has_value());
+  EXPECT_NE(d.evidence.find("not probed"), std::string::npos);
+}
+
+TEST(Diagnose, CapacityWhenLivePlusRequestExceedsTheBudget) {
+  OomEvidence e = base_evidence();
+  e.live_bytes = 1_GiB - 1_MiB;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::capacity);
+  EXPECT_EQ(d.free_bytes, 1_MiB);
+  EXPECT_NE(d.evidence.find("> budget 1.00 GiB"), std::string::npos);
+}
+
+TEST(Diagnose, PartialFragmentationIsMeasured) {
+  OomEvidence e = base_evidence();
+  e.live_bytes = 512_MiB;
+  e.request_bytes = 400_MiB;
+  e.largest_free_bytes = 256_MiB;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_DOUBLE_EQ(*d.fragmentation, 0.5);
+}
+
+TEST(Diagnose, TransientWhenTheSameRequestFitsRightAfter) {
+  OomEvidence e = base_evidence();
+  e.largest_free_bytes = 64_MiB;
+  EXPECT_EQ(diagnose(e).cause, Cause::transient);
+}
+
+TEST(Diagnose, ExternalPressureWhenTheDeviceLostMoreThanTheRunHolds) {
+  OomEvidence e = base_evidence();
+  e.own_bytes_bound = 100_MiB;  // the run holds 100 MiB, yet the device lost 1 GiB
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::external_pressure);
+  EXPECT_EQ(d.external_bytes, 1_GiB - 100_MiB);
+  EXPECT_NE(d.advice.find("another process"), std::string::npos);
+}
+
+TEST(Diagnose, NoExternalPressureOnTheSim) {
+  OomEvidence e = base_evidence();
+  e.real_device = false;
+  e.own_bytes_bound = 0;
+  EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
+}
+
+TEST(Diagnose, SmallDriftIsNotExternalPressure) {
+  OomEvidence e = base_evidence();
+  e.own_bytes_bound = 1_GiB - 16_MiB;  // 16 MiB unexplained: under the 32 MiB threshold
+  EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
+}
+
+TEST(Diagnose, LeakComesBeforeCapacity) {
+  OomEvidence e = base_evidence();
+  e.live_bytes = 1_GiB;
+  e.leak.detected = true;
+  e.leak.bytes_per_step = 4.0 * 1024 * 1024;
+  e.leak.samples = 256;
+  EXPECT_EQ(diagnose(e).cause, Cause::leak);
+}
+
+TEST(FitLeak, RecoversTheSlopeOfSteadyGrowth) {
+  std::vector<StepSample> samples;
+  for (std::uint64_t s = 0; s < 100; ++s) samples.push_back({s, 100_MiB + s * 3_MiB});
+  const LeakFit fit = fit_leak(samples, 1_GiB);
+  EXPECT_NEAR(fit.bytes_per_step, 3.0 * 1024 * 1024, 1.0);
+  EXPECT_NEAR(fit.r_squared, 1.0, 1e-9);
+  EXPECT_TRUE(fit.detected);
+  ASSERT_TRUE(fit.predicted_oom_step.has_value());
+  EXPECT_NEAR(*fit.predicted_oom_step, (1024.0 - 100.0) / 3.0, 1e-6);
+}
+
+TEST(FitLeak, FlatOrNoisyOrShortIsNoLeak) {
+  std::vector<StepSample> flat;
+  for (std::uint64_t s = 0; s < 50; ++s) flat.push_back({s, 500_MiB});
+  EXPECT_FALSE(fit_leak(flat, 1_GiB).detected);
+
+  std::vector<StepSample> noisy;
+  for (std::uint64_t s = 0; s < 50; ++s) noisy.push_back({s, (s % 2 == 0) ? 100_MiB : 600_MiB + s});
+  EXPECT_FALSE(fit_leak(noisy, 1_GiB).detected);
+
+  const std::vector<StepSample> short_run = {{0, 0}, {1, 100_MiB}, {2, 200_MiB}};
+  EXPECT_FALSE(fit_leak(short_run, 1_GiB).detected) << "fewer than kLeakMinSamples";
+
+  std::vector<StepSample> tiny;
+  for (std::uint64_t s = 0; s < 50; ++s) tiny.push_back({s, 100_MiB + s * 4096});
+  EXPECT_FALSE(fit_leak(tiny, 1_GiB).detected) << "steady but negligible at this budget";
+}
+
+TEST(FindLargestFree, BisectsToTheResolution) {
+  for (const std::uint64_t truth : {std::size_t{0}, 2_MiB, 6_MiB, 998_MiB, 1000_MiB, 1024_MiB}) {
+    int probes = 0;
+    const std::uint64_t found = find_largest_free(
+        [&](std::uint64_t bytes) {
+          ++probes;
+          return bytes <= truth ? AllocStatus::ok : AllocStatus::out_of_memory;
+        },
+        1_GiB, 2_MiB);
+    EXPECT_EQ(found, truth / 2_MiB * 2_MiB) << "truth " << truth;
+    EXPECT_LE(probes, 11) << "log2(512) + 2 probes at most";
+  }
+}
+
+TEST(FindLargestFree, NothingToSearchBelowOneUnit) {
+  int probes = 0;
+  EXPECT_EQ(find_largest_free([&](std::uint64_t) { ++probes; return AllocStatus::ok; }, 1_MiB, 2_MiB), 0U);
+  EXPECT_EQ(probes, 0);
+}
+
+}  // namespace
+}  // namespace oomlab

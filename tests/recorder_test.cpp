@@ -1,0 +1,148 @@
+// The recorder: every allocate, free and probe becomes one event with the right live bytes; the
+// log keeps order across chunks; events.csv has the contract's columns and parses back.
+#include <gtest/gtest.h>
+
+#include <libfccp/csv.h>
+
+#include <filesystem>
+#include <vector>
+
+#include "allocators/sim_allocator.hpp"
+#include "oomlab/error.hpp"
+#include "record/csv_sink.hpp"
+#include "record/event_log.hpp"
+#include "record/recording.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+
+// Keeps what it is given, for inspection.
+class MemorySink final : public EventSink {
+ public:
+  explicit MemorySink(std::vector<Event>& events, std::vector<std::uint64_t>& firsts)
+      : events_(events), firsts_(firsts) {}
+  void write(std::uint64_t first_seq, std::span<const Event> events) override {
+    firsts_.push_back(first_seq);
+    events_.insert(events_.end(), events.begin(), events.end());
+  }
+
+ private:
+  std::vector<Event>& events_;
+  std::vector<std::uint64_t>& firsts_;
+};
+
+class FailingSink final : public EventSink {
+ public:
+  void write(std::uint64_t /*first_seq*/, std::span<const Event> /*events*/) override {
+    throw Error(ErrorKind::io, "disk full");
+  }
+};
+
+std::unique_ptr<Allocator> sim(std::uint64_t capacity) {
+  return std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = capacity});
+}
+
+TEST(Recording, WritesOneEventPerCallWithLiveBytes) {
+  std::vector<Event> events;
+  std::vector<std::uint64_t> firsts;
+  EventLog log(std::make_unique<MemorySink>(events, firsts));
+  Recording rec(sim(8_MiB), log, Recording::Clock::now());
+  const AllocResult a = rec.allocate(1_MiB, {});
+  const AllocResult b = rec.allocate(3_MiB, {});
+  const AllocResult too_big = rec.allocate(16_MiB, {});
+  EXPECT_EQ(rec.probe(2_MiB, {}), AllocStatus::ok);
+  rec.deallocate(a.ptr, 1_MiB, {});
+  rec.set_step(7);
+  rec.mark();
+  rec.deallocate(b.ptr, 3_MiB, {});
+  log.close();
+
+  ASSERT_EQ(events.size(), 7U);
+  EXPECT_EQ(events[0].op, Op::alloc);
+  EXPECT_EQ(events[0].live_bytes, 1_MiB);
+  EXPECT_EQ(events[0].reserved_bytes, 2_MiB);
+  EXPECT_EQ(events[1].live_bytes, 4_MiB);
+  EXPECT_EQ(events[1].ptr, reinterpret_cast<std::uint64_t>(b.ptr));
+  EXPECT_EQ(events[2].op, Op::oom);
+  EXPECT_EQ(events[2].status, AllocStatus::out_of_memory);
+  EXPECT_EQ(events[2].bytes, 16_MiB);
+  EXPECT_FALSE(too_big.ok());
+  EXPECT_EQ(events[3].op, Op::probe);
+  EXPECT_EQ(events[3].live_bytes, 4_MiB) << "a probe is not live";
+  EXPECT_EQ(events[4].op, Op::free);
+  EXPECT_EQ(events[4].live_bytes, 3_MiB);
+  EXPECT_EQ(events[5].op, Op::mark);
+  EXPECT_EQ(events[5].step, 7U);
+  EXPECT_EQ(events[6].op, Op::free);
+  EXPECT_EQ(events[6].live_bytes, 0U);
+  EXPECT_EQ(events[6].step, 7U) << "events after a mark carry its step";
+  EXPECT_EQ(rec.live_bytes(), 0U);
+  EXPECT_EQ(rec.peak_live_bytes(), 4_MiB);
+  EXPECT_EQ(rec.allocations(), 2U);
+  EXPECT_EQ(rec.frees(), 2U);
+  EXPECT_EQ(rec.failed(), 1U);
+  for (std::size_t i = 1; i < events.size(); ++i) EXPECT_GE(events[i].t_ns, events[i - 1].t_ns);
+}
+
+TEST(EventLog, KeepsOrderAndSequenceAcrossManyChunks) {
+  std::vector<Event> events;
+  std::vector<std::uint64_t> firsts;
+  const std::size_t count = EventLog::kChunkEvents * 5 + 123;
+  {
+    EventLog log(std::make_unique<MemorySink>(events, firsts));
+    for (std::size_t i = 0; i < count; ++i) log.append(Event{.bytes = i});
+    EXPECT_EQ(log.size(), count);
+    log.close();
+  }
+  ASSERT_EQ(events.size(), count);
+  for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(events[i].bytes, i);
+  ASSERT_EQ(firsts.size(), 6U);
+  for (std::size_t c = 0; c < firsts.size(); ++c) EXPECT_EQ(firsts[c], c * EventLog::kChunkEvents);
+}
+
+TEST(EventLog, ReportsASinkFailureAtClose) {
+  EventLog log(std::make_unique<FailingSink>());
+  for (std::size_t i = 0; i < EventLog::kChunkEvents * 3; ++i) log.append(Event{});
+  EXPECT_THROW(log.close(), Error);
+}
+
+TEST(CsvFileSink, WritesTheContractColumnsAndParsesBack) {
+  const auto path = std::filesystem::temp_directory_path() / "oomlab_recorder_test_events.csv";
+  PhaseTable phases;
+  const std::uint32_t grow = phases.intern("grow, then \"shrink\"");
+  {
+    EventLog log(std::make_unique<CsvFileSink>(path, phases));
+    Recording rec(sim(8_MiB), log, Recording::Clock::now());
+    rec.set_phase(grow);
+    const AllocResult a = rec.allocate(4096, {});
+    (void)rec.allocate(1_GiB, {});
+    rec.deallocate(a.ptr, 4096, {});
+    log.close();
+  }
+  io::CSVReader<12, io::trim_chars<>, io::double_quote_escape<',', '"'>> reader(path.string());
+  reader.read_header(io::ignore_no_column, "seq", "t_ns", "step", "phase", "op", "bytes", "ptr",
+                     "stream", "thread", "status", "live_bytes", "reserved_bytes");
+  std::uint64_t seq = 0, t_ns = 0, step = 0, bytes = 0, thread = 0, live = 0, reserved = 0;
+  std::string phase, op, ptr, stream, status;
+  std::vector<std::string> ops;
+  std::vector<std::string> statuses;
+  while (reader.read_row(seq, t_ns, step, phase, op, bytes, ptr, stream, thread, status, live, reserved)) {
+    EXPECT_EQ(phase, "grow, then \"shrink\"");
+    EXPECT_EQ(seq, ops.size());
+    ops.push_back(op);
+    statuses.push_back(status);
+  }
+  EXPECT_EQ(ops, (std::vector<std::string>{"alloc", "oom", "free"}));
+  EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "out_of_memory", "ok"}));
+  std::filesystem::remove(path);
+}
+
+TEST(CsvFileSink, RefusesAPathItCannotCreate) {
+  PhaseTable phases;
+  EXPECT_THROW(CsvFileSink("/nonexistent-dir/for/sure/events.csv", phases), Error);
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,33 @@
+// Shared by the suites: GPU detection that skips visibly, and small run helpers.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "device/device.hpp"
+#include "run/runner.hpp"
+
+namespace oomlab::testing {
+
+// Whether a CUDA device is usable here; `why` says why not.
+inline bool cuda_device_present(std::string* why) {
+  static const Environment env = probe_environment();
+  if (why != nullptr) *why = env.cuda_problem;
+  return !env.devices.empty();
+}
+
+// A complete RunConfig for `scenario` on `allocator` with defaults for everything else.
+RunConfig make_run_config(const std::string& scenario, const std::string& allocator,
+                          std::uint64_t budget_bytes);
+
+}  // namespace oomlab::testing
+
+// Skips the test, saying why, when no CUDA device can be used.
+#define OOMLAB_REQUIRE_GPU()                                                 \
+  do {                                                                       \
+    std::string oomlab_why_;                                                 \
+    if (!::oomlab::testing::cuda_device_present(&oomlab_why_)) {             \
+      GTEST_SKIP() << "needs a CUDA device (" << oomlab_why_ << ")";         \
+    }                                                                        \
+  } while (0)
