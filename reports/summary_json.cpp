@@ -124,6 +124,7 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       // Beyond the v1 minimum:
       {"events", r.events},
       {"ballast_bytes", r.ballast_bytes},
+      {"cap_bytes", or_null(r.cap_bytes)},
       {"error", r.error_message.empty() ? json(nullptr) : json(r.error_message)},
       {"notices", r.notices},
   };

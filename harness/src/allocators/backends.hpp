@@ -31,6 +31,9 @@ struct BackendInfo {
                                                              std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);
+// What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
+// budget by the room its driver bookkeeping takes (managed_allocator.hpp).
+[[nodiscard]] std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes);
 // Whether `name` holds a ballast (the driver enforces the budget) or is capped by oomlab.
 [[nodiscard]] bool uses_ballast(std::string_view name);
 

@@ -19,6 +19,11 @@ ManagedAdvice advice_from(const std::string& choice) {
 }
 }  // namespace
 
+std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
+  const std::uint64_t headroom = ManagedAllocator::cap_headroom(budget_bytes);
+  return budget_bytes > headroom ? budget_bytes - headroom : 0;
+}
+
 std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Params& options,
                                                int device, Stream stream,
                                                std::uint64_t budget_bytes) {
@@ -36,7 +41,7 @@ std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Para
         device, stream,
         ManagedOptions{.advice = advice_from(options.choice("advise")),
                        .prefetch = options.flag("prefetch")});
-    return std::make_unique<BudgetCap>(std::move(managed), budget_bytes,
+    return std::make_unique<BudgetCap>(std::move(managed), managed_cap_bytes(budget_bytes),
                                        ManagedAllocator::kCapGranularity);
   }
   throw Error(ErrorKind::internal, fmt::format("no device backend named '{}'", name));

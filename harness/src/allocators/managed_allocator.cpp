@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include "device/cuda_check.hpp"
 #include "oomlab/error.hpp"
 
@@ -27,7 +29,8 @@ AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
     (void)cudaFree(ptr);
     throw;
   }
-  own_bytes_bound_ += round_up(bytes, kCapGranularity);
+  charged_bytes_ += round_up(bytes, kCapGranularity);
+  charged_high_water_ = std::max(charged_high_water_, charged_bytes_);
   return {ptr, AllocStatus::ok, 0};
 }
 
@@ -56,7 +59,7 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
 void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
   if (ptr == nullptr) return;
   OOMLAB_CUDA_TRY(cudaFree(ptr));
-  own_bytes_bound_ -= round_up(bytes, kCapGranularity);
+  charged_bytes_ -= round_up(bytes, kCapGranularity);
   usage_.tick();
 }
 

@@ -1,7 +1,11 @@
 // `managed`: cudaMallocManaged / cudaFree, with optional cudaMemAdvise and a prefetch to the
 // device. Managed memory migrates to the host instead of failing, so the run always wraps this
-// backend in BudgetCap (kCapGranularity: a touched managed allocation was measured to hold its
-// size rounded up to 64 KiB of device memory, H200, driver 580.159.04) and holds no ballast.
+// backend in BudgetCap and holds no ballast. Measured on an H200 (driver 580.159.04):
+// - a touched managed allocation holds its size rounded up to 64 KiB (kCapGranularity);
+// - the driver's own bookkeeping comes on top: 2 MiB at budgets of 512 MiB and 8 GiB, 6 MiB at
+//   32 GiB, so the cap leaves cap_headroom() of the budget to it;
+// - freed managed memory stays on the device while the program runs, so own_bytes_bound (for the
+//   external-pressure check) is the high-water mark of what was charged, not what is live.
 // reserved_bytes is device memory taken since creation, sampled like `cuda` (DeviceUsage).
 #pragma once
 
@@ -23,13 +27,17 @@ struct ManagedOptions {
 class ManagedAllocator final : public Allocator {
  public:
   static constexpr std::uint64_t kCapGranularity = 64_KiB;
+  // What the cap leaves of the budget for the driver's bookkeeping: 4 MiB + budget / 4096.
+  [[nodiscard]] static constexpr std::uint64_t cap_headroom(std::uint64_t budget_bytes) {
+    return 4_MiB + budget_bytes / 4096;
+  }
 
   ManagedAllocator(int device, Stream stream, const ManagedOptions& options);
 
   [[nodiscard]] std::string_view name() const override { return "managed"; }
   AllocResult allocate(std::size_t bytes, Stream stream) override;
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override { return usage_.measure(own_bytes_bound_); }
+  [[nodiscard]] MemoryState state() const override { return usage_.measure(charged_high_water_); }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
 
  private:
@@ -38,7 +46,8 @@ class ManagedAllocator final : public Allocator {
   int device_;
   ManagedOptions options_;
   DeviceUsage usage_;
-  std::uint64_t own_bytes_bound_ = 0;
+  std::uint64_t charged_bytes_ = 0;       // live sizes rounded up to kCapGranularity
+  std::uint64_t charged_high_water_ = 0;  // freed managed pages may stay on the device
 };
 
 }  // namespace oomlab

@@ -56,6 +56,7 @@ struct RunResult {
   Params allocator_options;
   std::uint64_t budget_bytes = 0;
   std::uint64_t ballast_bytes = 0;
+  std::optional<std::uint64_t> cap_bytes;  // oomlab's own cap, where it enforces the budget (managed)
   std::vector<std::string> notices;
 
   Outcome outcome = Outcome::completed;

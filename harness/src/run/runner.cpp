@@ -120,6 +120,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, RunResult& r
     result.ballast_bytes = ballast;
   }
   place.free_at_start = place.session->free_bytes();
+  if (result.allocator == "managed") result.cap_bytes = managed_cap_bytes(result.budget_bytes);
   return make_device_backend(result.allocator, result.allocator_options, config.device,
                              place.session->stream(), result.budget_bytes);
 }

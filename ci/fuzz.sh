@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS (default 30),
+# starting from the seed corpus in tests/fuzz/corpus/. Exit 1 on any crash or sanitizer report.
+#   ci/fuzz.sh [SECONDS]
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+seconds="${1:-30}"
+build="$root/build-fuzz"
+CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DOOMLAB_FUZZ=ON -DOOMLAB_CUDA=OFF -DOOMLAB_TESTS=OFF -DOOMLAB_BENCH=OFF >/dev/null
+cmake --build "$build" --parallel
+status=0
+for target in "$build"/tests/fuzz/fuzz_*; do
+  [[ -x "$target" ]] || continue
+  name="$(basename "$target" | sed 's/^fuzz_//')"
+  work="$(mktemp -d)"
+  cp -r "$root/tests/fuzz/corpus/$name/." "$work/" 2>/dev/null || true
+  echo "== fuzz $name for ${seconds}s"
+  if ! "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+       -artifact_prefix="$build/crash-$name-" "$work" 2>"$build/fuzz-$name.log"; then
+    echo "fuzz $name FAILED: see $build/fuzz-$name.log and $build/crash-$name-*"
+    tail -30 "$build/fuzz-$name.log"
+    status=1
+  else
+    grep -E 'stat::number_of_executed_units|stat::new_units_added' "$build/fuzz-$name.log" | sed 's/^/  /'
+  fi
+  rm -rf "$work"
+done
+exit $status

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The GPU check, run on a machine with a CUDA device. It builds nothing: point it at a folder
+# holding the `oomlab` and `oomlab_tests` binaries (ci/stage-gpu.sh makes one, or a build tree).
+#
+#   ci/gpu-check.sh [BIN_DIR=.gpu] [--budget SIZE=2GiB]
+#
+# 1. `oomlab info`;
+# 2. the whole test suite, which must pass with zero tests skipped;
+# 3. a smoke table: fragmentation x {cuda, async, managed} at the budget, one line per run
+#    (outcome, cause, live at OOM, largest free block, device free before and after), with
+#    checks: every run ends in OOM with a cause, the device gets all its memory back (2 MiB),
+#    and managed memory never goes past the budget.
+# Artifacts (test log, summaries) go to $OUT if set, else ./gpu-check-out. Exit 1 on any failure.
+set -uo pipefail
+
+bin="${1:-.gpu}"
+budget="2GiB"
+if [[ "${2:-}" == "--budget" && -n "${3:-}" ]]; then budget="$3"; fi
+out="${OUT:-./gpu-check-out}"
+mkdir -p "$out"
+oomlab="$bin/oomlab"
+tests="$bin/oomlab_tests"
+[[ -x "$tests" ]] || tests="$bin/tests/oomlab_tests"
+for f in "$oomlab" "$tests"; do
+  [[ -x "$f" ]] || { echo "gpu-check: $f not found (run ci/stage-gpu.sh first)" >&2; exit 2; }
+done
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+echo "== oomlab info"
+"$oomlab" info || fail "oomlab info found no usable device"
+
+echo "== test suite"
+"$tests" --gtest_color=no >"$out/tests.log" 2>&1
+tests_rc=$?
+grep -E '^\[==========\]|^\[  PASSED  \]|^\[  FAILED  \]|^\[  SKIPPED \]' "$out/tests.log" | sed 's/^/  /'
+[[ $tests_rc -eq 0 ]] || fail "test suite exit code $tests_rc"
+skipped=$(grep -cE '^\[  SKIPPED \] [A-Za-z]' "$out/tests.log")
+[[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"
+echo "  skipped: $skipped"
+
+echo "== smoke: fragmentation at $budget"
+printf '%-8s %-8s %-18s %-12s %-14s %-14s %-16s %-16s %s\n' allocator outcome cause source \
+  live_at_oom largest_free device_free_before device_free_after check
+for allocator in cuda async managed; do
+  summary="$out/summary-$allocator.json"
+  "$oomlab" run fragmentation --allocator="$allocator" --budget="$budget" --quiet \
+    --out "$out/run-$allocator" --json "$summary" 2>"$out/run-$allocator.err"
+  rc=$?
+  line=$(python3 - "$summary" "$rc" "$allocator" <<'PY'
+import json, sys
+path, rc, allocator = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    s = json.load(open(path))
+except Exception as e:
+    print(f"{allocator:<8} no summary ({e}); exit {rc}\tFAIL"); sys.exit()
+gib = lambda b: "-" if b is None else f"{b / 2**30:.3f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB"
+oom, clean = s.get("oom") or {}, s.get("cleanup") or {}
+problems = []
+if rc != 0: problems.append(f"exit {rc}")
+if s["outcome"] != "oom": problems.append("no OOM")
+if not oom.get("cause"): problems.append("no cause")
+before, after = clean.get("device_free_before"), clean.get("device_free_after")
+if before is None or after is None or abs(before - after) > 2 * 2**20: problems.append("memory left behind")
+if allocator == "managed" and s["peak"]["reserved_bytes"] > s["budget_bytes"]: problems.append("managed past budget")
+print(f"{allocator:<8} {s['outcome']:<8} {oom.get('cause','-'):<18} {oom.get('source','-'):<12} "
+      f"{gib(oom.get('live_bytes')):<14} {gib(oom.get('largest_free_bytes')):<14} {gib(before):<16} "
+      f"{gib(after):<16} {'ok' if not problems else 'FAIL: ' + ', '.join(problems)}")
+PY
+)
+  echo "$line"
+  [[ "$line" == *FAIL* ]] && failures=$((failures + 1))
+done
+
+if [[ $failures -eq 0 ]]; then
+  echo "gpu-check: all checks passed"
+  exit 0
+fi
+echo "gpu-check: $failures check(s) failed (artifacts in $out)"
+exit 1

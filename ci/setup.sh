@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Sets oomlab up on Debian 12: installs the Debian packages that are missing (apt-get, with sudo
+# when not root), configures and builds into build/. Extra arguments then run oomlab:
+#   ci/setup.sh                       set up and build
+#   ci/setup.sh run fragmentation     set up, build, and run the main job
+# CUDA is used when a toolkit is found (nvcc on PATH or /usr/local/cuda); without one, only the
+# 'sim' allocator is built. OOMLAB_CMAKE_ARGS adds CMake options.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+
+packages=(g++ make cmake ninja-build git libcli11-dev nlohmann-json3-dev libfmt-dev libfccp-dev
+          libgtest-dev libbenchmark-dev)
+if [[ "${OOMLAB_SETUP_FUZZ:-0}" == "1" ]]; then packages+=(clang libclang-rt-14-dev); fi
+
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if ((${#missing[@]} > 0)); then
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# shellcheck disable=SC2086  # OOMLAB_CMAKE_ARGS is a list of options
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${OOMLAB_CMAKE_ARGS:-} >/dev/null
+cmake --build "$root/build" --parallel
+
+if (($# > 0)); then exec "$root/build/oomlab" "$@"; fi

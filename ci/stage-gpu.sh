@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds oomlab for the GPU machine here (Release, CUDA on) and stages the stripped binaries in
+# one folder to carry there, since the GPU machine builds nothing:
+#   ci/stage-gpu.sh [STAGE_DIR=.gpu]   then, there:   ci/gpu-check.sh .gpu
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+stage="${1:-$root/.gpu}"
+build="$root/build-gpu"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLAB_CUDA=ON \
+      -DOOMLAB_BENCH=OFF >/dev/null
+cmake --build "$build" --parallel
+mkdir -p "$stage"
+for binary in oomlab tests/oomlab_tests; do
+  strip -o "$stage/$(basename "$binary")" "$build/$binary"
+done
+du -sh "$stage"/*

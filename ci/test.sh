@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets oomlab up (ci/setup.sh) and runs every test that needs no GPU: the GoogleTest suites
+# (GPU tests skip and say so when no device is present), a smoke pass of the benchmarks, and the
+# fuzzers for FUZZ_SECONDS each (default 20). On the GPU machine use ci/gpu-check.sh.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+OOMLAB_SETUP_FUZZ=1 "$root/ci/setup.sh"
+
+echo "== unit tests"
+ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)" | tail -n 40
+
+echo "== benchmarks (smoke)"
+for bench in "$root"/build/bench/oomlab_*_bench; do
+  "$bench" --benchmark_min_time=0.01 >/dev/null
+  echo "  $(basename "$bench"): ok"
+done
+
+echo "== fuzzers"
+"$root/ci/fuzz.sh" "${FUZZ_SECONDS:-20}"
+echo "test: all passed"
