@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.hpp"
+#include "cli/console.hpp"
 #include "test_support.hpp"
 
 namespace oomlab::cli {
@@ -166,6 +167,33 @@ TEST(Cli, UnwritableOutFolderIsBadUsage) {
   const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-cannot-be-here"});
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("--out: cannot create folder"), std::string::npos) << o.err;
+}
+
+}  // namespace
+}  // namespace oomlab::cli
+
+namespace oomlab::cli {
+namespace {
+
+TEST(Console, ProgressLineRedrawsAndNoticesClearIt) {
+  std::ostringstream err;
+  Console console(err, true);
+  console.progress(progress_line("fragmentation/sim", {.events = 12345, .live_bytes = 512ULL << 20U,
+                                                       .budget_bytes = 1ULL << 30U, .step = 3,
+                                                       .phase = "fill", .elapsed_s = 1.25}));
+  console.notice("budget clamped");
+  console.end_progress();
+  EXPECT_EQ(err.str(),
+            "\r\033[Kfragmentation/sim · fill · step 3 · 12,345 events · live 512 MiB of 1.00 GiB (50%) · 1.2 s"
+            "\r\033[Koomlab: note: budget clamped\n");
+}
+
+TEST(Console, NoProgressWhenNotATerminal) {
+  std::ostringstream err;
+  Console console(err, false);
+  console.progress("anything");
+  console.end_progress();
+  EXPECT_EQ(err.str(), "");
 }
 
 }  // namespace

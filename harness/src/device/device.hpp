@@ -82,7 +82,7 @@ class Ballast {
   [[nodiscard]] std::uint64_t bytes() const { return bytes_; }
 
  private:
-  void* ptr_ = nullptr;
+  [[maybe_unused]] void* ptr_ = nullptr;  // unused in a build without CUDA
   std::uint64_t bytes_ = 0;
 };
 

@@ -50,6 +50,9 @@ void HarnessContext::release(Block& block) {
 }
 
 void HarnessContext::release_all() {
+  if (blocks_.empty()) return;
+  allocator_.set_phase(phases_.intern("cleanup"));
+  allocator_.mark();
   blocks_.drain([&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, settings_.stream); });
 }
 

@@ -63,7 +63,7 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] bool oom_recorded() const override { return oom_.has_value(); }
   std::optional<std::uint64_t> largest_free_bytes() override;
 
-  // The harness's side.
+  // The harness's side. release_all() frees what the scenario still holds, as phase "cleanup".
   void release_all();
   [[nodiscard]] const std::optional<OomRecord>& oom() const { return oom_; }
   [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const { return metrics_; }

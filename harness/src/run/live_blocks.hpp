@@ -42,6 +42,8 @@ class LiveBlocks {
     return entry;
   }
 
+  [[nodiscard]] bool empty() const { return entries_.size() == free_slots_.size(); }
+
   // Calls free(entry) for every live block, newest first, and empties the table.
   template <typename Free>
   void drain(Free&& free) {
