@@ -91,7 +91,7 @@ fs::path default_run_folder(const std::string& scenario, const std::string& allo
 }
 
 fs::path prepare_folder(const RunOptions& o, const std::string& allocator) {
-  const fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
+  fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec || !fs::is_directory(folder)) {

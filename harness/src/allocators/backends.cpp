@@ -61,8 +61,8 @@ std::vector<BackendInfo> make_catalog() {
 }  // namespace
 
 const std::vector<BackendInfo>& backend_catalog() {
-  static const std::vector<BackendInfo> catalog = make_catalog();
-  return catalog;
+  static const std::vector<BackendInfo> kCatalog = make_catalog();
+  return kCatalog;
 }
 
 const BackendInfo* find_backend(std::string_view name) {

@@ -180,8 +180,8 @@ void SimAllocator::close_page(std::uint32_t slot) {
 void SimAllocator::tree_grow(std::uint32_t slots) {
   const std::uint32_t leaves = std::bit_ceil(std::max<std::uint32_t>(slots, 64));
   std::vector<std::uint32_t> tree(2 * static_cast<std::size_t>(leaves), 0);
-  for (std::uint32_t i = 0; i < leaves_; ++i) tree[leaves + i] = tree_[leaves_ + i];
-  for (std::uint32_t node = leaves - 1; node >= 1; --node) {
+  for (std::size_t i = 0; i < leaves_; ++i) tree[leaves + i] = tree_[leaves_ + i];
+  for (std::size_t node = leaves - 1; node >= 1; --node) {
     tree[node] = std::max(tree[2 * node], tree[2 * node + 1]);
   }
   tree_ = std::move(tree);

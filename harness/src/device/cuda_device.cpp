@@ -128,12 +128,13 @@ DeviceSession::DeviceSession(int device) : device_(device) {
 }
 
 DeviceSession::~DeviceSession() {
-  const auto stream = static_cast<cudaStream_t>(stream_.handle);
+  auto* const stream = static_cast<cudaStream_t>(stream_.handle);
   (void)cudaStreamSynchronize(stream);
   (void)cudaStreamDestroy(stream);
 }
 
 std::uint64_t DeviceSession::free_bytes() const {
+  OOMLAB_CUDA_TRY(cudaSetDevice(device_));
   std::size_t free = 0;
   std::size_t total = 0;
   OOMLAB_CUDA_TRY(cudaMemGetInfo(&free, &total));
@@ -141,13 +142,17 @@ std::uint64_t DeviceSession::free_bytes() const {
 }
 
 std::uint64_t DeviceSession::total_bytes() const {
+  OOMLAB_CUDA_TRY(cudaSetDevice(device_));
   std::size_t free = 0;
   std::size_t total = 0;
   OOMLAB_CUDA_TRY(cudaMemGetInfo(&free, &total));
   return total;
 }
 
-void DeviceSession::synchronize() const { OOMLAB_CUDA_TRY(cudaDeviceSynchronize()); }
+void DeviceSession::synchronize() const {
+  OOMLAB_CUDA_TRY(cudaSetDevice(device_));
+  OOMLAB_CUDA_TRY(cudaDeviceSynchronize());
+}
 
 void DeviceSession::trim_default_pool() const {
   cudaMemPool_t pool = nullptr;

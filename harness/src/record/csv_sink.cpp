@@ -1,8 +1,8 @@
 #include "record/csv_sink.hpp"
 
 #include <cerrno>
-#include <cstring>
 #include <iterator>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -30,7 +30,7 @@ CsvFileSink::CsvFileSink(const std::filesystem::path& path, const PhaseTable& ph
     : path_(path), phases_(phases), file_(std::fopen(path.c_str(), "wb")) {
   if (file_ == nullptr) {
     throw Error(ErrorKind::usage,
-                fmt::format("cannot write events to {}: {}", path.string(), std::strerror(errno)));
+                fmt::format("cannot write events to {}: {}", path.string(), std::generic_category().message(errno)));
   }
   buffer_.reserve(kFlushBytes + 4096);
   buffer_.append(kEventsCsvHeader);
@@ -60,7 +60,7 @@ void CsvFileSink::flush_buffer() {
   if (buffer_.empty()) return;
   if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
     throw Error(ErrorKind::io,
-                fmt::format("writing {} failed: {}", path_.string(), std::strerror(errno)));
+                fmt::format("writing {} failed: {}", path_.string(), std::generic_category().message(errno)));
   }
   buffer_.clear();
 }
@@ -71,7 +71,7 @@ void CsvFileSink::finish() {
   file_ = nullptr;
   if (closed != 0) {
     throw Error(ErrorKind::io,
-                fmt::format("writing {} failed: {}", path_.string(), std::strerror(errno)));
+                fmt::format("writing {} failed: {}", path_.string(), std::generic_category().message(errno)));
   }
 }
 

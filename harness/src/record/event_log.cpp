@@ -7,8 +7,8 @@ namespace oomlab {
 
 std::uint16_t current_thread_index() {
   static std::atomic<std::uint16_t> next{0};
-  thread_local const std::uint16_t index = next.fetch_add(1, std::memory_order_relaxed);
-  return index;
+  thread_local const std::uint16_t kIndex = next.fetch_add(1, std::memory_order_relaxed);
+  return kIndex;
 }
 
 EventLog::EventLog(std::unique_ptr<EventSink> sink) : sink_(std::move(sink)) {
