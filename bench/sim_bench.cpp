@@ -16,7 +16,8 @@ void BM_SimSmallPairsAmongLive(benchmark::State& state) {
   const auto live = static_cast<std::size_t>(state.range(0));
   oomlab::SimAllocator sim({.capacity_bytes = live * 64_KiB * 2});
   std::vector<void*> blocks(live);
-  for (auto& b : blocks) b = sim.allocate(64_KiB, {}).ptr;
+  for (auto& b : blocks)
+    b = sim.allocate(64_KiB, {}).ptr;
   oomlab::Rng rng(1);
   for (auto _ : state) {
     const std::size_t i = rng.uniform(0, live - 1);
@@ -32,7 +33,8 @@ BENCHMARK(BM_SimSmallPairsAmongLive)->RangeMultiplier(10)->Range(1000, 1000000);
 void BM_SimLargeRequests(benchmark::State& state) {
   oomlab::SimAllocator sim({.capacity_bytes = 64_GiB});
   std::vector<void*> small;
-  for (int i = 0; i < 100000; ++i) small.push_back(sim.allocate(64_KiB, {}).ptr);
+  for (int i = 0; i < 100000; ++i)
+    small.push_back(sim.allocate(64_KiB, {}).ptr);
   for (std::size_t i = 0; i < small.size(); ++i) {
     if (i % 32 != 0) sim.deallocate(small[i], 64_KiB, {});
   }

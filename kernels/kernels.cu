@@ -48,7 +48,9 @@ unsigned grid_for(std::size_t items) {
   return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, kMaxBlocks));
 }
 
-cudaStream_t cuda_stream(Stream s) { return static_cast<cudaStream_t>(s.handle); }
+cudaStream_t cuda_stream(Stream s) {
+  return static_cast<cudaStream_t>(s.handle);
+}
 
 }  // namespace
 
@@ -62,8 +64,8 @@ void preload() {
 void touch(void* ptr, std::size_t bytes, Stream stream) {
   if (ptr == nullptr || bytes == 0) return;
   const std::size_t pages = (bytes + kTouchStride - 1) / kTouchStride;
-  touch_kernel<<<grid_for(pages), kThreads, 0, cuda_stream(stream)>>>(static_cast<char*>(ptr), pages,
-                                                                       kTouchStride);
+  touch_kernel<<<grid_for(pages), kThreads, 0, cuda_stream(stream)>>>(static_cast<char*>(ptr),
+                                                                      pages, kTouchStride);
   OOMLAB_CUDA_TRY(cudaGetLastError());
 }
 
@@ -79,7 +81,9 @@ MismatchCounter::MismatchCounter() {
   OOMLAB_CUDA_TRY(cudaMalloc(&device_count_, sizeof(std::uint64_t)));
 }
 
-MismatchCounter::~MismatchCounter() { (void)cudaFree(device_count_); }
+MismatchCounter::~MismatchCounter() {
+  (void)cudaFree(device_count_);
+}
 
 std::uint64_t MismatchCounter::verify(const void* ptr, std::size_t bytes, std::uint64_t seed,
                                       Stream stream) {

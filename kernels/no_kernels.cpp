@@ -5,16 +5,25 @@
 namespace oomlab::kernels {
 
 namespace {
-[[noreturn]] void no_cuda() { throw Error(ErrorKind::no_device, "this oomlab was built without CUDA"); }
+[[noreturn]] void no_cuda() {
+  throw Error(ErrorKind::no_device, "this oomlab was built without CUDA");
+}
 }  // namespace
 
-void preload() {}
-void touch(void* /*ptr*/, std::size_t /*bytes*/, Stream /*stream*/) { no_cuda(); }
-void fill(void* /*ptr*/, std::size_t /*bytes*/, std::uint64_t /*seed*/, Stream /*stream*/) { no_cuda(); }
-MismatchCounter::MismatchCounter() { no_cuda(); }
+void preload() {
+}
+void touch(void* /*ptr*/, std::size_t /*bytes*/, Stream /*stream*/) {
+  no_cuda();
+}
+void fill(void* /*ptr*/, std::size_t /*bytes*/, std::uint64_t /*seed*/, Stream /*stream*/) {
+  no_cuda();
+}
+MismatchCounter::MismatchCounter() {
+  no_cuda();
+}
 MismatchCounter::~MismatchCounter() = default;
-std::uint64_t MismatchCounter::verify(const void* /*ptr*/, std::size_t /*bytes*/, std::uint64_t /*seed*/,
-                                      Stream /*stream*/) {
+std::uint64_t MismatchCounter::verify(const void* /*ptr*/, std::size_t /*bytes*/,
+                                      std::uint64_t /*seed*/, Stream /*stream*/) {
   no_cuda();
 }
 

@@ -1,8 +1,8 @@
 #include "reports/human_summary.hpp"
 
-#include <cmath>
-
 #include <fmt/format.h>
+
+#include <cmath>
 
 namespace oomlab {
 
@@ -11,7 +11,9 @@ namespace {
 std::string metric_text(const std::string& name, double value) {
   const bool is_bytes = name.size() > 6 && name.ends_with("_bytes");
   if (is_bytes && value >= 0) return format_bytes(static_cast<std::uint64_t>(value));
-  if (value == std::floor(value) && std::fabs(value) < 1e15) return format_count(static_cast<std::uint64_t>(std::fabs(value))).insert(0, value < 0 ? "-" : "");
+  if (value == std::floor(value) && std::fabs(value) < 1e15)
+    return format_count(static_cast<std::uint64_t>(std::fabs(value)))
+        .insert(0, value < 0 ? "-" : "");
   return fmt::format("{:.4g}", value);
 }
 
@@ -36,7 +38,8 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget) {
   fmt::format_to(it, "request    {} ('{}') at event {}, step {}, phase '{}', {:.1f} ms in\n",
                  format_bytes(oom.request_bytes), oom.request_label, format_count(oom.event),
                  oom.step, oom.phase, oom.t_ms);
-  fmt::format_to(it, "live       {} in {} blocks ({} of the budget) · reserved {} · device free {}\n",
+  fmt::format_to(it,
+                 "live       {} in {} blocks ({} of the budget) · reserved {} · device free {}\n",
                  format_bytes(oom.live_bytes), format_count(oom.live_count),
                  percent_of(oom.live_bytes, budget), format_bytes(oom.reserved_bytes),
                  format_bytes(oom.device_free_bytes));
@@ -47,7 +50,8 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget) {
     fmt::format_to(it, "largest    {} in one block, of {} free · fragmentation {:.1f}%\n", largest,
                    format_bytes(d.free_bytes), 100.0 * d.fragmentation.value_or(0.0));
   } else {
-    fmt::format_to(it, "largest    not probed (--no-probe) · {} free in total\n", format_bytes(d.free_bytes));
+    fmt::format_to(it, "largest    not probed (--no-probe) · {} free in total\n",
+                   format_bytes(d.free_bytes));
   }
   fmt::format_to(it, "cause      {} ({}): {}\n", to_string(d.cause), oom.source, d.evidence);
   fmt::format_to(it, "advice     {}\n", d.advice);
@@ -81,7 +85,8 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   }
   if (r.cleanup) {
     fmt::format_to(it, "device     free {} before, {} after the run{}\n",
-                   format_bytes(r.cleanup->device_free_before), format_bytes(r.cleanup->device_free_after),
+                   format_bytes(r.cleanup->device_free_before),
+                   format_bytes(r.cleanup->device_free_after),
                    r.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes)
                        ? ": MEMORY LEFT BEHIND"
                        : " (all returned)");

@@ -71,7 +71,8 @@ json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
 
 json params_json(const Params& params) {
   json out = json::object();
-  for (const auto& [name, value] : params.values()) out[name] = std::visit(ParamToJson{}, value);
+  for (const auto& [name, value] : params.values())
+    out[name] = std::visit(ParamToJson{}, value);
   return out;
 }
 

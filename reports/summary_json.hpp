@@ -2,10 +2,9 @@
 // Field names are fixed; fields may be added, never renamed or removed.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "run/run_result.hpp"
 
@@ -18,7 +17,8 @@ struct Invocation {
   std::vector<std::string> argv;
 };
 
-[[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result, const Invocation& invocation);
+[[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,
+                                                  const Invocation& invocation);
 [[nodiscard]] nlohmann::ordered_json params_json(const Params& params);
 [[nodiscard]] nlohmann::ordered_json environment_json(const Environment& env,
                                                       const std::optional<DeviceFacts>& device,

@@ -6,10 +6,10 @@
 // no page can be given back or remapped, and the large request fails with most memory free.
 // Measured on an H100 with cudaMalloc: 64 KiB blocks, 1 in 32 kept, 3% of memory live, and a
 // 2 MiB request failed (shared/device-notes.md).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -34,20 +34,34 @@ class Fragmentation final : public Scenario {
   [[nodiscard]] ParamSpec params() const override {
     using namespace oomlab::literals;
     return {
-        {.name = "block", .type = ParamType::bytes, .default_value = Bytes{64_KiB},
+        {.name = "block",
+         .type = ParamType::bytes,
+         .default_value = Bytes{64_KiB},
          .help = "size of every fill block (unless min/max are given)"},
-        {.name = "min", .type = ParamType::bytes, .default_value = Bytes{0},
+        {.name = "min",
+         .type = ParamType::bytes,
+         .default_value = Bytes{0},
          .help = "random fill sizes: smallest (with max)"},
-        {.name = "max", .type = ParamType::bytes, .default_value = Bytes{0},
+        {.name = "max",
+         .type = ParamType::bytes,
+         .default_value = Bytes{0},
          .help = "random fill sizes: largest; sizes are uniform in [min, max]"},
-        {.name = "keep", .type = ParamType::fraction, .default_value = Fraction{1, 32},
+        {.name = "keep",
+         .type = ParamType::fraction,
+         .default_value = Fraction{1, 32},
          .help = "fraction of fill blocks that stay live"},
-        {.name = "pattern", .type = ParamType::choice, .default_value = std::string("interleaved"),
+        {.name = "pattern",
+         .type = ParamType::choice,
+         .default_value = std::string("interleaved"),
          .help = "which blocks stay: the first of every group (interleaved) or at random",
          .choices = {"interleaved", "random"}},
-        {.name = "probe", .type = ParamType::bytes, .default_value = Bytes{2_MiB},
+        {.name = "probe",
+         .type = ParamType::bytes,
+         .default_value = Bytes{2_MiB},
          .help = "the first large request; each next one is twice as large"},
-        {.name = "touch", .type = ParamType::flag, .default_value = true,
+        {.name = "touch",
+         .type = ParamType::flag,
+         .default_value = true,
          .help = "write every page of each block, so managed memory lands on the device"},
     };
   }
@@ -104,12 +118,13 @@ class Fragmentation final : public Scenario {
     const Fraction keep = p.fraction("keep");
     const bool random = p.choice("pattern") == "random";
     for (std::size_t i = 0; i < blocks.size(); ++i) {
-      const bool kept = random ? ctx.rng().chance(keep.value())
-                               : i % keep.denominator < keep.numerator;
+      const bool kept =
+          random ? ctx.rng().chance(keep.value()) : i % keep.denominator < keep.numerator;
       if (!kept) ctx.release(blocks[i]);
     }
-    ctx.metric("kept_blocks", static_cast<double>(
-        std::count_if(blocks.begin(), blocks.end(), [](const Block& b) { return b.ok(); })));
+    ctx.metric("kept_blocks",
+               static_cast<double>(std::count_if(blocks.begin(), blocks.end(),
+                                                 [](const Block& b) { return b.ok(); })));
   }
 
   // Phase 3: one large request after another, each twice the last, each freed once it fits,

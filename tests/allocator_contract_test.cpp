@@ -52,13 +52,15 @@ class AllocatorContract : public ::testing::Test {
     if constexpr (Backend::kNeedsDevice) {
       OOMLAB_REQUIRE_GPU();
       session_.emplace(0);
-      allocator_ = make_device_backend(Backend::kName, Params(find_backend(Backend::kName)->options), 0,
-                                       session_->stream(), kBudget);
+      allocator_ =
+          make_device_backend(Backend::kName, Params(find_backend(Backend::kName)->options), 0,
+                              session_->stream(), kBudget);
     } else if (std::string_view(Backend::kName) == "sim") {
       allocator_ = std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = kBudget});
     } else {
       allocator_ = std::make_unique<BudgetCap>(
-          std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = 1_TiB}), kBudget, 64_KiB);
+          std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = 1_TiB}), kBudget,
+          64_KiB);
     }
   }
   void TearDown() override {
@@ -72,7 +74,8 @@ class AllocatorContract : public ::testing::Test {
   std::unique_ptr<Allocator> allocator_;
 };
 
-using Backends = ::testing::Types<SimBackend, CappedSimBackend, CudaBackend, AsyncBackend, ManagedBackend>;
+using Backends =
+    ::testing::Types<SimBackend, CappedSimBackend, CudaBackend, AsyncBackend, ManagedBackend>;
 class BackendNames {
  public:
   template <typename T>
@@ -95,7 +98,8 @@ TYPED_TEST(AllocatorContract, GivesDistinctBlocksAndTakesThemBack) {
     EXPECT_TRUE(seen.insert(r.ptr).second) << "pointer handed out twice";
     blocks.emplace_back(r.ptr, size);
   }
-  for (const auto& [ptr, size] : blocks) a.deallocate(ptr, size, this->stream());
+  for (const auto& [ptr, size] : blocks)
+    a.deallocate(ptr, size, this->stream());
 }
 
 TYPED_TEST(AllocatorContract, OnePebibyteIsAnOomNotACrash) {
@@ -131,7 +135,8 @@ TYPED_TEST(AllocatorContract, ReservedCoversWhatIsLive) {
   }
   EXPECT_GE(s.own_bytes_bound, 64_MiB);
   EXPECT_GT(s.device_total_bytes, 0U);
-  for (void* p : blocks) a.deallocate(p, 1_MiB, this->stream());
+  for (void* p : blocks)
+    a.deallocate(p, 1_MiB, this->stream());
 }
 
 TYPED_TEST(AllocatorContract, ProbesLeaveNoTrace) {
@@ -159,9 +164,11 @@ TYPED_TEST(AllocatorContract, TrimKeepsLiveBlocks) {
 }
 
 TEST(BudgetCap, RefusesPastTheBudgetBeforeTheBackendIsAsked) {
-  BudgetCap cap(std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = 1_TiB}), 1_MiB, 64_KiB);
+  BudgetCap cap(std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = 1_TiB}),
+                1_MiB, 64_KiB);
   std::vector<void*> blocks;
-  for (int i = 0; i < 16; ++i) blocks.push_back(cap.allocate(100, {}).ptr);  // 16 x 64 KiB charged
+  for (int i = 0; i < 16; ++i)
+    blocks.push_back(cap.allocate(100, {}).ptr);  // 16 x 64 KiB charged
   EXPECT_EQ(cap.accounted_bytes(), 1_MiB);
   EXPECT_EQ(cap.allocate(1, {}).status, AllocStatus::budget_cap);
   EXPECT_EQ(cap.probe(64_KiB, {}), AllocStatus::budget_cap);

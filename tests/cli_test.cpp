@@ -1,13 +1,13 @@
 // The command line in-process: exit codes, one-line errors naming the problem, and the outputs.
+#include "cli/cli.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/cli.hpp"
 #include "cli/console.hpp"
 #include "test_support.hpp"
 
@@ -54,18 +54,23 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{{"rnu", "fragmentation"}, "did you mean 'run'"},
         BadCase{{"run", "fragmentaton"}, "did you mean 'fragmentation'"},
-        BadCase{{"run", "fragmentation", "--budget=-1"}, "--budget: '-1' is not a size: sizes cannot be negative"},
+        BadCase{{"run", "fragmentation", "--budget=-1"},
+                "--budget: '-1' is not a size: sizes cannot be negative"},
         BadCase{{"run", "fragmentation", "--budget=8XB"}, "unknown unit 'XB'"},
         BadCase{{"run", "fragmentation", "--budget=0"}, "--budget: a budget of 0 bytes"},
         BadCase{{"run", "fragmentation", "--budget=101%"}, "out of range"},
         BadCase{{"run", "fragmentation", "--budget=1e400"}, "1e400"},
         BadCase{{"run", "fragmentation", "--allocator=asnyc"}, "did you mean 'async'"},
-        BadCase{{"run", "fragmentation", "-a", "async:release_treshold=0"}, "did you mean 'release_threshold'"},
+        BadCase{{"run", "fragmentation", "-a", "async:release_treshold=0"},
+                "did you mean 'release_threshold'"},
         BadCase{{"run", "fragmentation", "--param", "blok=1MiB"}, "did you mean 'block'"},
         BadCase{{"run", "fragmentation", "--param", "block"}, "expected key=value"},
-        BadCase{{"run", "fragmentation", "--param", "keep=2/1"}, "--param keep: '2/1' is more than 1"},
-        BadCase{{"run", "fragmentation", "--param", "pattern=zigzag"}, "not one of interleaved|random"},
-        BadCase{{"run", "fragmentation", "-a", "sim", "-p", "min=1MiB", "-p", "max=4KiB"}, "min <= max"},
+        BadCase{{"run", "fragmentation", "--param", "keep=2/1"},
+                "--param keep: '2/1' is more than 1"},
+        BadCase{{"run", "fragmentation", "--param", "pattern=zigzag"},
+                "not one of interleaved|random"},
+        BadCase{{"run", "fragmentation", "-a", "sim", "-p", "min=1MiB", "-p", "max=4KiB"},
+                "min <= max"},
         BadCase{{"run", "fragmentation", "--seed=-4"}, "--seed: '-4' must not be negative"},
         BadCase{{"run", "fragmentation", "--device=x"}, "--device: 'x' is not a whole number"},
         BadCase{{"run", "fragmentation", "--expect-oom", "--expect-no-oom"}, "excludes"},
@@ -81,8 +86,9 @@ TEST(Cli, VersionNamesTheGitCommit) {
 TEST(Cli, ListShowsScenariosParamsAndAllocatorOptions) {
   const Outcome o = oomlab({"list"});
   EXPECT_EQ(o.code, 0);
-  for (const char* needle : {"fragmentation", "block=64KiB", "keep=1/32", "async", "release_threshold=0",
-                             "managed", "advise=none", "sim", "page=2MiB", "cuda"}) {
+  for (const char* needle :
+       {"fragmentation", "block=64KiB", "keep=1/32", "async", "release_threshold=0", "managed",
+        "advise=none", "sim", "page=2MiB", "cuda"}) {
     EXPECT_NE(o.out.find(needle), std::string::npos) << needle;
   }
   const auto doc = nlohmann::json::parse(oomlab({"list", "--json"}).out);
@@ -112,17 +118,18 @@ TEST(Cli, GpuAllocatorWithoutAUsableDeviceExitsThree) {
   // Without a driver every GPU allocator is refused; with one, a device index that does not exist.
   std::string why;
   const bool device = oomlab::testing::cuda_device_present(&why);
-  const Outcome o = oomlab({"run", "fragmentation", "--allocator=cuda", "--device", device ? "99" : "0",
-                            "--out", temp_folder("nodev").string()});
+  const Outcome o = oomlab({"run", "fragmentation", "--allocator=cuda", "--device",
+                            device ? "99" : "0", "--out", temp_folder("nodev").string()});
   EXPECT_EQ(o.code, 3) << o.err;
-  EXPECT_NE(o.err.find(device ? "device 99 does not exist" : "no CUDA driver/device found"), std::string::npos)
+  EXPECT_NE(o.err.find(device ? "device 99 does not exist" : "no CUDA driver/device found"),
+            std::string::npos)
       << o.err;
 }
 
 TEST(Cli, JsonToStdoutIsTheDocumentAlone) {
   const auto folder = temp_folder("json");
-  const Outcome o = oomlab({"run", "fragmentation", "--allocator=sim", "--budget=1GiB", "--json", "-",
-                            "--out", folder.string()});
+  const Outcome o = oomlab({"run", "fragmentation", "--allocator=sim", "--budget=1GiB", "--json",
+                            "-", "--out", folder.string()});
   ASSERT_EQ(o.code, 0) << o.err;
   const auto doc = nlohmann::json::parse(o.out);  // throws if anything else is on stdout
   EXPECT_EQ(doc.at("outcome"), "oom");
@@ -135,7 +142,7 @@ TEST(Cli, JsonToStdoutIsTheDocumentAlone) {
 
 TEST(Cli, ExpectationsSetTheExitCode) {
   const auto folder = temp_folder("expect");
-  const std::vector<std::string> base = {"run", "fragmentation", "-a", "sim", "-b", "64MiB", "-q",
+  const std::vector<std::string> base = {"run",   "fragmentation", "-a", "sim", "-b", "64MiB", "-q",
                                          "--out", folder.string()};
   auto with = [&](const std::string& flag) {
     std::vector<std::string> args = base;
@@ -152,19 +159,21 @@ TEST(Cli, CsvAndJsonCopiesAreWritten) {
   const auto folder = temp_folder("copies");
   std::filesystem::create_directories(folder);
   const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "-b", "64MiB", "-q", "--out",
-                            (folder / "run").string(), "--csv", (folder / "e.csv").string(), "--json",
-                            (folder / "s.json").string()});
+                            (folder / "run").string(), "--csv", (folder / "e.csv").string(),
+                            "--json", (folder / "s.json").string()});
   ASSERT_EQ(o.code, 0) << o.err;
   std::ifstream csv(folder / "e.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_EQ(header, "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes");
+  EXPECT_EQ(header,
+            "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes");
   std::ifstream json(folder / "s.json");
   EXPECT_EQ(nlohmann::json::parse(json).at("schema"), "oomlab.run.v1");
 }
 
 TEST(Cli, UnwritableOutFolderIsBadUsage) {
-  const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-cannot-be-here"});
+  const Outcome o =
+      oomlab({"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-cannot-be-here"});
   EXPECT_EQ(o.code, 2);
   EXPECT_NE(o.err.find("--out: cannot create folder"), std::string::npos) << o.err;
 }
@@ -178,13 +187,17 @@ namespace {
 TEST(Console, ProgressLineRedrawsAndNoticesClearIt) {
   std::ostringstream err;
   Console console(err, true);
-  console.progress(progress_line("fragmentation/sim", {.events = 12345, .live_bytes = 512ULL << 20U,
-                                                       .budget_bytes = 1ULL << 30U, .step = 3,
-                                                       .phase = "fill", .elapsed_s = 1.25}));
+  console.progress(progress_line("fragmentation/sim", {.events = 12345,
+                                                       .live_bytes = 512ULL << 20U,
+                                                       .budget_bytes = 1ULL << 30U,
+                                                       .step = 3,
+                                                       .phase = "fill",
+                                                       .elapsed_s = 1.25}));
   console.notice("budget clamped");
   console.end_progress();
   EXPECT_EQ(err.str(),
-            "\r\033[Kfragmentation/sim · fill · step 3 · 12,345 events · live 512 MiB of 1.00 GiB (50%) · 1.2 s"
+            "\r\033[Kfragmentation/sim · fill · step 3 · 12,345 events · live 512 MiB of 1.00 GiB "
+            "(50%) · 1.2 s"
             "\r\033[Koomlab: note: budget clamped\n");
 }
 

@@ -18,7 +18,9 @@ using namespace oomlab::literals;
 class ThrowsMidRun final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "test-throws-mid-run"; }
-  [[nodiscard]] std::string_view summary() const override { return "test only: allocates, then throws"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: allocates, then throws";
+  }
   [[nodiscard]] ParamSpec params() const override { return {}; }
   void run(RunContext& ctx) override {
     ctx.phase("hold");
@@ -36,7 +38,9 @@ OOMLAB_REGISTER_SCENARIO(ThrowsMidRun)
 class RunsUntilStopped final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "test-runs-until-stopped"; }
-  [[nodiscard]] std::string_view summary() const override { return "test only: churns until stopped"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: churns until stopped";
+  }
   [[nodiscard]] ParamSpec params() const override { return {}; }
   void run(RunContext& ctx) override {
     std::vector<Block> held;

@@ -1,8 +1,7 @@
 // Whole runs on a real device: each backend OOMs with the right cause at the budget, the managed
 // backend never goes past the budget, and the device gets every byte back.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include "kernels/kernels.hpp"
 #include "run/runner.hpp"
@@ -22,7 +21,8 @@ RunResult run_on(const std::string& allocator) {
 void expect_clean(const RunResult& r) {
   ASSERT_TRUE(r.cleanup.has_value());
   EXPECT_LE(std::llabs(r.cleanup->difference()), static_cast<long long>(kDevicePageBytes))
-      << "free before " << r.cleanup->device_free_before << ", after " << r.cleanup->device_free_after;
+      << "free before " << r.cleanup->device_free_before << ", after "
+      << r.cleanup->device_free_after;
   EXPECT_EQ(r.allocations, r.frees) << "every block the scenario held was freed";
 }
 
@@ -82,7 +82,8 @@ TEST(Kernels, FillThenVerifyFindsExactlyTheCorruptedWords) {
   ASSERT_EQ(cudaMalloc(&buffer, 64_MiB), cudaSuccess);
   kernels::fill(buffer, 64_MiB, 7, session.stream());
   EXPECT_EQ(counter.verify(buffer, 64_MiB, 7, session.stream()), 0U);
-  EXPECT_EQ(counter.verify(buffer, 64_MiB, 8, session.stream()), 64_MiB / 8) << "another seed, another pattern";
+  EXPECT_EQ(counter.verify(buffer, 64_MiB, 8, session.stream()), 64_MiB / 8)
+      << "another seed, another pattern";
   ASSERT_EQ(cudaMemset(static_cast<char*>(buffer) + 4096, 0, 3 * 8), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   EXPECT_EQ(counter.verify(buffer, 64_MiB, 7, session.stream()), 3U);

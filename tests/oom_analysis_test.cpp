@@ -1,10 +1,11 @@
 // Every branch of the cause decision, the leak fit and the largest-block bisection, on evidence
 // built by hand.
+#include "analysis/oom_analysis.hpp"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "analysis/oom_analysis.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab {
@@ -100,7 +101,8 @@ TEST(Diagnose, LeakComesBeforeCapacity) {
 
 TEST(FitLeak, RecoversTheSlopeOfSteadyGrowth) {
   std::vector<StepSample> samples;
-  for (std::uint64_t s = 0; s < 100; ++s) samples.push_back({s, 100_MiB + s * 3_MiB});
+  for (std::uint64_t s = 0; s < 100; ++s)
+    samples.push_back({s, 100_MiB + s * 3_MiB});
   const LeakFit fit = fit_leak(samples, 1_GiB);
   EXPECT_NEAR(fit.bytes_per_step, 3.0 * 1024 * 1024, 1.0);
   EXPECT_NEAR(fit.r_squared, 1.0, 1e-9);
@@ -111,18 +113,21 @@ TEST(FitLeak, RecoversTheSlopeOfSteadyGrowth) {
 
 TEST(FitLeak, FlatOrNoisyOrShortIsNoLeak) {
   std::vector<StepSample> flat;
-  for (std::uint64_t s = 0; s < 50; ++s) flat.push_back({s, 500_MiB});
+  for (std::uint64_t s = 0; s < 50; ++s)
+    flat.push_back({s, 500_MiB});
   EXPECT_FALSE(fit_leak(flat, 1_GiB).detected);
 
   std::vector<StepSample> noisy;
-  for (std::uint64_t s = 0; s < 50; ++s) noisy.push_back({s, (s % 2 == 0) ? 100_MiB : 600_MiB + s});
+  for (std::uint64_t s = 0; s < 50; ++s)
+    noisy.push_back({s, (s % 2 == 0) ? 100_MiB : 600_MiB + s});
   EXPECT_FALSE(fit_leak(noisy, 1_GiB).detected);
 
   const std::vector<StepSample> short_run = {{0, 0}, {1, 100_MiB}, {2, 200_MiB}};
   EXPECT_FALSE(fit_leak(short_run, 1_GiB).detected) << "fewer than kLeakMinSamples";
 
   std::vector<StepSample> tiny;
-  for (std::uint64_t s = 0; s < 50; ++s) tiny.push_back({s, 100_MiB + s * 4096});
+  for (std::uint64_t s = 0; s < 50; ++s)
+    tiny.push_back({s, 100_MiB + s * 4096});
   EXPECT_FALSE(fit_leak(tiny, 1_GiB).detected) << "steady but negligible at this budget";
 }
 
@@ -142,7 +147,13 @@ TEST(FindLargestFree, BisectsToTheResolution) {
 
 TEST(FindLargestFree, NothingToSearchBelowOneUnit) {
   int probes = 0;
-  EXPECT_EQ(find_largest_free([&](std::uint64_t) { ++probes; return AllocStatus::ok; }, 1_MiB, 2_MiB), 0U);
+  EXPECT_EQ(find_largest_free(
+                [&](std::uint64_t) {
+                  ++probes;
+                  return AllocStatus::ok;
+                },
+                1_MiB, 2_MiB),
+            0U);
   EXPECT_EQ(probes, 0);
 }
 

@@ -1,8 +1,9 @@
 // The CLI's parsers: every unit and spelling a user may type, and every mistake refused with a
 // message that names the value.
+#include "cli/parse.hpp"
+
 #include <gtest/gtest.h>
 
-#include "cli/parse.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
@@ -46,13 +47,17 @@ TEST(ParseSize, IsExactWhereFloatingPointWouldNotBe) {
 
 TEST(ParseSize, RefusesBadValuesNamingThem) {
   EXPECT_NE(usage_error([] { (void)parse_size("-1"); }).find("negative"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_size("8XB"); }).find("unknown unit 'XB'"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_size("8XB"); }).find("unknown unit 'XB'"),
+            std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_size("1e400"); }).find("1e400"), std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_size(""); }).find("empty"), std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_size("GiB"); }).find("not a size"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_size("18446744073709551616"); }).find("too large"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_size("17179869184GiB"); }).find("too large"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_size("1.5"); }).find("whole number of bytes"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_size("18446744073709551616"); }).find("too large"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_size("17179869184GiB"); }).find("too large"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_size("1.5"); }).find("whole number of bytes"),
+            std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_size("1..5G"); }).find("unknown unit"), std::string::npos);
 }
 
@@ -67,10 +72,13 @@ TEST(ParseBudget, SizePercentAndAll) {
 
 TEST(ParseBudget, RefusesZeroAndOutOfRangePercentages) {
   EXPECT_NE(usage_error([] { (void)parse_budget("0"); }).find("0 bytes"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_budget("101%"); }).find("out of range"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_budget("101%"); }).find("out of range"),
+            std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_budget("0%"); }).find("out of range"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_budget("-5%"); }).find("not a percentage"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_budget("abc%"); }).find("not a percentage"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_budget("-5%"); }).find("not a percentage"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_budget("abc%"); }).find("not a percentage"),
+            std::string::npos);
 }
 
 TEST(ParseFraction, RatiosAndDecimalsReduced) {
@@ -79,9 +87,12 @@ TEST(ParseFraction, RatiosAndDecimalsReduced) {
   EXPECT_EQ(parse_fraction("0.25"), (Fraction{1, 4}));
   EXPECT_EQ(parse_fraction("1"), (Fraction{1, 1}));
   EXPECT_EQ(parse_fraction("0"), (Fraction{0, 1}));
-  EXPECT_NE(usage_error([] { (void)parse_fraction("1/0"); }).find("denominator"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_fraction("3/2"); }).find("more than 1"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_fraction("x"); }).find("not a fraction"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_fraction("1/0"); }).find("denominator"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_fraction("3/2"); }).find("more than 1"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_fraction("x"); }).find("not a fraction"),
+            std::string::npos);
 }
 
 TEST(ParseScalars, FlagsIntegersAndReals) {
@@ -94,7 +105,8 @@ TEST(ParseScalars, FlagsIntegersAndReals) {
   EXPECT_DOUBLE_EQ(parse_real("0.5"), 0.5);
   EXPECT_NE(usage_error([] { (void)parse_flag("maybe"); }).find("on or off"), std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_unsigned("-1"); }).find("negative"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_integer("12abc"); }).find("whole number"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_integer("12abc"); }).find("whole number"),
+            std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_real("1e400"); }).find("1e400"), std::string::npos);
   EXPECT_NE(usage_error([] { (void)parse_real("nan"); }).find("finite"), std::string::npos);
 }
@@ -105,7 +117,8 @@ TEST(ParseAllocator, NameWithTypedOptions) {
   EXPECT_EQ(plain.options.bytes("release_threshold"), 0U);
   EXPECT_TRUE(plain.options.flag("reuse_opportunistic"));
 
-  const AllocatorChoice tuned = parse_allocator("async:release_threshold=max,reuse_opportunistic=off");
+  const AllocatorChoice tuned =
+      parse_allocator("async:release_threshold=max,reuse_opportunistic=off");
   EXPECT_EQ(tuned.options.bytes("release_threshold"), UINT64_MAX);
   EXPECT_FALSE(tuned.options.flag("reuse_opportunistic"));
   EXPECT_TRUE(tuned.options.was_set("reuse_opportunistic"));
@@ -115,36 +128,50 @@ TEST(ParseAllocator, NameWithTypedOptions) {
 }
 
 TEST(ParseAllocator, UnknownNamesAndOptionsSuggestTheClosest) {
-  EXPECT_NE(usage_error([] { (void)parse_allocator("asnyc"); }).find("did you mean 'async'"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_allocator("async:release_treshold=0"); })
-                .find("did you mean 'release_threshold'"),
+  EXPECT_NE(usage_error([] { (void)parse_allocator("asnyc"); }).find("did you mean 'async'"),
             std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_allocator("cuda:x=1"); }).find("takes no parameters"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_allocator("async:"); }).find("no options"), std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_allocator("managed:advise=read-mostyl"); })
-                .find("did you mean 'read-mostly'"),
+  EXPECT_NE(usage_error([] {
+              (void)parse_allocator("async:release_treshold=0");
+            }).find("did you mean 'release_threshold'"),
             std::string::npos);
-  EXPECT_NE(usage_error([] { (void)parse_allocator("sim:page=8XB"); }).find("--allocator page"), std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_allocator("cuda:x=1"); }).find("takes no parameters"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_allocator("async:"); }).find("no options"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] {
+              (void)parse_allocator("managed:advise=read-mostyl");
+            }).find("did you mean 'read-mostly'"),
+            std::string::npos);
+  EXPECT_NE(usage_error([] { (void)parse_allocator("sim:page=8XB"); }).find("--allocator page"),
+            std::string::npos);
 }
 
 TEST(ParseParams, DefaultsTypedValuesAndMistakes) {
   const ParamSpec spec = {
       {.name = "block", .type = ParamType::bytes, .default_value = Bytes{64_KiB}, .help = ""},
-      {.name = "steps", .type = ParamType::integer, .default_value = std::int64_t{10}, .help = "",
+      {.name = "steps",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{10},
+       .help = "",
        .min_integer = 1},
   };
   const Params p = parse_params(spec, {"block=1MiB"}, "scenario 'x'", "--param");
   EXPECT_EQ(p.bytes("block"), 1_MiB);
   EXPECT_EQ(p.integer("steps"), 10);
-  EXPECT_NE(usage_error([&] { (void)parse_params(spec, {"blok=1"}, "scenario 'x'", "--param"); })
-                .find("did you mean 'block'"),
+  EXPECT_NE(usage_error([&] {
+              (void)parse_params(spec, {"blok=1"}, "scenario 'x'", "--param");
+            }).find("did you mean 'block'"),
             std::string::npos);
-  EXPECT_NE(usage_error([&] { (void)parse_params(spec, {"block"}, "s", "--param"); }).find("key=value"),
+  EXPECT_NE(
+      usage_error([&] { (void)parse_params(spec, {"block"}, "s", "--param"); }).find("key=value"),
+      std::string::npos);
+  EXPECT_NE(usage_error([&] {
+              (void)parse_params(spec, {"block=1", "block=2"}, "s", "--param");
+            }).find("given twice"),
             std::string::npos);
-  EXPECT_NE(usage_error([&] { (void)parse_params(spec, {"block=1", "block=2"}, "s", "--param"); })
-                .find("given twice"),
-            std::string::npos);
-  EXPECT_NE(usage_error([&] { (void)parse_params(spec, {"steps=0"}, "s", "--param"); }).find("least allowed"),
+  EXPECT_NE(usage_error([&] {
+              (void)parse_params(spec, {"steps=0"}, "s", "--param");
+            }).find("least allowed"),
             std::string::npos);
 }
 

@@ -1,7 +1,6 @@
 // The recorder: every allocate, free and probe becomes one event with the right live bytes; the
 // log keeps order across chunks; events.csv has the contract's columns and parses back.
 #include <gtest/gtest.h>
-
 #include <libfccp/csv.h>
 
 #include <filesystem>
@@ -83,7 +82,8 @@ TEST(Recording, WritesOneEventPerCallWithLiveBytes) {
   EXPECT_EQ(rec.allocations(), 2U);
   EXPECT_EQ(rec.frees(), 2U);
   EXPECT_EQ(rec.failed(), 1U);
-  for (std::size_t i = 1; i < events.size(); ++i) EXPECT_GE(events[i].t_ns, events[i - 1].t_ns);
+  for (std::size_t i = 1; i < events.size(); ++i)
+    EXPECT_GE(events[i].t_ns, events[i - 1].t_ns);
 }
 
 TEST(EventLog, KeepsOrderAndSequenceAcrossManyChunks) {
@@ -92,19 +92,23 @@ TEST(EventLog, KeepsOrderAndSequenceAcrossManyChunks) {
   const std::size_t count = EventLog::kChunkEvents * 5 + 123;
   {
     EventLog log(std::make_unique<MemorySink>(events, firsts));
-    for (std::size_t i = 0; i < count; ++i) log.append(Event{.bytes = i});
+    for (std::size_t i = 0; i < count; ++i)
+      log.append(Event{.bytes = i});
     EXPECT_EQ(log.size(), count);
     log.close();
   }
   ASSERT_EQ(events.size(), count);
-  for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(events[i].bytes, i);
+  for (std::size_t i = 0; i < count; ++i)
+    ASSERT_EQ(events[i].bytes, i);
   ASSERT_EQ(firsts.size(), 6U);
-  for (std::size_t c = 0; c < firsts.size(); ++c) EXPECT_EQ(firsts[c], c * EventLog::kChunkEvents);
+  for (std::size_t c = 0; c < firsts.size(); ++c)
+    EXPECT_EQ(firsts[c], c * EventLog::kChunkEvents);
 }
 
 TEST(EventLog, ReportsASinkFailureAtClose) {
   EventLog log(std::make_unique<FailingSink>());
-  for (std::size_t i = 0; i < EventLog::kChunkEvents * 3; ++i) log.append(Event{});
+  for (std::size_t i = 0; i < EventLog::kChunkEvents * 3; ++i)
+    log.append(Event{});
   EXPECT_THROW(log.close(), Error);
 }
 
@@ -128,7 +132,8 @@ TEST(CsvFileSink, WritesTheContractColumnsAndParsesBack) {
   std::string phase, op, ptr, stream, status;
   std::vector<std::string> ops;
   std::vector<std::string> statuses;
-  while (reader.read_row(seq, t_ns, step, phase, op, bytes, ptr, stream, thread, status, live, reserved)) {
+  while (reader.read_row(seq, t_ns, step, phase, op, bytes, ptr, stream, thread, status, live,
+                         reserved)) {
     EXPECT_EQ(phase, "grow, then \"shrink\"");
     EXPECT_EQ(seq, ops.size());
     ops.push_back(op);

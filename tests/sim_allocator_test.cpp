@@ -1,11 +1,11 @@
 // The sim's page model (DESIGN.md): small blocks pack into 2 MiB pages, a page returns only when
 // its last block is freed, large requests take whole pages from anywhere.
+#include "allocators/sim_allocator.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
 #include <vector>
-
-#include "allocators/sim_allocator.hpp"
 
 namespace oomlab {
 namespace {
@@ -30,7 +30,8 @@ std::vector<void*> fill(SimAllocator& sim, std::size_t bytes) {
 
 TEST(SimAllocator, PacksSmallBlocksIntoOnePage) {
   SimAllocator sim = make_sim(64_MiB);
-  for (int i = 0; i < 32; ++i) ASSERT_TRUE(sim.allocate(64_KiB, {}).ok());
+  for (int i = 0; i < 32; ++i)
+    ASSERT_TRUE(sim.allocate(64_KiB, {}).ok());
   EXPECT_EQ(sim.reserved_bytes(), 2_MiB);
   EXPECT_EQ(sim.pages_holding_small_blocks(), 1U);
   ASSERT_TRUE(sim.allocate(64_KiB, {}).ok());  // the 33rd needs a second page
@@ -40,8 +41,10 @@ TEST(SimAllocator, PacksSmallBlocksIntoOnePage) {
 TEST(SimAllocator, ReleasesAPageOnlyWhenItsLastBlockIsFreed) {
   SimAllocator sim = make_sim(64_MiB);
   std::vector<void*> blocks;
-  for (int i = 0; i < 32; ++i) blocks.push_back(sim.allocate(64_KiB, {}).ptr);
-  for (int i = 0; i < 31; ++i) sim.deallocate(blocks[i], 64_KiB, {});
+  for (int i = 0; i < 32; ++i)
+    blocks.push_back(sim.allocate(64_KiB, {}).ptr);
+  for (int i = 0; i < 31; ++i)
+    sim.deallocate(blocks[i], 64_KiB, {});
   EXPECT_EQ(sim.reserved_bytes(), 2_MiB) << "one live block pins the page";
   sim.deallocate(blocks[31], 64_KiB, {});
   EXPECT_EQ(sim.reserved_bytes(), 0U);
@@ -93,7 +96,8 @@ TEST(SimAllocator, ReusesTheFirstHoleThatFits) {
 TEST(SimAllocator, CoalescesNeighboursOnBothSides) {
   SimAllocator sim = make_sim(64_MiB);
   std::vector<void*> blocks;
-  for (int i = 0; i < 32; ++i) blocks.push_back(sim.allocate(64_KiB, {}).ptr);
+  for (int i = 0; i < 32; ++i)
+    blocks.push_back(sim.allocate(64_KiB, {}).ptr);
   sim.deallocate(blocks[10], 64_KiB, {});
   sim.deallocate(blocks[12], 64_KiB, {});
   sim.deallocate(blocks[11], 64_KiB, {});  // joins 10 and 12

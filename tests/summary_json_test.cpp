@@ -1,7 +1,8 @@
 // summary.json follows the oomlab.run.v1 contract of DESIGN.md: every field, with its type.
+#include "reports/summary_json.hpp"
+
 #include <gtest/gtest.h>
 
-#include "reports/summary_json.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 
@@ -14,11 +15,13 @@ using json = nlohmann::ordered_json;
 void expect_field(const json& object, const std::string& key, json::value_t type) {
   ASSERT_TRUE(object.contains(key)) << "missing " << key << " in " << object.dump();
   const json::value_t actual = object.at(key).type();
-  const bool integer_ok = type == json::value_t::number_integer &&
-                          (actual == json::value_t::number_unsigned || actual == json::value_t::number_integer);
-  const bool number_ok = type == json::value_t::number_float &&
-                         (actual == json::value_t::number_float || actual == json::value_t::number_unsigned ||
-                          actual == json::value_t::number_integer);
+  const bool integer_ok =
+      type == json::value_t::number_integer &&
+      (actual == json::value_t::number_unsigned || actual == json::value_t::number_integer);
+  const bool number_ok =
+      type == json::value_t::number_float &&
+      (actual == json::value_t::number_float || actual == json::value_t::number_unsigned ||
+       actual == json::value_t::number_integer);
   EXPECT_TRUE(actual == type || integer_ok || number_ok)
       << key << " has type " << object.at(key).type_name();
 }
@@ -73,7 +76,8 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
 
   expect_field(doc.at("peak"), "live_bytes", kInteger);
   expect_field(doc.at("peak"), "reserved_bytes", kInteger);
-  for (const char* key : {"allocations", "frees", "failed"}) expect_field(doc.at("counts"), key, kInteger);
+  for (const char* key : {"allocations", "frees", "failed"})
+    expect_field(doc.at("counts"), key, kInteger);
   expect_field(doc.at("integrity"), "checked", kInteger);
   expect_field(doc.at("integrity"), "corrupted", kInteger);
   expect_field(doc, "metrics", kObject);
@@ -106,8 +110,11 @@ TEST(SummaryJson, BudgetCapHasNoCudaError) {
 
 TEST(SummaryJson, DeviceFactsWhenARealDeviceRan) {
   RunResult r;
-  r.device = DeviceFacts{.index = 0, .name = "NVIDIA H100 80GB HBM3", .uuid = "GPU-1234",
-                         .compute_capability = "9.0", .total_bytes = 85'000'000'000};
+  r.device = DeviceFacts{.index = 0,
+                         .name = "NVIDIA H100 80GB HBM3",
+                         .uuid = "GPU-1234",
+                         .compute_capability = "9.0",
+                         .total_bytes = 85'000'000'000};
   r.environment.driver_version = "580.159.04";
   const json env = summary_json(r, {}).at("environment");
   EXPECT_EQ(env.at("device").at("name"), "NVIDIA H100 80GB HBM3");

@@ -24,10 +24,10 @@ RunConfig make_run_config(const std::string& scenario, const std::string& alloca
 }  // namespace oomlab::testing
 
 // Skips the test, saying why, when no CUDA device can be used.
-#define OOMLAB_REQUIRE_GPU()                                                 \
-  do {                                                                       \
-    std::string oomlab_why_;                                                 \
-    if (!::oomlab::testing::cuda_device_present(&oomlab_why_)) {             \
-      GTEST_SKIP() << "needs a CUDA device (" << oomlab_why_ << ")";         \
-    }                                                                        \
+#define OOMLAB_REQUIRE_GPU()                                         \
+  do {                                                               \
+    std::string oomlab_why_;                                         \
+    if (!::oomlab::testing::cuda_device_present(&oomlab_why_)) {     \
+      GTEST_SKIP() << "needs a CUDA device (" << oomlab_why_ << ")"; \
+    }                                                                \
   } while (0)

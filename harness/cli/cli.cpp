@@ -1,7 +1,8 @@
 #include "cli/cli.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
@@ -26,7 +27,8 @@ struct Parsed {
 
 void add_run(CLI::App& app, Parsed& p) {
   CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
-  run->add_option("scenario", p.run.scenario, "the scenario to run (see 'oomlab list')")->required();
+  run->add_option("scenario", p.run.scenario, "the scenario to run (see 'oomlab list')")
+      ->required();
   run->add_option("--allocator,-a", p.run.allocator,
                   "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, "
                   "else sim)")
@@ -35,17 +37,21 @@ void add_run(CLI::App& app, Parsed& p) {
                   "memory the run may use: a size (8GiB, 512MiB, 1.5GB), N% of the device, or "
                   "all; clamped to free memory")
       ->capture_default_str();
-  run->add_option("--seed", p.run.seed, "seed of the scenario's random choices")->capture_default_str();
+  run->add_option("--seed", p.run.seed, "seed of the scenario's random choices")
+      ->capture_default_str();
   run->add_option("--param,-p", p.run.params, "KEY=VALUE for the scenario (repeatable)");
   run->add_option("--out,-o", p.run.out,
                   "folder for events.csv and summary.json (default "
                   "oomlab-runs/<UTC time>-<scenario>-<allocator>)");
-  run->add_option("--json", p.run.json, "also write summary.json to FILE; '-' prints it alone on stdout");
+  run->add_option("--json", p.run.json,
+                  "also write summary.json to FILE; '-' prints it alone on stdout");
   run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
   run->add_option("--device,-d", p.run.device, "CUDA device index")->capture_default_str();
-  run->add_flag("--no-probe", p.run.no_probe,
-                "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
-  auto* expect_oom = run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
+  run->add_flag(
+      "--no-probe", p.run.no_probe,
+      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
+  auto* expect_oom =
+      run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
   auto* expect_no_oom =
       run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
   expect_oom->excludes(expect_no_oom);
@@ -76,9 +82,12 @@ void build_app(CLI::App& app, Parsed& p) {
 int exit_code_for_error(const Error& e) {
   switch (e.kind()) {
     case ErrorKind::usage:
-    case ErrorKind::input: return kExitUsage;
-    case ErrorKind::no_device: return kExitNoDevice;
-    default: return kExitCheckFailed;
+    case ErrorKind::input:
+      return kExitUsage;
+    case ErrorKind::no_device:
+      return kExitNoDevice;
+    default:
+      return kExitCheckFailed;
   }
 }
 
@@ -110,7 +119,8 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   Parsed parsed;
   build_app(app, parsed);
   tailor_run_help(app, args);
-  std::vector<std::string> reversed(args.rbegin(), args.rend() - 1);  // CLI11 consumes from the back
+  std::vector<std::string> reversed(args.rbegin(),
+                                    args.rend() - 1);  // CLI11 consumes from the back
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {

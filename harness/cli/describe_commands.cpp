@@ -46,7 +46,9 @@ std::string cuda_version(int v) {
   return v == 0 ? std::string("none") : fmt::format("{}.{}", v / 1000, (v % 1000) / 10);
 }
 
-std::string yes_no(bool b) { return b ? "yes" : "no"; }
+std::string yes_no(bool b) {
+  return b ? "yes" : "no";
+}
 
 }  // namespace
 
@@ -64,9 +66,11 @@ std::string scenario_help(const std::string& name) {
 
 std::string scenario_and_allocator_overview() {
   std::string out = "Scenarios ('oomlab run SCENARIO --help' for one):\n";
-  for (const auto& e : Registry::global().entries()) out += fmt::format("  {:<16} {}\n", e.name, e.summary);
+  for (const auto& e : Registry::global().entries())
+    out += fmt::format("  {:<16} {}\n", e.name, e.summary);
   out += "Allocators (--allocator NAME[:option=value,...]):\n";
-  for (const auto& b : backend_catalog()) out += fmt::format("  {:<16} {}\n", b.name, b.summary);
+  for (const auto& b : backend_catalog())
+    out += fmt::format("  {:<16} {}\n", b.name, b.summary);
   return out;
 }
 
@@ -74,7 +78,8 @@ int list_command(bool as_json, std::ostream& out) {
   if (as_json) {
     json doc = {{"scenarios", json::array()}, {"allocators", json::array()}};
     for (const auto& e : Registry::global().entries()) {
-      doc["scenarios"].push_back({{"name", e.name}, {"summary", e.summary}, {"params", spec_json(e.params)}});
+      doc["scenarios"].push_back(
+          {{"name", e.name}, {"summary", e.summary}, {"params", spec_json(e.params)}});
     }
     for (const auto& b : backend_catalog()) {
       doc["allocators"].push_back({{"name", b.name},
@@ -107,8 +112,9 @@ void print_device(const DeviceFacts& d, std::ostream& out) {
   out << fmt::format("  pools        {} (cudaMallocAsync)\n", yes_no(d.memory_pools));
   out << fmt::format("  managed      {} · concurrent managed access {}\n", yes_no(d.managed_memory),
                      yes_no(d.concurrent_managed_access));
-  out << fmt::format("  VMM granularity {}\n",
-                     d.vmm_granularity == 0 ? std::string("unknown") : format_bytes(d.vmm_granularity));
+  out << fmt::format("  VMM granularity {}\n", d.vmm_granularity == 0
+                                                   ? std::string("unknown")
+                                                   : format_bytes(d.vmm_granularity));
 }
 
 }  // namespace
@@ -124,15 +130,18 @@ int info_command(bool as_json, std::ostream& out, std::ostream& err) {
                 {"cuda_runtime", env.cuda_runtime},
                 {"problem", env.cuda_problem.empty() ? json(nullptr) : json(env.cuda_problem)},
                 {"devices", json::array()}};
-    for (const auto& d : env.devices) doc["devices"].push_back(device_json(d));
+    for (const auto& d : env.devices)
+      doc["devices"].push_back(device_json(d));
     out << doc.dump(2) << '\n';
   } else {
     out << version_text() << '\n';
     out << fmt::format("host         {}\n", env.host);
     out << fmt::format("driver       {} · CUDA driver API {} · runtime {}{}\n",
                        env.driver_version.value_or("none"), cuda_version(env.cuda_driver_api),
-                       cuda_version(env.cuda_runtime), env.cuda_built ? "" : " (built without CUDA)");
-    for (const auto& d : env.devices) print_device(d, out);
+                       cuda_version(env.cuda_runtime),
+                       env.cuda_built ? "" : " (built without CUDA)");
+    for (const auto& d : env.devices)
+      print_device(d, out);
   }
   if (env.devices.empty()) {
     err << fmt::format("oomlab: {}\n", env.cuda_problem);

@@ -1,12 +1,12 @@
 #include "cli/parse.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <numeric>
-
-#include <fmt/format.h>
 
 #include "allocators/backends.hpp"
 #include "oomlab/error.hpp"
@@ -17,13 +17,16 @@ namespace {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
 std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
   return text;
 }
 
@@ -35,12 +38,14 @@ struct Decimal {
 
 bool split_decimal(std::string_view text, Decimal& out, std::string_view& rest) {
   std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+    ++i;
   out.whole = text.substr(0, i);
   out.fraction = {};
   if (i < text.size() && text[i] == '.') {
     const std::size_t start = ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+      ++i;
     out.fraction = text.substr(start, i - start);
   }
   rest = text.substr(i);
@@ -48,23 +53,34 @@ bool split_decimal(std::string_view text, Decimal& out, std::string_view& rest) 
 }
 
 // Exact size arithmetic needs more than 64 bits for a moment (whole * unit before the check).
-__extension__ typedef unsigned __int128 Wide;  // NOLINT(modernize-use-using): __extension__ needs typedef
+__extension__ typedef unsigned __int128
+    Wide;  // NOLINT(modernize-use-using): __extension__ needs typedef
 
 constexpr std::string_view kUnitsHelp = "B, KiB, MiB, GiB, TiB (or K, M, G, T), KB, MB, GB, TB";
 
 std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text) {
   static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
-      {"", 1}, {"b", 1},
-      {"k", 1ULL << 10U}, {"kib", 1ULL << 10U}, {"kb", 1000ULL},
-      {"m", 1ULL << 20U}, {"mib", 1ULL << 20U}, {"mb", 1000ULL * 1000},
-      {"g", 1ULL << 30U}, {"gib", 1ULL << 30U}, {"gb", 1000ULL * 1000 * 1000},
-      {"t", 1ULL << 40U}, {"tib", 1ULL << 40U}, {"tb", 1000ULL * 1000 * 1000 * 1000},
+      {"", 1},
+      {"b", 1},
+      {"k", 1ULL << 10U},
+      {"kib", 1ULL << 10U},
+      {"kb", 1000ULL},
+      {"m", 1ULL << 20U},
+      {"mib", 1ULL << 20U},
+      {"mb", 1000ULL * 1000},
+      {"g", 1ULL << 30U},
+      {"gib", 1ULL << 30U},
+      {"gb", 1000ULL * 1000 * 1000},
+      {"t", 1ULL << 40U},
+      {"tib", 1ULL << 40U},
+      {"tb", 1000ULL * 1000 * 1000 * 1000},
   }};
   const std::string unit = lower(trim(unit_text));
   for (const auto& [name, multiplier] : kUnits) {
     if (unit == name) return multiplier;
   }
-  throw_usage(fmt::format("'{}' is not a size: unknown unit '{}' (use {})", text, trim(unit_text), kUnitsHelp));
+  throw_usage(fmt::format("'{}' is not a size: unknown unit '{}' (use {})", text, trim(unit_text),
+                          kUnitsHelp));
 }
 
 }  // namespace
@@ -72,7 +88,8 @@ std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text)
 Bytes parse_size(std::string_view text) {
   const std::string_view body = trim(text);
   if (body.empty()) throw_usage("an empty value is not a size");
-  if (body.front() == '-') throw_usage(fmt::format("'{}' is not a size: sizes cannot be negative", text));
+  if (body.front() == '-')
+    throw_usage(fmt::format("'{}' is not a size: sizes cannot be negative", text));
   Decimal number;
   std::string_view unit;
   if (!split_decimal(body, number, unit)) {
@@ -102,7 +119,8 @@ Bytes parse_size(std::string_view text) {
 
 Percent parse_percent(std::string_view text) {
   std::string_view body = trim(text);
-  if (body.empty() || body.back() != '%') throw_usage(fmt::format("'{}' is not a percentage", text));
+  if (body.empty() || body.back() != '%')
+    throw_usage(fmt::format("'{}' is not a percentage", text));
   body.remove_suffix(1);
   Decimal number;
   std::string_view rest;
@@ -111,7 +129,8 @@ Percent parse_percent(std::string_view text) {
   }
   const double value = parse_real(trim(body));
   if (!(value > 0.0 && value <= 100.0)) {
-    throw_usage(fmt::format("'{}' is out of range: a percentage must be more than 0% and at most 100%", text));
+    throw_usage(fmt::format(
+        "'{}' is out of range: a percentage must be more than 0% and at most 100%", text));
   }
   return Percent{value};
 }
@@ -142,7 +161,8 @@ Fraction parse_fraction(std::string_view text) {
       throw_usage(fmt::format("'{}' is not a fraction (expected e.g. 1/32 or 0.25)", text));
     }
     f.denominator = 1;
-    for (std::size_t i = 0; i < number.fraction.size(); ++i) f.denominator *= 10;
+    for (std::size_t i = 0; i < number.fraction.size(); ++i)
+      f.denominator *= 10;
     f.numerator = parse_unsigned(std::string(number.whole.empty() ? "0" : number.whole) +
                                  std::string(number.fraction));
   }
@@ -175,7 +195,8 @@ std::int64_t parse_integer(std::string_view text) {
 
 std::uint64_t parse_unsigned(std::string_view text) {
   const std::string_view body = trim(text);
-  if (!body.empty() && body.front() == '-') throw_usage(fmt::format("'{}' must not be negative", text));
+  if (!body.empty() && body.front() == '-')
+    throw_usage(fmt::format("'{}' must not be negative", text));
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
   if (ec == std::errc::result_out_of_range) throw_usage(fmt::format("'{}' is out of range", text));
@@ -195,7 +216,8 @@ double parse_real(std::string_view text) {
   } catch (const std::exception&) {
     throw_usage(fmt::format("'{}' is not a number", text));
   }
-  if (used != body.size() || !std::isfinite(value)) throw_usage(fmt::format("'{}' is not a finite number", text));
+  if (used != body.size() || !std::isfinite(value))
+    throw_usage(fmt::format("'{}' is not a finite number", text));
   return value;
 }
 
@@ -207,13 +229,17 @@ ParamValue parse_param_value(const ParamDef& def, std::string_view text) {
     case ParamType::integer: {
       const std::int64_t value = parse_integer(text);
       if (def.min_integer && value < *def.min_integer) {
-        throw_usage(fmt::format("'{}' is below the least allowed value {}", text, *def.min_integer));
+        throw_usage(
+            fmt::format("'{}' is below the least allowed value {}", text, *def.min_integer));
       }
       return value;
     }
-    case ParamType::real: return parse_real(text);
-    case ParamType::fraction: return parse_fraction(text);
-    case ParamType::flag: return parse_flag(text);
+    case ParamType::real:
+      return parse_real(text);
+    case ParamType::fraction:
+      return parse_fraction(text);
+    case ParamType::flag:
+      return parse_flag(text);
     case ParamType::choice: {
       const std::string value(trim(text));
       if (std::find(def.choices.begin(), def.choices.end(), value) == def.choices.end()) {
@@ -222,7 +248,8 @@ ParamValue parse_param_value(const ParamDef& def, std::string_view text) {
       }
       return value;
     }
-    case ParamType::text: return std::string(text);
+    case ParamType::text:
+      return std::string(text);
   }
   throw_usage("unknown parameter type");
 }
@@ -232,7 +259,8 @@ Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assig
   Params params(spec);
   std::vector<std::string> names;
   names.reserve(spec.size());
-  for (const auto& def : spec) names.push_back(def.name);
+  for (const auto& def : spec)
+    names.push_back(def.name);
   std::vector<std::string> seen;
   for (const std::string& assignment : assignments) {
     const auto eq = assignment.find('=');
@@ -241,9 +269,11 @@ Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assig
     }
     const std::string key(trim(std::string_view(assignment).substr(0, eq)));
     const std::string_view value = std::string_view(assignment).substr(eq + 1);
-    const auto def = std::find_if(spec.begin(), spec.end(), [&](const ParamDef& d) { return d.name == key; });
+    const auto def =
+        std::find_if(spec.begin(), spec.end(), [&](const ParamDef& d) { return d.name == key; });
     if (def == spec.end()) {
-      if (spec.empty()) throw_usage(fmt::format("{}: {} takes no parameters, got '{}'", flag, owner, key));
+      if (spec.empty())
+        throw_usage(fmt::format("{}: {} takes no parameters, got '{}'", flag, owner, key));
       throw_usage(fmt::format("{}: unknown parameter '{}' for {}{} (known: {})", flag, key, owner,
                               did_you_mean(key, names), fmt::join(names, ", ")));
     }
@@ -265,7 +295,8 @@ AllocatorChoice parse_allocator(std::string_view text) {
   const auto colon = body.find(':');
   const std::string name(trim(body.substr(0, colon)));
   std::vector<std::string> names;
-  for (const auto& b : backend_catalog()) names.push_back(b.name);
+  for (const auto& b : backend_catalog())
+    names.push_back(b.name);
   const BackendInfo* info = find_backend(name);
   if (info == nullptr) {
     throw_usage(fmt::format("--allocator: unknown allocator '{}'{} (known: {})", name,
@@ -281,7 +312,8 @@ AllocatorChoice parse_allocator(std::string_view text) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  return {name, parse_params(info->options, assignments, fmt::format("allocator '{}'", name), "--allocator")};
+  return {name, parse_params(info->options, assignments, fmt::format("allocator '{}'", name),
+                             "--allocator")};
 }
 
 namespace {

@@ -33,7 +33,8 @@ namespace oomlab::cli {
 
 // "key=value" pairs (from repeated --param, or the comma list of an allocator spec) applied over
 // the defaults of `spec`. `owner` names whose parameters they are, for messages.
-[[nodiscard]] Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assignments,
+[[nodiscard]] Params parse_params(const ParamSpec& spec,
+                                  const std::vector<std::string>& assignments,
                                   std::string_view owner, std::string_view flag);
 
 struct AllocatorChoice {
@@ -44,8 +45,10 @@ struct AllocatorChoice {
 [[nodiscard]] AllocatorChoice parse_allocator(std::string_view text);
 
 // The candidate closest to `input` by edit distance, or "" when none is close enough.
-[[nodiscard]] std::string closest_name(std::string_view input, const std::vector<std::string>& candidates);
+[[nodiscard]] std::string closest_name(std::string_view input,
+                                       const std::vector<std::string>& candidates);
 // " (did you mean 'x'?)" or "".
-[[nodiscard]] std::string did_you_mean(std::string_view input, const std::vector<std::string>& candidates);
+[[nodiscard]] std::string did_you_mean(std::string_view input,
+                                       const std::vector<std::string>& candidates);
 
 }  // namespace oomlab::cli

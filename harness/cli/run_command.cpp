@@ -1,4 +1,6 @@
 // `oomlab run`: typed config from the flags, the run, its files, the summary and the exit code.
+#include <fmt/chrono.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -7,9 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-
-#include <fmt/chrono.h>
-#include <fmt/format.h>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -29,7 +28,9 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-extern "C" void on_stop_signal(int /*signal*/) { g_stop.store(true); }
+extern "C" void on_stop_signal(int /*signal*/) {
+  g_stop.store(true);
+}
 
 // The first Ctrl-C stops the run cleanly (everything freed, record written); a second one, with
 // the default action restored, ends the process at once.
@@ -67,7 +68,8 @@ RunConfig make_config(const RunOptions& o) {
   }
   RunConfig config;
   config.scenario = o.scenario;
-  config.params = parse_params(entry->params, o.params, fmt::format("scenario '{}'", o.scenario), "--param");
+  config.params =
+      parse_params(entry->params, o.params, fmt::format("scenario '{}'", o.scenario), "--param");
   AllocatorChoice allocator = parse_allocator(o.allocator);
   config.allocator = allocator.name;
   config.allocator_options = std::move(allocator.options);
@@ -82,7 +84,8 @@ RunConfig make_config(const RunOptions& o) {
 
 fs::path default_run_folder(const std::string& scenario, const std::string& allocator) {
   const auto now = std::chrono::system_clock::now();
-  const std::string stamp = fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+  const std::string stamp =
+      fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
   fs::path folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}", stamp, scenario, allocator);
   for (int n = 2; fs::exists(folder); ++n) {
     folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}-{}", stamp, scenario, allocator, n);
@@ -146,16 +149,16 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   if (config.allocator == "auto") {
     std::string why;
     config.allocator = resolve_auto_allocator(probe_environment(), &why);
-    if (config.allocator == "sim") console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
+    if (config.allocator == "sim")
+      console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
   }
   const fs::path folder = prepare_folder(o, config.allocator);
   config.events_csv = folder / "events.csv";
   config.stop = &g_stop;
   config.notice = [&](std::string_view text) { console.notice(text); };
   if (console.progress_enabled()) {
-    config.progress = [&, name = fmt::format("{}/{}", o.scenario, config.allocator)](const ProgressSnapshot& s) {
-      console.progress(progress_line(name, s));
-    };
+    config.progress = [&, name = fmt::format("{}/{}", o.scenario, config.allocator)](
+                          const ProgressSnapshot& s) { console.progress(progress_line(name, s)); };
   }
   install_stop_handlers();
   RunResult result;
@@ -178,10 +181,12 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   if (!o.csv.empty()) {
     std::error_code ec;
     fs::copy_file(folder / "events.csv", o.csv, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
+    if (ec)
+      throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
   }
   if (!o.quiet) {
-    (o.json == "-" ? err : out) << human_summary(result, fmt::format("{}/ (events.csv, summary.json)", folder.string()));
+    (o.json == "-" ? err : out) << human_summary(
+        result, fmt::format("{}/ (events.csv, summary.json)", folder.string()));
   }
   std::string why;
   const int code = exit_code_for(result, o, &why);

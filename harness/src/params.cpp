@@ -1,23 +1,30 @@
 #include "oomlab/params.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <stdexcept>
-
-#include <fmt/format.h>
+#include <utility>
 
 namespace oomlab {
 
 std::string_view to_string(ParamType type) {
   switch (type) {
-    case ParamType::bytes: return "size";
-    case ParamType::integer: return "integer";
-    case ParamType::real: return "number";
-    case ParamType::fraction: return "fraction";
-    case ParamType::flag: return "on|off";
-    case ParamType::choice: return "choice";
-    case ParamType::text: return "text";
+    case ParamType::bytes:
+      return "size";
+    case ParamType::integer:
+      return "integer";
+    case ParamType::real:
+      return "number";
+    case ParamType::fraction:
+      return "fraction";
+    case ParamType::flag:
+      return "on|off";
+    case ParamType::choice:
+      return "choice";
+    case ParamType::text:
+      return "text";
   }
   return "?";
 }
@@ -46,10 +53,13 @@ struct ValueFormatter {
 
 }  // namespace
 
-std::string format_param_value(const ParamValue& value) { return std::visit(ValueFormatter{}, value); }
+std::string format_param_value(const ParamValue& value) {
+  return std::visit(ValueFormatter{}, value);
+}
 
 Params::Params(const ParamSpec& spec) {
-  for (const auto& def : spec) values_.emplace(def.name, def.default_value);
+  for (const auto& def : spec)
+    values_.emplace(def.name, def.default_value);
 }
 
 void Params::set(const std::string& name, ParamValue value) {
@@ -65,7 +75,8 @@ bool Params::was_set(std::string_view name) const {
 
 const ParamValue& Params::at(std::string_view name) const {
   const auto it = values_.find(name);
-  if (it == values_.end()) throw std::logic_error(fmt::format("parameter '{}' was not declared", name));
+  if (it == values_.end())
+    throw std::logic_error(fmt::format("parameter '{}' was not declared", name));
   return it->second;
 }
 
@@ -77,12 +88,26 @@ const T& get_as(const ParamValue& v, std::string_view name) {
 }
 }  // namespace
 
-std::uint64_t Params::bytes(std::string_view name) const { return get_as<Bytes>(at(name), name).value; }
-std::int64_t Params::integer(std::string_view name) const { return get_as<std::int64_t>(at(name), name); }
-double Params::real(std::string_view name) const { return get_as<double>(at(name), name); }
-Fraction Params::fraction(std::string_view name) const { return get_as<Fraction>(at(name), name); }
-bool Params::flag(std::string_view name) const { return get_as<bool>(at(name), name); }
-const std::string& Params::choice(std::string_view name) const { return get_as<std::string>(at(name), name); }
-const std::string& Params::text(std::string_view name) const { return get_as<std::string>(at(name), name); }
+std::uint64_t Params::bytes(std::string_view name) const {
+  return get_as<Bytes>(at(name), name).value;
+}
+std::int64_t Params::integer(std::string_view name) const {
+  return get_as<std::int64_t>(at(name), name);
+}
+double Params::real(std::string_view name) const {
+  return get_as<double>(at(name), name);
+}
+Fraction Params::fraction(std::string_view name) const {
+  return get_as<Fraction>(at(name), name);
+}
+bool Params::flag(std::string_view name) const {
+  return get_as<bool>(at(name), name);
+}
+const std::string& Params::choice(std::string_view name) const {
+  return get_as<std::string>(at(name), name);
+}
+const std::string& Params::text(std::string_view name) const {
+  return get_as<std::string>(at(name), name);
+}
 
 }  // namespace oomlab

@@ -1,8 +1,8 @@
 #include "oomlab/registry.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "oomlab/error.hpp"
 
@@ -41,7 +41,8 @@ std::unique_ptr<Scenario> Registry::create(std::string_view name) const {
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
   out.reserve(entries_.size());
-  for (const auto& e : entries_) out.push_back(e.name);
+  for (const auto& e : entries_)
+    out.push_back(e.name);
   return out;
 }
 

@@ -1,12 +1,14 @@
 #include "oomlab/units.hpp"
 
-#include <array>
 #include <fmt/format.h>
+
+#include <array>
 
 namespace oomlab {
 
 std::string format_bytes(std::uint64_t bytes) {
-  static constexpr std::array<const char*, 7> kUnits = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  static constexpr std::array<const char*, 7> kUnits = {"B",   "KiB", "MiB", "GiB",
+                                                        "TiB", "PiB", "EiB"};
   if (bytes < 1024) return fmt::format("{} B", bytes);
   auto value = static_cast<double>(bytes);
   std::size_t unit = 0;
@@ -31,6 +33,8 @@ std::string format_count(std::uint64_t n) {
   return out;
 }
 
-std::string format_fraction(Fraction f) { return fmt::format("{}/{}", f.numerator, f.denominator); }
+std::string format_fraction(Fraction f) {
+  return fmt::format("{}/{}", f.numerator, f.denominator);
+}
 
 }  // namespace oomlab

@@ -42,11 +42,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   refused_or_ok([&] {
     static const oomlab::ParamSpec spec = {
         {.name = "block", .type = oomlab::ParamType::bytes, .default_value = oomlab::Bytes{1}},
-        {.name = "keep", .type = oomlab::ParamType::fraction, .default_value = oomlab::Fraction{1, 2}},
-        {.name = "n", .type = oomlab::ParamType::integer, .default_value = std::int64_t{1}, .min_integer = 0},
+        {.name = "keep",
+         .type = oomlab::ParamType::fraction,
+         .default_value = oomlab::Fraction{1, 2}},
+        {.name = "n",
+         .type = oomlab::ParamType::integer,
+         .default_value = std::int64_t{1},
+         .min_integer = 0},
         {.name = "x", .type = oomlab::ParamType::real, .default_value = 0.5},
         {.name = "on", .type = oomlab::ParamType::flag, .default_value = true},
-        {.name = "mode", .type = oomlab::ParamType::choice, .default_value = std::string("a"),
+        {.name = "mode",
+         .type = oomlab::ParamType::choice,
+         .default_value = std::string("a"),
          .choices = {"a", "b"}},
     };
     // The input as a list of assignments, split at newlines.

@@ -38,9 +38,9 @@ struct AllocResult {
 // What the allocator holds and what the device still has. Live bytes (what the program asked
 // for) are not here: the recording adaptor counts them, since only it sees every request.
 struct MemoryState {
-  std::uint64_t reserved_bytes = 0;      // held from the device for the live blocks
-  std::uint64_t own_bytes_bound = 0;     // at most this much device memory is this allocator's
-  std::uint64_t device_free_bytes = 0;   // what the device (or the sim) can still hand out
+  std::uint64_t reserved_bytes = 0;     // held from the device for the live blocks
+  std::uint64_t own_bytes_bound = 0;    // at most this much device memory is this allocator's
+  std::uint64_t device_free_bytes = 0;  // what the device (or the sim) can still hand out
   std::uint64_t device_total_bytes = 0;
 };
 

@@ -31,8 +31,8 @@ struct ParamDef {
   ParamType type = ParamType::text;
   ParamValue default_value;
   std::string help;
-  std::vector<std::string> choices;  // for ParamType::choice
-  bool accepts_max = false;          // for ParamType::bytes: "max" means the largest value
+  std::vector<std::string> choices;         // for ParamType::choice
+  bool accepts_max = false;                 // for ParamType::bytes: "max" means the largest value
   std::optional<std::int64_t> min_integer;  // for ParamType::integer
 };
 

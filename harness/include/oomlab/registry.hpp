@@ -49,8 +49,8 @@ struct Registrar {
 
 }  // namespace oomlab
 
-#define OOMLAB_REGISTER_SCENARIO(Type)                                          \
-  namespace {                                                                   \
-  const ::oomlab::detail::Registrar oomlab_registrar_##Type{                    \
+#define OOMLAB_REGISTER_SCENARIO(Type)                                               \
+  namespace {                                                                        \
+  const ::oomlab::detail::Registrar oomlab_registrar_##Type{                         \
       [] { return std::unique_ptr<::oomlab::Scenario>(std::make_unique<Type>()); }}; \
   }

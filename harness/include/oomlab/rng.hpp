@@ -11,7 +11,8 @@ namespace oomlab {
 class Rng {
  public:
   explicit Rng(std::uint64_t seed) {
-    for (auto& word : state_) word = splitmix64(seed);
+    for (auto& word : state_)
+      word = splitmix64(seed);
   }
 
   std::uint64_t next() {
@@ -34,7 +35,8 @@ class Rng {
     const std::uint64_t range = span + 1;
     const std::uint64_t limit = UINT64_MAX - UINT64_MAX % range;
     std::uint64_t x = next();
-    while (x >= limit) x = next();
+    while (x >= limit)
+      x = next();
     return lo + x % range;
   }
 

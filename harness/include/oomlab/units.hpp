@@ -35,10 +35,18 @@ struct Fraction {
 };
 
 inline namespace literals {
-constexpr std::size_t operator""_KiB(unsigned long long n) { return static_cast<std::size_t>(n) << 10U; }
-constexpr std::size_t operator""_MiB(unsigned long long n) { return static_cast<std::size_t>(n) << 20U; }
-constexpr std::size_t operator""_GiB(unsigned long long n) { return static_cast<std::size_t>(n) << 30U; }
-constexpr std::size_t operator""_TiB(unsigned long long n) { return static_cast<std::size_t>(n) << 40U; }
+constexpr std::size_t operator""_KiB(unsigned long long n) {
+  return static_cast<std::size_t>(n) << 10U;
+}
+constexpr std::size_t operator""_MiB(unsigned long long n) {
+  return static_cast<std::size_t>(n) << 20U;
+}
+constexpr std::size_t operator""_GiB(unsigned long long n) {
+  return static_cast<std::size_t>(n) << 30U;
+}
+constexpr std::size_t operator""_TiB(unsigned long long n) {
+  return static_cast<std::size_t>(n) << 40U;
+}
 }  // namespace literals
 
 // The page size of the CUDA driver's physical allocations on current GPUs (VMM granularity),

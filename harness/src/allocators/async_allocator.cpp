@@ -8,7 +8,9 @@
 namespace oomlab {
 
 namespace {
-cudaStream_t cuda_stream(Stream s) { return static_cast<cudaStream_t>(s.handle); }
+cudaStream_t cuda_stream(Stream s) {
+  return static_cast<cudaStream_t>(s.handle);
+}
 
 void set_flag(cudaMemPool_t pool, cudaMemPoolAttr attr, bool on) {
   int value = on ? 1 : 0;

@@ -9,7 +9,10 @@ namespace oomlab {
 namespace {
 
 ParamDef flag_option(std::string name, std::string help) {
-  return {.name = std::move(name), .type = ParamType::flag, .default_value = true, .help = std::move(help)};
+  return {.name = std::move(name),
+          .type = ParamType::flag,
+          .default_value = true,
+          .help = std::move(help)};
 }
 
 std::vector<BackendInfo> make_catalog() {
@@ -28,19 +31,18 @@ std::vector<BackendInfo> make_catalog() {
         flag_option("reuse_opportunistic", "reuse memory whose free has completed, across streams"),
         flag_option("reuse_internal_deps", "let the driver insert dependencies to reuse memory")},
        true});
-  catalog.push_back(
-      {"managed",
-       "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
-       {{.name = "advise",
-         .type = ParamType::choice,
-         .default_value = std::string("none"),
-         .help = "cudaMemAdvise for every allocation, towards the run's device",
-         .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
-        {.name = "prefetch",
-         .type = ParamType::flag,
-         .default_value = false,
-         .help = "cudaMemPrefetchAsync each allocation to the device"}},
-       true});
+  catalog.push_back({"managed",
+                     "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
+                     {{.name = "advise",
+                       .type = ParamType::choice,
+                       .default_value = std::string("none"),
+                       .help = "cudaMemAdvise for every allocation, towards the run's device",
+                       .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
+                      {.name = "prefetch",
+                       .type = ParamType::flag,
+                       .default_value = false,
+                       .help = "cudaMemPrefetchAsync each allocation to the device"}},
+                     true});
   catalog.push_back(
       {"sim",
        "host-side model of cudaMalloc's 2 MiB pages: no GPU needed, deterministic",
@@ -73,12 +75,14 @@ const BackendInfo* find_backend(std::string_view name) {
 }
 
 std::unique_ptr<Allocator> make_sim_backend(const Params& options, std::uint64_t budget_bytes) {
-  return std::make_unique<SimAllocator>(SimAllocator::Options{
-      .capacity_bytes = budget_bytes,
-      .page_bytes = options.bytes("page"),
-      .device_total_bytes = options.bytes("total")});
+  return std::make_unique<SimAllocator>(
+      SimAllocator::Options{.capacity_bytes = budget_bytes,
+                            .page_bytes = options.bytes("page"),
+                            .device_total_bytes = options.bytes("total")});
 }
 
-bool uses_ballast(std::string_view name) { return name == "cuda" || name == "async"; }
+bool uses_ballast(std::string_view name) {
+  return name == "cuda" || name == "async";
+}
 
 }  // namespace oomlab

@@ -6,7 +6,10 @@ namespace oomlab {
 
 BudgetCap::BudgetCap(std::unique_ptr<Allocator> inner, std::uint64_t budget_bytes,
                      std::uint64_t granularity)
-    : inner_(std::move(inner)), budget_(budget_bytes), granularity_(granularity == 0 ? 1 : granularity) {}
+    : inner_(std::move(inner)),
+      budget_(budget_bytes),
+      granularity_(granularity == 0 ? 1 : granularity) {
+}
 
 bool BudgetCap::fits(std::size_t bytes) const {
   const std::uint64_t charged = round_up(bytes, granularity_);

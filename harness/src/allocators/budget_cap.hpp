@@ -13,7 +13,8 @@ namespace oomlab {
 
 class BudgetCap final : public Allocator {
  public:
-  BudgetCap(std::unique_ptr<Allocator> inner, std::uint64_t budget_bytes, std::uint64_t granularity);
+  BudgetCap(std::unique_ptr<Allocator> inner, std::uint64_t budget_bytes,
+            std::uint64_t granularity);
 
   [[nodiscard]] std::string_view name() const override { return inner_->name(); }
   AllocResult allocate(std::size_t bytes, Stream stream) override;

@@ -10,7 +10,8 @@
 namespace oomlab {
 
 ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedOptions& options)
-    : device_(device), options_(options) {}
+    : device_(device), options_(options) {
+}
 
 AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   if (bytes == 0) return {};
@@ -39,7 +40,8 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
   device.type = cudaMemLocationTypeDevice;
   device.id = device_;
   switch (options_.advice) {
-    case ManagedAdvice::none: break;
+    case ManagedAdvice::none:
+      break;
     case ManagedAdvice::preferred_location:
       OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, device));
       break;

@@ -1,4 +1,5 @@
-// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot run.
+// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot
+// run.
 #include <fmt/format.h>
 
 #include "allocators/backends.hpp"
@@ -6,7 +7,9 @@
 
 namespace oomlab {
 
-std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) { return budget_bytes; }
+std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
+  return budget_bytes;
+}
 
 std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Params& /*options*/,
                                                int /*device*/, Stream /*stream*/,

@@ -1,11 +1,11 @@
 #include "allocators/sim_allocator.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <functional>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 
@@ -26,27 +26,29 @@ SimAllocator::SimAllocator(const Options& options)
       device_total_bytes_(options.device_total_bytes),
       next_large_address_(kLargeBase) {
   if (page_bytes_ < kGranuleBytes || page_bytes_ % kGranuleBytes != 0 || page_bytes_ > 1_GiB) {
-    throw Error(ErrorKind::usage, fmt::format("sim: page must be a multiple of {} B up to 1 GiB",
-                                              kGranuleBytes));
+    throw Error(ErrorKind::usage,
+                fmt::format("sim: page must be a multiple of {} B up to 1 GiB", kGranuleBytes));
   }
   if (options.capacity_bytes > kMaxCapacityBytes) {
-    throw Error(ErrorKind::usage, fmt::format("sim: capacity {} is over the model's limit of {}",
-                                              format_bytes(options.capacity_bytes),
-                                              format_bytes(kMaxCapacityBytes)));
+    throw Error(ErrorKind::usage,
+                fmt::format("sim: capacity {} is over the model's limit of {}",
+                            format_bytes(options.capacity_bytes), format_bytes(kMaxCapacityBytes)));
   }
 }
 
 AllocResult SimAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return {};  // like cudaMalloc: success, no memory, null pointer
   if (bytes < page_bytes_) {
-    return allocate_small(static_cast<std::uint32_t>(round_up(bytes, kGranuleBytes) / kGranuleBytes));
+    return allocate_small(
+        static_cast<std::uint32_t>(round_up(bytes, kGranuleBytes) / kGranuleBytes));
   }
   const std::uint64_t pages = round_up(bytes, page_bytes_) / page_bytes_;
   if (pages > free_pages_) return {nullptr, AllocStatus::out_of_memory, 0};
   free_pages_ -= pages;
   const std::uint64_t address = next_large_address_;
   next_large_address_ += pages * page_bytes_;
-  return {reinterpret_cast<void*>(address), AllocStatus::ok, 0};  // NOLINT(performance-no-int-to-ptr)
+  return {reinterpret_cast<void*>(address), AllocStatus::ok,
+          0};  // NOLINT(performance-no-int-to-ptr)
 }
 
 void SimAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
@@ -57,7 +59,8 @@ void SimAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
     return;
   }
   if (address < kLargeBase || address >= next_large_address_) {
-    throw std::logic_error(fmt::format("sim: free of {:#x} ({} B), not a large block", address, bytes));
+    throw std::logic_error(
+        fmt::format("sim: free of {:#x} ({} B), not a large block", address, bytes));
   }
   free_pages_ += round_up(bytes, page_bytes_) / page_bytes_;
 }
@@ -78,8 +81,10 @@ AllocResult SimAllocator::allocate_small(std::uint32_t granules) {
   }
   std::uint32_t offset = 0;
   carve(pages_[slot], slot, granules, offset);
-  const std::uint64_t address = kSmallBase + slot * page_bytes_ + std::uint64_t{offset} * kGranuleBytes;
-  return {reinterpret_cast<void*>(address), AllocStatus::ok, 0};  // NOLINT(performance-no-int-to-ptr)
+  const std::uint64_t address =
+      kSmallBase + slot * page_bytes_ + std::uint64_t{offset} * kGranuleBytes;
+  return {reinterpret_cast<void*>(address), AllocStatus::ok,
+          0};  // NOLINT(performance-no-int-to-ptr)
 }
 
 void SimAllocator::carve(SmallPage& page, std::uint32_t slot, std::uint32_t granules,
@@ -94,7 +99,8 @@ void SimAllocator::carve(SmallPage& page, std::uint32_t slot, std::uint32_t gran
   ++page.blocks;
   if (was_largest) {
     std::uint32_t largest = 0;
-    for (const Range& r : page.free_ranges) largest = std::max(largest, r.length);
+    for (const Range& r : page.free_ranges)
+      largest = std::max(largest, r.length);
     page.largest_run = largest;
     tree_update(slot, largest);
   }
@@ -102,7 +108,8 @@ void SimAllocator::carve(SmallPage& page, std::uint32_t slot, std::uint32_t gran
 
 void SimAllocator::deallocate_small(std::uint64_t address, std::size_t bytes) {
   if (address < kSmallBase || address >= kLargeBase) {
-    throw std::logic_error(fmt::format("sim: free of {:#x} ({} B), not a small block", address, bytes));
+    throw std::logic_error(
+        fmt::format("sim: free of {:#x} ({} B), not a small block", address, bytes));
   }
   const std::uint64_t slot64 = (address - kSmallBase) / page_bytes_;
   if (slot64 >= pages_.size() || !pages_[slot64].in_use) {
@@ -110,7 +117,8 @@ void SimAllocator::deallocate_small(std::uint64_t address, std::size_t bytes) {
   }
   const auto slot = static_cast<std::uint32_t>(slot64);
   SmallPage& page = pages_[slot];
-  const auto offset = static_cast<std::uint32_t>(((address - kSmallBase) % page_bytes_) / kGranuleBytes);
+  const auto offset =
+      static_cast<std::uint32_t>(((address - kSmallBase) % page_bytes_) / kGranuleBytes);
   const auto length = static_cast<std::uint32_t>(round_up(bytes, kGranuleBytes) / kGranuleBytes);
 
   if (--page.blocks == 0) {
@@ -180,7 +188,8 @@ void SimAllocator::close_page(std::uint32_t slot) {
 void SimAllocator::tree_grow(std::uint32_t slots) {
   const std::uint32_t leaves = std::bit_ceil(std::max<std::uint32_t>(slots, 64));
   std::vector<std::uint32_t> tree(2 * static_cast<std::size_t>(leaves), 0);
-  for (std::size_t i = 0; i < leaves_; ++i) tree[leaves + i] = tree_[leaves_ + i];
+  for (std::size_t i = 0; i < leaves_; ++i)
+    tree[leaves + i] = tree_[leaves_ + i];
   for (std::size_t node = leaves - 1; node >= 1; --node) {
     tree[node] = std::max(tree[2 * node], tree[2 * node + 1]);
   }
@@ -201,7 +210,8 @@ void SimAllocator::tree_update(std::uint32_t slot, std::uint32_t value) {
 std::uint32_t SimAllocator::tree_find_first(std::uint32_t at_least) const {
   if (leaves_ == 0 || tree_[1] < at_least) return UINT32_MAX;
   std::size_t node = 1;
-  while (node < leaves_) node = tree_[2 * node] >= at_least ? 2 * node : 2 * node + 1;
+  while (node < leaves_)
+    node = tree_[2 * node] >= at_least ? 2 * node : 2 * node + 1;
   return static_cast<std::uint32_t>(node - leaves_);
 }
 

@@ -1,9 +1,9 @@
 #include "analysis/oom_analysis.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "oomlab/units.hpp"
 
@@ -11,11 +11,16 @@ namespace oomlab {
 
 std::string_view to_string(Cause cause) {
   switch (cause) {
-    case Cause::capacity: return "capacity";
-    case Cause::fragmentation: return "fragmentation";
-    case Cause::leak: return "leak";
-    case Cause::external_pressure: return "external-pressure";
-    case Cause::transient: return "transient";
+    case Cause::capacity:
+      return "capacity";
+    case Cause::fragmentation:
+      return "fragmentation";
+    case Cause::leak:
+      return "leak";
+    case Cause::external_pressure:
+      return "external-pressure";
+    case Cause::transient:
+      return "transient";
   }
   return "?";
 }
@@ -60,7 +65,8 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
 namespace {
 
 std::string largest_text(std::uint64_t largest) {
-  return largest == 0 ? fmt::format("under {}", format_bytes(kDevicePageBytes)) : format_bytes(largest);
+  return largest == 0 ? fmt::format("under {}", format_bytes(kDevicePageBytes))
+                      : format_bytes(largest);
 }
 
 }  // namespace
@@ -70,7 +76,8 @@ Diagnosis diagnose(const OomEvidence& e) {
   d.free_bytes = e.budget_bytes > e.live_bytes ? e.budget_bytes - e.live_bytes : 0;
   if (e.largest_free_bytes && d.free_bytes > 0) {
     d.fragmentation = std::clamp(
-        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0, 1.0);
+        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0,
+        1.0);
   }
   const std::uint64_t shrink =
       e.device_free_at_start > e.device_free_now ? e.device_free_at_start - e.device_free_now : 0;
@@ -102,23 +109,24 @@ Diagnosis diagnose(const OomEvidence& e) {
         "precision or activation checkpointing, or give the job more memory";
   } else if (!e.largest_free_bytes || *e.largest_free_bytes < e.request_bytes) {
     d.cause = Cause::fragmentation;
-    d.evidence =
-        e.largest_free_bytes
-            ? fmt::format("{} free in total, but the largest block is {} < request {}",
-                          format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
-                          format_bytes(e.request_bytes))
-            : fmt::format("{} free in total >= request {} (largest block not probed)",
-                          format_bytes(d.free_bytes), format_bytes(e.request_bytes));
+    d.evidence = e.largest_free_bytes
+                     ? fmt::format("{} free in total, but the largest block is {} < request {}",
+                                   format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
+                                   format_bytes(e.request_bytes))
+                     : fmt::format("{} free in total >= request {} (largest block not probed)",
+                                   format_bytes(d.free_bytes), format_bytes(e.request_bytes));
     d.advice =
         "memory is free but scattered: allocate long-lived buffers first and together, or let "
         "the allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool "
         "with a release threshold, trimmed)";
   } else {
     d.cause = Cause::transient;
-    d.evidence = fmt::format("a block of {} could be allocated right after the failure (largest {})",
-                             format_bytes(e.request_bytes), format_bytes(*e.largest_free_bytes));
-    d.advice = "the failure did not last: frees may still have been pending on a stream; "
-               "synchronize before large allocations";
+    d.evidence =
+        fmt::format("a block of {} could be allocated right after the failure (largest {})",
+                    format_bytes(e.request_bytes), format_bytes(*e.largest_free_bytes));
+    d.advice =
+        "the failure did not last: frees may still have been pending on a stream; "
+        "synchronize before large allocations";
   }
   return d;
 }
@@ -128,8 +136,8 @@ std::uint64_t find_largest_free(const ProbeFn& probe, std::uint64_t upper_bytes,
   const std::uint64_t max_units = upper_bytes / resolution;
   if (max_units == 0) return 0;
   if (probe(max_units * resolution) == AllocStatus::ok) return max_units * resolution;
-  std::uint64_t good = 0;          // 0 bytes always "fit"
-  std::uint64_t bad = max_units;   // known to fail
+  std::uint64_t good = 0;         // 0 bytes always "fit"
+  std::uint64_t bad = max_units;  // known to fail
   while (bad - good > 1) {
     const std::uint64_t mid = good + (bad - good) / 2;
     if (probe(mid * resolution) == AllocStatus::ok) {

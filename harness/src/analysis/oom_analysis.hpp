@@ -27,7 +27,7 @@ struct LeakFit {
   std::size_t samples = 0;
   double bytes_per_step = 0.0;
   double r_squared = 0.0;
-  bool detected = false;                      // steady growth that matters at this budget
+  bool detected = false;                     // steady growth that matters at this budget
   std::optional<double> predicted_oom_step;  // where the line reaches the budget
 };
 
@@ -44,17 +44,17 @@ struct OomEvidence {
   bool real_device = false;
   std::uint64_t device_free_at_start = 0;  // after the ballast
   std::uint64_t device_free_now = 0;
-  std::uint64_t own_bytes_bound = 0;       // what this run's allocator can account for
+  std::uint64_t own_bytes_bound = 0;  // what this run's allocator can account for
   LeakFit leak;
 };
 
 struct Diagnosis {
   Cause cause = Cause::capacity;
-  std::uint64_t free_bytes = 0;                // budget − live: free in total
-  std::optional<double> fragmentation;         // 1 − largest / free, when probed
-  std::uint64_t external_bytes = 0;            // taken by others during the run
-  std::string evidence;                        // the figures that decided it, one line
-  std::string advice;                          // the usual remedy, one line
+  std::uint64_t free_bytes = 0;         // budget − live: free in total
+  std::optional<double> fragmentation;  // 1 − largest / free, when probed
+  std::uint64_t external_bytes = 0;     // taken by others during the run
+  std::string evidence;                 // the figures that decided it, one line
+  std::string advice;                   // the usual remedy, one line
 };
 
 // First match wins: external-pressure, leak, capacity, fragmentation, transient.

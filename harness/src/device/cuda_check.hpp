@@ -7,7 +7,8 @@
 namespace oomlab::detail {
 
 // Clears the error (so it does not resurface at the next check) and throws Error(device).
-[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line);
+[[noreturn]] void throw_cuda_error(cudaError_t status, const char* call, const char* file,
+                                   int line);
 
 }  // namespace oomlab::detail
 

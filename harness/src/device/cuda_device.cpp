@@ -1,7 +1,6 @@
 #include <cuda.h>  // types only: libcuda is never linked, its calls come through the runtime
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
-
 #include <fmt/format.h>
 
 #include "device/cuda_check.hpp"
@@ -38,7 +37,8 @@ std::uint64_t vmm_granularity(int device) {
   prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
   prop.location.id = device;
   std::size_t granularity = 0;
-  if (get_granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS) return 0;
+  if (get_granularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) != CUDA_SUCCESS)
+    return 0;
   return granularity;
 }
 
@@ -55,7 +55,8 @@ DeviceFacts read_device(int index) {
   facts.name = prop.name;
   facts.uuid = format_uuid(prop.uuid);
   facts.compute_capability = fmt::format("{}.{}", prop.major, prop.minor);
-  facts.pci_bus_id = fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
+  facts.pci_bus_id =
+      fmt::format("{:04x}:{:02x}:{:02x}.0", prop.pciDomainID, prop.pciBusID, prop.pciDeviceID);
   facts.multiprocessors = prop.multiProcessorCount;
   facts.memory_pools = attribute(cudaDevAttrMemoryPoolsSupported, index);
   facts.managed_memory = attribute(cudaDevAttrManagedMemory, index);
@@ -87,7 +88,9 @@ std::string device_problem(int driver_api, int* count) {
 
 }  // namespace
 
-std::string cuda_error_name(int code) { return cudaGetErrorName(static_cast<cudaError_t>(code)); }
+std::string cuda_error_name(int code) {
+  return cudaGetErrorName(static_cast<cudaError_t>(code));
+}
 
 Environment probe_environment() {
   Environment env;

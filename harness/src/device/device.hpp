@@ -20,18 +20,18 @@ struct DeviceFacts {
   std::uint64_t total_bytes = 0;
   std::uint64_t free_bytes = 0;
   int multiprocessors = 0;
-  bool memory_pools = false;      // cudaMallocAsync pools
+  bool memory_pools = false;  // cudaMallocAsync pools
   bool managed_memory = false;
   bool concurrent_managed_access = false;
   std::uint64_t vmm_granularity = 0;  // cuMemGetAllocationGranularity, 0 when unknown
 };
 
 struct Environment {
-  bool cuda_built = false;           // this binary was built with CUDA
-  std::string cuda_problem;          // why no device is usable, empty when one is
+  bool cuda_built = false;                    // this binary was built with CUDA
+  std::string cuda_problem;                   // why no device is usable, empty when one is
   std::optional<std::string> driver_version;  // "580.159.04"
-  int cuda_driver_api = 0;           // cudaDriverGetVersion, 0 when there is no driver
-  int cuda_runtime = 0;              // cudaRuntimeGetVersion (the runtime linked in)
+  int cuda_driver_api = 0;                    // cudaDriverGetVersion, 0 when there is no driver
+  int cuda_runtime = 0;                       // cudaRuntimeGetVersion (the runtime linked in)
   std::vector<DeviceFacts> devices;
   std::string host;
 };

@@ -20,14 +20,24 @@ Environment probe_environment() {
   return env;
 }
 
-DeviceSession::DeviceSession(int device) : device_(device) { throw Error(ErrorKind::no_device, kNoCuda); }
+DeviceSession::DeviceSession(int device) : device_(device) {
+  throw Error(ErrorKind::no_device, kNoCuda);
+}
 DeviceSession::~DeviceSession() = default;
-std::uint64_t DeviceSession::free_bytes() const { return 0; }
-std::uint64_t DeviceSession::total_bytes() const { return 0; }
-void DeviceSession::synchronize() const {}
-void DeviceSession::trim_default_pool() const {}
+std::uint64_t DeviceSession::free_bytes() const {
+  return 0;
+}
+std::uint64_t DeviceSession::total_bytes() const {
+  return 0;
+}
+void DeviceSession::synchronize() const {
+}
+void DeviceSession::trim_default_pool() const {
+}
 
-Ballast::Ballast(std::uint64_t bytes) : bytes_(bytes) { throw Error(ErrorKind::no_device, kNoCuda); }
+Ballast::Ballast(std::uint64_t bytes) : bytes_(bytes) {
+  throw Error(ErrorKind::no_device, kNoCuda);
+}
 Ballast::~Ballast() = default;
 
 }  // namespace oomlab

@@ -1,10 +1,10 @@
 #include "record/csv_sink.hpp"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <iterator>
 #include <system_error>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 
@@ -29,8 +29,8 @@ std::string csv_field(const std::string& text) {
 CsvFileSink::CsvFileSink(const std::filesystem::path& path, const PhaseTable& phases)
     : path_(path), phases_(phases), file_(std::fopen(path.c_str(), "wb")) {
   if (file_ == nullptr) {
-    throw Error(ErrorKind::usage,
-                fmt::format("cannot write events to {}: {}", path.string(), std::generic_category().message(errno)));
+    throw Error(ErrorKind::usage, fmt::format("cannot write events to {}: {}", path.string(),
+                                              std::generic_category().message(errno)));
   }
   buffer_.reserve(kFlushBytes + 4096);
   buffer_.append(kEventsCsvHeader);
@@ -59,8 +59,8 @@ void CsvFileSink::write(std::uint64_t first_seq, std::span<const Event> events) 
 void CsvFileSink::flush_buffer() {
   if (buffer_.empty()) return;
   if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    throw Error(ErrorKind::io,
-                fmt::format("writing {} failed: {}", path_.string(), std::generic_category().message(errno)));
+    throw Error(ErrorKind::io, fmt::format("writing {} failed: {}", path_.string(),
+                                           std::generic_category().message(errno)));
   }
   buffer_.clear();
 }
@@ -70,8 +70,8 @@ void CsvFileSink::finish() {
   const int closed = std::fclose(file_);
   file_ = nullptr;
   if (closed != 0) {
-    throw Error(ErrorKind::io,
-                fmt::format("writing {} failed: {}", path_.string(), std::generic_category().message(errno)));
+    throw Error(ErrorKind::io, fmt::format("writing {} failed: {}", path_.string(),
+                                           std::generic_category().message(errno)));
   }
 }
 

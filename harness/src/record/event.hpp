@@ -11,15 +11,15 @@ namespace oomlab {
 enum class Op : std::uint8_t { alloc, free, oom, probe, mark };
 
 struct Event {
-  std::uint64_t t_ns;            // since the run started
-  std::uint64_t bytes;           // requested
+  std::uint64_t t_ns;   // since the run started
+  std::uint64_t bytes;  // requested
   std::uint64_t ptr;
   std::uint64_t stream;
   std::uint64_t live_bytes;      // after the event
   std::uint64_t reserved_bytes;  // after the event, as the backend last knew it
   std::uint64_t step;
-  std::uint32_t phase;           // index into the run's PhaseTable
-  std::uint16_t thread;          // small per-process thread index
+  std::uint32_t phase;   // index into the run's PhaseTable
+  std::uint16_t thread;  // small per-process thread index
   Op op;
   AllocStatus status;
 };
@@ -27,21 +27,30 @@ static_assert(sizeof(Event) == 64, "an event must stay one cache line");
 
 [[nodiscard]] constexpr std::string_view to_string(Op op) {
   switch (op) {
-    case Op::alloc: return "alloc";
-    case Op::free: return "free";
-    case Op::oom: return "oom";
-    case Op::probe: return "probe";
-    case Op::mark: return "mark";
+    case Op::alloc:
+      return "alloc";
+    case Op::free:
+      return "free";
+    case Op::oom:
+      return "oom";
+    case Op::probe:
+      return "probe";
+    case Op::mark:
+      return "mark";
   }
   return "?";
 }
 
 [[nodiscard]] constexpr std::string_view to_string(AllocStatus status) {
   switch (status) {
-    case AllocStatus::ok: return "ok";
-    case AllocStatus::out_of_memory: return "out_of_memory";
-    case AllocStatus::budget_cap: return "budget_cap";
-    case AllocStatus::error: return "error";
+    case AllocStatus::ok:
+      return "ok";
+    case AllocStatus::out_of_memory:
+      return "out_of_memory";
+    case AllocStatus::budget_cap:
+      return "budget_cap";
+    case AllocStatus::error:
+      return "error";
   }
   return "?";
 }

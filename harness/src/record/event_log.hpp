@@ -50,7 +50,8 @@ class EventLog {
   EventLog& operator=(EventLog&&) = delete;
 
   void append(const Event& event) {
-    if (next_ == end_) [[unlikely]] hand_off();
+    if (next_ == end_) [[unlikely]]
+      hand_off();
     *next_++ = event;
   }
 

@@ -50,8 +50,12 @@ class Recording final : public Allocator {
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count());
   }
   // Readable from another thread (the progress line) while the run goes on.
-  [[nodiscard]] std::uint64_t events_seen() const { return events_seen_.load(std::memory_order_relaxed); }
-  [[nodiscard]] std::uint64_t live_seen() const { return live_seen_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t events_seen() const {
+    return events_seen_.load(std::memory_order_relaxed);
+  }
+  [[nodiscard]] std::uint64_t live_seen() const {
+    return live_seen_.load(std::memory_order_relaxed);
+  }
 
   [[nodiscard]] Allocator& inner() { return *inner_; }
 

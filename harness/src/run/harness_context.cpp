@@ -1,8 +1,8 @@
 #include "run/harness_context.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "oomlab/error.hpp"
 
@@ -13,7 +13,8 @@ constexpr int kCudaErrorMemoryAllocation = 2;
 }
 
 HarnessContext::HarnessContext(Recording& allocator, PhaseTable& phases, ContextSettings settings)
-    : allocator_(allocator), phases_(phases), settings_(std::move(settings)), rng_(settings_.seed) {}
+    : allocator_(allocator), phases_(phases), settings_(std::move(settings)), rng_(settings_.seed) {
+}
 
 HarnessContext::~HarnessContext() {
   try {
@@ -35,8 +36,9 @@ Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, 
   const AllocResult result = allocator_.allocate(bytes, settings_.stream);
   if (result.ok()) return {result.ptr, bytes, AllocStatus::ok, blocks_.add(result.ptr, bytes)};
   if (result.status == AllocStatus::error) {
-    throw Error(ErrorKind::device, fmt::format("allocating {} ('{}') failed: {}", format_bytes(bytes),
-                                               label, cuda_error_name(result.error_code)));
+    throw Error(ErrorKind::device,
+                fmt::format("allocating {} ('{}') failed: {}", format_bytes(bytes), label,
+                            cuda_error_name(result.error_code)));
   }
   if (is_the_oom && !oom_) record_oom(bytes, label, result);
   return {nullptr, bytes, result.status, Block::kNoSlot};
@@ -53,7 +55,8 @@ void HarnessContext::release_all() {
   if (blocks_.empty()) return;
   allocator_.set_phase(phases_.intern("cleanup"));
   allocator_.mark();
-  blocks_.drain([&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, settings_.stream); });
+  blocks_.drain(
+      [&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, settings_.stream); });
 }
 
 void HarnessContext::touch(const Block& block) {
@@ -116,7 +119,8 @@ std::optional<std::uint64_t> HarnessContext::largest_free_bytes() {
   return probe_largest(settings_.budget_bytes > live ? settings_.budget_bytes - live : 0);
 }
 
-void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const AllocResult& result) {
+void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
+                                const AllocResult& result) {
   OomRecord rec;
   rec.event = allocator_.events() - 1;  // the oom event Recording has just written
   rec.step = allocator_.step();
@@ -144,7 +148,8 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const
     rec.source = "budget-cap";
   } else {
     rec.source = "driver";
-    rec.error = cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
+    rec.error =
+        cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
   }
   oom_ = std::move(rec);
 }

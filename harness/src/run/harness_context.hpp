@@ -66,7 +66,9 @@ class HarnessContext final : public RunContext {
   // The harness's side. release_all() frees what the scenario still holds, as phase "cleanup".
   void release_all();
   [[nodiscard]] const std::optional<OomRecord>& oom() const { return oom_; }
-  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const { return metrics_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const {
+    return metrics_;
+  }
   [[nodiscard]] std::uint64_t integrity_checked() const { return integrity_checked_; }
   [[nodiscard]] std::uint64_t integrity_corrupted() const { return integrity_corrupted_; }
 

@@ -40,7 +40,8 @@ struct Cleanup {
   std::uint64_t device_free_before = 0;
   std::uint64_t device_free_after = 0;
   [[nodiscard]] std::int64_t difference() const {
-    return static_cast<std::int64_t>(device_free_before) - static_cast<std::int64_t>(device_free_after);
+    return static_cast<std::int64_t>(device_free_before) -
+           static_cast<std::int64_t>(device_free_after);
   }
 };
 
@@ -56,7 +57,8 @@ struct RunResult {
   Params allocator_options;
   std::uint64_t budget_bytes = 0;
   std::uint64_t ballast_bytes = 0;
-  std::optional<std::uint64_t> cap_bytes;  // oomlab's own cap, where it enforces the budget (managed)
+  std::optional<std::uint64_t>
+      cap_bytes;  // oomlab's own cap, where it enforces the budget (managed)
   std::vector<std::string> notices;
 
   Outcome outcome = Outcome::completed;

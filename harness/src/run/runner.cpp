@@ -1,11 +1,11 @@
 #include "run/runner.hpp"
 
+#include <fmt/format.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <optional>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "allocators/backends.hpp"
 #include "device/device.hpp"
@@ -21,11 +21,16 @@ namespace oomlab {
 
 std::string_view to_string(Outcome outcome) {
   switch (outcome) {
-    case Outcome::oom: return "oom";
-    case Outcome::completed: return "completed";
-    case Outcome::error: return "error";
-    case Outcome::interrupted: return "interrupted";
-    case Outcome::timeout: return "timeout";
+    case Outcome::oom:
+      return "oom";
+    case Outcome::completed:
+      return "completed";
+    case Outcome::error:
+      return "error";
+    case Outcome::interrupted:
+      return "interrupted";
+    case Outcome::timeout:
+      return "timeout";
   }
   return "?";
 }
@@ -55,7 +60,8 @@ class Ticker {
     if (!tick) return;
     thread_ = std::thread([this, interval, tick = std::move(tick)] {
       std::unique_lock lock(mutex_);
-      while (!cv_.wait_for(lock, interval, [&] { return done_; })) tick();
+      while (!cv_.wait_for(lock, interval, [&] { return done_; }))
+        tick();
     });
   }
   ~Ticker() {
@@ -111,11 +117,11 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, RunResult& r
   place.session->synchronize();
   place.free_before = place.session->free_bytes();
   const std::uint64_t total = place.session->total_bytes();
-  result.budget_bytes =
-      resolve_budget(config, result, total, place.free_before,
-                     fmt::format("free on device {}", config.device));
+  result.budget_bytes = resolve_budget(config, result, total, place.free_before,
+                                       fmt::format("free on device {}", config.device));
   if (uses_ballast(result.allocator)) {
-    const std::uint64_t ballast = round_down(place.free_before - result.budget_bytes, kDevicePageBytes);
+    const std::uint64_t ballast =
+        round_down(place.free_before - result.budget_bytes, kDevicePageBytes);
     if (ballast > 0) place.ballast.emplace(ballast);
     result.ballast_bytes = ballast;
   }
@@ -155,32 +161,35 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   const auto start = Recording::Clock::now();
   EventLog log(std::move(sink));
   Recording recording(std::move(backend), log, start);
-  HarnessContext ctx(recording, phases,
-                     {.params = config.params,
-                      .seed = config.seed,
-                      .budget_bytes = result.budget_bytes,
-                      .stream = place.session ? place.session->stream() : Stream{},
-                      .probe = config.probe,
-                      .simulated = result.simulated,
-                      .device_free_at_start = result.simulated ? result.budget_bytes : place.free_at_start,
-                      .stop = config.stop,
-                      .mismatch_counter = place.counter ? &*place.counter : nullptr});
+  HarnessContext ctx(
+      recording, phases,
+      {.params = config.params,
+       .seed = config.seed,
+       .budget_bytes = result.budget_bytes,
+       .stream = place.session ? place.session->stream() : Stream{},
+       .probe = config.probe,
+       .simulated = result.simulated,
+       .device_free_at_start = result.simulated ? result.budget_bytes : place.free_at_start,
+       .stop = config.stop,
+       .mismatch_counter = place.counter ? &*place.counter : nullptr});
   {
     std::function<void()> tick;
     if (config.progress) {
       tick = [&] {
-        config.progress({.events = recording.events_seen(),
-                         .live_bytes = recording.live_seen(),
-                         .budget_bytes = result.budget_bytes,
-                         .step = recording.step(),
-                         .phase = phases.name(recording.phase()),
-                         .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
+        config.progress(
+            {.events = recording.events_seen(),
+             .live_bytes = recording.live_seen(),
+             .budget_bytes = result.budget_bytes,
+             .step = recording.step(),
+             .phase = phases.name(recording.phase()),
+             .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
       };
     }
     const Ticker ticker(config.progress_interval, std::move(tick));
     run_and_catch(scenario, ctx, result);
   }
-  result.duration_ms = std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
+  result.duration_ms =
+      std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
   try {
     ctx.release_all();
   } catch (const std::exception& e) {
@@ -238,7 +247,8 @@ RunResult run_scenario(const RunConfig& config) {
   if (config.allocator == "auto") {
     std::string why;
     result.allocator = resolve_auto_allocator(result.environment, &why);
-    if (result.allocator == "sim") tell(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
+    if (result.allocator == "sim")
+      tell(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
     result.allocator_options = Params(find_backend(result.allocator)->options);
   }
   const BackendInfo* backend_info = find_backend(result.allocator);

@@ -43,8 +43,8 @@ struct RunConfig {
   bool probe = true;
   std::filesystem::path events_csv;  // empty: the events are not written
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(std::string_view)> notice;                  // one-line notices
-  std::function<void(const ProgressSnapshot&)> progress;          // called from another thread
+  std::function<void(std::string_view)> notice;           // one-line notices
+  std::function<void(const ProgressSnapshot&)> progress;  // called from another thread
   std::chrono::milliseconds progress_interval{250};
 };
 
