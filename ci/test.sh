@@ -9,6 +9,11 @@ OOMLAB_SETUP_FUZZ=1 "$root/ci/setup.sh"
 echo "== unit tests"
 ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)"
 
+echo "== unit tests of a build without CUDA (OOMLAB_CUDA=OFF: only 'sim')"
+cmake -S "$root" -B "$root/build-nocuda" -G Ninja -DOOMLAB_CUDA=OFF -DOOMLAB_BENCH=OFF >/dev/null
+cmake --build "$root/build-nocuda" --parallel
+ctest --test-dir "$root/build-nocuda" --output-on-failure --parallel "$(nproc)"
+
 echo "== benchmarks (smoke)"
 for bench in "$root"/build/bench/oomlab_*_bench; do
   "$bench" --benchmark_min_time=0.01 >/dev/null

@@ -10,7 +10,8 @@ namespace {
 
 std::string metric_text(const std::string& name, double value) {
   const bool is_bytes = name.size() > 6 && name.ends_with("_bytes");
-  if (is_bytes && value >= 0) return format_bytes(static_cast<std::uint64_t>(value));
+  if (!std::isfinite(value)) return fmt::format("{}", value);
+  if (is_bytes && value >= 0 && value < 1.8e19) return format_bytes(static_cast<std::uint64_t>(value));
   if (value == std::floor(value) && std::fabs(value) < 1e15)
     return format_count(static_cast<std::uint64_t>(std::fabs(value)))
         .insert(0, value < 0 ? "-" : "");
@@ -32,7 +33,7 @@ void write_header(std::string& out, const RunResult& r) {
                  r.scenario, r.allocator, format_bytes(r.budget_bytes), r.seed, where);
 }
 
-void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget) {
+void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, bool simulated) {
   auto it = std::back_inserter(out);
   const Diagnosis& d = oom.diagnosis;
   fmt::format_to(it, "request    {} ('{}') at event {}, step {}, phase '{}', {:.1f} ms in\n",
@@ -53,7 +54,8 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget) {
     fmt::format_to(it, "largest    not probed (--no-probe) · {} free in total\n",
                    format_bytes(d.free_bytes));
   }
-  fmt::format_to(it, "cause      {} ({}): {}\n", to_string(d.cause), oom.source, d.evidence);
+  fmt::format_to(it, "cause      {} ({}{}): {}\n", to_string(d.cause), oom.source,
+                 simulated ? ", simulated" : "", d.evidence);
   fmt::format_to(it, "advice     {}\n", d.advice);
 }
 
@@ -66,7 +68,7 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   fmt::format_to(it, "outcome    {}{}\n", to_string(r.outcome),
                  r.outcome == Outcome::oom && r.simulated ? " (simulated allocator)" : "");
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
-  if (r.oom) write_oom(out, *r.oom, r.budget_bytes);
+  if (r.oom) write_oom(out, *r.oom, r.budget_bytes, r.simulated);
   fmt::format_to(it, "peaks      live {} · reserved {}\n", format_bytes(r.peak_live_bytes),
                  format_bytes(r.peak_reserved_bytes));
   fmt::format_to(it, "counts     {} allocations · {} frees · {} failed · {} events in {:.1f} ms\n",

@@ -43,6 +43,7 @@ json oom_json(const OomRecord& oom) {
           {"live_count", oom.live_count},
           {"reserved_bytes", oom.reserved_bytes},
           {"device_free_bytes", oom.device_free_bytes},
+          {"device_total_bytes", oom.device_total_bytes},
           {"largest_free_bytes", or_null(oom.largest_free_bytes)},
           {"fragmentation", or_null(d.fragmentation)},
           {"cause", to_string(d.cause)},

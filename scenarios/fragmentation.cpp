@@ -76,8 +76,19 @@ class Fragmentation final : public Scenario {
     if (p.bytes("probe") == 0) throw_usage("fragmentation: probe must be > 0");
   }
 
+  // The fill keeps every block in host memory (~80 bytes each with the harness's bookkeeping).
+  static constexpr std::uint64_t kMaxFillBlocks = 32ULL << 20U;
+
   void run(RunContext& ctx) override {
     const Params& p = ctx.params();
+    const std::uint64_t smallest = p.bytes("max") != 0 ? p.bytes("min") : p.bytes("block");
+    if (ctx.budget_bytes() / smallest > kMaxFillBlocks) {
+      throw_usage(fmt::format(
+          "fragmentation: filling {} with blocks of {} takes up to {} blocks, more than the {} "
+          "this scenario keeps track of: use larger blocks or a smaller budget",
+          format_bytes(ctx.budget_bytes()), format_bytes(smallest),
+          format_count(ctx.budget_bytes() / smallest), format_count(kMaxFillBlocks)));
+    }
     std::vector<Block> blocks = fill_memory(ctx, p);
     free_all_but_kept(ctx, p, blocks);
 

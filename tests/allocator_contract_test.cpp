@@ -53,7 +53,7 @@ class AllocatorContract : public ::testing::Test {
       OOMLAB_REQUIRE_GPU();
       session_.emplace(0);
       allocator_ =
-          make_device_backend(Backend::kName, Params(find_backend(Backend::kName)->options), 0,
+          make_device_backend(find_backend(Backend::kName)->kind, Params(find_backend(Backend::kName)->options), 0,
                               session_->stream(), kBudget);
     } else if (std::string_view(Backend::kName) == "sim") {
       allocator_ = std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = kBudget});
@@ -110,6 +110,15 @@ TYPED_TEST(AllocatorContract, OnePebibyteIsAnOomNotACrash) {
   const AllocResult after = a.allocate(1_MiB, this->stream());
   ASSERT_TRUE(after.ok()) << "the allocator must work after an OOM";
   a.deallocate(after.ptr, 1_MiB, this->stream());
+}
+
+TYPED_TEST(AllocatorContract, TheLargestSizeIsAnOomNotAWrapAround) {
+  Allocator& a = *this->allocator_;
+  for (const std::size_t bytes : {SIZE_MAX, SIZE_MAX - 1, SIZE_MAX / 2 + 1}) {
+    const AllocResult r = a.allocate(bytes, this->stream());
+    EXPECT_TRUE(is_oom(r.status)) << bytes << " gave status " << static_cast<int>(r.status);
+    EXPECT_TRUE(is_oom(a.probe(bytes, this->stream())));
+  }
 }
 
 TYPED_TEST(AllocatorContract, ZeroBytesIsSuccessWithANullPointer) {

@@ -86,15 +86,6 @@ TEST(Fragmentation, RejectsContradictoryParameters) {
   }
 }
 
-TEST(Runner, InterruptionFreesEverythingAndSaysSo) {
-  std::atomic<bool> stop{true};
-  RunConfig config = make_run_config("fragmentation", "sim", 256_MiB);
-  config.stop = &stop;
-  const RunResult r = run_scenario(config);
-  EXPECT_EQ(r.outcome, Outcome::interrupted);
-  EXPECT_EQ(r.allocations, r.frees);
-}
-
 TEST(Runner, ClampsABudgetOverTheModelledCardWithANotice) {
   RunConfig config = make_run_config("fragmentation", "sim", 1_TiB);
   config.allocator_options.set("total", Bytes{256_MiB});
@@ -107,7 +98,7 @@ TEST(Runner, ClampsABudgetOverTheModelledCardWithANotice) {
 TEST(Runner, PercentAndAllBudgetsReferToTheModelledCard) {
   RunConfig config = make_run_config("fragmentation", "sim", 0);
   config.allocator_options.set("total", Bytes{1_GiB});
-  config.budget = {.kind = BudgetRequest::Kind::percent, .percent = 25.0};
+  config.budget = {.kind = BudgetRequest::Kind::percent, .percent = Percent{25.0}};
   EXPECT_EQ(run_scenario(config).budget_bytes, 256_MiB);
   config.budget = {.kind = BudgetRequest::Kind::all};
   EXPECT_EQ(run_scenario(config).budget_bytes, 1_GiB);

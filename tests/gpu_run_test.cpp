@@ -4,11 +4,41 @@
 #include <gtest/gtest.h>
 
 #include "kernels/kernels.hpp"
+#include "oomlab/registry.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
 namespace {
+
+// Half the budget is taken behind oomlab's back, as another process on the GPU would, then the
+// scenario allocates until the device says no.
+class ExternalPressure final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-external-pressure"; }
+  [[nodiscard]] std::string_view summary() const override { return "test only: another process takes memory"; }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& ctx) override {
+    struct Other {
+      void* ptr = nullptr;
+      ~Other() { (void)cudaFree(ptr); }
+    } other;
+    ASSERT_EQ(cudaMalloc(&other.ptr, ctx.budget_bytes() / 2), cudaSuccess);
+    while (ctx.allocate(64ULL << 20U, "chunk").ok()) {
+    }
+  }
+};
+OOMLAB_REGISTER_SCENARIO(ExternalPressure)
+
+// Allocates nothing: for checks of the run's set-up alone.
+class Nothing final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-nothing"; }
+  [[nodiscard]] std::string_view summary() const override { return "test only: allocates nothing"; }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& /*ctx*/) override {}
+};
+OOMLAB_REGISTER_SCENARIO(Nothing)
 
 using namespace oomlab::literals;
 constexpr std::uint64_t kBudget = 512_MiB;
@@ -64,15 +94,27 @@ TEST(GpuRun, ManagedStaysWithinTheBudget) {
 
 TEST(GpuRun, AGpuBudgetOverFreeMemoryIsClamped) {
   OOMLAB_REQUIRE_GPU();
-  RunConfig config = testing::make_run_config("fragmentation", "async", 1ULL << 50U);
-  config.params.set("block", Bytes{256_MiB});
-  config.params.set("keep", Fraction{1, 1});
-  const RunResult r = run_scenario(config);
+  const RunResult r = run_scenario(testing::make_run_config("test-nothing", "async", 1ULL << 50U));
   ASSERT_FALSE(r.notices.empty());
   EXPECT_NE(r.notices[0].find("clamped"), std::string::npos);
   EXPECT_EQ(r.ballast_bytes, 0U);
+  EXPECT_EQ(r.outcome, Outcome::completed);
   expect_clean(r);
 }
+
+class GpuExternalPressure : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuExternalPressure, IsToldApartFromTheRunsOwnUse) {
+  OOMLAB_REQUIRE_GPU();
+  const RunResult r = run_scenario(testing::make_run_config("test-external-pressure", GetParam(), kBudget));
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  EXPECT_EQ(r.oom->diagnosis.cause, Cause::external_pressure) << r.oom->diagnosis.evidence;
+  EXPECT_GE(r.oom->diagnosis.external_bytes, kBudget / 2 - 64_MiB);
+  EXPECT_LE(r.oom->diagnosis.external_bytes, kBudget / 2 + 64_MiB);
+  expect_clean(r);
+}
+
+INSTANTIATE_TEST_SUITE_P(BallastedBackends, GpuExternalPressure, ::testing::Values("cuda", "async"));
 
 TEST(Kernels, FillThenVerifyFindsExactlyTheCorruptedWords) {
   OOMLAB_REQUIRE_GPU();

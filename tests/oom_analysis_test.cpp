@@ -64,8 +64,24 @@ TEST(Diagnose, PartialFragmentationIsMeasured) {
 
 TEST(Diagnose, TransientWhenTheSameRequestFitsRightAfter) {
   OomEvidence e = base_evidence();
-  e.largest_free_bytes = 64_MiB;
+  e.request_bytes = 300_KiB;  // under the 2 MiB resolution of the largest-block search
+  e.request_fits_now = true;
   EXPECT_EQ(diagnose(e).cause, Cause::transient);
+  e.request_fits_now = false;
+  EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
+}
+
+TEST(Diagnose, ARefusalByTheCapIsCapacityAgainstTheCap) {
+  OomEvidence e = base_evidence();
+  e.real_device = false;
+  e.live_bytes = 900_MiB;
+  e.request_bytes = 100_MiB;  // fits in budget - live, not in cap - charged
+  e.cap_bytes = 1_GiB - 8_MiB;
+  e.cap_charged_bytes = 910_MiB;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::capacity);
+  EXPECT_EQ(d.free_bytes, 1_GiB - 8_MiB - 910_MiB);
+  EXPECT_NE(d.evidence.find("> cap"), std::string::npos) << d.evidence;
 }
 
 TEST(Diagnose, ExternalPressureWhenTheDeviceLostMoreThanTheRunHolds) {
@@ -121,6 +137,11 @@ TEST(FitLeak, FlatOrNoisyOrShortIsNoLeak) {
   for (std::uint64_t s = 0; s < 50; ++s)
     noisy.push_back({s, (s % 2 == 0) ? 100_MiB : 600_MiB + s});
   EXPECT_FALSE(fit_leak(noisy, 1_GiB).detected);
+
+  std::vector<StepSample> restarted;  // step numbers that go back (a new trial) must not wrap
+  for (std::uint64_t s = 10; s < 40; ++s) restarted.push_back({s, 500_MiB});
+  for (std::uint64_t s = 0; s < 10; ++s) restarted.push_back({s, 500_MiB + s});
+  EXPECT_FALSE(fit_leak(restarted, 1_GiB).detected);
 
   const std::vector<StepSample> short_run = {{0, 0}, {1, 100_MiB}, {2, 200_MiB}};
   EXPECT_FALSE(fit_leak(short_run, 1_GiB).detected) << "fewer than kLeakMinSamples";

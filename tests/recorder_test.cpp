@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <libfccp/csv.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <vector>
 
 #include "allocators/sim_allocator.hpp"
@@ -103,6 +105,30 @@ TEST(EventLog, KeepsOrderAndSequenceAcrossManyChunks) {
   ASSERT_EQ(firsts.size(), 6U);
   for (std::size_t c = 0; c < firsts.size(); ++c)
     EXPECT_EQ(firsts[c], c * EventLog::kChunkEvents);
+}
+
+// Takes its time over every chunk, as a slow disk would.
+class SlowSink final : public EventSink {
+ public:
+  explicit SlowSink(std::vector<std::uint64_t>& bytes) : bytes_(bytes) {}
+  void write(std::uint64_t /*first_seq*/, std::span<const Event> events) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (const Event& e : events) bytes_.push_back(e.bytes);
+  }
+
+ private:
+  std::vector<std::uint64_t>& bytes_;
+};
+
+TEST(EventLog, WaitsForASlowWriterInsteadOfGrowingWithoutBound) {
+  std::vector<std::uint64_t> written;
+  const std::size_t count = EventLog::kChunkEvents * (EventLog::kMaxChunks + 20);
+  EventLog log(std::make_unique<SlowSink>(written));
+  for (std::size_t i = 0; i < count; ++i) log.append(Event{.bytes = i});
+  EXPECT_LE(log.chunks_made(), EventLog::kMaxChunks);
+  log.close();
+  ASSERT_EQ(written.size(), count);
+  for (std::size_t i = 0; i < count; i += 4099) ASSERT_EQ(written[i], i);
 }
 
 TEST(EventLog, ReportsASinkFailureAtClose) {

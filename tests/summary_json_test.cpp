@@ -70,7 +70,7 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
   expect_field(oom, "fragmentation", kNumber);
   EXPECT_EQ(oom.at("cause"), "fragmentation");
   EXPECT_EQ(oom.at("source"), "driver");
-  EXPECT_EQ(oom.at("error"), "cudaErrorMemoryAllocation");
+  EXPECT_TRUE(oom.at("error").is_null()) << "the sim makes no CUDA call";
   expect_field(oom, "advice", kString);
   EXPECT_LE(oom.at("live_bytes").get<std::uint64_t>(), 1073741824 / 20);
 
@@ -84,6 +84,15 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
   EXPECT_EQ(doc.at("metrics").at("fill_blocks"), 16384) << "integral metrics are integers";
   expect_field(doc, "duration_ms", kNumber);
   expect_field(doc, "ballast_bytes", kInteger);
+}
+
+TEST(SummaryJson, NoProbeLeavesTheLargestBlockUnknown) {
+  RunConfig config = testing::make_run_config("fragmentation", "sim", 256_MiB);
+  config.probe = false;
+  const json oom = summary_json(run_scenario(config), {}).at("oom");
+  EXPECT_TRUE(oom.at("largest_free_bytes").is_null());
+  EXPECT_TRUE(oom.at("fragmentation").is_null());
+  EXPECT_EQ(oom.at("cause"), "fragmentation");
 }
 
 TEST(SummaryJson, CompletedRunHasNullOom) {

@@ -10,9 +10,9 @@ RunConfig make_run_config(const std::string& scenario, const std::string& alloca
   RunConfig config;
   config.scenario = scenario;
   config.params = Params(Registry::global().find(scenario)->params);
-  config.allocator = allocator;
+  config.allocator = find_backend(allocator)->kind;
   config.allocator_options = Params(find_backend(allocator)->options);
-  config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = budget_bytes};
+  config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{budget_bytes}};
   return config;
 }
 

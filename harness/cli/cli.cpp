@@ -114,6 +114,7 @@ void tailor_run_help(CLI::App& app, const std::vector<std::string>& args) {
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  if (args.empty()) return kExitUsage;  // not even a program name: nothing to say it to
   if (unknown_command(args, err)) return kExitUsage;
   CLI::App app("oomlab", "oomlab");
   Parsed parsed;

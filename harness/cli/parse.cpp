@@ -139,11 +139,11 @@ BudgetRequest parse_budget(std::string_view text) {
   const std::string_view body = trim(text);
   if (lower(body) == "all") return {.kind = BudgetRequest::Kind::all};
   if (!body.empty() && body.back() == '%') {
-    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body).value};
+    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body)};
   }
   const Bytes bytes = parse_size(body);
   if (bytes.value == 0) throw_usage("a budget of 0 bytes leaves nothing to allocate");
-  return {.kind = BudgetRequest::Kind::bytes, .bytes = bytes.value};
+  return {.kind = BudgetRequest::Kind::bytes, .bytes = bytes};
 }
 
 Fraction parse_fraction(std::string_view text) {
@@ -312,8 +312,8 @@ AllocatorChoice parse_allocator(std::string_view text) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  return {name, parse_params(info->options, assignments, fmt::format("allocator '{}'", name),
-                             "--allocator")};
+  return {info->kind, parse_params(info->options, assignments, fmt::format("allocator '{}'", name),
+                                   "--allocator")};
 }
 
 namespace {

@@ -38,7 +38,7 @@ namespace oomlab::cli {
                                   std::string_view owner, std::string_view flag);
 
 struct AllocatorChoice {
-  std::string name;
+  BackendKind kind;
   Params options;
 };
 // "async", "async:release_threshold=0,reuse_opportunistic=off".

@@ -71,7 +71,7 @@ RunConfig make_config(const RunOptions& o) {
   config.params =
       parse_params(entry->params, o.params, fmt::format("scenario '{}'", o.scenario), "--param");
   AllocatorChoice allocator = parse_allocator(o.allocator);
-  config.allocator = allocator.name;
+  config.allocator = allocator.kind;
   config.allocator_options = std::move(allocator.options);
   config.budget = with_flag("--budget", [&] { return parse_budget(o.budget); });
   config.seed = with_flag("--seed", [&] { return parse_unsigned(o.seed); });
@@ -82,7 +82,7 @@ RunConfig make_config(const RunOptions& o) {
   return config;
 }
 
-fs::path default_run_folder(const std::string& scenario, const std::string& allocator) {
+fs::path default_run_folder(const std::string& scenario, std::string_view allocator) {
   const auto now = std::chrono::system_clock::now();
   const std::string stamp =
       fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
@@ -93,7 +93,7 @@ fs::path default_run_folder(const std::string& scenario, const std::string& allo
   return folder;
 }
 
-fs::path prepare_folder(const RunOptions& o, const std::string& allocator) {
+fs::path prepare_folder(const RunOptions& o, std::string_view allocator) {
   fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
   std::error_code ec;
   fs::create_directories(folder, ec);
@@ -142,35 +142,38 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
   return kExitOk;
 }
 
-int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
-                std::ostream& err) {
-  Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
-  RunConfig config = make_config(o);
-  if (config.allocator == "auto") {
-    std::string why;
-    config.allocator = resolve_auto_allocator(probe_environment(), &why);
-    if (config.allocator == "sim")
-      console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
+namespace {
+
+// `auto` becomes a concrete backend here, with that backend's default options, so that the run
+// folder is named after what really runs; the probed environment goes on to the runner.
+void resolve_allocator(RunConfig& config, Console& console) {
+  config.environment = probe_environment();
+  if (config.allocator != BackendKind::automatic) return;
+  std::string why;
+  config.allocator = resolve_auto_allocator(*config.environment, &why);
+  config.allocator_options = Params(backend_info(config.allocator).options);
+  if (config.allocator == BackendKind::sim) {
+    console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
   }
-  const fs::path folder = prepare_folder(o, config.allocator);
-  config.events_csv = folder / "events.csv";
-  config.stop = &g_stop;
-  config.notice = [&](std::string_view text) { console.notice(text); };
-  if (console.progress_enabled()) {
-    config.progress = [&, name = fmt::format("{}/{}", o.scenario, config.allocator)](
-                          const ProgressSnapshot& s) { console.progress(progress_line(name, s)); };
-  }
+}
+
+RunResult run_with_signals(const RunConfig& config, const fs::path& folder, bool created_folder) {
   install_stop_handlers();
-  RunResult result;
   try {
-    result = run_scenario(config);
+    RunResult result = run_scenario(config);
+    restore_signal_handlers();
+    return result;
   } catch (...) {
     restore_signal_handlers();
+    // Refused before it started (bad usage, no device): leave no empty run folder behind.
+    std::error_code ec;
+    if (created_folder) fs::remove_all(folder, ec);
     throw;
   }
-  restore_signal_handlers();
-  console.end_progress();
+}
 
+void write_outputs(const RunResult& result, const RunOptions& o, const std::vector<std::string>& argv,
+                   const fs::path& folder, std::ostream& out, std::ostream& err) {
   const std::string json = summary_json(result, Invocation{argv}).dump(2) + "\n";
   write_text(folder / "summary.json", json);
   if (o.json == "-") {
@@ -181,13 +184,34 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   if (!o.csv.empty()) {
     std::error_code ec;
     fs::copy_file(folder / "events.csv", o.csv, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
+    if (ec) throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
   }
   if (!o.quiet) {
     (o.json == "-" ? err : out) << human_summary(
         result, fmt::format("{}/ (events.csv, summary.json)", folder.string()));
   }
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                std::ostream& err) {
+  Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
+  RunConfig config = make_config(o);
+  resolve_allocator(config, console);
+  const std::string allocator_name = backend_info(config.allocator).name;
+  const bool folder_existed = !o.out.empty() && fs::exists(o.out);
+  const fs::path folder = prepare_folder(o, allocator_name);
+  config.events_csv = folder / "events.csv";
+  config.stop = &g_stop;
+  config.notice = [&](std::string_view text) { console.notice(text); };
+  if (console.progress_enabled()) {
+    config.progress = [&console, name = fmt::format("{}/{}", o.scenario, allocator_name)](
+                          const ProgressSnapshot& s) { console.progress(progress_line(name, s)); };
+  }
+  const RunResult result = run_with_signals(config, folder, !folder_existed);
+  console.end_progress();
+  write_outputs(result, o, argv, folder, out, err);
   std::string why;
   const int code = exit_code_for(result, o, &why);
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);

@@ -1,6 +1,6 @@
 // The scenarios oomlab knows. Built-ins register themselves with one line at the bottom of their
-// file (OOMLAB_REGISTER_SCENARIO); external plugins export
-//   extern "C" void oomlab_register(oomlab::Registry&);
+// file (OOMLAB_REGISTER_SCENARIO). External plugins (DESIGN.md; the loader, --plugin, is still to
+// come) will export  extern "C" void oomlab_register(oomlab::Registry&);  and call add().
 #pragma once
 
 #include <functional>

@@ -53,8 +53,14 @@ constexpr std::size_t operator""_TiB(unsigned long long n) {
 // and the resolution of the largest-free-block search.
 inline constexpr std::size_t kDevicePageBytes = 2_MiB;
 
+// Whole `multiple`s needed to hold n, without overflow for any n.
+[[nodiscard]] constexpr std::uint64_t ceil_div(std::uint64_t n, std::uint64_t multiple) {
+  return n / multiple + (n % multiple != 0 ? 1 : 0);
+}
+// n rounded up to a multiple; saturates at the largest multiple rather than wrapping to 0.
 [[nodiscard]] constexpr std::uint64_t round_up(std::uint64_t n, std::uint64_t multiple) {
-  return (n + multiple - 1) / multiple * multiple;
+  const std::uint64_t units = ceil_div(n, multiple);
+  return units > UINT64_MAX / multiple ? UINT64_MAX / multiple * multiple : units * multiple;
 }
 [[nodiscard]] constexpr std::uint64_t round_down(std::uint64_t n, std::uint64_t multiple) {
   return n / multiple * multiple;

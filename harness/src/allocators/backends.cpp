@@ -18,45 +18,52 @@ ParamDef flag_option(std::string name, std::string help) {
 std::vector<BackendInfo> make_catalog() {
   using namespace oomlab::literals;
   std::vector<BackendInfo> catalog;
-  catalog.push_back({"cuda", "cudaMalloc / cudaFree; the budget is held by a ballast", {}, true});
+  catalog.push_back({.kind = BackendKind::cuda,
+                     .name = "cuda",
+                     .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
+                     .holds_ballast = true});
   catalog.push_back(
-      {"async",
-       "cudaMallocFromPoolAsync / cudaFreeAsync from a pool made for the run, on its own stream",
-       {{.name = "release_threshold",
-         .type = ParamType::bytes,
-         .default_value = Bytes{0},
-         .help = "memory the pool keeps across synchronisations (CUDA's default 0; max keeps all)",
-         .accepts_max = true},
-        flag_option("reuse_follow_events", "reuse memory freed on another stream after an event"),
-        flag_option("reuse_opportunistic", "reuse memory whose free has completed, across streams"),
-        flag_option("reuse_internal_deps", "let the driver insert dependencies to reuse memory")},
-       true});
-  catalog.push_back({"managed",
-                     "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
-                     {{.name = "advise",
-                       .type = ParamType::choice,
-                       .default_value = std::string("none"),
-                       .help = "cudaMemAdvise for every allocation, towards the run's device",
-                       .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
-                      {.name = "prefetch",
-                       .type = ParamType::flag,
-                       .default_value = false,
-                       .help = "cudaMemPrefetchAsync each allocation to the device"}},
-                     true});
+      {.kind = BackendKind::async,
+       .name = "async",
+       .summary = "cudaMallocFromPoolAsync / cudaFreeAsync from a pool made for the run, on its own stream",
+       .options = {{.name = "release_threshold",
+                    .type = ParamType::bytes,
+                    .default_value = Bytes{0},
+                    .help = "memory the pool keeps across synchronisations (CUDA's default 0; max keeps all)",
+                    .accepts_max = true},
+                   flag_option("reuse_follow_events", "reuse memory freed on another stream after an event"),
+                   flag_option("reuse_opportunistic", "reuse memory whose free has completed, across streams"),
+                   flag_option("reuse_internal_deps", "let the driver insert dependencies to reuse memory")},
+       .holds_ballast = true});
+  catalog.push_back({.kind = BackendKind::managed,
+                     .name = "managed",
+                     .summary = "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
+                     .options = {{.name = "advise",
+                                  .type = ParamType::choice,
+                                  .default_value = std::string("none"),
+                                  .help = "cudaMemAdvise for every allocation, towards the run's device",
+                                  .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
+                                 {.name = "prefetch",
+                                  .type = ParamType::flag,
+                                  .default_value = false,
+                                  .help = "cudaMemPrefetchAsync each allocation to the device"}}});
   catalog.push_back(
-      {"sim",
-       "host-side model of cudaMalloc's 2 MiB pages: no GPU needed, deterministic",
-       {{.name = "page",
-         .type = ParamType::bytes,
-         .default_value = Bytes{2_MiB},
-         .help = "the physical page of the model"},
-        {.name = "total",
-         .type = ParamType::bytes,
-         .default_value = Bytes{80_GiB},
-         .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
-       false});
-  catalog.push_back(
-      {"auto", "async where a CUDA device is present, otherwise sim (with a notice)", {}, false});
+      {.kind = BackendKind::sim,
+       .name = "sim",
+       .summary = "host-side model of cudaMalloc's 2 MiB pages: no GPU needed, deterministic",
+       .options = {{.name = "page",
+                    .type = ParamType::bytes,
+                    .default_value = Bytes{2_MiB},
+                    .help = "the physical page of the model"},
+                   {.name = "total",
+                    .type = ParamType::bytes,
+                    .default_value = Bytes{80_GiB},
+                    .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
+       .needs_device = false});
+  catalog.push_back({.kind = BackendKind::automatic,
+                     .name = "auto",
+                     .summary = "async where a CUDA device is present, otherwise sim (with a notice)",
+                     .needs_device = false});
   return catalog;
 }
 
@@ -65,6 +72,12 @@ std::vector<BackendInfo> make_catalog() {
 const std::vector<BackendInfo>& backend_catalog() {
   static const std::vector<BackendInfo> kCatalog = make_catalog();
   return kCatalog;
+}
+
+const BackendInfo& backend_info(BackendKind kind) {
+  const auto& catalog = backend_catalog();
+  return *std::find_if(catalog.begin(), catalog.end(),
+                       [&](const BackendInfo& b) { return b.kind == kind; });
 }
 
 const BackendInfo* find_backend(std::string_view name) {

@@ -1,7 +1,9 @@
 // The allocator backends a run can use: names, one-line summaries and typed options, for the CLI
-// to check user input against and for `oomlab list`; and the factories the runner builds them with.
+// to check user input against and for `oomlab list`; and the factories the runner builds them
+// with. Below the CLI a backend is its BackendKind, never its name.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,29 +14,36 @@
 
 namespace oomlab {
 
+enum class BackendKind : std::uint8_t { cuda, async, managed, sim, automatic };
+
 struct BackendInfo {
+  BackendKind kind;
   std::string name;
   std::string summary;
   ParamSpec options;
   bool needs_device = true;
+  bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
 };
 
 // cuda, async, managed, sim — and auto, which resolves to async or sim.
 [[nodiscard]] const std::vector<BackendInfo>& backend_catalog();
+[[nodiscard]] const BackendInfo& backend_info(BackendKind kind);
+// For the CLI: the backend a user named, or nullptr.
 [[nodiscard]] const BackendInfo* find_backend(std::string_view name);
 
 // Builds `cuda`, `async` or `managed` on the current device. Throws Error(no_device) in a build
-// without CUDA. `managed` comes back already capped at the budget (BudgetCap).
-[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(std::string_view name,
-                                                             const Params& options, int device,
-                                                             Stream stream,
+// without CUDA. `managed` comes back already capped (BudgetCap at managed_cap_bytes).
+[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options,
+                                                             int device, Stream stream,
                                                              std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
 // budget by the room its driver bookkeeping takes (managed_allocator.hpp).
 [[nodiscard]] std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes);
-// Whether `name` holds a ballast (the driver enforces the budget) or is capped by oomlab.
-[[nodiscard]] bool uses_ballast(std::string_view name);
+// Readies the driver's managed-memory machinery, whose first use keeps 2 MiB of device memory for
+// the life of the process: done before the run measures free memory, so that the before/after
+// check compares like with like. No-op without CUDA.
+void warm_up_managed_memory(int device, Stream stream);
 
 }  // namespace oomlab

@@ -19,7 +19,12 @@ class BudgetCap final : public Allocator {
   [[nodiscard]] std::string_view name() const override { return inner_->name(); }
   AllocResult allocate(std::size_t bytes, Stream stream) override;
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override { return inner_->state(); }
+  [[nodiscard]] MemoryState state() const override {
+    MemoryState s = inner_->state();
+    s.cap_bytes = budget_;
+    s.cap_charged_bytes = accounted_;
+    return s;
+  }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
   AllocStatus probe(std::size_t bytes, Stream stream) override;
   void trim() override { inner_->trim(); }

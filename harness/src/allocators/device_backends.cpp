@@ -1,4 +1,6 @@
 // The factories of the CUDA backends (a build with CUDA).
+#include <cuda_runtime_api.h>
+
 #include <fmt/format.h>
 
 #include "allocators/async_allocator.hpp"
@@ -6,17 +8,33 @@
 #include "allocators/budget_cap.hpp"
 #include "allocators/cuda_allocator.hpp"
 #include "allocators/managed_allocator.hpp"
+#include "device/cuda_check.hpp"
+#include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab {
 
 namespace {
+
+// The CLI accepted only the catalog's choices; anything else is a bug.
 ManagedAdvice advice_from(const std::string& choice) {
+  if (choice == "none") return ManagedAdvice::none;
   if (choice == "preferred-location") return ManagedAdvice::preferred_location;
   if (choice == "accessed-by") return ManagedAdvice::accessed_by;
   if (choice == "read-mostly") return ManagedAdvice::read_mostly;
-  return ManagedAdvice::none;
+  throw Error(ErrorKind::internal, fmt::format("managed: no advice named '{}'", choice));
 }
+
+std::unique_ptr<Allocator> make_managed(const Params& options, int device, Stream stream,
+                                        std::uint64_t budget_bytes) {
+  auto managed = std::make_unique<ManagedAllocator>(
+      device, stream,
+      ManagedOptions{.advice = advice_from(options.choice("advise")),
+                     .prefetch = options.flag("prefetch")});
+  return std::make_unique<BudgetCap>(std::move(managed), managed_cap_bytes(budget_bytes),
+                                     ManagedAllocator::kCapGranularity);
+}
+
 }  // namespace
 
 std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
@@ -24,27 +42,31 @@ std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
   return budget_bytes > headroom ? budget_bytes - headroom : 0;
 }
 
-std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Params& options,
+void warm_up_managed_memory(int /*device*/, Stream stream) {
+  void* ptr = nullptr;
+  OOMLAB_CUDA_TRY(cudaMallocManaged(&ptr, ManagedAllocator::kCapGranularity, cudaMemAttachGlobal));
+  kernels::touch(ptr, ManagedAllocator::kCapGranularity, stream);
+  OOMLAB_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream.handle)));
+  OOMLAB_CUDA_TRY(cudaFree(ptr));
+}
+
+std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options,
                                                int device, Stream stream,
                                                std::uint64_t budget_bytes) {
-  if (name == "cuda") return std::make_unique<CudaAllocator>();
-  if (name == "async") {
-    return std::make_unique<AsyncPoolAllocator>(
-        device, stream,
-        AsyncPoolOptions{.release_threshold = options.bytes("release_threshold"),
-                         .reuse_follow_events = options.flag("reuse_follow_events"),
-                         .reuse_opportunistic = options.flag("reuse_opportunistic"),
-                         .reuse_internal_deps = options.flag("reuse_internal_deps")});
+  switch (kind) {
+    case BackendKind::cuda: return std::make_unique<CudaAllocator>();
+    case BackendKind::async:
+      return std::make_unique<AsyncPoolAllocator>(
+          device, stream,
+          AsyncPoolOptions{.release_threshold = options.bytes("release_threshold"),
+                           .reuse_follow_events = options.flag("reuse_follow_events"),
+                           .reuse_opportunistic = options.flag("reuse_opportunistic"),
+                           .reuse_internal_deps = options.flag("reuse_internal_deps")});
+    case BackendKind::managed: return make_managed(options, device, stream, budget_bytes);
+    case BackendKind::sim:
+    case BackendKind::automatic: break;
   }
-  if (name == "managed") {
-    auto managed = std::make_unique<ManagedAllocator>(
-        device, stream,
-        ManagedOptions{.advice = advice_from(options.choice("advise")),
-                       .prefetch = options.flag("prefetch")});
-    return std::make_unique<BudgetCap>(std::move(managed), managed_cap_bytes(budget_bytes),
-                                       ManagedAllocator::kCapGranularity);
-  }
-  throw Error(ErrorKind::internal, fmt::format("no device backend named '{}'", name));
+  throw Error(ErrorKind::internal, fmt::format("'{}' is not a device backend", backend_info(kind).name));
 }
 
 }  // namespace oomlab

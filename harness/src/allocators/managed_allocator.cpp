@@ -35,10 +35,26 @@ AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   return {ptr, AllocStatus::ok, 0};
 }
 
+AllocStatus ManagedAllocator::probe(std::size_t bytes, Stream /*stream*/) {
+  if (bytes == 0) return AllocStatus::ok;
+  void* ptr = nullptr;
+  const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
+  if (status != cudaSuccess) {
+    (void)cudaGetLastError();
+    return status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error;
+  }
+  OOMLAB_CUDA_TRY(cudaFree(ptr));
+  return AllocStatus::ok;
+}
+
 void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const {
-  cudaMemLocation device{};
+#if CUDART_VERSION >= 13000
+  cudaMemLocation device{};  // CUDA 13 names a location; CUDA 12 took the device index
   device.type = cudaMemLocationTypeDevice;
   device.id = device_;
+#else
+  const int device = device_;
+#endif
   switch (options_.advice) {
     case ManagedAdvice::none:
       break;
@@ -53,8 +69,12 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
       break;
   }
   if (options_.prefetch) {
+#if CUDART_VERSION >= 13000
     OOMLAB_CUDA_TRY(
         cudaMemPrefetchAsync(ptr, bytes, device, 0, static_cast<cudaStream_t>(stream.handle)));
+#else
+    OOMLAB_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, device, static_cast<cudaStream_t>(stream.handle)));
+#endif
   }
 }
 

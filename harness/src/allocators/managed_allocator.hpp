@@ -39,6 +39,8 @@ class ManagedAllocator final : public Allocator {
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
   [[nodiscard]] MemoryState state() const override { return usage_.measure(charged_high_water_); }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
+  // Allocates and frees without charging the high-water mark: a probe holds nothing.
+  AllocStatus probe(std::size_t bytes, Stream stream) override;
 
  private:
   void place(void* ptr, std::size_t bytes, Stream stream) const;

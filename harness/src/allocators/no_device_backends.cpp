@@ -1,5 +1,4 @@
-// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot
-// run.
+// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot run.
 #include <fmt/format.h>
 
 #include "allocators/backends.hpp"
@@ -7,17 +6,17 @@
 
 namespace oomlab {
 
-std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
-  return budget_bytes;
-}
+std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) { return budget_bytes; }
 
-std::unique_ptr<Allocator> make_device_backend(std::string_view name, const Params& /*options*/,
+void warm_up_managed_memory(int /*device*/, Stream /*stream*/) {}
+
+std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& /*options*/,
                                                int /*device*/, Stream /*stream*/,
                                                std::uint64_t /*budget_bytes*/) {
   throw Error(ErrorKind::no_device,
-              fmt::format("allocator '{}' needs CUDA, and this oomlab was built without it "
-                          "(OOMLAB_CUDA=OFF)",
-                          name));
+              fmt::format("no CUDA driver/device found: allocator '{}' needs CUDA, and this oomlab "
+                          "was built without it (OOMLAB_CUDA=OFF)",
+                          backend_info(kind).name));
 }
 
 }  // namespace oomlab

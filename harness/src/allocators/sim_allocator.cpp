@@ -39,10 +39,9 @@ SimAllocator::SimAllocator(const Options& options)
 AllocResult SimAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return {};  // like cudaMalloc: success, no memory, null pointer
   if (bytes < page_bytes_) {
-    return allocate_small(
-        static_cast<std::uint32_t>(round_up(bytes, kGranuleBytes) / kGranuleBytes));
+    return allocate_small(static_cast<std::uint32_t>(ceil_div(bytes, kGranuleBytes)));
   }
-  const std::uint64_t pages = round_up(bytes, page_bytes_) / page_bytes_;
+  const std::uint64_t pages = ceil_div(bytes, page_bytes_);
   if (pages > free_pages_) return {nullptr, AllocStatus::out_of_memory, 0};
   free_pages_ -= pages;
   const std::uint64_t address = next_large_address_;
@@ -62,7 +61,7 @@ void SimAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
     throw std::logic_error(
         fmt::format("sim: free of {:#x} ({} B), not a large block", address, bytes));
   }
-  free_pages_ += round_up(bytes, page_bytes_) / page_bytes_;
+  free_pages_ += ceil_div(bytes, page_bytes_);
 }
 
 MemoryState SimAllocator::state() const {
@@ -119,7 +118,7 @@ void SimAllocator::deallocate_small(std::uint64_t address, std::size_t bytes) {
   SmallPage& page = pages_[slot];
   const auto offset =
       static_cast<std::uint32_t>(((address - kSmallBase) % page_bytes_) / kGranuleBytes);
-  const auto length = static_cast<std::uint32_t>(round_up(bytes, kGranuleBytes) / kGranuleBytes);
+  const auto length = static_cast<std::uint32_t>(ceil_div(bytes, kGranuleBytes));
 
   if (--page.blocks == 0) {
     close_page(slot);

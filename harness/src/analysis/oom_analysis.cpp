@@ -51,7 +51,9 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
   if (sxx == 0.0) return fit;
   fit.bytes_per_step = sxy / sxx;
   fit.r_squared = syy == 0.0 ? 0.0 : (sxy * sxy) / (sxx * syy);
-  const double span = static_cast<double>(samples.back().step - samples.front().step);
+  const auto [lowest, highest] = std::minmax_element(
+      samples.begin(), samples.end(), [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
+  const double span = static_cast<double>(highest->step - lowest->step);
   const double growth = fit.bytes_per_step * span;
   fit.detected = samples.size() >= kLeakMinSamples && fit.bytes_per_step > 0.0 &&
                  fit.r_squared >= 0.9 && growth >= 0.05 * static_cast<double>(budget_bytes);
@@ -71,20 +73,14 @@ std::string largest_text(std::uint64_t largest) {
 
 }  // namespace
 
-Diagnosis diagnose(const OomEvidence& e) {
-  Diagnosis d;
-  d.free_bytes = e.budget_bytes > e.live_bytes ? e.budget_bytes - e.live_bytes : 0;
-  if (e.largest_free_bytes && d.free_bytes > 0) {
-    d.fragmentation = std::clamp(
-        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0,
-        1.0);
-  }
+namespace {
+
+bool describe_external_or_leak(const OomEvidence& e, Diagnosis& d) {
   const std::uint64_t shrink =
       e.device_free_at_start > e.device_free_now ? e.device_free_at_start - e.device_free_now : 0;
   d.external_bytes = shrink > e.own_bytes_bound ? shrink - e.own_bytes_bound : 0;
-  const std::uint64_t external_threshold = std::max<std::uint64_t>(32_MiB, e.budget_bytes / 100);
-
-  if (e.real_device && d.external_bytes > external_threshold) {
+  const std::uint64_t threshold = std::max<std::uint64_t>(32_MiB, e.budget_bytes / 100);
+  if (e.real_device && d.external_bytes > threshold) {
     d.cause = Cause::external_pressure;
     d.evidence = fmt::format(
         "device free memory fell by {} during the run, {} more than this run can hold ({})",
@@ -92,7 +88,9 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.advice = fmt::format(
         "another process took {} of device memory: run alone, or lower the budget to what is left",
         format_bytes(d.external_bytes));
-  } else if (e.leak.detected) {
+    return true;
+  }
+  if (e.leak.detected) {
     d.cause = Cause::leak;
     d.evidence = fmt::format("live bytes at step boundaries grow by {}/step (r² {:.3f}, {} steps)",
                              format_bytes(static_cast<std::uint64_t>(e.leak.bytes_per_step)),
@@ -100,33 +98,58 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.advice =
         "free what each step keeps alive: store loss.item(), not the loss tensor; bound caches; "
         "clear gradients (zero_grad(set_to_none=True))";
+    return true;
+  }
+  return false;
+}
+
+constexpr std::string_view kCapacityAdvice =
+    "it cannot fit whatever the allocator: lower the batch or sequence length, use mixed precision "
+    "or activation checkpointing, or give the job more memory";
+
+}  // namespace
+
+Diagnosis diagnose(const OomEvidence& e) {
+  Diagnosis d;
+  d.free_bytes = e.budget_bytes > e.live_bytes ? e.budget_bytes - e.live_bytes : 0;
+  if (e.cap_bytes > 0) {
+    d.free_bytes = std::min(d.free_bytes, e.cap_bytes > e.cap_charged_bytes ? e.cap_bytes - e.cap_charged_bytes : 0);
+  }
+  if (e.largest_free_bytes && d.free_bytes > 0) {
+    d.fragmentation = std::clamp(
+        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0, 1.0);
+  }
+  if (describe_external_or_leak(e, d)) return d;
+  if (e.cap_bytes > 0) {
+    d.cause = Cause::capacity;
+    d.evidence = fmt::format("charged {} + request {} > cap {} (the budget less room for the driver)",
+                             format_bytes(e.cap_charged_bytes), format_bytes(e.request_bytes),
+                             format_bytes(e.cap_bytes));
+    d.advice = std::string(kCapacityAdvice);
   } else if (e.request_bytes > d.free_bytes) {
     d.cause = Cause::capacity;
     d.evidence = fmt::format("live {} + request {} > budget {}", format_bytes(e.live_bytes),
                              format_bytes(e.request_bytes), format_bytes(e.budget_bytes));
-    d.advice =
-        "it cannot fit whatever the allocator: lower the batch or sequence length, use mixed "
-        "precision or activation checkpointing, or give the job more memory";
-  } else if (!e.largest_free_bytes || *e.largest_free_bytes < e.request_bytes) {
+    d.advice = std::string(kCapacityAdvice);
+  } else if (e.request_fits_now.value_or(false)) {
+    d.cause = Cause::transient;
+    d.evidence = fmt::format("the same {} request succeeded right after the failure",
+                             format_bytes(e.request_bytes));
+    d.advice = "the failure did not last: frees may still have been pending on a stream; "
+               "synchronize before large allocations";
+  } else {
     d.cause = Cause::fragmentation;
-    d.evidence = e.largest_free_bytes
-                     ? fmt::format("{} free in total, but the largest block is {} < request {}",
-                                   format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
-                                   format_bytes(e.request_bytes))
-                     : fmt::format("{} free in total >= request {} (largest block not probed)",
-                                   format_bytes(d.free_bytes), format_bytes(e.request_bytes));
+    d.evidence =
+        e.largest_free_bytes
+            ? fmt::format("{} free in total, but the largest block is {} < request {}",
+                          format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
+                          format_bytes(e.request_bytes))
+            : fmt::format("{} free in total >= request {} (largest block not probed)",
+                          format_bytes(d.free_bytes), format_bytes(e.request_bytes));
     d.advice =
         "memory is free but scattered: allocate long-lived buffers first and together, or let "
         "the allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool "
         "with a release threshold, trimmed)";
-  } else {
-    d.cause = Cause::transient;
-    d.evidence =
-        fmt::format("a block of {} could be allocated right after the failure (largest {})",
-                    format_bytes(e.request_bytes), format_bytes(*e.largest_free_bytes));
-    d.advice =
-        "the failure did not last: frees may still have been pending on a stream; "
-        "synchronize before large allocations";
   }
   return d;
 }

@@ -41,6 +41,9 @@ struct OomEvidence {
   std::uint64_t budget_bytes = 0;
   std::uint64_t live_bytes = 0;
   std::optional<std::uint64_t> largest_free_bytes;  // none when not probed
+  std::optional<bool> request_fits_now;             // the same request, probed right after
+  std::uint64_t cap_bytes = 0;                      // oomlab's cap when it refused (else 0)
+  std::uint64_t cap_charged_bytes = 0;
   bool real_device = false;
   std::uint64_t device_free_at_start = 0;  // after the ballast
   std::uint64_t device_free_now = 0;
@@ -57,7 +60,8 @@ struct Diagnosis {
   std::string advice;                   // the usual remedy, one line
 };
 
-// First match wins: external-pressure, leak, capacity, fragmentation, transient.
+// First match wins: external-pressure, leak, capacity (a refusal by oomlab's cap is always one),
+// transient (the same request fits right after), fragmentation.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
 
 // The largest multiple of `resolution` in [0, upper_bytes] for which `probe` succeeds, by

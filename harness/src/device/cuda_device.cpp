@@ -44,7 +44,11 @@ std::uint64_t vmm_granularity(int device) {
 
 bool attribute(cudaDeviceAttr attr, int device) {
   int value = 0;
-  return cudaDeviceGetAttribute(&value, attr, device) == cudaSuccess && value != 0;
+  if (cudaDeviceGetAttribute(&value, attr, device) != cudaSuccess) {
+    (void)cudaGetLastError();  // unknown means no, and must not fail a later launch check
+    return false;
+  }
+  return value != 0;
 }
 
 DeviceFacts read_device(int index) {

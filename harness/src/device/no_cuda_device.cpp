@@ -5,7 +5,8 @@
 namespace oomlab {
 
 namespace {
-constexpr const char* kNoCuda = "this oomlab was built without CUDA (OOMLAB_CUDA=OFF)";
+constexpr const char* kNoCuda =
+    "no CUDA driver/device found: this oomlab was built without CUDA (OOMLAB_CUDA=OFF)";
 }
 
 std::string cuda_error_name(int code) {

@@ -35,13 +35,11 @@ void EventLog::start_chunk(std::unique_ptr<Chunk> chunk) {
 
 void EventLog::hand_off() {
   if (closed_) throw std::logic_error("event appended to a closed log");
+  // Get the next chunk first: if that fails, the full chunk is still this thread's, untouched.
   std::unique_ptr<Chunk> next;
+  bool make_one = false;
   {
     std::unique_lock lock(mutex_);
-    const auto count = static_cast<std::size_t>(next_ - begin_);
-    pending_.push_back({std::move(current_), count, written_before_current_});
-    written_before_current_ += count;
-    work_ready_.notify_one();
     if (spare_.empty() && chunks_made_ >= kMaxChunks) {
       // The writer is behind by kMaxChunks: wait for it rather than grow without bound.
       chunk_free_.wait(lock, [&] { return !spare_.empty(); });
@@ -51,9 +49,25 @@ void EventLog::hand_off() {
       spare_.pop_back();
     } else {
       ++chunks_made_;
+      make_one = true;
     }
   }
-  if (!next) next = std::make_unique<Chunk>(kChunkEvents);
+  if (make_one) {
+    try {
+      next = std::make_unique<Chunk>(kChunkEvents);
+    } catch (...) {
+      const std::lock_guard lock(mutex_);
+      --chunks_made_;
+      throw;
+    }
+  }
+  {
+    const std::lock_guard lock(mutex_);
+    const auto count = static_cast<std::size_t>(next_ - begin_);
+    pending_.push_back({std::move(current_), count, written_before_current_});
+    written_before_current_ += count;
+  }
+  work_ready_.notify_one();
   start_chunk(std::move(next));
 }
 

@@ -17,6 +17,8 @@
 
 namespace oomlab {
 
+// Where full chunks of events go (events.csv, memory for tests, nowhere); called on the log's
+// writer thread, in order.
 class EventSink {
  public:
   EventSink() = default;
@@ -55,6 +57,12 @@ class EventLog {
     *next_++ = event;
   }
 
+  // Chunks in existence (in use, waiting for the writer, or spare): at most kMaxChunks.
+  [[nodiscard]] std::size_t chunks_made() const {
+    const std::lock_guard lock(mutex_);
+    return chunks_made_;
+  }
+
   // Events appended so far (the next event's sequence number).
   [[nodiscard]] std::uint64_t size() const { return written_before_current_ + (next_ - begin_); }
 
@@ -81,7 +89,7 @@ class EventLog {
   Event* end_ = nullptr;
   std::uint64_t written_before_current_ = 0;
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable work_ready_;
   std::condition_variable chunk_free_;
   std::deque<Pending> pending_;

@@ -30,13 +30,17 @@ class Recording final : public Allocator {
 
   // A mark event: a step boundary or a new phase.
   void mark() { emit(Op::mark, 0, nullptr, Stream{}, AllocStatus::ok); }
+  void add_live(std::int64_t delta) {
+    live_bytes_.store(live_bytes() + static_cast<std::uint64_t>(delta), std::memory_order_relaxed);
+  }
   void set_step(std::uint64_t step) { step_.store(step, std::memory_order_relaxed); }
   void set_phase(std::uint32_t phase) { phase_.store(phase, std::memory_order_relaxed); }
 
   // Step and phase are readable from another thread (the progress line).
   [[nodiscard]] std::uint64_t step() const { return step_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
-  [[nodiscard]] std::uint64_t live_bytes() const { return live_bytes_; }
+  // Readable from another thread (the progress line) while the run goes on.
+  [[nodiscard]] std::uint64_t live_bytes() const { return live_bytes_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint64_t live_count() const { return live_count_; }
   [[nodiscard]] std::uint64_t peak_live_bytes() const { return peak_live_bytes_; }
   [[nodiscard]] std::uint64_t peak_reserved_bytes() const { return peak_reserved_bytes_; }
@@ -49,12 +53,9 @@ class Recording final : public Allocator {
     return static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count());
   }
-  // Readable from another thread (the progress line) while the run goes on.
+  // events(), readable from another thread.
   [[nodiscard]] std::uint64_t events_seen() const {
     return events_seen_.load(std::memory_order_relaxed);
-  }
-  [[nodiscard]] std::uint64_t live_seen() const {
-    return live_seen_.load(std::memory_order_relaxed);
   }
 
   [[nodiscard]] Allocator& inner() { return *inner_; }
@@ -67,7 +68,7 @@ class Recording final : public Allocator {
                       .bytes = bytes,
                       .ptr = reinterpret_cast<std::uint64_t>(ptr),
                       .stream = reinterpret_cast<std::uint64_t>(stream.handle),
-                      .live_bytes = live_bytes_,
+                      .live_bytes = live_bytes(),
                       .reserved_bytes = reserved,
                       .step = step(),
                       .phase = phase(),
@@ -75,7 +76,6 @@ class Recording final : public Allocator {
                       .op = op,
                       .status = status});
     events_seen_.store(events_seen_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    live_seen_.store(live_bytes_, std::memory_order_relaxed);
   }
 
   std::unique_ptr<Allocator> inner_;
@@ -83,7 +83,8 @@ class Recording final : public Allocator {
   Clock::time_point start_;
   std::atomic<std::uint64_t> step_{0};
   std::atomic<std::uint32_t> phase_{0};
-  std::uint64_t live_bytes_ = 0;
+  // Atomic only so that the progress thread may read it; one thread writes (relaxed: plain moves).
+  std::atomic<std::uint64_t> live_bytes_{0};
   std::uint64_t live_count_ = 0;
   std::uint64_t peak_live_bytes_ = 0;
   std::uint64_t peak_reserved_bytes_ = 0;
@@ -91,7 +92,6 @@ class Recording final : public Allocator {
   std::uint64_t frees_ = 0;
   std::uint64_t failed_ = 0;
   std::atomic<std::uint64_t> events_seen_{0};
-  std::atomic<std::uint64_t> live_seen_{0};
 };
 
 }  // namespace oomlab

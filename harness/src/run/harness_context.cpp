@@ -17,9 +17,14 @@ HarnessContext::HarnessContext(Recording& allocator, PhaseTable& phases, Context
 }
 
 HarnessContext::~HarnessContext() {
+  // The runner calls release_all() while the event log is still open; this is the fallback for
+  // paths that skipped it (an exception out of the run), freeing without recording.
+  if (blocks_.empty()) return;
   try {
-    release_all();
-  } catch (...) {  // NOLINT(bugprone-empty-catch): the runner calls release_all() itself first
+    blocks_.drain([&](const LiveBlocks::Entry& e) {
+      allocator_.inner().deallocate(e.ptr, e.bytes, settings_.stream);
+    });
+  } catch (...) {  // NOLINT(bugprone-empty-catch): nothing better can be done in a destructor
   }
 }
 
@@ -34,7 +39,10 @@ void HarnessContext::check_stop() const {
 Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom) {
   check_stop();
   const AllocResult result = allocator_.allocate(bytes, settings_.stream);
-  if (result.ok()) return {result.ptr, bytes, AllocStatus::ok, blocks_.add(result.ptr, bytes)};
+  if (result.ok()) {
+    const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes);
+    return {result.ptr, bytes, AllocStatus::ok, handle.slot, handle.generation};
+  }
   if (result.status == AllocStatus::error) {
     throw Error(ErrorKind::device,
                 fmt::format("allocating {} ('{}') failed: {}", format_bytes(bytes), label,
@@ -46,7 +54,7 @@ Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, 
 
 void HarnessContext::release(Block& block) {
   if (!block.ok()) return;
-  const LiveBlocks::Entry entry = blocks_.remove(block.slot, block.ptr);
+  const LiveBlocks::Entry entry = blocks_.remove({block.slot, block.generation}, block.ptr);
   allocator_.deallocate(entry.ptr, entry.bytes, settings_.stream);
   block = Block{};
 }
@@ -119,8 +127,7 @@ std::optional<std::uint64_t> HarnessContext::largest_free_bytes() {
   return probe_largest(settings_.budget_bytes > live ? settings_.budget_bytes - live : 0);
 }
 
-void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
-                                const AllocResult& result) {
+void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const AllocResult& result) {
   OomRecord rec;
   rec.event = allocator_.events() - 1;  // the oom event Recording has just written
   rec.step = allocator_.step();
@@ -133,23 +140,30 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   const MemoryState state = allocator_.state();  // before any probe disturbs it
   rec.reserved_bytes = state.reserved_bytes;
   rec.device_free_bytes = state.device_free_bytes;
-  rec.largest_free_bytes = largest_free_bytes();
+  rec.device_total_bytes = state.device_total_bytes;
+  std::optional<bool> fits_now;
+  if (settings_.probe) {
+    fits_now = allocator_.probe(bytes, settings_.stream) == AllocStatus::ok;
+    rec.largest_free_bytes = largest_free_bytes();
+  }
   rec.leak = fit_leak(step_samples_, settings_.budget_bytes);
+  const bool capped = result.status == AllocStatus::budget_cap;
   rec.diagnosis = diagnose({.request_bytes = bytes,
                             .budget_bytes = settings_.budget_bytes,
                             .live_bytes = rec.live_bytes,
                             .largest_free_bytes = rec.largest_free_bytes,
+                            .request_fits_now = fits_now,
+                            .cap_bytes = capped ? state.cap_bytes : 0,
+                            .cap_charged_bytes = capped ? state.cap_charged_bytes : 0,
                             .real_device = !settings_.simulated,
                             .device_free_at_start = settings_.device_free_at_start,
                             .device_free_now = state.device_free_bytes,
                             .own_bytes_bound = state.own_bytes_bound,
                             .leak = rec.leak});
-  if (result.status == AllocStatus::budget_cap) {
-    rec.source = "budget-cap";
-  } else {
-    rec.source = "driver";
-    rec.error =
-        cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
+  rec.source = capped ? "budget-cap" : "driver";
+  // The CUDA error's name, where a CUDA call was made: not for the cap, not on the sim.
+  if (!capped && !settings_.simulated) {
+    rec.error = cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
   }
   oom_ = std::move(rec);
 }

@@ -1,8 +1,10 @@
 // The blocks a scenario holds, by slot: O(1) to add and remove, and the list the harness frees
-// on every exit path. A Block's slot is its index here, so no hashing happens per event.
+// on every exit path. A Block carries its slot and the slot's generation, so no hashing happens
+// per event and a stale copy of a released block can never free the block now in its slot.
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <stdexcept>
 #include <vector>
 
@@ -13,12 +15,17 @@ class LiveBlocks {
   struct Entry {
     void* ptr = nullptr;
     std::size_t bytes = 0;
+    std::uint32_t generation = 0;
     bool live = false;
+  };
+  struct Handle {
+    std::uint32_t slot;
+    std::uint32_t generation;
   };
 
   LiveBlocks() { entries_.reserve(1U << 16U); }
 
-  std::uint32_t add(void* ptr, std::size_t bytes) {
+  Handle add(void* ptr, std::size_t bytes) {
     std::uint32_t slot = 0;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -27,34 +34,41 @@ class LiveBlocks {
       slot = static_cast<std::uint32_t>(entries_.size());
       entries_.emplace_back();
     }
-    entries_[slot] = Entry{ptr, bytes, true};
-    return slot;
+    Entry& e = entries_[slot];
+    e = Entry{ptr, bytes, e.generation + 1, true};
+    return {slot, e.generation};
   }
 
   // Throws std::logic_error for a block that is not live here (released twice, or never ours).
-  Entry remove(std::uint32_t slot, const void* ptr) {
-    if (slot >= entries_.size() || !entries_[slot].live || entries_[slot].ptr != ptr) {
+  Entry remove(Handle handle, const void* ptr) {
+    if (handle.slot >= entries_.size() || !entries_[handle.slot].live ||
+        entries_[handle.slot].generation != handle.generation || entries_[handle.slot].ptr != ptr) {
       throw std::logic_error("release of a block that is not live (released twice?)");
     }
-    Entry entry = entries_[slot];
-    entries_[slot].live = false;
-    free_slots_.push_back(slot);
-    return entry;
+    entries_[handle.slot].live = false;
+    free_slots_.push_back(handle.slot);
+    return entries_[handle.slot];
   }
 
   [[nodiscard]] bool empty() const { return entries_.size() == free_slots_.size(); }
 
-  // Calls free(entry) for every live block, newest first, and empties the table.
+  // Calls free(entry) for every live block and empties the table. A free that throws does not
+  // stop the others; the first exception is rethrown once all were tried.
   template <typename Free>
   void drain(Free&& free) {
-    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-      if (it->live) {
-        it->live = false;
-        free(*it);
+    std::exception_ptr first_error;
+    for (Entry& entry : entries_) {
+      if (!entry.live) continue;
+      entry.live = false;
+      try {
+        free(entry);
+      } catch (...) {
+        if (!first_error) first_error = std::current_exception();
       }
     }
-    entries_.clear();
     free_slots_.clear();
+    for (std::uint32_t slot = 0; slot < entries_.size(); ++slot) free_slots_.push_back(slot);
+    if (first_error) std::rethrow_exception(first_error);
   }
 
  private:

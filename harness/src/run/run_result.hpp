@@ -28,6 +28,7 @@ struct OomRecord {
   std::uint64_t live_count = 0;
   std::uint64_t reserved_bytes = 0;
   std::uint64_t device_free_bytes = 0;
+  std::uint64_t device_total_bytes = 0;
   std::optional<std::uint64_t> largest_free_bytes;
   Diagnosis diagnosis;
   std::string source;                // "driver" | "budget-cap"
@@ -45,6 +46,7 @@ struct Cleanup {
   }
 };
 
+// Everything a run produced, for the reports and the exit code.
 struct RunResult {
   Environment environment;
   std::optional<DeviceFacts> device;  // the device the run used, if any

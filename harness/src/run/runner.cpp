@@ -1,13 +1,11 @@
 #include "run/runner.hpp"
 
-#include <fmt/format.h>
-
 #include <condition_variable>
 #include <mutex>
-#include <optional>
 #include <thread>
 
-#include "allocators/backends.hpp"
+#include <fmt/format.h>
+
 #include "device/device.hpp"
 #include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
@@ -21,31 +19,27 @@ namespace oomlab {
 
 std::string_view to_string(Outcome outcome) {
   switch (outcome) {
-    case Outcome::oom:
-      return "oom";
-    case Outcome::completed:
-      return "completed";
-    case Outcome::error:
-      return "error";
-    case Outcome::interrupted:
-      return "interrupted";
-    case Outcome::timeout:
-      return "timeout";
+    case Outcome::oom: return "oom";
+    case Outcome::completed: return "completed";
+    case Outcome::error: return "error";
+    case Outcome::interrupted: return "interrupted";
+    case Outcome::timeout: return "timeout";
   }
   return "?";
 }
 
-std::string resolve_auto_allocator(const Environment& env, std::string* why) {
-  if (!env.devices.empty()) return "async";
+BackendKind resolve_auto_allocator(const Environment& env, std::string* why) {
+  if (!env.devices.empty()) return BackendKind::async;
   if (why != nullptr) *why = env.cuda_problem;
-  return "sim";
+  return BackendKind::sim;
 }
 
 namespace {
 
-// What a run holds on a device, released in reverse order of the members: the ballast first,
-// then the verify counter, then the stream and the device.
-struct Placement {
+// What a run holds on a device. Members are destroyed in reverse order: the ballast goes after
+// everything the run allocated (those are freed before this is destroyed), then the verify
+// counter, then the stream; counter and stream were made before free memory was measured.
+struct DeviceHold {
   std::optional<DeviceSession> session;
   std::optional<kernels::MismatchCounter> counter;
   std::optional<Ballast> ballast;
@@ -60,8 +54,7 @@ class Ticker {
     if (!tick) return;
     thread_ = std::thread([this, interval, tick = std::move(tick)] {
       std::unique_lock lock(mutex_);
-      while (!cv_.wait_for(lock, interval, [&] { return done_; }))
-        tick();
+      while (!cv_.wait_for(lock, interval, [&] { return done_; })) tick();
     });
   }
   ~Ticker() {
@@ -84,51 +77,55 @@ class Ticker {
   std::thread thread_;
 };
 
-void tell(const RunConfig& config, RunResult& result, std::string text) {
+void notify(const RunConfig& config, RunResult& result, std::string text) {
   if (config.notice) config.notice(text);
   result.notices.push_back(std::move(text));
+}
+
+void record_failure(RunResult& result, std::string_view what, std::string_view why) {
+  result.outcome = Outcome::error;
+  if (!result.error_message.empty()) result.error_message += "; ";
+  result.error_message += fmt::format("{}: {}", what, why);
 }
 
 std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
                              std::uint64_t available, std::string_view available_what) {
   const BudgetRequest& request = config.budget;
-  std::uint64_t budget = request.bytes;
+  std::uint64_t budget = request.bytes.value;
   if (request.kind == BudgetRequest::Kind::percent) {
-    budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent / 100.0);
+    budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
   } else if (request.kind == BudgetRequest::Kind::all) {
     budget = available;
   }
   if (budget > available) {
-    tell(config, result,
-         fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget),
-                     format_bytes(available), available_what, format_bytes(available)));
+    notify(config, result,
+           fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget),
+                       format_bytes(available), available_what, format_bytes(available)));
     budget = available;
   }
   if (budget == 0) throw_usage("the budget resolves to 0 bytes: nothing could be allocated");
   return budget;
 }
 
-std::unique_ptr<Allocator> place_on_device(const RunConfig& config, RunResult& result,
-                                           Placement& place) {
-  place.session.emplace(config.device);
-  place.counter.emplace();
+std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind kind,
+                                           RunResult& result, DeviceHold& hold) {
+  hold.session.emplace(config.device);
+  hold.counter.emplace();
   kernels::preload();  // module memory now, not from the budget
-  place.session->trim_default_pool();
-  place.session->synchronize();
-  place.free_before = place.session->free_bytes();
-  const std::uint64_t total = place.session->total_bytes();
-  result.budget_bytes = resolve_budget(config, result, total, place.free_before,
+  if (kind == BackendKind::managed) warm_up_managed_memory(config.device, hold.session->stream());
+  hold.session->trim_default_pool();
+  hold.session->synchronize();
+  hold.free_before = hold.session->free_bytes();
+  result.budget_bytes = resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
                                        fmt::format("free on device {}", config.device));
-  if (uses_ballast(result.allocator)) {
-    const std::uint64_t ballast =
-        round_down(place.free_before - result.budget_bytes, kDevicePageBytes);
-    if (ballast > 0) place.ballast.emplace(ballast);
-    result.ballast_bytes = ballast;
+  if (backend_info(kind).holds_ballast) {
+    result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
+    if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
   }
-  place.free_at_start = place.session->free_bytes();
-  if (result.allocator == "managed") result.cap_bytes = managed_cap_bytes(result.budget_bytes);
-  return make_device_backend(result.allocator, result.allocator_options, config.device,
-                             place.session->stream(), result.budget_bytes);
+  hold.free_at_start = hold.session->free_bytes();
+  if (kind == BackendKind::managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);
+  return make_device_backend(kind, result.allocator_options, config.device, hold.session->stream(),
+                             result.budget_bytes);
 }
 
 void run_and_catch(Scenario& scenario, HarnessContext& ctx, RunResult& result) {
@@ -137,64 +134,36 @@ void run_and_catch(Scenario& scenario, HarnessContext& ctx, RunResult& result) {
     result.outcome = ctx.oom() ? Outcome::oom : Outcome::completed;
   } catch (const Interrupted&) {
     result.outcome = Outcome::interrupted;
+  } catch (const Error& e) {
+    if (e.kind() == ErrorKind::usage) throw;  // a request that cannot run: bad usage, exit 2
+    record_failure(result, "the run failed", e.what());
   } catch (const std::exception& e) {
-    result.outcome = Outcome::error;
-    result.error_message = e.what();
+    record_failure(result, "the run failed", e.what());
+  } catch (...) {
+    record_failure(result, "the run failed", "an exception that is not a std::exception");
   }
 }
 
-void fail(RunResult& result, std::string_view what, const std::exception& e) {
-  result.outcome = Outcome::error;
-  if (!result.error_message.empty()) result.error_message += "; ";
-  result.error_message += fmt::format("{}: {}", what, e.what());
+std::unique_ptr<EventSink> make_sink(const RunConfig& config, const PhaseTable& phases) {
+  if (config.events_csv.empty()) return std::make_unique<NullSink>();
+  return std::make_unique<CsvFileSink>(config.events_csv, phases);
 }
 
-void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocator> backend,
-           Placement& place, RunResult& result) {
-  PhaseTable phases;
-  std::unique_ptr<EventSink> sink;
-  if (config.events_csv.empty()) {
-    sink = std::make_unique<NullSink>();
-  } else {
-    sink = std::make_unique<CsvFileSink>(config.events_csv, phases);
-  }
-  const auto start = Recording::Clock::now();
-  EventLog log(std::move(sink));
-  Recording recording(std::move(backend), log, start);
-  HarnessContext ctx(
-      recording, phases,
-      {.params = config.params,
-       .seed = config.seed,
-       .budget_bytes = result.budget_bytes,
-       .stream = place.session ? place.session->stream() : Stream{},
-       .probe = config.probe,
-       .simulated = result.simulated,
-       .device_free_at_start = result.simulated ? result.budget_bytes : place.free_at_start,
-       .stop = config.stop,
-       .mismatch_counter = place.counter ? &*place.counter : nullptr});
-  {
-    std::function<void()> tick;
-    if (config.progress) {
-      tick = [&] {
-        config.progress(
-            {.events = recording.events_seen(),
-             .live_bytes = recording.live_seen(),
-             .budget_bytes = result.budget_bytes,
-             .step = recording.step(),
-             .phase = phases.name(recording.phase()),
-             .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
-      };
-    }
-    const Ticker ticker(config.progress_interval, std::move(tick));
-    run_and_catch(scenario, ctx, result);
-  }
-  result.duration_ms =
-      std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
-  try {
-    ctx.release_all();
-  } catch (const std::exception& e) {
-    fail(result, "freeing the scenario's blocks", e);
-  }
+std::function<void()> progress_tick(const RunConfig& config, const Recording& recording,
+                                    const PhaseTable& phases, std::uint64_t budget,
+                                    Recording::Clock::time_point start) {
+  if (!config.progress) return {};
+  return [&config, &recording, &phases, budget, start] {
+    config.progress({.events = recording.events_seen(),
+                     .live_bytes = recording.live_bytes(),
+                     .budget_bytes = budget,
+                     .step = recording.step(),
+                     .phase = phases.name(recording.phase()),
+                     .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
+  };
+}
+
+void collect(const HarnessContext& ctx, const Recording& recording, RunResult& result) {
   result.oom = ctx.oom();
   result.metrics = ctx.metrics();
   result.integrity_checked = ctx.integrity_checked();
@@ -205,28 +174,58 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   result.frees = recording.frees();
   result.failed = recording.failed();
   result.events = recording.events();
+}
+
+void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocator> backend,
+           DeviceHold& hold, RunResult& result) {
+  PhaseTable phases;
+  const auto start = Recording::Clock::now();
+  EventLog log(make_sink(config, phases));
+  Recording recording(std::move(backend), log, start);
+  HarnessContext ctx(recording, phases,
+                     {.params = config.params,
+                      .seed = config.seed,
+                      .budget_bytes = result.budget_bytes,
+                      .stream = hold.session ? hold.session->stream() : Stream{},
+                      .probe = config.probe,
+                      .simulated = result.simulated,
+                      .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
+                      .stop = config.stop,
+                      .mismatch_counter = hold.counter ? &*hold.counter : nullptr});
+  {
+    const Ticker ticker(config.progress_interval,
+                        progress_tick(config, recording, phases, result.budget_bytes, start));
+    run_and_catch(scenario, ctx, result);
+  }
+  result.duration_ms = std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
+  try {
+    ctx.release_all();
+  } catch (const std::exception& e) {
+    record_failure(result, "freeing the scenario's blocks", e.what());
+  }
+  collect(ctx, recording, result);
   try {
     log.close();
   } catch (const std::exception& e) {
-    fail(result, "writing events", e);
+    record_failure(result, "writing events", e.what());
   }
 }
 
-void release_device(const RunConfig& config, Placement& place, RunResult& result) {
+void release_device(const RunConfig& config, DeviceHold& hold, RunResult& result) {
   try {
-    place.ballast.reset();
-    place.session->trim_default_pool();
-    place.session->synchronize();
-    result.cleanup = Cleanup{.device_free_before = place.free_before,
-                             .device_free_after = place.session->free_bytes()};
+    hold.ballast.reset();
+    hold.session->trim_default_pool();
+    hold.session->synchronize();
+    result.cleanup = Cleanup{.device_free_before = hold.free_before,
+                             .device_free_after = hold.session->free_bytes()};
     const std::int64_t missing = result.cleanup->difference();
     if (missing > static_cast<std::int64_t>(kDevicePageBytes)) {
-      tell(config, result,
-           fmt::format("device free memory is {} lower than before the run: memory was left behind",
-                       format_bytes(static_cast<std::uint64_t>(missing))));
+      notify(config, result,
+             fmt::format("device free memory is {} lower than before the run: memory was left behind",
+                         format_bytes(static_cast<std::uint64_t>(missing))));
     }
   } catch (const std::exception& e) {
-    fail(result, "releasing the device", e);
+    record_failure(result, "releasing the device", e.what());
   }
 }
 
@@ -238,37 +237,35 @@ RunResult run_scenario(const RunConfig& config) {
   scenario->validate(config.params);
 
   RunResult result;
-  result.environment = probe_environment();
+  result.environment = config.environment ? *config.environment : probe_environment();
   result.scenario = config.scenario;
   result.params = config.params;
   result.seed = config.seed;
-  result.allocator = config.allocator;
+  BackendKind kind = config.allocator;
   result.allocator_options = config.allocator_options;
-  if (config.allocator == "auto") {
+  if (kind == BackendKind::automatic) {
     std::string why;
-    result.allocator = resolve_auto_allocator(result.environment, &why);
-    if (result.allocator == "sim")
-      tell(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
-    result.allocator_options = Params(find_backend(result.allocator)->options);
+    kind = resolve_auto_allocator(result.environment, &why);
+    if (kind == BackendKind::sim) notify(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
+    result.allocator_options = Params(backend_info(kind).options);
   }
-  const BackendInfo* backend_info = find_backend(result.allocator);
-  if (backend_info == nullptr) throw_usage(fmt::format("unknown allocator '{}'", result.allocator));
-  result.simulated = !backend_info->needs_device;
+  result.allocator = backend_info(kind).name;
+  result.simulated = !backend_info(kind).needs_device;
 
-  Placement place;
+  DeviceHold hold;
   std::unique_ptr<Allocator> backend;
   if (result.simulated) {
     const std::uint64_t total = result.allocator_options.bytes("total");
     result.budget_bytes = resolve_budget(config, result, total, total, "of the simulated card");
     backend = make_sim_backend(result.allocator_options, result.budget_bytes);
   } else {
-    backend = place_on_device(config, result, place);
+    backend = place_on_device(config, kind, result, hold);
     for (const DeviceFacts& d : result.environment.devices) {
       if (d.index == config.device) result.device = d;
     }
   }
-  drive(config, *scenario, std::move(backend), place, result);
-  if (place.session) release_device(config, place, result);
+  drive(config, *scenario, std::move(backend), hold, result);
+  if (hold.session) release_device(config, hold, result);
   return result;
 }
 

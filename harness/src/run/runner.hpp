@@ -1,28 +1,33 @@
 // A run, end to end: resolve the allocator and the budget, hold the ballast, build
-// Recording(backend), drive the scenario, then free everything (ballast last) on every exit
-// path and check that the device has its memory back.
+// Recording(backend), drive the scenario, then free everything on every exit path (the ballast
+// after the scenario's blocks and the backend) and check that the device has its memory back.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "allocators/backends.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_result.hpp"
 
 namespace oomlab {
 
+// What the user asked the budget to be: a size, a share of the device's total memory, or all
+// of its free memory. Resolved against the device (or the modelled card) when the run starts.
 struct BudgetRequest {
   enum class Kind : std::uint8_t { bytes, percent, all };
   Kind kind = Kind::bytes;
-  std::uint64_t bytes = 8_GiB;
-  double percent = 0.0;  // of the device's total memory
+  Bytes bytes{8_GiB};
+  Percent percent{};
 };
 
+// What the progress line shows; read on another thread while the run goes on.
 struct ProgressSnapshot {
   std::uint64_t events = 0;
   std::uint64_t live_bytes = 0;
@@ -32,28 +37,31 @@ struct ProgressSnapshot {
   double elapsed_s = 0.0;
 };
 
+// Everything a run needs, typed: the CLI builds it from the user's text.
 struct RunConfig {
   std::string scenario;
   Params params;  // complete: the scenario's defaults with the user's values over them
   std::uint64_t seed = 1;
-  std::string allocator = "auto";
-  Params allocator_options;
+  BackendKind allocator = BackendKind::automatic;
+  Params allocator_options;  // the backend's options (ignored for automatic: its pick's defaults)
   BudgetRequest budget;
   int device = 0;
   bool probe = true;
   std::filesystem::path events_csv;  // empty: the events are not written
+  std::optional<Environment> environment;  // probed already (saves a second probe)
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(std::string_view)> notice;           // one-line notices
+  std::function<void(std::string_view)> notice;            // one-line notices
   std::function<void(const ProgressSnapshot&)> progress;  // called from another thread
   std::chrono::milliseconds progress_interval{250};
 };
 
-// Throws Error(usage) for a bad request (unknown scenario, a budget the model cannot hold),
-// Error(no_device) when the chosen allocator has no device; anything that goes wrong once the
-// run has started is its outcome ("error"), with everything freed.
+// Throws Error(usage) for a bad request (unknown scenario, parameters that cannot run together,
+// a budget the model cannot hold), Error(no_device) when the chosen allocator has no device;
+// anything that goes wrong once the run has started is its outcome ("error"), with everything
+// freed.
 [[nodiscard]] RunResult run_scenario(const RunConfig& config);
 
-// "async" where a device is usable, otherwise "sim"; `why` gets the reason for sim.
-[[nodiscard]] std::string resolve_auto_allocator(const Environment& env, std::string* why);
+// async where a device is usable, otherwise sim; `why` gets the reason for sim.
+[[nodiscard]] BackendKind resolve_auto_allocator(const Environment& env, std::string* why);
 
 }  // namespace oomlab
