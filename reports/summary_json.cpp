@@ -87,7 +87,7 @@ json device_json(const DeviceFacts& d) {
           {"uuid", d.uuid},
           {"cc", d.compute_capability},
           {"total_bytes", d.total_bytes},
-          {"free_bytes", d.free_bytes},
+          {"free_bytes", or_null(d.free_bytes)},
           {"pci_bus_id", d.pci_bus_id},
           {"multiprocessors", d.multiprocessors},
           {"memory_pools", d.memory_pools},

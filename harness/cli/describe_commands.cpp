@@ -107,8 +107,10 @@ void print_device(const DeviceFacts& d, std::ostream& out) {
   out << fmt::format("device {}       {} · compute capability {} · {} SMs\n", d.index, d.name,
                      d.compute_capability, d.multiprocessors);
   out << fmt::format("  uuid         {} · PCI {}\n", d.uuid, d.pci_bus_id);
-  out << fmt::format("  memory       {} total · {} free ({} B)\n", format_bytes(d.total_bytes),
-                     format_bytes(d.free_bytes), format_count(d.free_bytes));
+  out << fmt::format("  memory       {} total · {}\n", format_bytes(d.total_bytes),
+                     d.free_bytes ? fmt::format("{} free ({} B, NVML)", format_bytes(*d.free_bytes),
+                                                format_count(*d.free_bytes))
+                                  : std::string("free memory unknown (no NVML)"));
   out << fmt::format("  pools        {} (cudaMallocAsync)\n", yes_no(d.memory_pools));
   out << fmt::format("  managed      {} · concurrent managed access {}\n", yes_no(d.managed_memory),
                      yes_no(d.concurrent_managed_access));

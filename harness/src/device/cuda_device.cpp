@@ -5,6 +5,7 @@
 
 #include "device/cuda_check.hpp"
 #include "device/device.hpp"
+#include "device/nvml.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 
@@ -51,7 +52,8 @@ bool attribute(cudaDeviceAttr attr, int device) {
   return value != 0;
 }
 
-DeviceFacts read_device(int index) {
+// Facts that need no context on the device: properties, attributes, NVML's memory figures.
+DeviceFacts read_device(int index, const Nvml& nvml) {
   DeviceFacts facts;
   facts.index = index;
   cudaDeviceProp prop{};
@@ -65,12 +67,8 @@ DeviceFacts read_device(int index) {
   facts.memory_pools = attribute(cudaDevAttrMemoryPoolsSupported, index);
   facts.managed_memory = attribute(cudaDevAttrManagedMemory, index);
   facts.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, index);
-  OOMLAB_CUDA_TRY(cudaSetDevice(index));
-  std::size_t free = 0;
-  std::size_t total = 0;
-  OOMLAB_CUDA_TRY(cudaMemGetInfo(&free, &total));
-  facts.free_bytes = free;
-  facts.total_bytes = total;
+  facts.total_bytes = prop.totalGlobalMem;
+  if (const auto memory = nvml.memory(facts.uuid)) facts.free_bytes = memory->free;
   facts.vmm_granularity = vmm_granularity(index);
   return facts;
 }
@@ -100,14 +98,16 @@ Environment probe_environment() {
   Environment env;
   env.cuda_built = true;
   env.host = host_name();
-  env.driver_version = read_driver_version();
+  const Nvml nvml;
+  env.driver_version = nvml.driver_version();
+  if (!env.driver_version) env.driver_version = read_driver_version();
   (void)cudaDriverGetVersion(&env.cuda_driver_api);
   (void)cudaRuntimeGetVersion(&env.cuda_runtime);
   int count = 0;
   env.cuda_problem = device_problem(env.cuda_driver_api, &count);
   for (int i = 0; i < count; ++i) {
     try {
-      env.devices.push_back(read_device(i));
+      env.devices.push_back(read_device(i, nvml));
     } catch (const Error& e) {
       env.cuda_problem = fmt::format("device {}: {}", i, e.what());
     }

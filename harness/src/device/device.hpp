@@ -18,7 +18,7 @@ struct DeviceFacts {
   std::string compute_capability;  // "9.0"
   std::string pci_bus_id;
   std::uint64_t total_bytes = 0;
-  std::uint64_t free_bytes = 0;
+  std::optional<std::uint64_t> free_bytes;  // from NVML; unknown without it
   int multiprocessors = 0;
   bool memory_pools = false;  // cudaMallocAsync pools
   bool managed_memory = false;
@@ -36,7 +36,8 @@ struct Environment {
   std::string host;
 };
 
-// Never throws: what cannot be found is left empty and said in cuda_problem.
+// Never throws: what cannot be found is left empty and said in cuda_problem. Creates no CUDA
+// context on any device (free memory comes from NVML).
 [[nodiscard]] Environment probe_environment();
 // The driver's version string through NVML (dlopen'ed), else /proc/driver/nvidia/version.
 [[nodiscard]] std::optional<std::string> read_driver_version();

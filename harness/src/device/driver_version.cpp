@@ -1,5 +1,4 @@
-// The driver version without linking NVML: dlopen it, as DESIGN.md asks, so the binary starts
-// on machines without a driver.
+// NVML through dlopen, the driver version with a /proc fallback, and the host name.
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -8,27 +7,27 @@
 #include <sstream>
 
 #include "device/device.hpp"
+#include "device/nvml.hpp"
 
 namespace oomlab {
 
 namespace {
 
-std::optional<std::string> driver_version_from_nvml() {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (lib == nullptr) return std::nullopt;
-  using InitFn = int (*)();
-  using VersionFn = int (*)(char*, unsigned int);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "nvmlInit_v2"));
-  auto version = reinterpret_cast<VersionFn>(dlsym(lib, "nvmlSystemGetDriverVersion"));
-  auto shutdown = reinterpret_cast<InitFn>(dlsym(lib, "nvmlShutdown"));
-  std::optional<std::string> result;
-  if (init != nullptr && version != nullptr && shutdown != nullptr && init() == 0) {
-    std::array<char, 96> buffer{};
-    if (version(buffer.data(), buffer.size()) == 0) result = std::string(buffer.data());
-    shutdown();
-  }
-  dlclose(lib);
-  return result;
+// The few NVML entry points used, declared here rather than from nvml.h (not needed to build).
+struct NvmlMemoryV1 {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+using NvmlDevice = struct NvmlDeviceOpaque*;
+using InitFn = int (*)();
+using VersionFn = int (*)(char*, unsigned int);
+using HandleByUuidFn = int (*)(const char*, NvmlDevice*);
+using MemoryInfoFn = int (*)(NvmlDevice, NvmlMemoryV1*);
+
+template <typename Fn>
+Fn symbol(void* library, const char* name) {
+  return library == nullptr ? nullptr : reinterpret_cast<Fn>(dlsym(library, name));
 }
 
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> "580.159.04"
@@ -47,8 +46,39 @@ std::optional<std::string> driver_version_from_proc() {
 
 }  // namespace
 
+Nvml::Nvml() : library_(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
+  const auto init = symbol<InitFn>(library_, "nvmlInit_v2");
+  ready_ = init != nullptr && init() == 0;
+}
+
+Nvml::~Nvml() {
+  if (ready_) {
+    if (const auto shutdown = symbol<InitFn>(library_, "nvmlShutdown")) shutdown();
+  }
+  if (library_ != nullptr) dlclose(library_);
+}
+
+std::optional<std::string> Nvml::driver_version() const {
+  const auto version = symbol<VersionFn>(library_, "nvmlSystemGetDriverVersion");
+  if (!ready_ || version == nullptr) return std::nullopt;
+  std::array<char, 96> buffer{};
+  if (version(buffer.data(), buffer.size()) != 0) return std::nullopt;
+  return std::string(buffer.data());
+}
+
+std::optional<Nvml::Memory> Nvml::memory(const std::string& uuid) const {
+  const auto by_uuid = symbol<HandleByUuidFn>(library_, "nvmlDeviceGetHandleByUUID");
+  const auto memory_info = symbol<MemoryInfoFn>(library_, "nvmlDeviceGetMemoryInfo");
+  if (!ready_ || by_uuid == nullptr || memory_info == nullptr) return std::nullopt;
+  NvmlDevice device = nullptr;
+  NvmlMemoryV1 memory{};
+  if (by_uuid(uuid.c_str(), &device) != 0 || memory_info(device, &memory) != 0) return std::nullopt;
+  return Memory{memory.total, memory.free};
+}
+
 std::optional<std::string> read_driver_version() {
-  if (auto v = driver_version_from_nvml()) return v;
+  const Nvml nvml;
+  if (auto v = nvml.driver_version()) return v;
   return driver_version_from_proc();
 }
 

@@ -1,0 +1,36 @@
+// NVML through dlopen (no link-time NVML, DESIGN.md): the driver's version string and a device's
+// memory without creating a CUDA context on it, which on a shared multi-GPU machine would take
+// memory from other jobs' GPUs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace oomlab {
+
+class Nvml {
+ public:
+  struct Memory {
+    std::uint64_t total = 0;
+    std::uint64_t free = 0;
+  };
+
+  Nvml();  // loads and initialises NVML when it is there; never throws
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+  Nvml(Nvml&&) = delete;
+  Nvml& operator=(Nvml&&) = delete;
+
+  [[nodiscard]] bool available() const { return ready_; }
+  [[nodiscard]] std::optional<std::string> driver_version() const;
+  // By the device's UUID ("GPU-…"), since NVML's and CUDA's device orders can differ.
+  [[nodiscard]] std::optional<Memory> memory(const std::string& uuid) const;
+
+ private:
+  void* library_ = nullptr;
+  bool ready_ = false;
+};
+
+}  // namespace oomlab
