@@ -17,14 +17,25 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The oomlab binary beside this test binary (a staged folder: ci/stage-gpu.sh), else the one of
+// the build tree this test was built in.
+std::string oomlab_binary() {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate : {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return OOMLAB_BINARY;
+}
+
 int run_and_signal(const fs::path& out, int signal_number) {
+  const std::string binary = oomlab_binary();
   const pid_t child = fork();
   if (child == 0) {
     const int devnull = ::open("/dev/null", O_WRONLY);
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
     // Long enough to be interrupted: 16M small blocks on the sim.
-    execl(OOMLAB_BINARY, "oomlab", "run", "fragmentation", "--allocator=sim", "--budget=4GiB", "--param",
+    execl(binary.c_str(), "oomlab", "run", "fragmentation", "--allocator=sim", "--budget=4GiB", "--param",
           "block=256", "--quiet", "--out", out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

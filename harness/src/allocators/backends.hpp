@@ -41,9 +41,5 @@ struct BackendInfo {
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
 // budget by the room its driver bookkeeping takes (managed_allocator.hpp).
 [[nodiscard]] std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes);
-// Readies the driver's managed-memory machinery, whose first use keeps 2 MiB of device memory for
-// the life of the process: done before the run measures free memory, so that the before/after
-// check compares like with like. No-op without CUDA.
-void warm_up_managed_memory(int device, Stream stream);
 
 }  // namespace oomlab

@@ -112,7 +112,6 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
   hold.session.emplace(config.device);
   hold.counter.emplace();
   kernels::preload();  // module memory now, not from the budget
-  if (kind == BackendKind::managed) warm_up_managed_memory(config.device, hold.session->stream());
   hold.session->trim_default_pool();
   hold.session->synchronize();
   hold.free_before = hold.session->free_bytes();
