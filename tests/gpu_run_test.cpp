@@ -80,15 +80,21 @@ TEST(GpuRun, AsyncPoolFragmentsWithThreePercentLive) {
   expect_clean(r);
 }
 
-TEST(GpuRun, ManagedStaysWithinTheBudget) {
+TEST(GpuRun, ManagedStaysWithinTheBudgetAndFragmentsLikeCudaMalloc) {
+  // Freed managed blocks keep their 2 MiB pages while a neighbour lives, so after the frees the
+  // device still holds the whole cap and the first large request is refused by it.
   OOMLAB_REQUIRE_GPU();
   const RunResult r = run_on("managed");
   ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
   EXPECT_EQ(r.oom->source, "budget-cap");
   EXPECT_FALSE(r.oom->error.has_value());
+  EXPECT_EQ(r.oom->diagnosis.cause, Cause::fragmentation) << r.oom->diagnosis.evidence;
+  EXPECT_LE(r.oom->live_bytes, kBudget / 20);
   EXPECT_EQ(r.ballast_bytes, 0U);
+  ASSERT_TRUE(r.cap_bytes.has_value());
+  EXPECT_LT(*r.cap_bytes, kBudget);
   EXPECT_LE(r.peak_reserved_bytes, kBudget) << "device memory taken by managed blocks";
-  EXPECT_LE(r.peak_live_bytes, kBudget);
+  EXPECT_LE(r.peak_live_bytes, *r.cap_bytes);
   expect_clean(r);
 }
 

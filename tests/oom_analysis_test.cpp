@@ -71,17 +71,31 @@ TEST(Diagnose, TransientWhenTheSameRequestFitsRightAfter) {
   EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
 }
 
-TEST(Diagnose, ARefusalByTheCapIsCapacityAgainstTheCap) {
+TEST(Diagnose, ARefusalByTheCapIsCapacityWhenWhatIsLiveCannotTakeTheRequest) {
   OomEvidence e = base_evidence();
   e.real_device = false;
   e.live_bytes = 900_MiB;
-  e.request_bytes = 100_MiB;  // fits in budget - live, not in cap - charged
+  e.request_bytes = 120_MiB;
   e.cap_bytes = 1_GiB - 8_MiB;
   e.cap_charged_bytes = 910_MiB;
   const Diagnosis d = diagnose(e);
   EXPECT_EQ(d.cause, Cause::capacity);
-  EXPECT_EQ(d.free_bytes, 1_GiB - 8_MiB - 910_MiB);
+  EXPECT_EQ(d.free_bytes, 1_GiB - 8_MiB - 900_MiB) << "free is measured against the cap";
   EXPECT_NE(d.evidence.find("> cap"), std::string::npos) << d.evidence;
+}
+
+TEST(Diagnose, ARefusalByTheCapIsFragmentationWhenPinnedPagesHoldIt) {
+  // Managed memory after 31 of 32 blocks were freed: 32 MiB live, the whole cap still held.
+  OomEvidence e = base_evidence();
+  e.real_device = false;
+  e.live_bytes = 32_MiB;
+  e.request_bytes = 2_MiB;
+  e.cap_bytes = 1_GiB - 8_MiB;
+  e.cap_charged_bytes = 1_GiB - 8_MiB;
+  e.largest_free_bytes = 0;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_NE(d.evidence.find("is held against it"), std::string::npos) << d.evidence;
 }
 
 TEST(Diagnose, ExternalPressureWhenTheDeviceLostMoreThanTheRunHolds) {

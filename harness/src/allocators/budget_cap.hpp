@@ -5,6 +5,7 @@
 // rule of DESIGN.md: never ask for more managed memory than the device has free).
 #pragma once
 
+#include <algorithm>
 #include <memory>
 
 #include "oomlab/allocator.hpp"
@@ -20,9 +21,9 @@ class BudgetCap final : public Allocator {
   AllocResult allocate(std::size_t bytes, Stream stream) override;
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
   [[nodiscard]] MemoryState state() const override {
-    MemoryState s = inner_->state();
-    s.cap_bytes = budget_;
-    s.cap_charged_bytes = accounted_;
+    MemoryState s = inner_->state();  // the inner allocator may have a cap of its own
+    s.cap_bytes = s.cap_bytes == 0 ? budget_ : std::min(s.cap_bytes, budget_);
+    s.cap_charged_bytes = std::max(s.cap_charged_bytes, accounted_);
     return s;
   }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }

@@ -23,12 +23,13 @@ ManagedAdvice advice_from(const std::string& choice) {
 
 std::unique_ptr<Allocator> make_managed(const Params& options, int device, Stream stream,
                                         std::uint64_t budget_bytes) {
+  const std::uint64_t cap = managed_cap_bytes(budget_bytes);
   auto managed = std::make_unique<ManagedAllocator>(
       device, stream,
       ManagedOptions{.advice = advice_from(options.choice("advise")),
-                     .prefetch = options.flag("prefetch")});
-  return std::make_unique<BudgetCap>(std::move(managed), managed_cap_bytes(budget_bytes),
-                                     ManagedAllocator::kCapGranularity);
+                     .prefetch = options.flag("prefetch"),
+                     .cap_bytes = cap});
+  return std::make_unique<BudgetCap>(std::move(managed), cap, ManagedAllocator::kCapGranularity);
 }
 
 }  // namespace

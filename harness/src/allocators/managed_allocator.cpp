@@ -10,14 +10,19 @@
 namespace oomlab {
 
 ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedOptions& options)
-    : device_(device), options_(options) {
+    : device_(device), options_(options) {}
+
+bool ManagedAllocator::device_has_room_for(std::size_t bytes) const {
+  usage_.read();
+  const std::uint64_t pages = round_up(bytes, kDevicePageBytes);
+  return pages <= options_.cap_bytes && usage_.used_since_start() <= options_.cap_bytes - pages;
 }
 
 AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   if (bytes == 0) return {};
+  if (!device_has_room_for(bytes)) return {nullptr, AllocStatus::budget_cap, 0};
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
-  usage_.tick();
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
     return {nullptr,
@@ -32,11 +37,30 @@ AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   }
   charged_bytes_ += round_up(bytes, kCapGranularity);
   charged_high_water_ = std::max(charged_high_water_, charged_bytes_);
+  live_pages_bytes_ += round_up(bytes, kDevicePageBytes);
   return {ptr, AllocStatus::ok, 0};
+}
+
+void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
+  if (ptr == nullptr) return;
+  OOMLAB_CUDA_TRY(cudaFree(ptr));
+  charged_bytes_ -= round_up(bytes, kCapGranularity);
+  live_pages_bytes_ -= round_up(bytes, kDevicePageBytes);
+  usage_.tick();
+}
+
+MemoryState ManagedAllocator::state() const {
+  // What this run can hold: freed blocks keep their pages while a neighbour lives, so neither the
+  // live pages nor the most ever charged alone bound it; the larger of the two does.
+  MemoryState s = usage_.measure(std::max(charged_high_water_, live_pages_bytes_));
+  s.cap_bytes = options_.cap_bytes;
+  s.cap_charged_bytes = usage_.used_since_start();
+  return s;
 }
 
 AllocStatus ManagedAllocator::probe(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return AllocStatus::ok;
+  if (!device_has_room_for(bytes)) return AllocStatus::budget_cap;
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
   if (status != cudaSuccess) {
@@ -56,8 +80,7 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
   const int device = device_;
 #endif
   switch (options_.advice) {
-    case ManagedAdvice::none:
-      break;
+    case ManagedAdvice::none: break;
     case ManagedAdvice::preferred_location:
       OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, device));
       break;
@@ -76,13 +99,6 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
     OOMLAB_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, device, static_cast<cudaStream_t>(stream.handle)));
 #endif
   }
-}
-
-void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
-  if (ptr == nullptr) return;
-  OOMLAB_CUDA_TRY(cudaFree(ptr));
-  charged_bytes_ -= round_up(bytes, kCapGranularity);
-  usage_.tick();
 }
 
 }  // namespace oomlab

@@ -1,15 +1,16 @@
 // `managed`: cudaMallocManaged / cudaFree, with optional cudaMemAdvise and a prefetch to the
-// device. Managed memory migrates to the host instead of failing, so the run always wraps this
-// backend in BudgetCap and holds no ballast. Measured on an H200 (driver 580.159.04):
-// - a touched managed allocation holds its size rounded up to 64 KiB (kCapGranularity);
-// - the driver's own bookkeeping comes on top: 2 MiB at budgets of 512 MiB and 8 GiB, 6 MiB at
-//   32 GiB, so the cap leaves cap_headroom() of the budget to it;
-// - freed managed memory stays on the device while the program runs, so own_bytes_bound (for the
-//   external-pressure check) is the high-water mark of what was charged, not what is live;
-// - the driver releases memory of its own lazily (about 120 MiB seen held after a first 64 KiB
-//   managed allocation was freed, and given back later), and keeps 2 MiB once a process has used
-//   managed memory: the run's before/after check sees that 2 MiB.
-// reserved_bytes is device memory taken since creation, sampled like `cuda` (DeviceUsage).
+// device. Managed memory migrates to the host instead of failing, so there is no ballast and
+// oomlab enforces the budget itself, two ways (both refusals are AllocStatus::budget_cap):
+// - what is asked for: the run wraps this backend in BudgetCap, counting each request rounded up
+//   to kCapGranularity (a touched managed allocation holds its size rounded up to 64 KiB), so
+//   managed memory is never asked for beyond the budget, touched or not;
+// - what the device holds: before each allocation, device memory taken since the run began
+//   (cudaMemGetInfo, ~5 µs) plus the request in whole 2 MiB pages must fit under the cap. Measured
+//   on an H200 (driver 580.159.04), freed managed memory stays on the device while any block of
+//   its 2 MiB chunk lives, exactly like cudaMalloc's pages, so a new block can take new memory
+//   while the requests still fit: only a measurement bounds the device's share.
+// The cap is the budget less cap_headroom() for the driver's own bookkeeping, measured at 2 to
+// 6.5 MiB at budgets from 512 MiB to 32 GiB.
 #pragma once
 
 #include <cstdint>
@@ -24,15 +25,16 @@ enum class ManagedAdvice : std::uint8_t { none, preferred_location, accessed_by,
 
 struct ManagedOptions {
   ManagedAdvice advice = ManagedAdvice::none;
-  bool prefetch = false;  // cudaMemPrefetchAsync to the device after each allocation
+  bool prefetch = false;             // cudaMemPrefetchAsync to the device after each allocation
+  std::uint64_t cap_bytes = UINT64_MAX;  // device memory the run's managed blocks may hold
 };
 
 class ManagedAllocator final : public Allocator {
  public:
   static constexpr std::uint64_t kCapGranularity = 64_KiB;
-  // What the cap leaves of the budget for the driver's bookkeeping: 4 MiB + budget / 4096.
+  // What the cap leaves of the budget for the driver's bookkeeping: 8 MiB + budget / 1024.
   [[nodiscard]] static constexpr std::uint64_t cap_headroom(std::uint64_t budget_bytes) {
-    return 4_MiB + budget_bytes / 4096;
+    return 8_MiB + budget_bytes / 1024;
   }
 
   ManagedAllocator(int device, Stream stream, const ManagedOptions& options);
@@ -40,19 +42,22 @@ class ManagedAllocator final : public Allocator {
   [[nodiscard]] std::string_view name() const override { return "managed"; }
   AllocResult allocate(std::size_t bytes, Stream stream) override;
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override { return usage_.measure(charged_high_water_); }
+  [[nodiscard]] MemoryState state() const override;
+  // Read before every allocation, so exact at allocation events.
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
-  // Allocates and frees without charging the high-water mark: a probe holds nothing.
+  // Allocates and frees, untouched: holds nothing, charges nothing.
   AllocStatus probe(std::size_t bytes, Stream stream) override;
 
  private:
+  [[nodiscard]] bool device_has_room_for(std::size_t bytes) const;
   void place(void* ptr, std::size_t bytes, Stream stream) const;
 
   int device_;
   ManagedOptions options_;
   DeviceUsage usage_;
-  std::uint64_t charged_bytes_ = 0;       // live sizes rounded up to kCapGranularity
-  std::uint64_t charged_high_water_ = 0;  // freed managed pages may stay on the device
+  std::uint64_t charged_high_water_ = 0;  // of live sizes rounded up to kCapGranularity
+  std::uint64_t charged_bytes_ = 0;
+  std::uint64_t live_pages_bytes_ = 0;    // live sizes rounded up to whole 2 MiB pages
 };
 
 }  // namespace oomlab

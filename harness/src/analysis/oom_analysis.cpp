@@ -109,23 +109,47 @@ constexpr std::string_view kCapacityAdvice =
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kFragmentationAdvice =
+    "memory is free but scattered: allocate long-lived buffers first and together, or let the "
+    "allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool with a "
+    "release threshold, trimmed)";
+
+// A refusal by oomlab's cap: capacity when what is live cannot take the request under the cap;
+// fragmentation when it could, but the memory held against the cap (pages that freed blocks
+// share with live ones) leaves no room.
+void describe_cap_refusal(const OomEvidence& e, Diagnosis& d) {
+  if (e.request_bytes > d.free_bytes) {
+    d.cause = Cause::capacity;
+    d.evidence = fmt::format("live {} + request {} > cap {} (the budget less room for the driver)",
+                             format_bytes(e.live_bytes), format_bytes(e.request_bytes),
+                             format_bytes(e.cap_bytes));
+    d.advice = std::string(kCapacityAdvice);
+    return;
+  }
+  d.cause = Cause::fragmentation;
+  d.evidence = fmt::format(
+      "live {} + request {} fit under the cap {}, but {} is held against it: freed blocks' pages "
+      "stay while a neighbour lives",
+      format_bytes(e.live_bytes), format_bytes(e.request_bytes), format_bytes(e.cap_bytes),
+      format_bytes(e.cap_charged_bytes));
+  d.advice = std::string(kFragmentationAdvice);
+}
+
+}  // namespace
+
 Diagnosis diagnose(const OomEvidence& e) {
   Diagnosis d;
-  d.free_bytes = e.budget_bytes > e.live_bytes ? e.budget_bytes - e.live_bytes : 0;
-  if (e.cap_bytes > 0) {
-    d.free_bytes = std::min(d.free_bytes, e.cap_bytes > e.cap_charged_bytes ? e.cap_bytes - e.cap_charged_bytes : 0);
-  }
+  const std::uint64_t limit = e.cap_bytes > 0 ? std::min(e.cap_bytes, e.budget_bytes) : e.budget_bytes;
+  d.free_bytes = limit > e.live_bytes ? limit - e.live_bytes : 0;
   if (e.largest_free_bytes && d.free_bytes > 0) {
     d.fragmentation = std::clamp(
         1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0, 1.0);
   }
   if (describe_external_or_leak(e, d)) return d;
   if (e.cap_bytes > 0) {
-    d.cause = Cause::capacity;
-    d.evidence = fmt::format("charged {} + request {} > cap {} (the budget less room for the driver)",
-                             format_bytes(e.cap_charged_bytes), format_bytes(e.request_bytes),
-                             format_bytes(e.cap_bytes));
-    d.advice = std::string(kCapacityAdvice);
+    describe_cap_refusal(e, d);
   } else if (e.request_bytes > d.free_bytes) {
     d.cause = Cause::capacity;
     d.evidence = fmt::format("live {} + request {} > budget {}", format_bytes(e.live_bytes),
@@ -146,10 +170,7 @@ Diagnosis diagnose(const OomEvidence& e) {
                           format_bytes(e.request_bytes))
             : fmt::format("{} free in total >= request {} (largest block not probed)",
                           format_bytes(d.free_bytes), format_bytes(e.request_bytes));
-    d.advice =
-        "memory is free but scattered: allocate long-lived buffers first and together, or let "
-        "the allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool "
-        "with a release threshold, trimmed)";
+    d.advice = std::string(kFragmentationAdvice);
   }
   return d;
 }

@@ -43,7 +43,7 @@ struct OomEvidence {
   std::optional<std::uint64_t> largest_free_bytes;  // none when not probed
   std::optional<bool> request_fits_now;             // the same request, probed right after
   std::uint64_t cap_bytes = 0;                      // oomlab's cap when it refused (else 0)
-  std::uint64_t cap_charged_bytes = 0;
+  std::uint64_t cap_charged_bytes = 0;              // what the cap counted as held then
   bool real_device = false;
   std::uint64_t device_free_at_start = 0;  // after the ballast
   std::uint64_t device_free_now = 0;
@@ -60,8 +60,8 @@ struct Diagnosis {
   std::string advice;                   // the usual remedy, one line
 };
 
-// First match wins: external-pressure, leak, capacity (a refusal by oomlab's cap is always one),
-// transient (the same request fits right after), fragmentation.
+// First match wins: external-pressure, leak, capacity, transient (the same request fits right
+// after), fragmentation. A refusal by oomlab's cap is capacity or fragmentation against the cap.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
 
 // The largest multiple of `resolution` in [0, upper_bytes] for which `probe` succeeds, by
