@@ -41,5 +41,10 @@ struct BackendInfo {
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
 // budget by the room its driver bookkeeping takes (managed_allocator.hpp).
 [[nodiscard]] std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes);
+// Brings the driver's managed-memory machinery to the state a managed allocation leaves it in
+// (it takes, and keeps or gives back as it sees fit, about 126 MiB of its own: measured), so that
+// the device's free memory is read before and after a managed run in the same state. It allocates
+// 64 KiB of managed memory, touches it and frees it. No-op without CUDA.
+void settle_managed_memory(Stream stream);
 
 }  // namespace oomlab

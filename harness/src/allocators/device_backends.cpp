@@ -1,4 +1,6 @@
 // The factories of the CUDA backends (a build with CUDA).
+#include <cuda_runtime_api.h>
+
 #include <fmt/format.h>
 
 #include "allocators/async_allocator.hpp"
@@ -6,6 +8,8 @@
 #include "allocators/budget_cap.hpp"
 #include "allocators/cuda_allocator.hpp"
 #include "allocators/managed_allocator.hpp"
+#include "device/cuda_check.hpp"
+#include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab {
@@ -37,6 +41,15 @@ std::unique_ptr<Allocator> make_managed(const Params& options, int device, Strea
 std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
   const std::uint64_t headroom = ManagedAllocator::cap_headroom(budget_bytes);
   return budget_bytes > headroom ? budget_bytes - headroom : 0;
+}
+
+void settle_managed_memory(Stream stream) {
+  void* ptr = nullptr;
+  OOMLAB_CUDA_TRY(cudaMallocManaged(&ptr, ManagedAllocator::kCapGranularity, cudaMemAttachGlobal));
+  kernels::touch(ptr, ManagedAllocator::kCapGranularity, stream);
+  OOMLAB_CUDA_TRY(cudaStreamSynchronize(static_cast<cudaStream_t>(stream.handle)));
+  OOMLAB_CUDA_TRY(cudaFree(ptr));
+  OOMLAB_CUDA_TRY(cudaDeviceSynchronize());
 }
 
 std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options,

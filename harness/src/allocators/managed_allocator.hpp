@@ -10,7 +10,10 @@
 //   its 2 MiB chunk lives, exactly like cudaMalloc's pages, so a new block can take new memory
 //   while the requests still fit: only a measurement bounds the device's share.
 // The cap is the budget less cap_headroom() for the driver's own bookkeeping, measured at 2 to
-// 6.5 MiB at budgets from 512 MiB to 32 GiB.
+// 6.5 MiB at budgets from 512 MiB to 32 GiB. Apart from that, the driver takes about 126 MiB of
+// its own at a process's first managed allocation and keeps or gives it back as it sees fit
+// (measured): the runner reads free memory before and after a managed run only after
+// settle_managed_memory(), so that both readings see the driver in the same state.
 #pragma once
 
 #include <cstdint>

@@ -112,6 +112,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
   hold.session.emplace(config.device);
   hold.counter.emplace();
   kernels::preload();  // module memory now, not from the budget
+  if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());
   hold.session->trim_default_pool();
   hold.session->synchronize();
   hold.free_before = hold.session->free_bytes();
@@ -210,9 +211,10 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   }
 }
 
-void release_device(const RunConfig& config, DeviceHold& hold, RunResult& result) {
+void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold, RunResult& result) {
   try {
     hold.ballast.reset();
+    if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());  // as before
     hold.session->trim_default_pool();
     hold.session->synchronize();
     result.cleanup = Cleanup{.device_free_before = hold.free_before,
@@ -264,7 +266,7 @@ RunResult run_scenario(const RunConfig& config) {
     }
   }
   drive(config, *scenario, std::move(backend), hold, result);
-  if (hold.session) release_device(config, hold, result);
+  if (hold.session) release_device(config, kind, hold, result);
   return result;
 }
 
