@@ -86,12 +86,18 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
     fmt::format_to(it, "metrics    {}\n", line);
   }
   if (r.cleanup) {
+    const std::int64_t missing = r.cleanup->difference();
+    const auto page = static_cast<std::int64_t>(kDevicePageBytes);
+    std::string verdict = " (all returned)";
+    if (missing > page) {
+      verdict = fmt::format(": {} LEFT BEHIND", format_bytes(static_cast<std::uint64_t>(missing)));
+    } else if (missing < -page) {
+      verdict = fmt::format(" (all returned; the driver gave back {} of its own)",
+                            format_bytes(static_cast<std::uint64_t>(-missing)));
+    }
     fmt::format_to(it, "device     free {} before, {} after the run{}\n",
-                   format_bytes(r.cleanup->device_free_before),
-                   format_bytes(r.cleanup->device_free_after),
-                   r.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes)
-                       ? ": MEMORY LEFT BEHIND"
-                       : " (all returned)");
+                   format_bytes(r.cleanup->device_free_before), format_bytes(r.cleanup->device_free_after),
+                   verdict);
   }
   if (!written_to.empty()) fmt::format_to(it, "wrote      {}\n", written_to);
   return out;
