@@ -10,4 +10,13 @@ std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) { return budget_byte
 
 void settle_managed_memory(Stream /*stream*/) {}
 
+std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& /*options*/,
+                                               int /*device*/, Stream /*stream*/,
+                                               std::uint64_t /*budget_bytes*/) {
+  throw Error(ErrorKind::no_device,
+              fmt::format("no CUDA driver/device found: allocator '{}' needs CUDA, and this oomlab "
+                          "was built without it (OOMLAB_CUDA=OFF)",
+                          backend_info(kind).name));
+}
+
 }  // namespace oomlab
