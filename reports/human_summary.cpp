@@ -11,7 +11,8 @@ namespace {
 std::string metric_text(const std::string& name, double value) {
   const bool is_bytes = name.size() > 6 && name.ends_with("_bytes");
   if (!std::isfinite(value)) return fmt::format("{}", value);
-  if (is_bytes && value >= 0 && value < 1.8e19) return format_bytes(static_cast<std::uint64_t>(value));
+  if (is_bytes && value >= 0 && value < 1.8e19)
+    return format_bytes(static_cast<std::uint64_t>(value));
   if (value == std::floor(value) && std::fabs(value) < 1e15)
     return format_count(static_cast<std::uint64_t>(std::fabs(value)))
         .insert(0, value < 0 ? "-" : "");
@@ -96,8 +97,8 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
                             format_bytes(static_cast<std::uint64_t>(-missing)));
     }
     fmt::format_to(it, "device     free {} before, {} after the run{}\n",
-                   format_bytes(r.cleanup->device_free_before), format_bytes(r.cleanup->device_free_after),
-                   verdict);
+                   format_bytes(r.cleanup->device_free_before),
+                   format_bytes(r.cleanup->device_free_after), verdict);
   }
   if (!written_to.empty()) fmt::format_to(it, "wrote      {}\n", written_to);
   return out;

@@ -52,9 +52,9 @@ class AllocatorContract : public ::testing::Test {
     if constexpr (Backend::kNeedsDevice) {
       OOMLAB_REQUIRE_GPU();
       session_.emplace(0);
-      allocator_ =
-          make_device_backend(find_backend(Backend::kName)->kind, Params(find_backend(Backend::kName)->options), 0,
-                              session_->stream(), kBudget);
+      allocator_ = make_device_backend(find_backend(Backend::kName)->kind,
+                                       Params(find_backend(Backend::kName)->options), 0,
+                                       session_->stream(), kBudget);
     } else if (std::string_view(Backend::kName) == "sim") {
       allocator_ = std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = kBudget});
     } else {

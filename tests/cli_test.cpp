@@ -142,20 +142,22 @@ TEST(Cli, JsonToStdoutIsTheDocumentAlone) {
 
 TEST(Cli, TheDefaultAllocatorIsAutoAndRuns) {
   const auto folder = temp_folder("auto");
-  const Outcome o = oomlab({"run", "fragmentation", "-b", "64MiB", "--json", "-", "-q", "--out", folder.string()});
+  const Outcome o = oomlab(
+      {"run", "fragmentation", "-b", "64MiB", "--json", "-", "-q", "--out", folder.string()});
   ASSERT_EQ(o.code, 0) << o.err;
   const auto doc = nlohmann::json::parse(o.out);
   std::string why;
   const bool device = oomlab::testing::cuda_device_present(&why);
   EXPECT_EQ(doc.at("allocator").at("name"), device ? "async" : "sim");
   EXPECT_EQ(doc.at("outcome"), "oom");
-  if (!device) EXPECT_NE(o.err.find("using the simulated allocator 'sim'"), std::string::npos) << o.err;
+  if (!device)
+    EXPECT_NE(o.err.find("using the simulated allocator 'sim'"), std::string::npos) << o.err;
 }
 
 TEST(Cli, ARefusedRunLeavesNoEmptyFolder) {
   const auto folder = temp_folder("refused");
-  const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "-b", "8GiB", "-p", "block=128", "--out",
-                            folder.string()});
+  const Outcome o = oomlab({"run", "fragmentation", "-a", "sim", "-b", "8GiB", "-p", "block=128",
+                            "--out", folder.string()});
   EXPECT_EQ(o.code, 2) << o.err;
   EXPECT_NE(o.err.find("more than the 33,554,432"), std::string::npos) << o.err;
   EXPECT_FALSE(std::filesystem::exists(folder));

@@ -16,7 +16,9 @@ namespace {
 class ExternalPressure final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "test-external-pressure"; }
-  [[nodiscard]] std::string_view summary() const override { return "test only: another process takes memory"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: another process takes memory";
+  }
   [[nodiscard]] ParamSpec params() const override { return {}; }
   void run(RunContext& ctx) override {
     struct Other {
@@ -54,9 +56,11 @@ void expect_clean(const RunResult& r) {
   ASSERT_TRUE(r.cleanup.has_value());
   const long long missing = r.cleanup->difference();
   EXPECT_LE(missing, static_cast<long long>(kDevicePageBytes))
-      << "free before " << r.cleanup->device_free_before << ", after " << r.cleanup->device_free_after;
+      << "free before " << r.cleanup->device_free_before << ", after "
+      << r.cleanup->device_free_after;
   if (r.allocator != "managed") {
-    EXPECT_GE(missing, -static_cast<long long>(kDevicePageBytes)) << "free memory grew during the run";
+    EXPECT_GE(missing, -static_cast<long long>(kDevicePageBytes))
+        << "free memory grew during the run";
   }
   EXPECT_EQ(r.allocations, r.frees) << "every block the scenario held was freed";
 }
@@ -117,7 +121,8 @@ class GpuExternalPressure : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GpuExternalPressure, IsToldApartFromTheRunsOwnUse) {
   OOMLAB_REQUIRE_GPU();
-  const RunResult r = run_scenario(testing::make_run_config("test-external-pressure", GetParam(), kBudget));
+  const RunResult r =
+      run_scenario(testing::make_run_config("test-external-pressure", GetParam(), kBudget));
   ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
   EXPECT_EQ(r.oom->diagnosis.cause, Cause::external_pressure) << r.oom->diagnosis.evidence;
   EXPECT_GE(r.oom->diagnosis.external_bytes, kBudget / 2 - 64_MiB);
@@ -125,7 +130,8 @@ TEST_P(GpuExternalPressure, IsToldApartFromTheRunsOwnUse) {
   expect_clean(r);
 }
 
-INSTANTIATE_TEST_SUITE_P(BallastedBackends, GpuExternalPressure, ::testing::Values("cuda", "async"));
+INSTANTIATE_TEST_SUITE_P(BallastedBackends, GpuExternalPressure,
+                         ::testing::Values("cuda", "async"));
 
 TEST(Kernels, FillThenVerifyFindsExactlyTheCorruptedWords) {
   OOMLAB_REQUIRE_GPU();

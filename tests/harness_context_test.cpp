@@ -1,6 +1,8 @@
 // The run context on its own, over hand-built allocator chains: the OOM record for a cap refusal
 // and for a failure that does not last, the block bookkeeping, and cleanup that survives a
 // failing free.
+#include "run/harness_context.hpp"
+
 #include <gtest/gtest.h>
 
 #include <set>
@@ -11,7 +13,6 @@
 #include "allocators/sim_allocator.hpp"
 #include "record/event_log.hpp"
 #include "record/recording.hpp"
-#include "run/harness_context.hpp"
 
 namespace oomlab {
 namespace {
@@ -32,7 +33,8 @@ class KeepEvents final : public EventSink {
 // Fails the `fail_at`-th allocation once, as a pool with a free still pending would.
 class FailsOnce final : public Allocator {
  public:
-  FailsOnce(std::unique_ptr<Allocator> inner, int fail_at) : inner_(std::move(inner)), fail_at_(fail_at) {}
+  FailsOnce(std::unique_ptr<Allocator> inner, int fail_at)
+      : inner_(std::move(inner)), fail_at_(fail_at) {}
   [[nodiscard]] std::string_view name() const override { return "fails-once"; }
   AllocResult allocate(std::size_t bytes, Stream s) override {
     if (++calls_ == fail_at_) return {nullptr, AllocStatus::out_of_memory, 0};
@@ -134,7 +136,8 @@ TEST(HarnessContext, CleanupFreesEveryBlockEvenWhenOneFreeFails) {
   FailsOnce& raw = *backend;
   Harness h(std::move(backend), 256_MiB);
   std::vector<Block> blocks;
-  for (int i = 0; i < 10; ++i) blocks.push_back(h.ctx.allocate(1_MiB, "held"));
+  for (int i = 0; i < 10; ++i)
+    blocks.push_back(h.ctx.allocate(1_MiB, "held"));
   raw.poisoned_ = blocks[3].ptr;
   EXPECT_THROW(h.ctx.release_all(), std::runtime_error);
   EXPECT_EQ(raw.freed_, 9) << "the nine other blocks were freed";

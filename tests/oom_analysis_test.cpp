@@ -153,8 +153,10 @@ TEST(FitLeak, FlatOrNoisyOrShortIsNoLeak) {
   EXPECT_FALSE(fit_leak(noisy, 1_GiB).detected);
 
   std::vector<StepSample> restarted;  // step numbers that go back (a new trial) must not wrap
-  for (std::uint64_t s = 10; s < 40; ++s) restarted.push_back({s, 500_MiB});
-  for (std::uint64_t s = 0; s < 10; ++s) restarted.push_back({s, 500_MiB + s});
+  for (std::uint64_t s = 10; s < 40; ++s)
+    restarted.push_back({s, 500_MiB});
+  for (std::uint64_t s = 0; s < 10; ++s)
+    restarted.push_back({s, 500_MiB + s});
   EXPECT_FALSE(fit_leak(restarted, 1_GiB).detected);
 
   const std::vector<StepSample> short_run = {{0, 0}, {1, 100_MiB}, {2, 200_MiB}};

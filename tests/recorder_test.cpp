@@ -113,7 +113,8 @@ class SlowSink final : public EventSink {
   explicit SlowSink(std::vector<std::uint64_t>& bytes) : bytes_(bytes) {}
   void write(std::uint64_t /*first_seq*/, std::span<const Event> events) override {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    for (const Event& e : events) bytes_.push_back(e.bytes);
+    for (const Event& e : events)
+      bytes_.push_back(e.bytes);
   }
 
  private:
@@ -124,11 +125,13 @@ TEST(EventLog, WaitsForASlowWriterInsteadOfGrowingWithoutBound) {
   std::vector<std::uint64_t> written;
   const std::size_t count = EventLog::kChunkEvents * (EventLog::kMaxChunks + 20);
   EventLog log(std::make_unique<SlowSink>(written));
-  for (std::size_t i = 0; i < count; ++i) log.append(Event{.bytes = i});
+  for (std::size_t i = 0; i < count; ++i)
+    log.append(Event{.bytes = i});
   EXPECT_LE(log.chunks_made(), EventLog::kMaxChunks);
   log.close();
   ASSERT_EQ(written.size(), count);
-  for (std::size_t i = 0; i < count; i += 4099) ASSERT_EQ(written[i], i);
+  for (std::size_t i = 0; i < count; i += 4099)
+    ASSERT_EQ(written[i], i);
 }
 
 TEST(EventLog, ReportsASinkFailureAtClose) {

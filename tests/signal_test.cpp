@@ -1,17 +1,16 @@
 // SIGINT and SIGTERM through the real binary: the run stops at the next event, frees everything,
 // writes its record with outcome "interrupted", and exits 130.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 namespace {
 
@@ -21,7 +20,8 @@ namespace fs = std::filesystem;
 // the build tree this test was built in.
 std::string oomlab_binary() {
   const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate : {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+  for (const fs::path& candidate :
+       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
     if (fs::exists(candidate)) return candidate.string();
   }
   return OOMLAB_BINARY;
@@ -35,8 +35,8 @@ int run_and_signal(const fs::path& out, int signal_number) {
     dup2(devnull, STDOUT_FILENO);
     dup2(devnull, STDERR_FILENO);
     // Long enough to be interrupted: 16M small blocks on the sim.
-    execl(binary.c_str(), "oomlab", "run", "fragmentation", "--allocator=sim", "--budget=4GiB", "--param",
-          "block=256", "--quiet", "--out", out.c_str(), static_cast<char*>(nullptr));
+    execl(binary.c_str(), "oomlab", "run", "fragmentation", "--allocator=sim", "--budget=4GiB",
+          "--param", "block=256", "--quiet", "--out", out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
@@ -49,7 +49,8 @@ int run_and_signal(const fs::path& out, int signal_number) {
 class Signals : public ::testing::TestWithParam<int> {};
 
 TEST_P(Signals, StopTheRunCleanlyWithExit130) {
-  const fs::path out = fs::temp_directory_path() / ("oomlab_signal_test_" + std::to_string(GetParam()));
+  const fs::path out =
+      fs::temp_directory_path() / ("oomlab_signal_test_" + std::to_string(GetParam()));
   fs::remove_all(out);
   EXPECT_EQ(run_and_signal(out, GetParam()), 130);
   std::ifstream file(out / "summary.json");

@@ -172,8 +172,9 @@ RunResult run_with_signals(const RunConfig& config, const fs::path& folder, bool
   }
 }
 
-void write_outputs(const RunResult& result, const RunOptions& o, const std::vector<std::string>& argv,
-                   const fs::path& folder, std::ostream& out, std::ostream& err) {
+void write_outputs(const RunResult& result, const RunOptions& o,
+                   const std::vector<std::string>& argv, const fs::path& folder, std::ostream& out,
+                   std::ostream& err) {
   const std::string json = summary_json(result, Invocation{argv}).dump(2) + "\n";
   write_text(folder / "summary.json", json);
   if (o.json == "-") {
@@ -184,7 +185,8 @@ void write_outputs(const RunResult& result, const RunOptions& o, const std::vect
   if (!o.csv.empty()) {
     std::error_code ec;
     fs::copy_file(folder / "events.csv", o.csv, fs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
+    if (ec)
+      throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
   }
   if (!o.quiet) {
     (o.json == "-" ? err : out) << human_summary(

@@ -24,7 +24,7 @@ struct Block {
   void* ptr = nullptr;
   std::size_t bytes = 0;
   AllocStatus status = AllocStatus::out_of_memory;
-  std::uint32_t slot = kNoSlot;    // the harness's bookkeeping: which block this is
+  std::uint32_t slot = kNoSlot;  // the harness's bookkeeping: which block this is
   std::uint32_t generation = 0;
 
   [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }

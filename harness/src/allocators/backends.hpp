@@ -33,8 +33,9 @@ struct BackendInfo {
 
 // Builds `cuda`, `async` or `managed` on the current device. Throws Error(no_device) in a build
 // without CUDA. `managed` comes back already capped (BudgetCap at managed_cap_bytes).
-[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options,
-                                                             int device, Stream stream,
+[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(BackendKind kind,
+                                                             const Params& options, int device,
+                                                             Stream stream,
                                                              std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);

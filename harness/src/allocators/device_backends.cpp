@@ -1,6 +1,5 @@
 // The factories of the CUDA backends (a build with CUDA).
 #include <cuda_runtime_api.h>
-
 #include <fmt/format.h>
 
 #include "allocators/async_allocator.hpp"
@@ -52,11 +51,11 @@ void settle_managed_memory(Stream stream) {
   OOMLAB_CUDA_TRY(cudaDeviceSynchronize());
 }
 
-std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options,
-                                               int device, Stream stream,
-                                               std::uint64_t budget_bytes) {
+std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options, int device,
+                                               Stream stream, std::uint64_t budget_bytes) {
   switch (kind) {
-    case BackendKind::cuda: return std::make_unique<CudaAllocator>();
+    case BackendKind::cuda:
+      return std::make_unique<CudaAllocator>();
     case BackendKind::async:
       return std::make_unique<AsyncPoolAllocator>(
           device, stream,
@@ -64,11 +63,14 @@ std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& o
                            .reuse_follow_events = options.flag("reuse_follow_events"),
                            .reuse_opportunistic = options.flag("reuse_opportunistic"),
                            .reuse_internal_deps = options.flag("reuse_internal_deps")});
-    case BackendKind::managed: return make_managed(options, device, stream, budget_bytes);
+    case BackendKind::managed:
+      return make_managed(options, device, stream, budget_bytes);
     case BackendKind::sim:
-    case BackendKind::automatic: break;
+    case BackendKind::automatic:
+      break;
   }
-  throw Error(ErrorKind::internal, fmt::format("'{}' is not a device backend", backend_info(kind).name));
+  throw Error(ErrorKind::internal,
+              fmt::format("'{}' is not a device backend", backend_info(kind).name));
 }
 
 }  // namespace oomlab

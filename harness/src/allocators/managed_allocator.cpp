@@ -10,7 +10,8 @@
 namespace oomlab {
 
 ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedOptions& options)
-    : device_(device), options_(options) {}
+    : device_(device), options_(options) {
+}
 
 bool ManagedAllocator::device_has_room_for(std::size_t bytes) const {
   usage_.read();
@@ -80,7 +81,8 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
   const int device = device_;
 #endif
   switch (options_.advice) {
-    case ManagedAdvice::none: break;
+    case ManagedAdvice::none:
+      break;
     case ManagedAdvice::preferred_location:
       OOMLAB_CUDA_TRY(cudaMemAdvise(ptr, bytes, cudaMemAdviseSetPreferredLocation, device));
       break;
@@ -96,7 +98,8 @@ void ManagedAllocator::place(void* ptr, std::size_t bytes, Stream stream) const 
     OOMLAB_CUDA_TRY(
         cudaMemPrefetchAsync(ptr, bytes, device, 0, static_cast<cudaStream_t>(stream.handle)));
 #else
-    OOMLAB_CUDA_TRY(cudaMemPrefetchAsync(ptr, bytes, device, static_cast<cudaStream_t>(stream.handle)));
+    OOMLAB_CUDA_TRY(
+        cudaMemPrefetchAsync(ptr, bytes, device, static_cast<cudaStream_t>(stream.handle)));
 #endif
   }
 }

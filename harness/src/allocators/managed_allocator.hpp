@@ -28,7 +28,7 @@ enum class ManagedAdvice : std::uint8_t { none, preferred_location, accessed_by,
 
 struct ManagedOptions {
   ManagedAdvice advice = ManagedAdvice::none;
-  bool prefetch = false;             // cudaMemPrefetchAsync to the device after each allocation
+  bool prefetch = false;                 // cudaMemPrefetchAsync to the device after each allocation
   std::uint64_t cap_bytes = UINT64_MAX;  // device memory the run's managed blocks may hold
 };
 
@@ -60,7 +60,7 @@ class ManagedAllocator final : public Allocator {
   DeviceUsage usage_;
   std::uint64_t charged_high_water_ = 0;  // of live sizes rounded up to kCapGranularity
   std::uint64_t charged_bytes_ = 0;
-  std::uint64_t live_pages_bytes_ = 0;    // live sizes rounded up to whole 2 MiB pages
+  std::uint64_t live_pages_bytes_ = 0;  // live sizes rounded up to whole 2 MiB pages
 };
 
 }  // namespace oomlab

@@ -1,4 +1,5 @@
-// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot run.
+// The CUDA backends in a build without CUDA: they exist in the catalog, and say why they cannot
+// run.
 #include <fmt/format.h>
 
 #include "allocators/backends.hpp"
@@ -6,9 +7,12 @@
 
 namespace oomlab {
 
-std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) { return budget_bytes; }
+std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
+  return budget_bytes;
+}
 
-void settle_managed_memory(Stream /*stream*/) {}
+void settle_managed_memory(Stream /*stream*/) {
+}
 
 std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& /*options*/,
                                                int /*device*/, Stream /*stream*/,

@@ -51,8 +51,9 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
   if (sxx == 0.0) return fit;
   fit.bytes_per_step = sxy / sxx;
   fit.r_squared = syy == 0.0 ? 0.0 : (sxy * sxy) / (sxx * syy);
-  const auto [lowest, highest] = std::minmax_element(
-      samples.begin(), samples.end(), [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
+  const auto [lowest, highest] =
+      std::minmax_element(samples.begin(), samples.end(),
+                          [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
   const double span = static_cast<double>(highest->step - lowest->step);
   const double growth = fit.bytes_per_step * span;
   fit.detected = samples.size() >= kLeakMinSamples && fit.bytes_per_step > 0.0 &&
@@ -141,11 +142,13 @@ void describe_cap_refusal(const OomEvidence& e, Diagnosis& d) {
 
 Diagnosis diagnose(const OomEvidence& e) {
   Diagnosis d;
-  const std::uint64_t limit = e.cap_bytes > 0 ? std::min(e.cap_bytes, e.budget_bytes) : e.budget_bytes;
+  const std::uint64_t limit =
+      e.cap_bytes > 0 ? std::min(e.cap_bytes, e.budget_bytes) : e.budget_bytes;
   d.free_bytes = limit > e.live_bytes ? limit - e.live_bytes : 0;
   if (e.largest_free_bytes && d.free_bytes > 0) {
     d.fragmentation = std::clamp(
-        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0, 1.0);
+        1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0,
+        1.0);
   }
   if (describe_external_or_leak(e, d)) return d;
   if (e.cap_bytes > 0) {
@@ -159,17 +162,17 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.cause = Cause::transient;
     d.evidence = fmt::format("the same {} request succeeded right after the failure",
                              format_bytes(e.request_bytes));
-    d.advice = "the failure did not last: frees may still have been pending on a stream; "
-               "synchronize before large allocations";
+    d.advice =
+        "the failure did not last: frees may still have been pending on a stream; "
+        "synchronize before large allocations";
   } else {
     d.cause = Cause::fragmentation;
-    d.evidence =
-        e.largest_free_bytes
-            ? fmt::format("{} free in total, but the largest block is {} < request {}",
-                          format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
-                          format_bytes(e.request_bytes))
-            : fmt::format("{} free in total >= request {} (largest block not probed)",
-                          format_bytes(d.free_bytes), format_bytes(e.request_bytes));
+    d.evidence = e.largest_free_bytes
+                     ? fmt::format("{} free in total, but the largest block is {} < request {}",
+                                   format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
+                                   format_bytes(e.request_bytes))
+                     : fmt::format("{} free in total >= request {} (largest block not probed)",
+                                   format_bytes(d.free_bytes), format_bytes(e.request_bytes));
     d.advice = std::string(kFragmentationAdvice);
   }
   return d;

@@ -17,7 +17,8 @@ AllocResult Recording::allocate(std::size_t bytes, Stream stream) {
   } else {
     ++failed_;
     // An allocation that failed for another reason than memory is an alloc row with its status.
-    emit(result.status == AllocStatus::error ? Op::alloc : Op::oom, bytes, nullptr, stream, result.status);
+    emit(result.status == AllocStatus::error ? Op::alloc : Op::oom, bytes, nullptr, stream,
+         result.status);
   }
   return result;
 }

@@ -40,7 +40,9 @@ class Recording final : public Allocator {
   [[nodiscard]] std::uint64_t step() const { return step_.load(std::memory_order_relaxed); }
   [[nodiscard]] std::uint32_t phase() const { return phase_.load(std::memory_order_relaxed); }
   // Readable from another thread (the progress line) while the run goes on.
-  [[nodiscard]] std::uint64_t live_bytes() const { return live_bytes_.load(std::memory_order_relaxed); }
+  [[nodiscard]] std::uint64_t live_bytes() const {
+    return live_bytes_.load(std::memory_order_relaxed);
+  }
   [[nodiscard]] std::uint64_t live_count() const { return live_count_; }
   [[nodiscard]] std::uint64_t peak_live_bytes() const { return peak_live_bytes_; }
   [[nodiscard]] std::uint64_t peak_reserved_bytes() const { return peak_reserved_bytes_; }

@@ -127,7 +127,8 @@ std::optional<std::uint64_t> HarnessContext::largest_free_bytes() {
   return probe_largest(settings_.budget_bytes > live ? settings_.budget_bytes - live : 0);
 }
 
-void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const AllocResult& result) {
+void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
+                                const AllocResult& result) {
   OomRecord rec;
   rec.event = allocator_.events() - 1;  // the oom event Recording has just written
   rec.step = allocator_.step();
@@ -163,7 +164,8 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label, const
   rec.source = capped ? "budget-cap" : "driver";
   // The CUDA error's name, where a CUDA call was made: not for the cap, not on the sim.
   if (!capped && !settings_.simulated) {
-    rec.error = cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
+    rec.error =
+        cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
   }
   oom_ = std::move(rec);
 }

@@ -67,7 +67,8 @@ class LiveBlocks {
       }
     }
     free_slots_.clear();
-    for (std::uint32_t slot = 0; slot < entries_.size(); ++slot) free_slots_.push_back(slot);
+    for (std::uint32_t slot = 0; slot < entries_.size(); ++slot)
+      free_slots_.push_back(slot);
     if (first_error) std::rethrow_exception(first_error);
   }
 

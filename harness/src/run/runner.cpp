@@ -1,10 +1,10 @@
 #include "run/runner.hpp"
 
+#include <fmt/format.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "device/device.hpp"
 #include "kernels/kernels.hpp"
@@ -19,11 +19,16 @@ namespace oomlab {
 
 std::string_view to_string(Outcome outcome) {
   switch (outcome) {
-    case Outcome::oom: return "oom";
-    case Outcome::completed: return "completed";
-    case Outcome::error: return "error";
-    case Outcome::interrupted: return "interrupted";
-    case Outcome::timeout: return "timeout";
+    case Outcome::oom:
+      return "oom";
+    case Outcome::completed:
+      return "completed";
+    case Outcome::error:
+      return "error";
+    case Outcome::interrupted:
+      return "interrupted";
+    case Outcome::timeout:
+      return "timeout";
   }
   return "?";
 }
@@ -54,7 +59,8 @@ class Ticker {
     if (!tick) return;
     thread_ = std::thread([this, interval, tick = std::move(tick)] {
       std::unique_lock lock(mutex_);
-      while (!cv_.wait_for(lock, interval, [&] { return done_; })) tick();
+      while (!cv_.wait_for(lock, interval, [&] { return done_; }))
+        tick();
     });
   }
   ~Ticker() {
@@ -116,8 +122,9 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
   hold.session->trim_default_pool();
   hold.session->synchronize();
   hold.free_before = hold.session->free_bytes();
-  result.budget_bytes = resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
-                                       fmt::format("free on device {}", config.device));
+  result.budget_bytes =
+      resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
+                     fmt::format("free on device {}", config.device));
   if (backend_info(kind).holds_ballast) {
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
     if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
@@ -154,12 +161,13 @@ std::function<void()> progress_tick(const RunConfig& config, const Recording& re
                                     Recording::Clock::time_point start) {
   if (!config.progress) return {};
   return [&config, &recording, &phases, budget, start] {
-    config.progress({.events = recording.events_seen(),
-                     .live_bytes = recording.live_bytes(),
-                     .budget_bytes = budget,
-                     .step = recording.step(),
-                     .phase = phases.name(recording.phase()),
-                     .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
+    config.progress(
+        {.events = recording.events_seen(),
+         .live_bytes = recording.live_bytes(),
+         .budget_bytes = budget,
+         .step = recording.step(),
+         .phase = phases.name(recording.phase()),
+         .elapsed_s = std::chrono::duration<double>(Recording::Clock::now() - start).count()});
   };
 }
 
@@ -182,22 +190,24 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   const auto start = Recording::Clock::now();
   EventLog log(make_sink(config, phases));
   Recording recording(std::move(backend), log, start);
-  HarnessContext ctx(recording, phases,
-                     {.params = config.params,
-                      .seed = config.seed,
-                      .budget_bytes = result.budget_bytes,
-                      .stream = hold.session ? hold.session->stream() : Stream{},
-                      .probe = config.probe,
-                      .simulated = result.simulated,
-                      .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
-                      .stop = config.stop,
-                      .mismatch_counter = hold.counter ? &*hold.counter : nullptr});
+  HarnessContext ctx(
+      recording, phases,
+      {.params = config.params,
+       .seed = config.seed,
+       .budget_bytes = result.budget_bytes,
+       .stream = hold.session ? hold.session->stream() : Stream{},
+       .probe = config.probe,
+       .simulated = result.simulated,
+       .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
+       .stop = config.stop,
+       .mismatch_counter = hold.counter ? &*hold.counter : nullptr});
   {
     const Ticker ticker(config.progress_interval,
                         progress_tick(config, recording, phases, result.budget_bytes, start));
     run_and_catch(scenario, ctx, result);
   }
-  result.duration_ms = std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
+  result.duration_ms =
+      std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
   try {
     ctx.release_all();
   } catch (const std::exception& e) {
@@ -211,7 +221,8 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   }
 }
 
-void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold, RunResult& result) {
+void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
+                    RunResult& result) {
   try {
     hold.ballast.reset();
     if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());  // as before
@@ -221,9 +232,10 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
                              .device_free_after = hold.session->free_bytes()};
     const std::int64_t missing = result.cleanup->difference();
     if (missing > static_cast<std::int64_t>(kDevicePageBytes)) {
-      notify(config, result,
-             fmt::format("device free memory is {} lower than before the run: memory was left behind",
-                         format_bytes(static_cast<std::uint64_t>(missing))));
+      notify(
+          config, result,
+          fmt::format("device free memory is {} lower than before the run: memory was left behind",
+                      format_bytes(static_cast<std::uint64_t>(missing))));
     }
   } catch (const std::exception& e) {
     record_failure(result, "releasing the device", e.what());
@@ -247,7 +259,8 @@ RunResult run_scenario(const RunConfig& config) {
   if (kind == BackendKind::automatic) {
     std::string why;
     kind = resolve_auto_allocator(result.environment, &why);
-    if (kind == BackendKind::sim) notify(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
+    if (kind == BackendKind::sim)
+      notify(config, result, fmt::format("{}: using the simulated allocator 'sim'", why));
     result.allocator_options = Params(backend_info(kind).options);
   }
   result.allocator = backend_info(kind).name;

@@ -47,10 +47,10 @@ struct RunConfig {
   BudgetRequest budget;
   int device = 0;
   bool probe = true;
-  std::filesystem::path events_csv;  // empty: the events are not written
+  std::filesystem::path events_csv;        // empty: the events are not written
   std::optional<Environment> environment;  // probed already (saves a second probe)
   const std::atomic<bool>* stop = nullptr;
-  std::function<void(std::string_view)> notice;            // one-line notices
+  std::function<void(std::string_view)> notice;           // one-line notices
   std::function<void(const ProgressSnapshot&)> progress;  // called from another thread
   std::chrono::milliseconds progress_interval{250};
 };
