@@ -182,9 +182,12 @@ bool parse_flag(std::string_view text) {
   throw_usage(fmt::format("'{}' is not on or off (use on|off, true|false, yes|no, 1|0)", text));
 }
 
-std::int64_t parse_integer(std::string_view text) {
+namespace {
+// The whole of `text` (spaces aside) as one integer of type T.
+template <typename T>
+T parse_whole(std::string_view text) {
   const std::string_view body = trim(text);
-  std::int64_t value = 0;
+  T value{};
   const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
   if (ec == std::errc::result_out_of_range) throw_usage(fmt::format("'{}' is out of range", text));
   if (ec != std::errc() || end != body.data() + body.size() || body.empty()) {
@@ -192,18 +195,15 @@ std::int64_t parse_integer(std::string_view text) {
   }
   return value;
 }
+}  // namespace
+
+std::int64_t parse_integer(std::string_view text) { return parse_whole<std::int64_t>(text); }
 
 std::uint64_t parse_unsigned(std::string_view text) {
-  const std::string_view body = trim(text);
-  if (!body.empty() && body.front() == '-')
+  if (const std::string_view body = trim(text); !body.empty() && body.front() == '-') {
     throw_usage(fmt::format("'{}' must not be negative", text));
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), value);
-  if (ec == std::errc::result_out_of_range) throw_usage(fmt::format("'{}' is out of range", text));
-  if (ec != std::errc() || end != body.data() + body.size() || body.empty()) {
-    throw_usage(fmt::format("'{}' is not a whole number", text));
   }
-  return value;
+  return parse_whole<std::uint64_t>(text);
 }
 
 double parse_real(std::string_view text) {
