@@ -52,6 +52,7 @@ json oom_json(const OomRecord& oom) {
           {"advice", d.advice},
           // Beyond the v1 minimum:
           {"request_label", oom.request_label},
+          {"allocator_used_bytes", oom.allocator_used_bytes},
           {"free_bytes", d.free_bytes},
           {"external_bytes", d.external_bytes},
           {"evidence", d.evidence},

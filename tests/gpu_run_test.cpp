@@ -86,6 +86,8 @@ TEST(GpuRun, AsyncPoolFragmentsWithThreePercentLive) {
   EXPECT_EQ(r.oom->diagnosis.cause, Cause::fragmentation) << r.oom->diagnosis.evidence;
   EXPECT_LE(r.oom->live_bytes, kBudget / 20);
   EXPECT_GE(r.oom->reserved_bytes, kBudget / 2) << "the pool keeps chunks that hold live blocks";
+  EXPECT_GE(r.oom->allocator_used_bytes, r.oom->live_bytes) << "the pool's UsedMemCurrent";
+  EXPECT_LT(r.oom->allocator_used_bytes, r.oom->live_bytes + 16_MiB);
   expect_clean(r);
 }
 

@@ -197,7 +197,9 @@ T parse_whole(std::string_view text) {
 }
 }  // namespace
 
-std::int64_t parse_integer(std::string_view text) { return parse_whole<std::int64_t>(text); }
+std::int64_t parse_integer(std::string_view text) {
+  return parse_whole<std::int64_t>(text);
+}
 
 std::uint64_t parse_unsigned(std::string_view text) {
   if (const std::string_view body = trim(text); !body.empty() && body.front() == '-') {

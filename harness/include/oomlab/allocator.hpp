@@ -42,7 +42,8 @@ struct MemoryState {
   std::uint64_t own_bytes_bound = 0;    // at most this much device memory is this allocator's
   std::uint64_t device_free_bytes = 0;  // what the device (or the sim) can still hand out
   std::uint64_t device_total_bytes = 0;
-  std::uint64_t cap_bytes = 0;          // oomlab's own cap (BudgetCap); 0 when there is none
+  std::uint64_t used_bytes = 0;  // what the allocator counts as in use (pools: UsedMemCurrent)
+  std::uint64_t cap_bytes = 0;   // oomlab's own cap (BudgetCap); 0 when there is none
   std::uint64_t cap_charged_bytes = 0;  // what the cap counts against it
 };
 

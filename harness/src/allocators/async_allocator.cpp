@@ -92,7 +92,8 @@ MemoryState AsyncPoolAllocator::state() const {
   return {.reserved_bytes = reserved,
           .own_bytes_bound = reserved,
           .device_free_bytes = free,
-          .device_total_bytes = total};
+          .device_total_bytes = total,
+          .used_bytes = pool_used_bytes()};
 }
 
 AllocStatus AsyncPoolAllocator::probe(std::size_t bytes, Stream stream) {

@@ -12,9 +12,9 @@ std::uint16_t current_thread_index() {
 }
 
 EventLog::EventLog(std::unique_ptr<EventSink> sink) : sink_(std::move(sink)) {
-  // One chunk to fill and one spare, so that the first hand-off does not wait for memory.
-  spare_.push_back(std::make_unique<Chunk>(kChunkEvents));
-  chunks_made_ = 2;
+  for (std::size_t i = 0; i < kSpareChunks; ++i)
+    spare_.push_back(std::make_unique<Chunk>(kChunkEvents));
+  chunks_made_ = kSpareChunks + 1;
   start_chunk(std::make_unique<Chunk>(kChunkEvents));
   writer_ = std::thread([this] { writer_loop(); });
 }
@@ -35,44 +35,38 @@ void EventLog::start_chunk(std::unique_ptr<Chunk> chunk) {
 
 void EventLog::hand_off() {
   if (closed_) throw std::logic_error("event appended to a closed log");
-  // Get the next chunk first: if that fails, the full chunk is still this thread's, untouched.
   std::unique_ptr<Chunk> next;
-  bool make_one = false;
   {
     std::unique_lock lock(mutex_);
-    if (spare_.empty() && chunks_made_ >= kMaxChunks) {
-      // The writer is behind by kMaxChunks: wait for it rather than grow without bound.
-      chunk_free_.wait(lock, [&] { return !spare_.empty(); });
-    }
-    if (!spare_.empty()) {
-      next = std::move(spare_.back());
-      spare_.pop_back();
-    } else {
-      ++chunks_made_;
-      make_one = true;
-    }
-  }
-  if (make_one) {
-    try {
-      next = std::make_unique<Chunk>(kChunkEvents);
-    } catch (...) {
-      const std::lock_guard lock(mutex_);
-      --chunks_made_;
-      throw;
-    }
-  }
-  {
-    const std::lock_guard lock(mutex_);
     const auto count = static_cast<std::size_t>(next_ - begin_);
     pending_.push_back({std::move(current_), count, written_before_current_});
     written_before_current_ += count;
+    work_ready_.notify_one();
+    // Spares are made ahead by the writer; none left means it is kMaxChunks behind: wait.
+    chunk_free_.wait(lock, [&] { return !spare_.empty(); });
+    next = std::move(spare_.back());
+    spare_.pop_back();
   }
-  work_ready_.notify_one();
   start_chunk(std::move(next));
+}
+
+void EventLog::make_spares() {
+  for (;;) {
+    {
+      const std::lock_guard lock(mutex_);
+      if (spare_.size() >= kSpareChunks || chunks_made_ >= kMaxChunks) return;
+      ++chunks_made_;
+    }
+    auto chunk = std::make_unique<Chunk>(kChunkEvents);  // off the hot path, outside the lock
+    const std::lock_guard lock(mutex_);
+    spare_.push_back(std::move(chunk));
+    chunk_free_.notify_one();
+  }
 }
 
 void EventLog::writer_loop() {
   for (;;) {
+    make_spares();
     Pending job;
     {
       std::unique_lock lock(mutex_);

@@ -1,7 +1,8 @@
 // The run's events: appended into preallocated chunks of kChunkEvents; a full chunk goes to a
-// writer thread that hands it to the sink (events.csv) and returns it for reuse. Host memory
-// stays bounded (kMaxChunks chunks) however long the run is; the hot path never allocates once
-// the spare chunks exist, and never does I/O.
+// writer thread that hands it to the sink (events.csv) and returns it for reuse. The writer also
+// keeps kSpareChunks spare chunks made ahead, so the appending thread never allocates and never
+// does I/O; it waits only when the writer is kMaxChunks behind. Host memory stays bounded
+// (kMaxChunks chunks of 1 MiB) however long the run is.
 #pragma once
 
 #include <condition_variable>
@@ -43,6 +44,7 @@ class EventLog {
  public:
   static constexpr std::size_t kChunkEvents = 16384;  // 1 MiB
   static constexpr std::size_t kMaxChunks = 64;       // 64 MiB at most in flight
+  static constexpr std::size_t kSpareChunks = 4;      // made ahead by the writer
 
   explicit EventLog(std::unique_ptr<EventSink> sink);
   ~EventLog();
@@ -81,6 +83,7 @@ class EventLog {
   void hand_off();
   void start_chunk(std::unique_ptr<Chunk> chunk);
   void writer_loop();
+  void make_spares();  // on the writer thread
 
   std::unique_ptr<EventSink> sink_;
   std::unique_ptr<Chunk> current_;

@@ -140,6 +140,7 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   rec.live_count = allocator_.live_count();
   const MemoryState state = allocator_.state();  // before any probe disturbs it
   rec.reserved_bytes = state.reserved_bytes;
+  rec.allocator_used_bytes = state.used_bytes;
   rec.device_free_bytes = state.device_free_bytes;
   rec.device_total_bytes = state.device_total_bytes;
   std::optional<bool> fits_now;

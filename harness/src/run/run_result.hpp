@@ -27,6 +27,7 @@ struct OomRecord {
   std::uint64_t live_bytes = 0;
   std::uint64_t live_count = 0;
   std::uint64_t reserved_bytes = 0;
+  std::uint64_t allocator_used_bytes = 0;  // the allocator's own count (pools), 0 where it has none
   std::uint64_t device_free_bytes = 0;
   std::uint64_t device_total_bytes = 0;
   std::optional<std::uint64_t> largest_free_bytes;
