@@ -1,3 +1,6 @@
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -43,6 +46,14 @@ __global__ void verify_kernel(const std::uint64_t* words, std::size_t count, std
   if (local != 0) atomicAdd(mismatches, local);
 }
 
+template <typename Target>
+__global__ void cast_kernel(const float* source, Target* target, std::size_t count) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < count;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    target[i] = Target(source[i]);
+  }
+}
+
 unsigned grid_for(std::size_t items) {
   const std::size_t blocks = (items + kThreads - 1) / kThreads;
   return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, kMaxBlocks));
@@ -59,6 +70,31 @@ void preload() {
   OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, touch_kernel));
   OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, fill_kernel));
   OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, verify_kernel));
+  OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, cast_kernel<__half>));
+  OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, cast_kernel<__nv_bfloat16>));
+  OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, cast_kernel<__nv_fp8_e4m3>));
+  OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, cast_kernel<float>));
+}
+
+void cast(const float* source, void* target, std::size_t count, Precision precision, Stream stream) {
+  if (source == nullptr || target == nullptr || count == 0) return;
+  const cudaStream_t s = cuda_stream(stream);
+  const unsigned grid = grid_for(count);
+  switch (precision) {
+    case Precision::fp32:
+      cast_kernel<<<grid, kThreads, 0, s>>>(source, static_cast<float*>(target), count);
+      break;
+    case Precision::fp16:
+      cast_kernel<<<grid, kThreads, 0, s>>>(source, static_cast<__half*>(target), count);
+      break;
+    case Precision::bf16:
+      cast_kernel<<<grid, kThreads, 0, s>>>(source, static_cast<__nv_bfloat16*>(target), count);
+      break;
+    case Precision::fp8_e4m3:
+      cast_kernel<<<grid, kThreads, 0, s>>>(source, static_cast<__nv_fp8_e4m3*>(target), count);
+      break;
+  }
+  OOMLAB_CUDA_TRY(cudaGetLastError());
 }
 
 void touch(void* ptr, std::size_t bytes, Stream stream) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "oomlab/allocator.hpp"
+#include "oomlab/scenario.hpp"
 
 namespace oomlab::kernels {
 
@@ -20,6 +21,10 @@ void preload();
 void touch(void* ptr, std::size_t bytes, Stream stream);
 // Every whole 8-byte word gets a value derived from `seed` and its address.
 void fill(void* ptr, std::size_t bytes, std::uint64_t seed, Stream stream);
+
+// count fp32 values from `source` converted to `precision` into `target` (CUDA's conversions:
+// round to nearest even; fp8 e4m3 saturates to ±448 and keeps NaN).
+void cast(const float* source, void* target, std::size_t count, Precision precision, Stream stream);
 
 // A device-side counter for verify(), allocated before the run so that checking data needs no
 // memory from the budget.

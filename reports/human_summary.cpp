@@ -75,10 +75,16 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   fmt::format_to(it, "counts     {} allocations · {} frees · {} failed · {} events in {:.1f} ms\n",
                  format_count(r.allocations), format_count(r.frees), format_count(r.failed),
                  format_count(r.events), r.duration_ms);
-  if (r.integrity_checked > 0) {
-    fmt::format_to(it, "integrity  {} blocks checked · {} corrupted\n",
-                   format_count(r.integrity_checked), format_count(r.integrity_corrupted));
+  if (r.simulated) {
+    fmt::format_to(it, "integrity  not checked: the simulated allocator has no memory\n");
+  } else if (r.verify == VerifyMode::off) {
+    fmt::format_to(it, "integrity  not checked (--verify=off)\n");
+  } else {
+    fmt::format_to(it, "integrity  {} block checks ({}) · {} corrupted{}\n", format_count(r.integrity_checked),
+                   to_string(r.verify), format_count(r.integrity_corrupted),
+                   r.integrity_corrupted > 0 ? fmt::format(" ({} words)", format_count(r.integrity_corrupted_words)) : "");
   }
+  for (const std::string& note : r.notes) fmt::format_to(it, "note       {}\n", note);
   if (!r.metrics.empty()) {
     std::string line;
     for (const auto& [name, value] : r.metrics) {

@@ -17,6 +17,7 @@ struct ParamToJson {
   json operator()(Fraction f) const { return format_fraction(f); }
   json operator()(bool b) const { return b; }
   json operator()(const std::string& s) const { return s; }
+  json operator()(const ChoiceList& list) const { return list; }
 };
 
 template <typename T>
@@ -121,7 +122,11 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
       {"peak", {{"live_bytes", r.peak_live_bytes}, {"reserved_bytes", r.peak_reserved_bytes}}},
       {"counts", {{"allocations", r.allocations}, {"frees", r.frees}, {"failed", r.failed}}},
-      {"integrity", {{"checked", r.integrity_checked}, {"corrupted", r.integrity_corrupted}}},
+      {"integrity",
+       {{"checked", r.integrity_checked},
+        {"corrupted", r.integrity_corrupted},
+        {"corrupted_words", r.integrity_corrupted_words},
+        {"mode", r.simulated ? "not checked: the simulated allocator has no memory" : std::string(to_string(r.verify))}}},
       {"metrics", metrics_json(r.metrics)},
       {"duration_ms", r.duration_ms},
       // Beyond the v1 minimum:
@@ -130,6 +135,7 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"cap_bytes", or_null(r.cap_bytes)},
       {"error", r.error_message.empty() ? json(nullptr) : json(r.error_message)},
       {"notices", r.notices},
+      {"notes", r.notes},
   };
   if (r.cleanup) {
     doc["cleanup"] = {{"device_free_before", r.cleanup->device_free_before},

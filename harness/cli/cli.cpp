@@ -47,6 +47,11 @@ void add_run(CLI::App& app, Parsed& p) {
                   "also write summary.json to FILE; '-' prints it alone on stdout");
   run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
   run->add_option("--device,-d", p.run.device, "CUDA device index")->capture_default_str();
+  run->add_option("--verify", p.run.verify,
+                  "data-integrity checks on real devices: all (fill every block when allocated, "
+                  "verify at OOM and at the end), sample (one block in 64 and every one of 64 MiB "
+                  "or more), off")
+      ->capture_default_str();
   run->add_flag(
       "--no-probe", p.run.no_probe,
       "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");

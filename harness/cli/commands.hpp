@@ -26,6 +26,7 @@ struct RunOptions {
   std::string json;
   std::string csv;
   std::string device = "0";
+  std::string verify = "sample";
   bool no_probe = false;
   bool expect_oom = false;
   bool expect_no_oom = false;

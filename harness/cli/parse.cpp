@@ -223,6 +223,28 @@ double parse_real(std::string_view text) {
   return value;
 }
 
+namespace {
+ChoiceList parse_choice_list(const ParamDef& def, std::string_view text) {
+  ChoiceList list;
+  std::string_view rest = text;
+  while (true) {
+    const auto comma = rest.find(',');
+    const std::string item(trim(rest.substr(0, comma)));
+    if (std::find(def.choices.begin(), def.choices.end(), item) == def.choices.end()) {
+      throw_usage(fmt::format("'{}' is not one of {}{}", item, fmt::join(def.choices, "|"),
+                              did_you_mean(item, def.choices)));
+    }
+    if (std::find(list.begin(), list.end(), item) != list.end()) {
+      throw_usage(fmt::format("'{}' is listed twice", item));
+    }
+    list.push_back(item);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return list;
+}
+}  // namespace
+
 ParamValue parse_param_value(const ParamDef& def, std::string_view text) {
   switch (def.type) {
     case ParamType::bytes:
@@ -250,6 +272,8 @@ ParamValue parse_param_value(const ParamDef& def, std::string_view text) {
       }
       return value;
     }
+    case ParamType::choices:
+      return parse_choice_list(def, text);
     case ParamType::text:
       return std::string(text);
   }
@@ -316,6 +340,14 @@ AllocatorChoice parse_allocator(std::string_view text) {
   }
   return {info->kind, parse_params(info->options, assignments, fmt::format("allocator '{}'", name),
                                    "--allocator")};
+}
+
+VerifyMode parse_verify_mode(std::string_view text) {
+  const std::string value = lower(trim(text));
+  if (value == "all") return VerifyMode::all;
+  if (value == "sample") return VerifyMode::sample;
+  if (value == "off") return VerifyMode::off;
+  throw_usage(fmt::format("'{}' is not all, sample or off{}", text, did_you_mean(value, {"all", "sample", "off"})));
 }
 
 namespace {

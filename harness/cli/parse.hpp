@@ -11,6 +11,7 @@
 #include "oomlab/params.hpp"
 #include "oomlab/units.hpp"
 #include "run/runner.hpp"
+#include "run/verify_mode.hpp"
 
 namespace oomlab::cli {
 
@@ -43,6 +44,9 @@ struct AllocatorChoice {
 };
 // "async", "async:release_threshold=0,reuse_opportunistic=off".
 [[nodiscard]] AllocatorChoice parse_allocator(std::string_view text);
+
+// all | sample | off
+[[nodiscard]] VerifyMode parse_verify_mode(std::string_view text);
 
 // The candidate closest to `input` by edit distance, or "" when none is close enough.
 [[nodiscard]] std::string closest_name(std::string_view input,

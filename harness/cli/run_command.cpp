@@ -79,6 +79,7 @@ RunConfig make_config(const RunOptions& o) {
   if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
   config.device = static_cast<int>(device);
   config.probe = !o.no_probe;
+  config.verify = with_flag("--verify", [&] { return parse_verify_mode(o.verify); });
   return config;
 }
 

@@ -23,6 +23,8 @@ std::string_view to_string(ParamType type) {
       return "on|off";
     case ParamType::choice:
       return "choice";
+    case ParamType::choices:
+      return "list";
     case ParamType::text:
       return "text";
   }
@@ -49,6 +51,7 @@ struct ValueFormatter {
   std::string operator()(Fraction f) const { return format_fraction(f); }
   std::string operator()(bool b) const { return b ? "on" : "off"; }
   std::string operator()(const std::string& s) const { return s; }
+  std::string operator()(const ChoiceList& list) const { return fmt::format("{}", fmt::join(list, ",")); }
 };
 
 }  // namespace
@@ -103,6 +106,10 @@ Fraction Params::fraction(std::string_view name) const {
 bool Params::flag(std::string_view name) const {
   return get_as<bool>(at(name), name);
 }
+const ChoiceList& Params::choices(std::string_view name) const {
+  return get_as<ChoiceList>(at(name), name);
+}
+
 const std::string& Params::choice(std::string_view name) const {
   return get_as<std::string>(at(name), name);
 }

@@ -21,17 +21,19 @@ enum class ParamType : std::uint8_t {
   fraction,  // 1/32, 0.25
   flag,      // on|off|true|false|1|0
   choice,    // one of ParamDef::choices
-  text,      // free text (file paths, lists)
+  choices,   // a comma-separated list of ParamDef::choices, in the user's order, no repeats
+  text,      // free text (file paths)
 };
 
-using ParamValue = std::variant<Bytes, std::int64_t, double, Fraction, bool, std::string>;
+using ChoiceList = std::vector<std::string>;
+using ParamValue = std::variant<Bytes, std::int64_t, double, Fraction, bool, std::string, ChoiceList>;
 
 struct ParamDef {
   std::string name;
   ParamType type = ParamType::text;
   ParamValue default_value;
   std::string help;
-  std::vector<std::string> choices;         // for ParamType::choice
+  std::vector<std::string> choices;         // for ParamType::choice and ParamType::choices
   bool accepts_max = false;                 // for ParamType::bytes: "max" means the largest value
   std::optional<std::int64_t> min_integer;  // for ParamType::integer
 };
@@ -59,6 +61,7 @@ class Params {
   [[nodiscard]] Fraction fraction(std::string_view name) const;
   [[nodiscard]] bool flag(std::string_view name) const;
   [[nodiscard]] const std::string& choice(std::string_view name) const;
+  [[nodiscard]] const ChoiceList& choices(std::string_view name) const;
   [[nodiscard]] const std::string& text(std::string_view name) const;
 
   [[nodiscard]] bool was_set(std::string_view name) const;

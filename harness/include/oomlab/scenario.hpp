@@ -16,6 +16,21 @@
 
 namespace oomlab {
 
+// Element types of the cast kernel: what mixed-precision training keeps its working copies in.
+enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8_e4m3 };
+[[nodiscard]] constexpr std::size_t element_bytes(Precision p) {
+  return p == Precision::fp32 ? 4 : (p == Precision::fp8_e4m3 ? 1 : 2);
+}
+
+// A least-squares line through live bytes at the step boundaries so far.
+struct LeakEstimate {
+  std::size_t samples = 0;
+  double bytes_per_step = 0.0;
+  double intercept_bytes = 0.0;  // live bytes the line gives at step 0
+  double r_squared = 0.0;
+  bool detected = false;         // steady growth that matters at this budget
+};
+
 // One allocation a scenario holds. Plain data: copying it does not duplicate the memory, and
 // releasing it twice is caught (std::logic_error).
 struct Block {
@@ -56,6 +71,10 @@ class RunContext {
   virtual void fill(const Block& block) = 0;
   // and the count of 8-byte words that no longer hold it.
   virtual std::uint64_t verify(const Block& block) = 0;
+  // Converts the fp32 values of `source` to `precision` in `target`, as many as fit in both
+  // (CUDA's own conversions: __half, __nv_bfloat16, __nv_fp8_e4m3, saturating). `target` then
+  // holds data rather than the fill pattern, so data-integrity checks leave it out.
+  virtual void cast(const Block& source, const Block& target, Precision precision) = 0;
 
   // Markers in the event log: step boundaries (leak detection reads live bytes there) and
   // named phases ("fill", "free", "grow").
@@ -65,6 +84,8 @@ class RunContext {
   virtual Rng& rng() = 0;
   [[nodiscard]] virtual const Params& params() const = 0;
   virtual void metric(std::string_view name, double value) = 0;
+  // A finding in words, for the summary ("notes") and the screen: what a number means.
+  virtual void note(std::string_view text) = 0;
 
   [[nodiscard]] virtual bool stop_requested() const = 0;
   [[nodiscard]] virtual std::uint64_t budget_bytes() const = 0;
@@ -72,6 +93,15 @@ class RunContext {
   [[nodiscard]] virtual bool simulated() const = 0;
   // Whether the run's OOM has happened (the first failed allocate()).
   [[nodiscard]] virtual bool oom_recorded() const = 0;
+  // Forgets the run's OOM so that the next failed allocate() is recorded and analysed instead:
+  // for searches whose telling OOM is the last one (the batch just past the largest that fits).
+  virtual void clear_oom() = 0;
+
+  // The highest live bytes since the run began or since reset_peak().
+  [[nodiscard]] virtual std::uint64_t peak_live_bytes() const = 0;
+  virtual void reset_peak() = 0;
+  // The line through live bytes at the step boundaries marked so far.
+  [[nodiscard]] virtual LeakEstimate leak_estimate() const = 0;
 
   // The largest block the allocator could hand out now: bisection with probes that are freed
   // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.

@@ -58,9 +58,9 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
   const double growth = fit.bytes_per_step * span;
   fit.detected = samples.size() >= kLeakMinSamples && fit.bytes_per_step > 0.0 &&
                  fit.r_squared >= 0.9 && growth >= 0.05 * static_cast<double>(budget_bytes);
+  fit.intercept_bytes = mean_y - fit.bytes_per_step * mean_x;
   if (fit.bytes_per_step > 0.0) {
-    const double intercept = mean_y - fit.bytes_per_step * mean_x;
-    fit.predicted_oom_step = (static_cast<double>(budget_bytes) - intercept) / fit.bytes_per_step;
+    fit.predicted_oom_step = (static_cast<double>(budget_bytes) - fit.intercept_bytes) / fit.bytes_per_step;
   }
   return fit;
 }

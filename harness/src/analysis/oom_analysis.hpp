@@ -26,6 +26,7 @@ struct StepSample {
 struct LeakFit {
   std::size_t samples = 0;
   double bytes_per_step = 0.0;
+  double intercept_bytes = 0.0;  // the line's live bytes at step 0
   double r_squared = 0.0;
   bool detected = false;                     // steady growth that matters at this budget
   std::optional<double> predicted_oom_step;  // where the line reaches the budget

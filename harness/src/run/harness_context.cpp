@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "kernels/kernels.hpp"
+
 #include "oomlab/error.hpp"
 
 namespace oomlab {
@@ -13,8 +15,12 @@ constexpr int kCudaErrorMemoryAllocation = 2;
 }
 
 HarnessContext::HarnessContext(Recording& allocator, PhaseTable& phases, ContextSettings settings)
-    : allocator_(allocator), phases_(phases), settings_(std::move(settings)), rng_(settings_.seed) {
-}
+    : allocator_(allocator),
+      phases_(phases),
+      settings_(std::move(settings)),
+      rng_(settings_.seed),
+      integrity_(settings_.simulated ? VerifyMode::off : settings_.verify, settings_.mismatch_counter,
+                 settings_.stream, settings_.seed) {}
 
 HarnessContext::~HarnessContext() {
   // The runner calls release_all() while the event log is still open; this is the fallback for
@@ -41,6 +47,8 @@ Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, 
   const AllocResult result = allocator_.allocate(bytes, settings_.stream);
   if (result.ok()) {
     const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes);
+    if (integrity_.fill_new(result.ptr, bytes)) blocks_.find(handle)->filled = true;
+    peak_since_reset_ = std::max(peak_since_reset_, allocator_.live_bytes());
     return {result.ptr, bytes, AllocStatus::ok, handle.slot, handle.generation};
   }
   if (result.status == AllocStatus::error) {
@@ -72,18 +80,35 @@ void HarnessContext::touch(const Block& block) {
   kernels::touch(block.ptr, block.bytes, settings_.stream);
 }
 
+void HarnessContext::set_filled(const Block& block, bool filled) {
+  if (LiveBlocks::Entry* entry = blocks_.find({block.slot, block.generation})) entry->filled = filled;
+}
+
 void HarnessContext::fill(const Block& block) {
   if (settings_.simulated || !block.ok()) return;
-  kernels::fill(block.ptr, block.bytes, settings_.seed, settings_.stream);
+  integrity_.fill(block.ptr, block.bytes);
+  set_filled(block, true);
 }
 
 std::uint64_t HarnessContext::verify(const Block& block) {
-  if (settings_.simulated || !block.ok() || settings_.mismatch_counter == nullptr) return 0;
-  const std::uint64_t mismatches =
-      settings_.mismatch_counter->verify(block.ptr, block.bytes, settings_.seed, settings_.stream);
-  ++integrity_checked_;
-  if (mismatches != 0) ++integrity_corrupted_;
-  return mismatches;
+  if (settings_.simulated || !block.ok()) return 0;
+  return integrity_.verify(block.ptr, block.bytes);
+}
+
+void HarnessContext::cast(const Block& source, const Block& target, Precision precision) {
+  if (settings_.simulated || !source.ok() || !target.ok()) return;
+  const std::size_t count = std::min(source.bytes / sizeof(float), target.bytes / element_bytes(precision));
+  kernels::cast(static_cast<const float*>(source.ptr), target.ptr, count, precision, settings_.stream);
+  set_filled(target, false);  // it holds data now, not the pattern
+}
+
+LeakEstimate HarnessContext::leak_estimate() const {
+  const LeakFit fit = fit_leak(step_samples_, settings_.budget_bytes);
+  return {.samples = fit.samples,
+          .bytes_per_step = fit.bytes_per_step,
+          .intercept_bytes = fit.intercept_bytes,
+          .r_squared = fit.r_squared,
+          .detected = fit.detected};
 }
 
 void HarnessContext::step(std::uint64_t n) {
@@ -148,6 +173,7 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
     fits_now = allocator_.probe(bytes, settings_.stream) == AllocStatus::ok;
     rec.largest_free_bytes = largest_free_bytes();
   }
+  integrity_.verify_live(blocks_);  // did anything overwrite live data on the way to the OOM?
   rec.leak = fit_leak(step_samples_, settings_.budget_bytes);
   const bool capped = result.status == AllocStatus::budget_cap;
   rec.diagnosis = diagnose({.request_bytes = bytes,

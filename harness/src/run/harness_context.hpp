@@ -1,6 +1,7 @@
-// The RunContext a scenario drives: allocations go through the Recording adaptor, the first OOM
-// is analysed on the spot (probes, cause, advice), and whatever the scenario still holds is
-// freed by release_all() on every exit path.
+// The RunContext a scenario drives: allocations go through the Recording adaptor, new blocks are
+// filled for the integrity check, the first OOM is analysed on the spot (probes, cause, advice,
+// a check of every filled block), and whatever the scenario still holds is freed by
+// release_all() on every exit path.
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "oomlab/scenario.hpp"
 #include "record/phase_table.hpp"
 #include "record/recording.hpp"
+#include "run/integrity.hpp"
 #include "run/live_blocks.hpp"
 #include "run/run_result.hpp"
 
@@ -27,6 +29,7 @@ struct ContextSettings {
   Stream stream;
   bool probe = true;
   bool simulated = true;
+  VerifyMode verify = VerifyMode::sample;
   std::uint64_t device_free_at_start = 0;  // after the ballast: the external-pressure baseline
   const std::atomic<bool>* stop = nullptr;
   kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
@@ -51,43 +54,52 @@ class HarnessContext final : public RunContext {
   void touch(const Block& block) override;
   void fill(const Block& block) override;
   std::uint64_t verify(const Block& block) override;
+  void cast(const Block& source, const Block& target, Precision precision) override;
   void step(std::uint64_t n) override;
   void phase(std::string_view name) override;
   Rng& rng() override { return rng_; }
   [[nodiscard]] const Params& params() const override { return settings_.params; }
   void metric(std::string_view name, double value) override;
+  void note(std::string_view text) override { notes_.emplace_back(text); }
   [[nodiscard]] bool stop_requested() const override;
   [[nodiscard]] std::uint64_t budget_bytes() const override { return settings_.budget_bytes; }
   [[nodiscard]] std::uint64_t live_bytes() const override { return allocator_.live_bytes(); }
   [[nodiscard]] bool simulated() const override { return settings_.simulated; }
   [[nodiscard]] bool oom_recorded() const override { return oom_.has_value(); }
+  void clear_oom() override { oom_.reset(); }
+  [[nodiscard]] std::uint64_t peak_live_bytes() const override { return peak_since_reset_; }
+  void reset_peak() override { peak_since_reset_ = allocator_.live_bytes(); }
+  [[nodiscard]] LeakEstimate leak_estimate() const override;
   std::optional<std::uint64_t> largest_free_bytes() override;
 
-  // The harness's side. release_all() frees what the scenario still holds, as phase "cleanup".
+  // The harness's side.
+  // Verifies every filled block still live (the end-of-run check).
+  void verify_live_blocks() { integrity_.verify_live(blocks_); }
+  // Frees what the scenario still holds, as phase "cleanup".
   void release_all();
   [[nodiscard]] const std::optional<OomRecord>& oom() const { return oom_; }
-  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const {
-    return metrics_;
-  }
-  [[nodiscard]] std::uint64_t integrity_checked() const { return integrity_checked_; }
-  [[nodiscard]] std::uint64_t integrity_corrupted() const { return integrity_corrupted_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const { return metrics_; }
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  [[nodiscard]] const Integrity& integrity() const { return integrity_; }
 
  private:
   Block allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom);
   void record_oom(std::size_t bytes, std::string_view label, const AllocResult& result);
   std::uint64_t probe_largest(std::uint64_t upper_bytes);
   void check_stop() const;
+  void set_filled(const Block& block, bool filled);
 
   Recording& allocator_;
   PhaseTable& phases_;
   ContextSettings settings_;
   Rng rng_;
   LiveBlocks blocks_;
+  Integrity integrity_;
   std::vector<StepSample> step_samples_;
   std::vector<std::pair<std::string, double>> metrics_;
+  std::vector<std::string> notes_;
   std::optional<OomRecord> oom_;
-  std::uint64_t integrity_checked_ = 0;
-  std::uint64_t integrity_corrupted_ = 0;
+  std::uint64_t peak_since_reset_ = 0;
 };
 
 }  // namespace oomlab

@@ -17,6 +17,7 @@ class LiveBlocks {
     std::size_t bytes = 0;
     std::uint32_t generation = 0;
     bool live = false;
+    bool filled = false;  // holds the integrity pattern (so it can be verified)
   };
   struct Handle {
     std::uint32_t slot;
@@ -35,8 +36,22 @@ class LiveBlocks {
       entries_.emplace_back();
     }
     Entry& e = entries_[slot];
-    e = Entry{ptr, bytes, e.generation + 1, true};
+    e = Entry{ptr, bytes, e.generation + 1, true, false};
     return {slot, e.generation};
+  }
+
+  // The live entry of `handle`, or nullptr (stale or unknown handle).
+  [[nodiscard]] Entry* find(Handle handle) {
+    if (handle.slot >= entries_.size()) return nullptr;
+    Entry& e = entries_[handle.slot];
+    return e.live && e.generation == handle.generation ? &e : nullptr;
+  }
+
+  template <typename Visit>
+  void for_each_live(Visit&& visit) const {
+    for (const Entry& e : entries_) {
+      if (e.live) visit(e);
+    }
   }
 
   // Throws std::logic_error for a block that is not live here (released twice, or never ours).

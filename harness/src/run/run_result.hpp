@@ -11,6 +11,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "device/device.hpp"
 #include "oomlab/params.hpp"
+#include "run/verify_mode.hpp"
 
 namespace oomlab {
 
@@ -73,8 +74,11 @@ struct RunResult {
   std::uint64_t frees = 0;
   std::uint64_t failed = 0;
   std::uint64_t events = 0;
-  std::uint64_t integrity_checked = 0;
-  std::uint64_t integrity_corrupted = 0;
+  VerifyMode verify = VerifyMode::off;  // what was checked (off on the sim, whatever was asked)
+  std::uint64_t integrity_checked = 0;    // block verifications, at the OOM and at the end
+  std::uint64_t integrity_corrupted = 0;  // of those, blocks that did not hold their pattern
+  std::uint64_t integrity_corrupted_words = 0;
+  std::vector<std::string> notes;  // the scenario's findings in words
   std::vector<std::pair<std::string, double>> metrics;
   double duration_ms = 0.0;
   std::optional<Cleanup> cleanup;  // real devices only

@@ -174,8 +174,11 @@ std::function<void()> progress_tick(const RunConfig& config, const Recording& re
 void collect(const HarnessContext& ctx, const Recording& recording, RunResult& result) {
   result.oom = ctx.oom();
   result.metrics = ctx.metrics();
-  result.integrity_checked = ctx.integrity_checked();
-  result.integrity_corrupted = ctx.integrity_corrupted();
+  result.verify = ctx.integrity().mode();
+  result.integrity_checked = ctx.integrity().checked();
+  result.integrity_corrupted = ctx.integrity().corrupted();
+  result.integrity_corrupted_words = ctx.integrity().corrupted_words();
+  result.notes = ctx.notes();
   result.peak_live_bytes = recording.peak_live_bytes();
   result.peak_reserved_bytes = recording.peak_reserved_bytes();
   result.allocations = recording.allocations();
@@ -208,6 +211,11 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   }
   result.duration_ms =
       std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
+  try {
+    ctx.verify_live_blocks();  // the end-of-run integrity check, while the blocks are still there
+  } catch (const std::exception& e) {
+    record_failure(result, "verifying the blocks' data", e.what());
+  }
   try {
     ctx.release_all();
   } catch (const std::exception& e) {

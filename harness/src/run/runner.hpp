@@ -15,6 +15,7 @@
 #include "oomlab/params.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_result.hpp"
+#include "run/verify_mode.hpp"
 
 namespace oomlab {
 
@@ -47,6 +48,7 @@ struct RunConfig {
   BudgetRequest budget;
   int device = 0;
   bool probe = true;
+  VerifyMode verify = VerifyMode::sample;  // on real devices; the sim has nothing to check
   std::filesystem::path events_csv;        // empty: the events are not written
   std::optional<Environment> environment;  // probed already (saves a second probe)
   const std::atomic<bool>* stop = nullptr;
