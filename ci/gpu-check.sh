@@ -6,9 +6,11 @@
 #
 # 1. `oomlab info`;
 # 2. the whole test suite, one process per test, which must pass with zero tests skipped;
-# 3. a smoke table: fragmentation x {cuda, async, managed} at the budget, one line per run
-#    (outcome, cause, live at OOM, largest free block, device free before and after), with
-#    checks: every run ends in OOM with a cause, the device gets all its memory back (2 MiB),
+# 3. the kernel tests under compute-sanitizer memcheck (zero errors, zero leaks);
+# 4. a smoke table: every scenario x {cuda, async, managed} at the budget, one line per run
+#    (outcome, cause, the scenario's result, integrity, device free before and after), with
+#    checks: every run ends in OOM with a cause and no corrupted data, the device gets all its
+#    memory back (2 MiB),
 #    and managed memory never goes past the budget. cudaMalloc and pool runs must leave free
 #    memory as it was, both ways; after a managed run it may be higher (the driver gives back
 #    memory of its own), never lower.
@@ -54,42 +56,60 @@ echo "  passed: $passed  failed: $failed  skipped: $skipped"
 [[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"
 [[ $passed -gt 0 ]] || fail "no test ran"
 
-echo "== smoke: fragmentation at $budget"
-printf '%-8s %-8s %-18s %-12s %-14s %-14s %-16s %-16s %-11s %s\n' allocator outcome cause source \
-  live_at_oom largest_free device_free_before device_free_after after-before check
+echo "== kernels under compute-sanitizer --tool memcheck"
+if command -v compute-sanitizer >/dev/null; then
+  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$tests" --gtest_filter='Kernels.*' \
+    --gtest_color=no >"$out/memcheck.log" 2>&1
+  memcheck_rc=$?
+  grep -E 'ERROR SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) ' "$out/memcheck.log" | sed 's/^/  /'
+  [[ $memcheck_rc -eq 0 ]] || fail "compute-sanitizer memcheck exit code $memcheck_rc (log: $out/memcheck.log)"
+else
+  fail "compute-sanitizer is not on PATH"
+fi
+
+echo "== smoke: every scenario x {cuda, async, managed} at $budget"
+printf '%-16s %-8s %-8s %-14s %-12s %-26s %-11s %-16s %-16s %-11s %s\n' scenario allocator outcome cause source \
+  result integrity device_free_before device_free_after after-before check
+for scenario in fragmentation growing-batch mixed-precision leak; do
 for allocator in cuda async managed; do
-  summary="$out/summary-$allocator.json"
-  "$oomlab" run fragmentation --allocator="$allocator" --budget="$budget" --quiet \
-    --out "$out/run-$allocator" --json "$summary" 2>"$out/run-$allocator.err"
+  summary="$out/summary-$scenario-$allocator.json"
+  "$oomlab" run "$scenario" --allocator="$allocator" --budget="$budget" --quiet \
+    --out "$out/run-$scenario-$allocator" --json "$summary" 2>"$out/run-$scenario-$allocator.err"
   rc=$?
-  line=$(python3 - "$summary" "$rc" "$allocator" <<'PY'
+  line=$(python3 - "$summary" "$rc" "$scenario" "$allocator" <<'PY'
 import json, sys
-path, rc, allocator = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+path, rc, scenario, allocator = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 try:
     s = json.load(open(path))
 except Exception as e:
-    print(f"{allocator:<8} no summary ({e}); exit {rc}\tFAIL"); sys.exit()
-gib = lambda b: "-" if b is None else f"{b / 2**30:.3f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB"
-oom, clean = s.get("oom") or {}, s.get("cleanup") or {}
+    print(f"{scenario:<16} {allocator:<8} no summary ({e}); exit {rc}\tFAIL"); sys.exit()
+size = lambda b: "-" if b is None else f"{b / 2**30:.3f} GiB" if b >= 2**30 else f"{b / 2**20:.1f} MiB"
+oom, clean, m = s.get("oom") or {}, s.get("cleanup") or {}, s.get("metrics", {})
+result = {"fragmentation": lambda: f"live at OOM {size(oom.get('live_bytes'))}",
+          "growing-batch": lambda: f"max batch {m.get('max_batch')} (model {m.get('analytic_max_batch')})",
+          "mixed-precision": lambda: "max batch " + "/".join(str(m.get('max_batch_' + p)) for p in ("fp32", "fp16", "bf16", "fp8")),
+          "leak": lambda: f"{m.get('leak_bytes_per_step', 0) / 2**20:.2f} MiB/step, OOM {m.get('actual_oom_step')} (fc {m.get('predicted_oom_step')})"}[scenario]()
 problems = []
 if rc != 0: problems.append(f"exit {rc}")
 if s["outcome"] != "oom": problems.append("no OOM")
 if not oom.get("cause"): problems.append("no cause")
+if s["integrity"]["corrupted"] != 0: problems.append("corrupted data")
 before, after = clean.get("device_free_before"), clean.get("device_free_after")
-# Left behind: less free after than before. cudaMalloc and pools must match to 2 MiB both ways;
-# the managed-memory driver may give back memory of its own during a run (more free after).
 if before is None or after is None or before - after > 2 * 2**20: problems.append("memory left behind")
 elif allocator != "managed" and after - before > 2 * 2**20: problems.append("device free memory changed")
 if allocator == "managed" and s["peak"]["reserved_bytes"] > s["budget_bytes"]: problems.append("managed past budget")
-print(f"{allocator:<8} {s['outcome']:<8} {oom.get('cause','-'):<18} {oom.get('source','-'):<12} "
-      f"{gib(oom.get('live_bytes')):<14} {gib(oom.get('largest_free_bytes')):<14} {gib(before):<16} "
-      f"{gib(after):<16} {'-' if before is None or after is None else f'{(after - before) / 2**20:+.1f} MiB':<11} "
+integrity = f"{s['integrity']['checked']}/{s['integrity']['corrupted']}"
+print(f"{scenario:<16} {allocator:<8} {s['outcome']:<8} {oom.get('cause','-'):<14} {oom.get('source','-'):<12} "
+      f"{result:<26} {integrity:<11} {size(before):<16} {size(after):<16} "
+      f"{'-' if before is None or after is None else f'{(after - before) / 2**20:+.1f} MiB':<11} "
       f"{'ok' if not problems else 'FAIL: ' + ', '.join(problems)}")
 PY
 )
   echo "$line"
   [[ "$line" == *FAIL* ]] && failures=$((failures + 1))
 done
+done
+echo "  (integrity: block checks / corrupted blocks; mixed-precision: fp32/fp16/bf16/fp8)"
 
 if [[ $failures -eq 0 ]]; then
   echo "gpu-check: all checks passed"

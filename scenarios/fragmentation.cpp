@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "oomlab/error.hpp"
@@ -110,6 +111,7 @@ class Fragmentation final : public Scenario {
     const bool random_sizes = p.bytes("max") != 0;
     const bool touch = p.flag("touch");
     std::vector<Block> blocks;
+    const auto start = std::chrono::steady_clock::now();
     for (;;) {
       const std::uint64_t size =
           random_sizes ? ctx.rng().uniform(p.bytes("min"), p.bytes("max")) : p.bytes("block");
@@ -118,6 +120,7 @@ class Fragmentation final : public Scenario {
       if (touch) ctx.touch(block);
       blocks.push_back(block);
     }
+    ctx.metric("fill_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
     ctx.metric("fill_blocks", static_cast<double>(blocks.size()));
     ctx.metric("fill_bytes", static_cast<double>(ctx.live_bytes()));
     return blocks;
