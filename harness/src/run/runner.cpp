@@ -201,6 +201,7 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
        .stream = hold.session ? hold.session->stream() : Stream{},
        .probe = config.probe,
        .simulated = result.simulated,
+       .verify = result.simulated ? VerifyMode::off : config.verify,
        .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
        .stop = config.stop,
        .mismatch_counter = hold.counter ? &*hold.counter : nullptr});
