@@ -76,7 +76,8 @@ void preload() {
   OOMLAB_CUDA_TRY(cudaFuncGetAttributes(&attributes, cast_kernel<float>));
 }
 
-void cast(const float* source, void* target, std::size_t count, Precision precision, Stream stream) {
+void cast(const float* source, void* target, std::size_t count, Precision precision,
+          Stream stream) {
   if (source == nullptr || target == nullptr || count == 0) return;
   const cudaStream_t s = cuda_stream(stream);
   const unsigned grid = grid_for(count);

@@ -80,11 +80,15 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   } else if (r.verify == VerifyMode::off) {
     fmt::format_to(it, "integrity  not checked (--verify=off)\n");
   } else {
-    fmt::format_to(it, "integrity  {} block checks ({}) · {} corrupted{}\n", format_count(r.integrity_checked),
-                   to_string(r.verify), format_count(r.integrity_corrupted),
-                   r.integrity_corrupted > 0 ? fmt::format(" ({} words)", format_count(r.integrity_corrupted_words)) : "");
+    fmt::format_to(it, "integrity  {} block checks ({}) · {} corrupted{}\n",
+                   format_count(r.integrity_checked), to_string(r.verify),
+                   format_count(r.integrity_corrupted),
+                   r.integrity_corrupted > 0
+                       ? fmt::format(" ({} words)", format_count(r.integrity_corrupted_words))
+                       : "");
   }
-  for (const std::string& note : r.notes) fmt::format_to(it, "note       {}\n", note);
+  for (const std::string& note : r.notes)
+    fmt::format_to(it, "note       {}\n", note);
   if (!r.metrics.empty()) {
     std::string line;
     for (const auto& [name, value] : r.metrics) {

@@ -126,7 +126,8 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
        {{"checked", r.integrity_checked},
         {"corrupted", r.integrity_corrupted},
         {"corrupted_words", r.integrity_corrupted_words},
-        {"mode", r.simulated ? "not checked: the simulated allocator has no memory" : std::string(to_string(r.verify))}}},
+        {"mode", r.simulated ? "not checked: the simulated allocator has no memory"
+                             : std::string(to_string(r.verify))}}},
       {"metrics", metrics_json(r.metrics)},
       {"duration_ms", r.duration_ms},
       // Beyond the v1 minimum:

@@ -15,7 +15,8 @@ class Search {
     ContextSink sink(ctx_);
     TrainingRun run(shape_, batch, sink);
     bool ok = run.setup();
-    for (std::uint64_t n = 0; ok && n < settings_.steps; ++n) ok = run.step(step_number_++);
+    for (std::uint64_t n = 0; ok && n < settings_.steps; ++n)
+      ok = run.step(step_number_++);
     run.release();  // a clean state for the next trial
     if (ok) peak_of_good_ = ctx_.peak_live_bytes();
     return ok;
@@ -72,14 +73,26 @@ SearchResult find_max_batch(RunContext& ctx, const Shape& shape, const SearchSet
 
 ParamSpec search_params() {
   return {
-      {.name = "schedule", .type = ParamType::choice, .default_value = std::string("double"),
-       .help = "how the batch grows until OOM: double, or linear by stride", .choices = {"double", "linear"}},
-      {.name = "start", .type = ParamType::integer, .default_value = std::int64_t{1},
-       .help = "the first batch tried", .min_integer = 1},
-      {.name = "stride", .type = ParamType::integer, .default_value = std::int64_t{8},
-       .help = "the step of a linear schedule", .min_integer = 1},
-      {.name = "steps", .type = ParamType::integer, .default_value = std::int64_t{2},
-       .help = "optimizer steps a trial (the optimizer's state appears at the first)", .min_integer = 1},
+      {.name = "schedule",
+       .type = ParamType::choice,
+       .default_value = std::string("double"),
+       .help = "how the batch grows until OOM: double, or linear by stride",
+       .choices = {"double", "linear"}},
+      {.name = "start",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{1},
+       .help = "the first batch tried",
+       .min_integer = 1},
+      {.name = "stride",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{8},
+       .help = "the step of a linear schedule",
+       .min_integer = 1},
+      {.name = "steps",
+       .type = ParamType::integer,
+       .default_value = std::int64_t{2},
+       .help = "optimizer steps a trial (the optimizer's state appears at the first)",
+       .min_integer = 1},
   };
 }
 

@@ -12,10 +12,10 @@
 namespace oomlab::training {
 
 struct SearchSettings {
-  bool doubling = true;          // else linear: start, start + stride, ...
+  bool doubling = true;  // else linear: start, start + stride, ...
   std::uint64_t start = 1;
   std::uint64_t stride = 1;
-  std::uint64_t steps = 2;       // optimizer steps a trial (state appears at the first)
+  std::uint64_t steps = 2;          // optimizer steps a trial (state appears at the first)
   std::uint64_t limit = 1U << 20U;  // no batch beyond this is tried
 };
 
@@ -23,7 +23,7 @@ struct SearchResult {
   std::uint64_t max_batch = 0;           // 0: not even batch 1 fits
   std::uint64_t bytes_at_max_batch = 0;  // peak live bytes of that trial
   std::uint64_t trials = 0;
-  bool hit_limit = false;                // no OOM up to SearchSettings::limit
+  bool hit_limit = false;  // no OOM up to SearchSettings::limit
 };
 
 // The plan's allocations through a run context: real blocks, written by kernels.
@@ -45,7 +45,8 @@ class ContextSink final : public Sink {
   RunContext& ctx_;
 };
 
-[[nodiscard]] SearchResult find_max_batch(RunContext& ctx, const Shape& shape, const SearchSettings& settings);
+[[nodiscard]] SearchResult find_max_batch(RunContext& ctx, const Shape& shape,
+                                          const SearchSettings& settings);
 
 // Settings from a scenario's schedule/start/stride/steps parameters.
 [[nodiscard]] ParamSpec search_params();

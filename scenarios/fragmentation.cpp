@@ -120,7 +120,9 @@ class Fragmentation final : public Scenario {
       if (touch) ctx.touch(block);
       blocks.push_back(block);
     }
-    ctx.metric("fill_ms", std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    ctx.metric("fill_ms",
+               std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                   .count());
     ctx.metric("fill_blocks", static_cast<double>(blocks.size()));
     ctx.metric("fill_bytes", static_cast<double>(ctx.live_bytes()));
     return blocks;

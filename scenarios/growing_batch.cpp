@@ -19,18 +19,25 @@ class GrowingBatch final : public Scenario {
     return "train at batch 1, 2, 4... until OOM, then bisect to the largest batch that fits";
   }
   [[nodiscard]] std::string_view details() const override {
-    return "Each trial allocates what a transformer training step allocates, in order: fp32 weights, "
-           "per-layer activations in forward order, freed in reverse in backward while fp32 gradients "
-           "appear, optimizer state at the first step, the optimizer's temporaries (sizes: Korthikanti "
-           "et al. 2022). The batch doubles (schedule=double) or grows by stride (linear) until a trial "
-           "fails, then bisection finds the largest that fits; the recorded OOM is the one just past "
-           "it. Metrics: max_batch, bytes_at_max_batch, analytic_max_batch (from the model's arithmetic), "
+    return "Each trial allocates what a transformer training step allocates, in order: fp32 "
+           "weights, "
+           "per-layer activations in forward order, freed in reverse in backward while fp32 "
+           "gradients "
+           "appear, optimizer state at the first step, the optimizer's temporaries (sizes: "
+           "Korthikanti "
+           "et al. 2022). The batch doubles (schedule=double) or grows by stride (linear) until a "
+           "trial "
+           "fails, then bisection finds the largest that fits; the recorded OOM is the one just "
+           "past "
+           "it. Metrics: max_batch, bytes_at_max_batch, analytic_max_batch (from the model's "
+           "arithmetic), "
            "page_model_max_batch (the same plan in 2 MiB pages: the sim's exact answer), trials.";
   }
 
   [[nodiscard]] ParamSpec params() const override {
     ParamSpec spec = training::model_params(true);
-    for (ParamDef& def : training::search_params()) spec.push_back(std::move(def));
+    for (ParamDef& def : training::search_params())
+      spec.push_back(std::move(def));
     return spec;
   }
 
@@ -47,15 +54,19 @@ class GrowingBatch final : public Scenario {
     ctx.metric("max_batch", static_cast<double>(found.max_batch));
     ctx.metric("bytes_at_max_batch", static_cast<double>(found.bytes_at_max_batch));
     ctx.metric("trials", static_cast<double>(found.trials));
-    if (found.hit_limit) ctx.note(fmt::format("no OOM up to batch {}: the search stopped there", settings.limit));
+    if (found.hit_limit)
+      ctx.note(fmt::format("no OOM up to batch {}: the search stopped there", settings.limit));
 
     const std::uint64_t analytic = analytic_max_batch_;
     if (found.max_batch != analytic) {
       ctx.note(fmt::format(
-          "max batch {} vs {} from the model's arithmetic: at batch {} the plan needs {} of live memory, and the "
+          "max batch {} vs {} from the model's arithmetic: at batch {} the plan needs {} of live "
+          "memory, and the "
           "allocator more ({} in 2 MiB pages, as the sim and cudaMalloc place it; budget {})",
-          found.max_batch, analytic, analytic, format_bytes(training::analytic_peak(shape, analytic, settings.steps)),
-          format_bytes(training::page_model_peak(shape, analytic, settings.steps, kDevicePageBytes)),
+          found.max_batch, analytic, analytic,
+          format_bytes(training::analytic_peak(shape, analytic, settings.steps)),
+          format_bytes(
+              training::page_model_peak(shape, analytic, settings.steps, kDevicePageBytes)),
           format_bytes(budget)));
     }
   }
@@ -63,19 +74,23 @@ class GrowingBatch final : public Scenario {
  private:
   // What the model predicts before any allocation: the batch that fits by its arithmetic alone,
   // and by the sim's pages.
-  void report_prediction(RunContext& ctx, const training::Shape& shape, const training::SearchSettings& settings,
-                         std::uint64_t report_batch) {
+  void report_prediction(RunContext& ctx, const training::Shape& shape,
+                         const training::SearchSettings& settings, std::uint64_t report_batch) {
     const std::uint64_t budget = ctx.budget_bytes();
     const std::uint64_t steps = settings.steps;
     analytic_max_batch_ = training::largest_fitting(
-        [&](std::uint64_t b) { return training::analytic_peak(shape, b, steps); }, budget, settings.limit);
+        [&](std::uint64_t b) { return training::analytic_peak(shape, b, steps); }, budget,
+        settings.limit);
     const std::uint64_t pages = training::largest_fitting(
-        [&](std::uint64_t b) { return training::page_model_peak(shape, b, steps, kDevicePageBytes); },
+        [&](std::uint64_t b) {
+          return training::page_model_peak(shape, b, steps, kDevicePageBytes);
+        },
         round_down(budget, kDevicePageBytes), settings.limit);
     ctx.metric("analytic_max_batch", static_cast<double>(analytic_max_batch_));
     ctx.metric("page_model_max_batch", static_cast<double>(pages));
     ctx.metric("parameters", static_cast<double>(training::parameter_count(shape)));
-    ctx.metric("analytic_peak_bytes_at_batch", static_cast<double>(training::analytic_peak(shape, report_batch, steps)));
+    ctx.metric("analytic_peak_bytes_at_batch",
+               static_cast<double>(training::analytic_peak(shape, report_batch, steps)));
   }
 
   std::uint64_t analytic_max_batch_ = 0;

@@ -21,35 +21,58 @@ class Leak final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "leak"; }
   [[nodiscard]] std::string_view summary() const override {
-    return "a steady training loop that keeps a little alive every step, until OOM: cause leak, forecast";
+    return "a steady training loop that keeps a little alive every step, until OOM: cause leak, "
+           "forecast";
   }
   [[nodiscard]] std::string_view details() const override {
-    return "Weights (weights= of the budget) stay for the whole run; every step allocates activations "
-           "(working= of the budget, in `tensors` tensors) in forward order and frees them in reverse, and "
-           "keeps `leak` bytes alive the way `kind` says: loss-tensor (after forward), cache (at the step's "
-           "start) or grad-buffer (in backward). After forecast_after steps the run fits live bytes at step "
-           "boundaries and forecasts the OOM step. Metrics: true_leak_bytes_per_step, leak_bytes_per_step "
+    return "Weights (weights= of the budget) stay for the whole run; every step allocates "
+           "activations "
+           "(working= of the budget, in `tensors` tensors) in forward order and frees them in "
+           "reverse, and "
+           "keeps `leak` bytes alive the way `kind` says: loss-tensor (after forward), cache (at "
+           "the step's "
+           "start) or grad-buffer (in backward). After forecast_after steps the run fits live "
+           "bytes at step "
+           "boundaries and forecasts the OOM step. Metrics: true_leak_bytes_per_step, "
+           "leak_bytes_per_step "
            "(estimated), predicted_oom_step, actual_oom_step, forecast_error_steps.";
   }
 
   [[nodiscard]] ParamSpec params() const override {
     using namespace oomlab::literals;
     return {
-        {.name = "leak", .type = ParamType::bytes, .default_value = Bytes{4_MiB},
+        {.name = "leak",
+         .type = ParamType::bytes,
+         .default_value = Bytes{4_MiB},
          .help = "bytes each step keeps alive by mistake"},
-        {.name = "kind", .type = ParamType::choice, .default_value = std::string("loss-tensor"),
+        {.name = "kind",
+         .type = ParamType::choice,
+         .default_value = std::string("loss-tensor"),
          .help = "what is kept: the loss with its graph, a cache entry, or a gradient buffer",
          .choices = {"loss-tensor", "cache", "grad-buffer"}},
-        {.name = "steps", .type = ParamType::integer, .default_value = std::int64_t{0},
-         .help = "steps to run; 0 runs until OOM", .min_integer = 0},
-        {.name = "weights", .type = ParamType::fraction, .default_value = Fraction{1, 4},
+        {.name = "steps",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{0},
+         .help = "steps to run; 0 runs until OOM",
+         .min_integer = 0},
+        {.name = "weights",
+         .type = ParamType::fraction,
+         .default_value = Fraction{1, 4},
          .help = "share of the budget held by weights for the whole run"},
-        {.name = "working", .type = ParamType::fraction, .default_value = Fraction{1, 4},
+        {.name = "working",
+         .type = ParamType::fraction,
+         .default_value = Fraction{1, 4},
          .help = "share of the budget a step allocates and frees (activations)"},
-        {.name = "tensors", .type = ParamType::integer, .default_value = std::int64_t{8},
-         .help = "tensors the weights and the activations are each split into", .min_integer = 1},
-        {.name = "forecast_after", .type = ParamType::integer, .default_value = std::int64_t{16},
-         .help = "steps after which the OOM step is forecast", .min_integer = 4},
+        {.name = "tensors",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{8},
+         .help = "tensors the weights and the activations are each split into",
+         .min_integer = 1},
+        {.name = "forecast_after",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{16},
+         .help = "steps after which the OOM step is forecast",
+         .min_integer = 4},
     };
   }
 
@@ -68,7 +91,8 @@ class Leak final : public Scenario {
     const std::uint64_t budget = ctx.budget_bytes();
     const auto tensors = static_cast<std::uint64_t>(p.integer("tensors"));
     ctx.phase("weights");
-    std::vector<Block> weights = allocate_all(ctx, share(budget, p.fraction("weights")), tensors, "weights");
+    std::vector<Block> weights =
+        allocate_all(ctx, share(budget, p.fraction("weights")), tensors, "weights");
     if (weights.empty()) return;
 
     const auto steps = static_cast<std::uint64_t>(p.integer("steps"));
@@ -82,7 +106,8 @@ class Leak final : public Scenario {
       const std::uint64_t start = ctx.live_bytes();
       if (!one_step(ctx, p, share(budget, p.fraction("working")), tensors)) break;
       excess = std::max(excess, ctx.peak_live_bytes() - start);
-      if (step + 1 == forecast_after) forecast = forecast_oom_step(ctx.leak_estimate(), budget, excess);
+      if (step + 1 == forecast_after)
+        forecast = forecast_oom_step(ctx.leak_estimate(), budget, excess);
     }
     report(ctx, p, step, forecast);
   }
@@ -138,11 +163,13 @@ class Leak final : public Scenario {
   static std::optional<std::uint64_t> forecast_oom_step(const LeakEstimate& e, std::uint64_t budget,
                                                         std::uint64_t excess) {
     if (e.bytes_per_step <= 0.0) return std::nullopt;
-    const double room = static_cast<double>(budget) - static_cast<double>(excess) - e.intercept_bytes;
+    const double room =
+        static_cast<double>(budget) - static_cast<double>(excess) - e.intercept_bytes;
     return static_cast<std::uint64_t>(std::max(0.0, std::floor(room / e.bytes_per_step) + 1.0));
   }
 
-  static void report(RunContext& ctx, const Params& p, std::uint64_t last_step, std::optional<std::uint64_t> forecast) {
+  static void report(RunContext& ctx, const Params& p, std::uint64_t last_step,
+                     std::optional<std::uint64_t> forecast) {
     const LeakEstimate estimate = ctx.leak_estimate();
     const bool ran_out = ctx.oom_recorded();
     ctx.metric("true_leak_bytes_per_step", static_cast<double>(p.bytes("leak")));
@@ -152,15 +179,17 @@ class Leak final : public Scenario {
     if (forecast) {
       ctx.metric("predicted_oom_step", static_cast<double>(*forecast));
       if (ran_out) {
-        ctx.metric("forecast_error_steps", static_cast<double>(last_step) - static_cast<double>(*forecast));
+        ctx.metric("forecast_error_steps",
+                   static_cast<double>(last_step) - static_cast<double>(*forecast));
       }
     }
-    ctx.note(fmt::format("kept {} a step ({}); estimated {} a step from live bytes at step boundaries; OOM {} "
-                         "{}, forecast after {} steps: {}",
-                         format_bytes(p.bytes("leak")), p.choice("kind"),
-                         format_bytes(static_cast<std::uint64_t>(std::max(0.0, estimate.bytes_per_step))),
-                         ran_out ? "at step" : "not reached by step", last_step, p.integer("forecast_after"),
-                         forecast ? fmt::format("step {}", *forecast) : std::string("none")));
+    ctx.note(fmt::format(
+        "kept {} a step ({}); estimated {} a step from live bytes at step boundaries; OOM {} "
+        "{}, forecast after {} steps: {}",
+        format_bytes(p.bytes("leak")), p.choice("kind"),
+        format_bytes(static_cast<std::uint64_t>(std::max(0.0, estimate.bytes_per_step))),
+        ran_out ? "at step" : "not reached by step", last_step, p.integer("forecast_after"),
+        forecast ? fmt::format("step {}", *forecast) : std::string("none")));
   }
 
   std::vector<Block> kept_;

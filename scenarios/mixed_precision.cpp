@@ -19,15 +19,19 @@ class MixedPrecision final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "mixed-precision"; }
   [[nodiscard]] std::string_view summary() const override {
-    return "the largest batch in fp32, fp16, bf16 and fp8: where AMP helps and where it costs memory";
+    return "the largest batch in fp32, fp16, bf16 and fp8: where AMP helps and where it costs "
+           "memory";
   }
   [[nodiscard]] std::string_view details() const override {
-    return "Runs growing-batch's search for each of precisions=fp32,fp16,bf16,fp8 (fp32 master weights "
-           "always; a working copy cast with CUDA's own types, and activations, in the lower precision). "
+    return "Runs growing-batch's search for each of precisions=fp32,fp16,bf16,fp8 (fp32 master "
+           "weights "
+           "always; a working copy cast with CUDA's own types, and activations, in the lower "
+           "precision). "
            "Metrics per precision: max_batch_<p>, ratio_<p> (to fp32), analytic_max_batch_<p>, "
            "analytic_peak_bytes_at_batch_1_<p>.\n"
            "Two configurations to try at --budget=2GiB:\n"
-           "  activation-dominated (the usual gain, 16-bit fits >= 1.6x the fp32 batch): the defaults,\n"
+           "  activation-dominated (the usual gain, 16-bit fits >= 1.6x the fp32 batch): the "
+           "defaults,\n"
            "    -p layers=8 -p hidden=512 -p heads=8 -p seq=256 -p vocab=16384\n"
            "  weights-dominated (AMP uses more memory than fp32, as in pytorch#120994): fp16 fits\n"
            "    batch 16 where fp32 fits 36 on the sim,\n"
@@ -36,10 +40,13 @@ class MixedPrecision final : public Scenario {
 
   [[nodiscard]] ParamSpec params() const override {
     ParamSpec spec = training::model_params(false);
-    spec.push_back({.name = "precisions", .type = ParamType::choices,
+    spec.push_back({.name = "precisions",
+                    .type = ParamType::choices,
                     .default_value = ChoiceList{"fp32", "fp16", "bf16", "fp8"},
-                    .help = "the precisions to search, in order", .choices = {"fp32", "fp16", "bf16", "fp8"}});
-    for (ParamDef& def : training::search_params()) spec.push_back(std::move(def));
+                    .help = "the precisions to search, in order",
+                    .choices = {"fp32", "fp16", "bf16", "fp8"}});
+    for (ParamDef& def : training::search_params())
+      spec.push_back(std::move(def));
     return spec;
   }
 
@@ -65,15 +72,19 @@ class MixedPrecision final : public Scenario {
  private:
   static void report_prediction(RunContext& ctx, const training::Shape& shape,
                                 const training::SearchSettings& settings, const std::string& name) {
-    const auto peak = [&](std::uint64_t b) { return training::analytic_peak(shape, b, settings.steps); };
-    ctx.metric("analytic_max_batch_" + name,
-               static_cast<double>(training::largest_fitting(peak, ctx.budget_bytes(), settings.limit)));
+    const auto peak = [&](std::uint64_t b) {
+      return training::analytic_peak(shape, b, settings.steps);
+    };
+    ctx.metric("analytic_max_batch_" + name, static_cast<double>(training::largest_fitting(
+                                                 peak, ctx.budget_bytes(), settings.limit)));
     ctx.metric("analytic_peak_bytes_at_batch_1_" + name, static_cast<double>(peak(1)));
   }
 
-  static void compare_with_fp32(RunContext& ctx, const Params& p, const training::SearchSettings& settings,
+  static void compare_with_fp32(RunContext& ctx, const Params& p,
+                                const training::SearchSettings& settings,
                                 const std::vector<std::pair<std::string, std::uint64_t>>& found) {
-    const auto fp32 = std::find_if(found.begin(), found.end(), [](const auto& f) { return f.first == "fp32"; });
+    const auto fp32 =
+        std::find_if(found.begin(), found.end(), [](const auto& f) { return f.first == "fp32"; });
     if (fp32 == found.end() || fp32->second == 0) return;
     training::Shape shape = training::shape_from(p);
     const std::uint64_t fp32_peak = training::analytic_peak(shape, 1, settings.steps);
@@ -83,7 +94,8 @@ class MixedPrecision final : public Scenario {
       ctx.metric("ratio_" + name, ratio);
       shape.precision = training::precision_from(name);
       const std::uint64_t peak = training::analytic_peak(shape, 1, settings.steps);
-      std::string text = fmt::format("{} fits batch {} against fp32's {} ({:.2f}x)", name, batch, fp32->second, ratio);
+      std::string text = fmt::format("{} fits batch {} against fp32's {} ({:.2f}x)", name, batch,
+                                     fp32->second, ratio);
       if (batch < fp32->second) {
         text += ": its working copy of the weights costs more than its smaller activations save";
       }

@@ -1,9 +1,9 @@
 #include "training_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 
@@ -21,7 +21,9 @@ std::uint64_t mul(std::uint64_t a, std::uint64_t b) {
   }
   return a * b;
 }
-std::uint64_t mul(std::uint64_t a, std::uint64_t b, std::uint64_t c) { return mul(mul(a, b), c); }
+std::uint64_t mul(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  return mul(mul(a, b), c);
+}
 
 struct Count {
   std::string_view name;
@@ -73,7 +75,8 @@ std::uint64_t activation_bytes(const Count& c, Precision p) {
 }  // namespace
 
 TrainingRun::TrainingRun(const Shape& shape, std::uint64_t batch, Sink& sink)
-    : shape_(shape), batch_(batch), sink_(sink), layers_(shape.layers) {}
+    : shape_(shape), batch_(batch), sink_(sink), layers_(shape.layers) {
+}
 
 bool TrainingRun::alloc(std::vector<Tensor>& into, std::string_view name, std::uint64_t bytes) {
   into.push_back(Tensor{name, bytes, {}});
@@ -83,7 +86,8 @@ bool TrainingRun::alloc(std::vector<Tensor>& into, std::string_view name, std::u
 }
 
 void TrainingRun::free_all(std::vector<Tensor>& tensors) {
-  for (auto it = tensors.rbegin(); it != tensors.rend(); ++it) sink_.free(*it);
+  for (auto it = tensors.rbegin(); it != tensors.rend(); ++it)
+    sink_.free(*it);
   tensors.clear();
 }
 
@@ -108,14 +112,17 @@ bool TrainingRun::step(std::uint64_t n) {
   return optimizer_update(steps_done_++ == 0);  // this trial's first step creates the state
 }
 
-bool TrainingRun::micro_batch(bool first) { return forward() && backward(first); }
+bool TrainingRun::micro_batch(bool first) {
+  return forward() && backward(first);
+}
 
 // Mixed precision: a 16- or 8-bit copy of each master weight, cast as the forward pass reaches
 // it and kept until backward is done with it (what autocast's weight casts do).
 bool TrainingRun::working_copies(Layer& layer) {
   if (shape_.precision == Precision::fp32) return true;
   for (const Tensor& master : layer.params) {
-    if (!alloc(layer.working, "working_copy", mul(master.bytes / kFp32Bytes, element_bytes(shape_.precision)))) {
+    if (!alloc(layer.working, "working_copy",
+               mul(master.bytes / kFp32Bytes, element_bytes(shape_.precision)))) {
       return false;
     }
     sink_.cast(master, layer.working.back(), shape_.precision);
@@ -128,7 +135,8 @@ bool TrainingRun::activations_of_layer(Layer& layer, bool keep_all) {
   // With checkpointing the layer input is kept and the rest recomputed in backward.
   const std::size_t first = layer.activations.empty() ? 0 : 1;
   for (std::size_t i = first; i < counts.size(); ++i) {
-    if (!alloc(layer.activations, counts[i].name, activation_bytes(counts[i], shape_.precision))) return false;
+    if (!alloc(layer.activations, counts[i].name, activation_bytes(counts[i], shape_.precision)))
+      return false;
   }
   if (!keep_all) {
     while (layer.activations.size() > 1) {
@@ -165,7 +173,8 @@ bool TrainingRun::grads_of(Layer& layer) {
 bool TrainingRun::backward_layer(Layer& layer, bool first) {
   if (shape_.checkpointing && !activations_of_layer(layer, true)) return false;  // recompute
   std::vector<Tensor> input_grad;
-  if (!alloc(input_grad, "activation.grad", mul(mul(shape_.seq, batch_, shape_.hidden), element_bytes(shape_.precision)))) {
+  if (!alloc(input_grad, "activation.grad",
+             mul(mul(shape_.seq, batch_, shape_.hidden), element_bytes(shape_.precision)))) {
     return false;
   }
   if (first && !grads_of(layer)) {
@@ -189,7 +198,8 @@ bool TrainingRun::backward(bool first) {
   sink_.free(head_.back());  // the logits
   head_.pop_back();
   if (first && !grads_of(embedding_)) return false;
-  if (!alloc(flowing_, "activation.grad", mul(mul(shape_.seq, batch_, shape_.hidden), e))) return false;
+  if (!alloc(flowing_, "activation.grad", mul(mul(shape_.seq, batch_, shape_.hidden), e)))
+    return false;
   free_all(logits_grad);
   free_all(head_);
   for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
@@ -203,12 +213,14 @@ bool TrainingRun::backward(bool first) {
 bool TrainingRun::optimizer_update(bool first) {
   sink_.phase("optimizer");
   std::vector<Layer*> all{&embedding_};
-  for (Layer& layer : layers_) all.push_back(&layer);
+  for (Layer& layer : layers_)
+    all.push_back(&layer);
   if (first) {  // optimizer state appears at the first step and stays
     for (Layer* layer : all) {
       for (const Tensor& p : layer->params) {
         if (!alloc(layer->state, "optimizer.exp_avg", p.bytes)) return false;
-        if (shape_.optimizer == Optimizer::adam && !alloc(layer->state, "optimizer.exp_avg_sq", p.bytes)) {
+        if (shape_.optimizer == Optimizer::adam &&
+            !alloc(layer->state, "optimizer.exp_avg_sq", p.bytes)) {
           return false;
         }
       }
@@ -221,7 +233,8 @@ bool TrainingRun::optimizer_update(bool first) {
       free_all(temporary);
     }
   }
-  for (Layer* layer : all) free_all(layer->grads);  // zero_grad(set_to_none=True)
+  for (Layer* layer : all)
+    free_all(layer->grads);  // zero_grad(set_to_none=True)
   return true;
 }
 
@@ -235,22 +248,27 @@ void TrainingRun::release() {
   }
   free_all(embedding_.working);
   free_all(embedding_.grads);
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) free_all(it->state);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
+    free_all(it->state);
   free_all(embedding_.state);
-  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) free_all(it->params);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
+    free_all(it->params);
   free_all(embedding_.params);
 }
 
 std::uint64_t layer_activation_bytes(const Shape& shape, std::uint64_t batch) {
   std::uint64_t total = 0;
-  for (const Count& c : layer_activations(shape, batch)) total += activation_bytes(c, shape.precision);
+  for (const Count& c : layer_activations(shape, batch))
+    total += activation_bytes(c, shape.precision);
   return total;
 }
 
 std::uint64_t parameter_count(const Shape& shape) {
   std::uint64_t total = 0;
-  for (const Count& c : embedding_parameters(shape)) total += c.elements;
-  for (const Count& c : layer_parameters(shape.hidden)) total += mul(c.elements, shape.layers);
+  for (const Count& c : embedding_parameters(shape))
+    total += c.elements;
+  for (const Count& c : layer_parameters(shape.hidden))
+    total += mul(c.elements, shape.layers);
   return total;
 }
 

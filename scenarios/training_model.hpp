@@ -108,18 +108,19 @@ class TrainingRun {
   Shape shape_;
   std::uint64_t batch_;
   Sink& sink_;
-  Layer embedding_;            // token + position embeddings (the output head is tied to it)
+  Layer embedding_;  // token + position embeddings (the output head is tied to it)
   std::vector<Layer> layers_;
-  std::vector<Tensor> head_;   // final layernorm input, logits, loss
+  std::vector<Tensor> head_;     // final layernorm input, logits, loss
   std::vector<Tensor> flowing_;  // the activation gradient passed from layer to layer
   std::uint64_t steps_done_ = 0;
 };
 
 // The peak of live bytes of one trial (setup + `steps` steps), from the plan alone.
-[[nodiscard]] std::uint64_t analytic_peak(const Shape& shape, std::uint64_t batch, std::uint64_t steps);
+[[nodiscard]] std::uint64_t analytic_peak(const Shape& shape, std::uint64_t batch,
+                                          std::uint64_t steps);
 // The same plan through an unbounded sim: its peak in 2 MiB pages (`page_bytes`).
-[[nodiscard]] std::uint64_t page_model_peak(const Shape& shape, std::uint64_t batch, std::uint64_t steps,
-                                            std::uint64_t page_bytes);
+[[nodiscard]] std::uint64_t page_model_peak(const Shape& shape, std::uint64_t batch,
+                                            std::uint64_t steps, std::uint64_t page_bytes);
 // The largest batch in [1, limit] whose `peak(batch)` fits in `budget`; 0 when not even batch 1
 // does. Peaks grow with the batch, so this doubles, then bisects.
 [[nodiscard]] std::uint64_t largest_fitting(const std::function<std::uint64_t(std::uint64_t)>& peak,

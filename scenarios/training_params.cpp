@@ -11,7 +11,10 @@ namespace oomlab::training {
 namespace {
 
 ParamDef count(std::string name, std::int64_t value, std::string help) {
-  return {.name = std::move(name), .type = ParamType::integer, .default_value = value, .help = std::move(help),
+  return {.name = std::move(name),
+          .type = ParamType::integer,
+          .default_value = value,
+          .help = std::move(help),
           .min_integer = 1};
 }
 
@@ -55,10 +58,12 @@ class PageSink final : public Sink {
 };
 
 template <typename CountingKind>
-std::uint64_t peak_of_trial(CountingKind& sink, const Shape& shape, std::uint64_t batch, std::uint64_t steps) {
+std::uint64_t peak_of_trial(CountingKind& sink, const Shape& shape, std::uint64_t batch,
+                            std::uint64_t steps) {
   TrainingRun run(shape, batch, sink);
   bool ok = run.setup();
-  for (std::uint64_t n = 0; ok && n < steps; ++n) ok = run.step(n);
+  for (std::uint64_t n = 0; ok && n < steps; ++n)
+    ok = run.step(n);
   if (!ok) return std::numeric_limits<std::uint64_t>::max();  // does not fit even an unbounded sim
   run.release();
   return sink.peak();
@@ -73,19 +78,27 @@ ParamSpec model_params(bool with_precision) {
       count("heads", 8, "attention heads a (must divide hidden)"),
       count("seq", 256, "sequence length s"),
       count("vocab", 16384, "vocabulary size (tied input/output embedding)"),
-      {.name = "optimizer", .type = ParamType::choice, .default_value = std::string("adam"),
-       .help = "adam (two fp32 states a weight) or sgd (with momentum: one)", .choices = {"adam", "sgd"}},
-      {.name = "checkpointing", .type = ParamType::flag, .default_value = false,
+      {.name = "optimizer",
+       .type = ParamType::choice,
+       .default_value = std::string("adam"),
+       .help = "adam (two fp32 states a weight) or sgd (with momentum: one)",
+       .choices = {"adam", "sgd"}},
+      {.name = "checkpointing",
+       .type = ParamType::flag,
+       .default_value = false,
        .help = "keep only each layer's input; recompute one layer at a time in backward"},
       count("accumulation", 1, "micro-batches per optimizer step (gradient accumulation)"),
       count("batch", 1, "the batch whose analytic peak the run also reports"),
   };
   if (with_precision) {
-    spec.insert(spec.begin() + 6,
-                {.name = "precision", .type = ParamType::choice, .default_value = std::string("fp32"),
-                 .help = "fp32, or mixed precision: fp32 master weights with a fp16/bf16/fp8 working copy "
-                         "and activations in that type",
-                 .choices = {"fp32", "fp16", "bf16", "fp8"}});
+    spec.insert(
+        spec.begin() + 6,
+        {.name = "precision",
+         .type = ParamType::choice,
+         .default_value = std::string("fp32"),
+         .help = "fp32, or mixed precision: fp32 master weights with a fp16/bf16/fp8 working copy "
+                 "and activations in that type",
+         .choices = {"fp32", "fp16", "bf16", "fp8"}});
   }
   return spec;
 }
@@ -120,7 +133,8 @@ Shape shape_from(const Params& p) {
   s.seq = static_cast<std::uint64_t>(p.integer("seq"));
   s.vocab = static_cast<std::uint64_t>(p.integer("vocab"));
   s.optimizer = p.choice("optimizer") == "sgd" ? Optimizer::sgd : Optimizer::adam;
-  s.precision = p.values().contains("precision") ? precision_from(p.choice("precision")) : Precision::fp32;
+  s.precision =
+      p.values().contains("precision") ? precision_from(p.choice("precision")) : Precision::fp32;
   s.checkpointing = p.flag("checkpointing");
   s.accumulation = static_cast<std::uint64_t>(p.integer("accumulation"));
   return s;
@@ -129,11 +143,13 @@ Shape shape_from(const Params& p) {
 void validate_shape(const Params& p) {
   for (const char* name : {"layers", "hidden", "heads", "seq", "vocab", "accumulation", "batch"}) {
     if (static_cast<std::uint64_t>(p.integer(name)) > kMaxDimension) {
-      throw_usage(fmt::format("{} = {} is more than this model handles ({})", name, p.integer(name), kMaxDimension));
+      throw_usage(fmt::format("{} = {} is more than this model handles ({})", name, p.integer(name),
+                              kMaxDimension));
     }
   }
   if (p.integer("hidden") % p.integer("heads") != 0) {
-    throw_usage(fmt::format("hidden ({}) must be a multiple of heads ({})", p.integer("hidden"), p.integer("heads")));
+    throw_usage(fmt::format("hidden ({}) must be a multiple of heads ({})", p.integer("hidden"),
+                            p.integer("heads")));
   }
 }
 
@@ -148,8 +164,8 @@ std::uint64_t page_model_peak(const Shape& shape, std::uint64_t batch, std::uint
   return peak_of_trial(sink, shape, batch, steps);
 }
 
-std::uint64_t largest_fitting(const std::function<std::uint64_t(std::uint64_t)>& peak, std::uint64_t budget,
-                              std::uint64_t limit) {
+std::uint64_t largest_fitting(const std::function<std::uint64_t(std::uint64_t)>& peak,
+                              std::uint64_t budget, std::uint64_t limit) {
   if (limit == 0 || peak(1) > budget) return 0;
   std::uint64_t good = 1;
   std::uint64_t bad = 0;  // 0: none found yet

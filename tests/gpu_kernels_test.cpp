@@ -1,9 +1,8 @@
 // The cast kernel against host conversions written here from the formats' definitions (not from
 // CUDA's headers): round to nearest, ties to even; fp16 overflows to infinity, fp8 e4m3
 // saturates to ±448.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <bit>
 #include <cmath>
@@ -62,8 +61,8 @@ std::uint8_t fp8_e4m3_reference(float f) {
 
 std::vector<float> inputs(double largest, std::uint64_t seed) {
   Rng rng(seed);
-  std::vector<float> values = {0.5F, 1.0F, 1.5F, 3.0F, 1e-3F, 2.5e-5F, 448.0F, 500.0F, 65504.0F, 65519.0F,
-                               65520.0F, 1e6F, -0.25F, -7.5F, 0.0F};
+  std::vector<float> values = {0.5F,     1.0F,     1.5F,     3.0F, 1e-3F,  2.5e-5F, 448.0F, 500.0F,
+                               65504.0F, 65519.0F, 65520.0F, 1e6F, -0.25F, -7.5F,   0.0F};
   for (int i = 0; i < 20000; ++i) {
     const double magnitude = std::pow(10.0, -8.0 + rng.unit() * (std::log10(largest) + 8.0));
     values.push_back(static_cast<float>(rng.chance(0.5) ? magnitude : -magnitude));
@@ -78,23 +77,28 @@ std::vector<Code> cast_on_device(const std::vector<float>& values, Precision pre
   void* target = nullptr;
   EXPECT_EQ(cudaMalloc(&source, values.size() * sizeof(float)), cudaSuccess);
   EXPECT_EQ(cudaMalloc(&target, values.size() * sizeof(Code)), cudaSuccess);
-  EXPECT_EQ(cudaMemcpy(source, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
-  kernels::cast(static_cast<const float*>(source), target, values.size(), precision, session.stream());
+  EXPECT_EQ(
+      cudaMemcpy(source, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice),
+      cudaSuccess);
+  kernels::cast(static_cast<const float*>(source), target, values.size(), precision,
+                session.stream());
   session.synchronize();
   std::vector<Code> out(values.size());
-  EXPECT_EQ(cudaMemcpy(out.data(), target, out.size() * sizeof(Code), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(cudaMemcpy(out.data(), target, out.size() * sizeof(Code), cudaMemcpyDeviceToHost),
+            cudaSuccess);
   (void)cudaFree(source);
   (void)cudaFree(target);
   return out;
 }
 
 template <typename Code, typename Reference>
-void expect_all_match(const std::vector<float>& values, const std::vector<Code>& device, Reference reference) {
+void expect_all_match(const std::vector<float>& values, const std::vector<Code>& device,
+                      Reference reference) {
   int mismatches = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (device[i] != reference(values[i]) && ++mismatches <= 5) {
-      ADD_FAILURE() << "cast of " << values[i] << ": device 0x" << std::hex << +device[i] << ", reference 0x"
-                    << +reference(values[i]);
+      ADD_FAILURE() << "cast of " << values[i] << ": device 0x" << std::hex << +device[i]
+                    << ", reference 0x" << +reference(values[i]);
     }
   }
   EXPECT_EQ(mismatches, 0);
@@ -115,7 +119,8 @@ TEST(Kernels, CastToBf16MatchesTheHostConversion) {
 TEST(Kernels, CastToFp8E4m3MatchesTheHostConversion) {
   OOMLAB_REQUIRE_GPU();
   const std::vector<float> values = inputs(2000.0, 3);
-  expect_all_match(values, cast_on_device<std::uint8_t>(values, Precision::fp8_e4m3), fp8_e4m3_reference);
+  expect_all_match(values, cast_on_device<std::uint8_t>(values, Precision::fp8_e4m3),
+                   fp8_e4m3_reference);
 }
 
 TEST(Kernels, HostReferencesKnowTheFormats) {  // the references themselves, on known codes

@@ -1,9 +1,8 @@
 // Every scenario on every real backend at a 2 GiB budget: a recorded OOM (or a found maximum),
 // data that stayed intact, and the device's memory back. And a corruption planted behind
 // oomlab's back is caught.
-#include <gtest/gtest.h>
-
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include <tuple>
 
@@ -35,35 +34,41 @@ TEST_P(EveryScenario, EndsInARecordedOomWithDataIntactAndMemoryBack) {
   EXPECT_EQ(r.integrity_corrupted, 0U);
   EXPECT_EQ(r.allocations, r.frees);
   ASSERT_TRUE(r.cleanup.has_value());
-  EXPECT_LE(r.cleanup->difference(), static_cast<std::int64_t>(kDevicePageBytes)) << "memory left behind";
+  EXPECT_LE(r.cleanup->difference(), static_cast<std::int64_t>(kDevicePageBytes))
+      << "memory left behind";
   if (scenario == "growing-batch") EXPECT_GT(metric(r, "max_batch"), 0);
-  if (scenario == "mixed-precision") EXPECT_GT(metric(r, "max_batch_fp16"), metric(r, "max_batch_fp32"));
+  if (scenario == "mixed-precision")
+    EXPECT_GT(metric(r, "max_batch_fp16"), metric(r, "max_batch_fp32"));
   if (scenario == "leak") {
     EXPECT_EQ(r.oom->diagnosis.cause, Cause::leak) << r.oom->diagnosis.evidence;
     EXPECT_NEAR(metric(r, "leak_bytes_per_step"), 4.0 * (1 << 20), 0.05 * 4.0 * (1 << 20));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    ScenariosTimesBackends, EveryScenario,
-    ::testing::Combine(::testing::Values("fragmentation", "growing-batch", "mixed-precision", "leak"),
-                       ::testing::Values("cuda", "async", "managed")),
-    [](const auto& info) {
-      std::string name = std::get<0>(info.param) + "_on_" + std::get<1>(info.param);
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(ScenariosTimesBackends, EveryScenario,
+                         ::testing::Combine(::testing::Values("fragmentation", "growing-batch",
+                                                              "mixed-precision", "leak"),
+                                            ::testing::Values("cuda", "async", "managed")),
+                         [](const auto& info) {
+                           std::string name =
+                               std::get<0>(info.param) + "_on_" + std::get<1>(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 // Fills blocks, then overwrites one with cudaMemset behind oomlab's back, as a stray kernel of the
 // program under test would.
 class PlantsCorruption final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "test-plants-corruption"; }
-  [[nodiscard]] std::string_view summary() const override { return "test only: overwrites a live block"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: overwrites a live block";
+  }
   [[nodiscard]] ParamSpec params() const override { return {}; }
   void run(RunContext& ctx) override {
     std::vector<Block> blocks;
-    for (int i = 0; i < 8; ++i) blocks.push_back(ctx.allocate(4_MiB, "victim"));
+    for (int i = 0; i < 8; ++i)
+      blocks.push_back(ctx.allocate(4_MiB, "victim"));
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     ASSERT_EQ(cudaMemset(static_cast<char*>(blocks[5].ptr) + 1_MiB, 0x5A, 4096), cudaSuccess);
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);

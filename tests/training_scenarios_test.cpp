@@ -3,15 +3,14 @@
 // difference from the plain arithmetic is stated), mixed precision shows both of its faces, and
 // the leak is measured and forecast.
 #include <gtest/gtest.h>
-
 #include <libfccp/csv.h>
 
 #include <filesystem>
 
 #include "oomlab/registry.hpp"
 #include "run/runner.hpp"
-#include "test_support.hpp"
 #include "scenarios/training_model.hpp"
+#include "test_support.hpp"
 
 namespace oomlab {
 namespace {
@@ -42,7 +41,8 @@ TEST(TrainingModel, LayerActivationsFollowKorthikanti) {
 
 TEST(TrainingModel, ParametersAre12HSquaredPlus13HALayer) {
   const training::Shape s{.layers = 6, .hidden = 768, .heads = 12, .seq = 1024, .vocab = 50257};
-  EXPECT_EQ(training::parameter_count(s), 6 * (12 * 768 * 768 + 13 * 768) + 50257 * 768 + 1024 * 768 + 2 * 768);
+  EXPECT_EQ(training::parameter_count(s),
+            6 * (12 * 768 * 768 + 13 * 768) + 50257 * 768 + 1024 * 768 + 2 * 768);
 }
 
 TEST(TrainingModel, PeakGrowsWithBatchAndCheckpointingCutsIt) {
@@ -51,7 +51,8 @@ TEST(TrainingModel, PeakGrowsWithBatchAndCheckpointingCutsIt) {
   EXPECT_LT(training::analytic_peak(s, 1, 2), p4);
   EXPECT_LT(p4, training::analytic_peak(s, 16, 2));
   s.checkpointing = true;
-  EXPECT_LT(training::analytic_peak(s, 16, 2), p4 * 2) << "checkpointing keeps one layer's activations at a time";
+  EXPECT_LT(training::analytic_peak(s, 16, 2), p4 * 2)
+      << "checkpointing keeps one layer's activations at a time";
   s.checkpointing = false;
   s.optimizer = training::Optimizer::sgd;  // one state buffer a weight instead of two
   EXPECT_LT(training::analytic_peak(s, 4, 2), p4);
@@ -74,7 +75,8 @@ class GrowingBatchOnSim : public ::testing::TestWithParam<GrowingCase> {};
 
 TEST_P(GrowingBatchOnSim, FindsTheBatchThePageModelPredicts) {
   RunConfig config = make_run_config("growing-batch", "sim", GetParam().budget);
-  for (const auto& [name, value] : GetParam().params) config.params.set(name, value);
+  for (const auto& [name, value] : GetParam().params)
+    config.params.set(name, value);
   const RunResult r = run_scenario(config);
   ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
   const double found = metric(r, "max_batch");
@@ -82,7 +84,8 @@ TEST_P(GrowingBatchOnSim, FindsTheBatchThePageModelPredicts) {
   EXPECT_EQ(found, metric(r, "page_model_max_batch")) << "the sim has no overhead beyond its pages";
   EXPECT_LE(found, metric(r, "analytic_max_batch"));
   const bool explained = !r.notes.empty() && r.notes[0].find("2 MiB pages") != std::string::npos;
-  EXPECT_EQ(found != metric(r, "analytic_max_batch"), explained) << "a difference is stated, and only then";
+  EXPECT_EQ(found != metric(r, "analytic_max_batch"), explained)
+      << "a difference is stated, and only then";
   // Past the boundary either live + request pass the budget (capacity) or they fit and the pages'
   // rounding leaves no block large enough (fragmentation, by DESIGN.md's rule).
   const bool over_budget = r.oom->live_bytes + r.oom->request_bytes > GetParam().budget;
@@ -91,15 +94,22 @@ TEST_P(GrowingBatchOnSim, FindsTheBatchThePageModelPredicts) {
   EXPECT_LE(metric(r, "bytes_at_max_batch"), static_cast<double>(GetParam().budget));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, GrowingBatchOnSim,
-    ::testing::Values(GrowingCase{8_GiB, {}}, GrowingCase{2_GiB, {}}, GrowingCase{1_GiB, {}},
-                      GrowingCase{4_GiB, {{"checkpointing", true}}},
-                      GrowingCase{4_GiB, {{"optimizer", std::string("sgd")}, {"accumulation", std::int64_t{3}}}},
-                      GrowingCase{4_GiB, {{"precision", std::string("bf16")}, {"schedule", std::string("linear")},
-                                          {"stride", std::int64_t{5}}}},
-                      GrowingCase{6_GiB, {{"layers", std::int64_t{4}}, {"hidden", std::int64_t{1024}},
-                                          {"heads", std::int64_t{16}}, {"seq", std::int64_t{512}}}}));
+INSTANTIATE_TEST_SUITE_P(Shapes, GrowingBatchOnSim,
+                         ::testing::Values(GrowingCase{8_GiB, {}}, GrowingCase{2_GiB, {}},
+                                           GrowingCase{1_GiB, {}},
+                                           GrowingCase{4_GiB, {{"checkpointing", true}}},
+                                           GrowingCase{4_GiB,
+                                                       {{"optimizer", std::string("sgd")},
+                                                        {"accumulation", std::int64_t{3}}}},
+                                           GrowingCase{4_GiB,
+                                                       {{"precision", std::string("bf16")},
+                                                        {"schedule", std::string("linear")},
+                                                        {"stride", std::int64_t{5}}}},
+                                           GrowingCase{6_GiB,
+                                                       {{"layers", std::int64_t{4}},
+                                                        {"hidden", std::int64_t{1024}},
+                                                        {"heads", std::int64_t{16}},
+                                                        {"seq", std::int64_t{512}}}}));
 
 TEST(GrowingBatch, RecordsTheOomJustPastTheLargestBatch) {
   const auto events = std::filesystem::temp_directory_path() / "oomlab_growing_batch_events.csv";
@@ -120,9 +130,11 @@ TEST(GrowingBatch, RecordsTheOomJustPastTheLargestBatch) {
   std::filesystem::remove(events);
 }
 
-RunResult mixed(std::uint64_t budget, const std::vector<std::pair<std::string, std::int64_t>>& shape) {
+RunResult mixed(std::uint64_t budget,
+                const std::vector<std::pair<std::string, std::int64_t>>& shape) {
   RunConfig config = make_run_config("mixed-precision", "sim", budget);
-  for (const auto& [name, value] : shape) config.params.set(name, value);
+  for (const auto& [name, value] : shape)
+    config.params.set(name, value);
   return run_scenario(config);
 }
 
@@ -135,13 +147,17 @@ TEST(MixedPrecision, ActivationDominatedSixteenBitFitsAtLeast1Point6TimesTheBatc
 }
 
 TEST(MixedPrecision, WeightsDominatedAmpUsesMoreMemoryThanFp32) {
-  // The --help example: fp32 masters plus a 16-bit working copy cost more than halved activations save.
-  const RunResult r = mixed(2_GiB, {{"layers", 2}, {"hidden", 2048}, {"heads", 16}, {"seq", 32}, {"vocab", 8192}});
+  // The --help example: fp32 masters plus a 16-bit working copy cost more than halved activations
+  // save.
+  const RunResult r =
+      mixed(2_GiB, {{"layers", 2}, {"hidden", 2048}, {"heads", 16}, {"seq", 32}, {"vocab", 8192}});
   EXPECT_LT(metric(r, "max_batch_fp16"), metric(r, "max_batch_fp32"));
   EXPECT_LT(metric(r, "ratio_fp16"), 1.0);
-  EXPECT_GT(metric(r, "analytic_peak_bytes_at_batch_1_fp16"), metric(r, "analytic_peak_bytes_at_batch_1_fp32"));
+  EXPECT_GT(metric(r, "analytic_peak_bytes_at_batch_1_fp16"),
+            metric(r, "analytic_peak_bytes_at_batch_1_fp32"));
   ASSERT_FALSE(r.notes.empty());
-  EXPECT_NE(r.notes[0].find("costs more than its smaller activations save"), std::string::npos) << r.notes[0];
+  EXPECT_NE(r.notes[0].find("costs more than its smaller activations save"), std::string::npos)
+      << r.notes[0];
 }
 
 // The kind, and the step that runs out: 2 GiB less 1/4 weights and 1/4 activations leaves room

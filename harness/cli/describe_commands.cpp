@@ -21,7 +21,8 @@ std::string param_lines(const ParamSpec& spec, std::string_view indent) {
   for (const ParamDef& def : spec) {
     std::string type(to_string(def.type));
     if (def.type == ParamType::choice) type = fmt::format("{}", fmt::join(def.choices, "|"));
-    if (def.type == ParamType::choices) type = fmt::format("list of {}", fmt::join(def.choices, ","));
+    if (def.type == ParamType::choices)
+      type = fmt::format("list of {}", fmt::join(def.choices, ","));
     out += fmt::format("{}{:<26} {:<12} {}\n", indent,
                        fmt::format("{}={}", def.name, format_param_value(def.default_value)), type,
                        def.help);

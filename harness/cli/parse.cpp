@@ -347,7 +347,8 @@ VerifyMode parse_verify_mode(std::string_view text) {
   if (value == "all") return VerifyMode::all;
   if (value == "sample") return VerifyMode::sample;
   if (value == "off") return VerifyMode::off;
-  throw_usage(fmt::format("'{}' is not all, sample or off{}", text, did_you_mean(value, {"all", "sample", "off"})));
+  throw_usage(fmt::format("'{}' is not all, sample or off{}", text,
+                          did_you_mean(value, {"all", "sample", "off"})));
 }
 
 namespace {

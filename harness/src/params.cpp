@@ -51,7 +51,9 @@ struct ValueFormatter {
   std::string operator()(Fraction f) const { return format_fraction(f); }
   std::string operator()(bool b) const { return b ? "on" : "off"; }
   std::string operator()(const std::string& s) const { return s; }
-  std::string operator()(const ChoiceList& list) const { return fmt::format("{}", fmt::join(list, ",")); }
+  std::string operator()(const ChoiceList& list) const {
+    return fmt::format("{}", fmt::join(list, ","));
+  }
 };
 
 }  // namespace

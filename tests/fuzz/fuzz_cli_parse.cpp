@@ -39,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   refused_or_ok([&] { (void)parse_integer(text); });
   refused_or_ok([&] { (void)parse_real(text); });
   refused_or_ok([&] { (void)parse_allocator(text); });
+  refused_or_ok([&] { (void)parse_verify_mode(text); });
   refused_or_ok([&] {
     static const oomlab::ParamSpec spec = {
         {.name = "block", .type = oomlab::ParamType::bytes, .default_value = oomlab::Bytes{1}},
@@ -55,6 +56,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
          .type = oomlab::ParamType::choice,
          .default_value = std::string("a"),
          .choices = {"a", "b"}},
+        {.name = "modes",
+         .type = oomlab::ParamType::choices,
+         .default_value = oomlab::ChoiceList{"a"},
+         .choices = {"a", "b", "c"}},
     };
     // The input as a list of assignments, split at newlines.
     std::vector<std::string> assignments;

@@ -26,7 +26,8 @@ enum class ParamType : std::uint8_t {
 };
 
 using ChoiceList = std::vector<std::string>;
-using ParamValue = std::variant<Bytes, std::int64_t, double, Fraction, bool, std::string, ChoiceList>;
+using ParamValue =
+    std::variant<Bytes, std::int64_t, double, Fraction, bool, std::string, ChoiceList>;
 
 struct ParamDef {
   std::string name;

@@ -28,7 +28,7 @@ struct LeakEstimate {
   double bytes_per_step = 0.0;
   double intercept_bytes = 0.0;  // live bytes the line gives at step 0
   double r_squared = 0.0;
-  bool detected = false;         // steady growth that matters at this budget
+  bool detected = false;  // steady growth that matters at this budget
 };
 
 // One allocation a scenario holds. Plain data: copying it does not duplicate the memory, and

@@ -60,7 +60,8 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
                  fit.r_squared >= 0.9 && growth >= 0.05 * static_cast<double>(budget_bytes);
   fit.intercept_bytes = mean_y - fit.bytes_per_step * mean_x;
   if (fit.bytes_per_step > 0.0) {
-    fit.predicted_oom_step = (static_cast<double>(budget_bytes) - fit.intercept_bytes) / fit.bytes_per_step;
+    fit.predicted_oom_step =
+        (static_cast<double>(budget_bytes) - fit.intercept_bytes) / fit.bytes_per_step;
   }
   return fit;
 }

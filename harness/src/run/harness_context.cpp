@@ -5,7 +5,6 @@
 #include <algorithm>
 
 #include "kernels/kernels.hpp"
-
 #include "oomlab/error.hpp"
 
 namespace oomlab {
@@ -19,8 +18,9 @@ HarnessContext::HarnessContext(Recording& allocator, PhaseTable& phases, Context
       phases_(phases),
       settings_(std::move(settings)),
       rng_(settings_.seed),
-      integrity_(settings_.simulated ? VerifyMode::off : settings_.verify, settings_.mismatch_counter,
-                 settings_.stream, settings_.seed) {}
+      integrity_(settings_.simulated ? VerifyMode::off : settings_.verify,
+                 settings_.mismatch_counter, settings_.stream, settings_.seed) {
+}
 
 HarnessContext::~HarnessContext() {
   // The runner calls release_all() while the event log is still open; this is the fallback for
@@ -78,12 +78,14 @@ void HarnessContext::release_all() {
 void HarnessContext::touch(const Block& block) {
   if (settings_.simulated || !block.ok()) return;
   const LiveBlocks::Entry* entry = blocks_.find({block.slot, block.generation});
-  if (entry != nullptr && entry->filled) return;  // the fill wrote every page; a touch would spoil the pattern
+  if (entry != nullptr && entry->filled)
+    return;  // the fill wrote every page; a touch would spoil the pattern
   kernels::touch(block.ptr, block.bytes, settings_.stream);
 }
 
 void HarnessContext::set_filled(const Block& block, bool filled) {
-  if (LiveBlocks::Entry* entry = blocks_.find({block.slot, block.generation})) entry->filled = filled;
+  if (LiveBlocks::Entry* entry = blocks_.find({block.slot, block.generation}))
+    entry->filled = filled;
 }
 
 void HarnessContext::fill(const Block& block) {
@@ -99,8 +101,10 @@ std::uint64_t HarnessContext::verify(const Block& block) {
 
 void HarnessContext::cast(const Block& source, const Block& target, Precision precision) {
   if (settings_.simulated || !source.ok() || !target.ok()) return;
-  const std::size_t count = std::min(source.bytes / sizeof(float), target.bytes / element_bytes(precision));
-  kernels::cast(static_cast<const float*>(source.ptr), target.ptr, count, precision, settings_.stream);
+  const std::size_t count =
+      std::min(source.bytes / sizeof(float), target.bytes / element_bytes(precision));
+  kernels::cast(static_cast<const float*>(source.ptr), target.ptr, count, precision,
+                settings_.stream);
   set_filled(target, false);  // it holds data now, not the pattern
 }
 

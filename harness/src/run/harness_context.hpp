@@ -78,7 +78,9 @@ class HarnessContext final : public RunContext {
   // Frees what the scenario still holds, as phase "cleanup".
   void release_all();
   [[nodiscard]] const std::optional<OomRecord>& oom() const { return oom_; }
-  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const { return metrics_; }
+  [[nodiscard]] const std::vector<std::pair<std::string, double>>& metrics() const {
+    return metrics_;
+  }
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
   [[nodiscard]] const Integrity& integrity() const { return integrity_; }
 

@@ -16,8 +16,8 @@ std::string_view to_string(VerifyMode mode) {
 
 bool Integrity::fill_new(void* ptr, std::size_t bytes) {
   if (!active() || ptr == nullptr) return false;
-  const bool selected = mode_ == VerifyMode::all || allocations_seen_++ % kSampleEvery == 0 ||
-                        bytes >= kAlwaysBytes;
+  const bool selected =
+      mode_ == VerifyMode::all || allocations_seen_++ % kSampleEvery == 0 || bytes >= kAlwaysBytes;
   if (selected) kernels::fill(ptr, bytes, seed_, stream_);
   return selected;
 }

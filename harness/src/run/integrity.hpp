@@ -14,7 +14,6 @@
 
 namespace oomlab {
 
-
 class Integrity {
  public:
   static constexpr std::uint64_t kSampleEvery = 64;

@@ -74,7 +74,7 @@ struct RunResult {
   std::uint64_t frees = 0;
   std::uint64_t failed = 0;
   std::uint64_t events = 0;
-  VerifyMode verify = VerifyMode::off;  // what was checked (off on the sim, whatever was asked)
+  VerifyMode verify = VerifyMode::off;    // what was checked (off on the sim, whatever was asked)
   std::uint64_t integrity_checked = 0;    // block verifications, at the OOM and at the end
   std::uint64_t integrity_corrupted = 0;  // of those, blocks that did not hold their pattern
   std::uint64_t integrity_corrupted_words = 0;
