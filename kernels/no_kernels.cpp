@@ -18,6 +18,10 @@ void touch(void* /*ptr*/, std::size_t /*bytes*/, Stream /*stream*/) {
 void fill(void* /*ptr*/, std::size_t /*bytes*/, std::uint64_t /*seed*/, Stream /*stream*/) {
   no_cuda();
 }
+void cast(const float* /*source*/, void* /*target*/, std::size_t /*count*/, Precision /*precision*/,
+          Stream /*stream*/) {
+  no_cuda();
+}
 MismatchCounter::MismatchCounter() {
   no_cuda();
 }
