@@ -21,47 +21,65 @@ constexpr std::string_view kDescription =
 
 struct Parsed {
   RunOptions run;
+  RunOptions frontier;
   bool list_json = false;
   bool info_json = false;
 };
 
+// What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
+void add_scenario_options(CLI::App* sub, RunOptions& o) {
+  sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')")->required();
+  sub->add_option("--allocator,-a", o.allocator,
+                  "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
+      ->capture_default_str();
+  sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
+  sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
+  sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
+  sub->add_option("--format", o.format, "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
+  sub->add_flag("--strict", o.strict, "replay: a free of an unknown address is an error (--param strict=on)");
+  sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
+  sub->add_option("--verify", o.verify,
+                  "data-integrity checks on real devices: all (fill every block when allocated, verify at "
+                  "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
+      ->capture_default_str();
+  sub->add_flag("--no-probe", o.no_probe,
+                "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
+}
+
 void add_run(CLI::App& app, Parsed& p) {
   CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
-  run->add_option("scenario", p.run.scenario, "the scenario to run (see 'oomlab list')")
-      ->required();
-  run->add_option("--allocator,-a", p.run.allocator,
-                  "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, "
-                  "else sim)")
-      ->capture_default_str();
+  add_scenario_options(run, p.run);
   run->add_option("--budget,-b", p.run.budget,
-                  "memory the run may use: a size (8GiB, 512MiB, 1.5GB), N% of the device, or "
-                  "all; clamped to free memory")
+                  "memory the run may use: a size (8GiB, 512MiB, 1.5GB), N% of the device, or all; "
+                  "clamped to free memory")
       ->capture_default_str();
-  run->add_option("--seed", p.run.seed, "seed of the scenario's random choices")
-      ->capture_default_str();
-  run->add_option("--param,-p", p.run.params, "KEY=VALUE for the scenario (repeatable)");
   run->add_option("--out,-o", p.run.out,
-                  "folder for events.csv and summary.json (default "
-                  "oomlab-runs/<UTC time>-<scenario>-<allocator>)");
-  run->add_option("--json", p.run.json,
-                  "also write summary.json to FILE; '-' prints it alone on stdout");
+                  "folder for events.csv and summary.json (default oomlab-runs/<UTC time>-<scenario>-<allocator>)");
+  run->add_option("--json", p.run.json, "also write summary.json to FILE; '-' prints it alone on stdout");
   run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
-  run->add_option("--device,-d", p.run.device, "CUDA device index")->capture_default_str();
-  run->add_option("--verify", p.run.verify,
-                  "data-integrity checks on real devices: all (fill every block when allocated, "
-                  "verify at OOM and at the end), sample (one block in 64 and every one of 64 MiB "
-                  "or more), off")
-      ->capture_default_str();
-  run->add_flag(
-      "--no-probe", p.run.no_probe,
-      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
-  auto* expect_oom =
-      run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
-  auto* expect_no_oom =
-      run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
+  auto* expect_oom = run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
+  auto* expect_no_oom = run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
   expect_oom->excludes(expect_no_oom);
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
   run->footer(scenario_and_allocator_overview());
+}
+
+void add_frontier(CLI::App& app, Parsed& p) {
+  CLI::App* frontier = app.add_subcommand(
+      "frontier", "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
+  add_scenario_options(frontier, p.frontier);
+  p.frontier.budget = "all";
+  frontier->add_option("--budget,-b", p.frontier.budget,
+                       "the largest budget tried: a size, N% of the device, or all (the sim's 'total' option "
+                       "on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
+      ->capture_default_str();
+  frontier->add_option("--json", p.frontier.json, "also write the result as JSON to FILE; '-' prints it alone");
+  frontier->add_flag("--quiet,-q", p.frontier.quiet, "only the answer");
+  frontier->footer(
+      "Examples:\n"
+      "  oomlab frontier replay --trace snapshot.pickle -a sim:total=24GiB   # would it fit on a 24 GiB card?\n"
+      "  oomlab frontier growing-batch -a async -p start=32 -p schedule=linear\n"
+      "Exit codes: 0 a frontier was found, 1 the run does not complete even at the largest budget.");
 }
 
 void build_app(CLI::App& app, Parsed& p) {
@@ -73,11 +91,14 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab run fragmentation --allocator=async --budget=8GiB\n"
       "  oomlab run fragmentation --allocator=sim --budget=1GiB --json -\n"
       "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
+      "  oomlab run replay --trace memory_snapshot.pickle -a sim --budget=24GiB\n"
+      "  oomlab frontier replay --trace memory_snapshot.pickle -a sim\n"
       "  oomlab list\n"
       "  oomlab info\n"
       "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
       "3 no usable device for the allocator, 130 interrupted.");
   add_run(app, p);
+  add_frontier(app, p);
   app.add_subcommand("list", "scenarios with their parameters, allocators with their options")
       ->add_flag("--json", p.list_json, "as JSON");
   app.add_subcommand("info", "devices, driver, CUDA versions, memory, pool/managed/VMM support")
@@ -99,9 +120,9 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "list", "info"};
+  const std::vector<std::string> commands = {"run", "frontier", "list", "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
-  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: run, list, info)\n", args[1],
+  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: run, frontier, list, info)\n", args[1],
                      did_you_mean(args[1], commands));
   return true;
 }
@@ -147,6 +168,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   }
   try {
     if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
+    if (app.got_subcommand("frontier")) return frontier_command(parsed.frontier, out, err);
     if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
     return info_command(parsed.info_json, out, err);
   } catch (const Error& e) {

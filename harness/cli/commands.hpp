@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "run/run_result.hpp"
+#include "run/runner.hpp"
 
 namespace oomlab::cli {
 
@@ -27,6 +28,9 @@ struct RunOptions {
   std::string csv;
   std::string device = "0";
   std::string verify = "sample";
+  std::string trace;   // replay's --trace, --format and --strict: its own parameters
+  std::string format;
+  bool strict = false;
   bool no_probe = false;
   bool expect_oom = false;
   bool expect_no_oom = false;
@@ -35,7 +39,14 @@ struct RunOptions {
 
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err);
+int frontier_command(const RunOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, std::ostream& out);
+
+// The typed run the options describe (shared by run and frontier); `auto` stays to be resolved.
+[[nodiscard]] RunConfig config_from(const RunOptions& options);
+class Console;
+// Probes the machine once for the config and turns `auto` into async or sim (with a notice).
+void resolve_allocator(RunConfig& config, Console& console);
 int info_command(bool as_json, std::ostream& out, std::ostream& err);
 
 // What a finished run means for the exit code; `why` says it when the code is not 0.

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/parse.hpp"
+#include "cli/signals.hpp"
 #include "device/device.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -26,29 +27,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::atomic<bool> g_stop{false};
-
-extern "C" void on_stop_signal(int /*signal*/) {
-  g_stop.store(true);
-}
-
-// The first Ctrl-C stops the run cleanly (everything freed, record written); a second one, with
-// the default action restored, ends the process at once.
-void install_stop_handlers() {
-  g_stop.store(false);
-  struct sigaction action {};
-  action.sa_handler = on_stop_signal;
-  action.sa_flags = SA_RESETHAND;
-  sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
-}
-
-void restore_signal_handlers() {
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-}
-
 // Parses one flag's value, naming the flag in the message when it is wrong.
 template <typename Parse>
 auto with_flag(std::string_view flag, Parse&& parse) {
@@ -59,7 +37,24 @@ auto with_flag(std::string_view flag, Parse&& parse) {
   }
 }
 
-RunConfig make_config(const RunOptions& o) {
+// --trace, --format and --strict are the scenario's own parameters under other names.
+std::vector<std::string> assignments_of(const RunOptions& o, const Registry::Entry& scenario) {
+  std::vector<std::string> assignments = o.params;
+  const auto add = [&](const char* flag, const char* name, const std::string& value) {
+    const bool declared = std::any_of(scenario.params.begin(), scenario.params.end(),
+                                      [&](const ParamDef& d) { return d.name == name; });
+    if (!declared) throw_usage(fmt::format("{}: scenario '{}' takes no {}", flag, scenario.name, name));
+    assignments.push_back(fmt::format("{}={}", name, value));
+  };
+  if (!o.trace.empty()) add("--trace", "trace", o.trace);
+  if (!o.format.empty()) add("--format", "format", o.format);
+  if (o.strict) add("--strict", "strict", "on");
+  return assignments;
+}
+
+}  // namespace
+
+RunConfig config_from(const RunOptions& o) {
   const Registry::Entry* entry = Registry::global().find(o.scenario);
   if (entry == nullptr) {
     throw_usage(fmt::format("unknown scenario '{}'{} (known: {})", o.scenario,
@@ -68,8 +63,8 @@ RunConfig make_config(const RunOptions& o) {
   }
   RunConfig config;
   config.scenario = o.scenario;
-  config.params =
-      parse_params(entry->params, o.params, fmt::format("scenario '{}'", o.scenario), "--param");
+  config.params = parse_params(entry->params, assignments_of(o, *entry), fmt::format("scenario '{}'", o.scenario),
+                               "--param");
   AllocatorChoice allocator = parse_allocator(o.allocator);
   config.allocator = allocator.kind;
   config.allocator_options = std::move(allocator.options);
@@ -82,6 +77,8 @@ RunConfig make_config(const RunOptions& o) {
   config.verify = with_flag("--verify", [&] { return parse_verify_mode(o.verify); });
   return config;
 }
+
+namespace {
 
 fs::path default_run_folder(const std::string& scenario, std::string_view allocator) {
   const auto now = std::chrono::system_clock::now();
@@ -147,6 +144,8 @@ namespace {
 
 // `auto` becomes a concrete backend here, with that backend's default options, so that the run
 // folder is named after what really runs; the probed environment goes on to the runner.
+}  // namespace
+
 void resolve_allocator(RunConfig& config, Console& console) {
   config.environment = probe_environment();
   if (config.allocator != BackendKind::automatic) return;
@@ -158,14 +157,13 @@ void resolve_allocator(RunConfig& config, Console& console) {
   }
 }
 
+namespace {
+
 RunResult run_with_signals(const RunConfig& config, const fs::path& folder, bool created_folder) {
-  install_stop_handlers();
+  const StopOnSignal signals;
   try {
-    RunResult result = run_scenario(config);
-    restore_signal_handlers();
-    return result;
+    return run_scenario(config);
   } catch (...) {
-    restore_signal_handlers();
     // Refused before it started (bad usage, no device): leave no empty run folder behind.
     std::error_code ec;
     if (created_folder) fs::remove_all(folder, ec);
@@ -200,13 +198,13 @@ void write_outputs(const RunResult& result, const RunOptions& o,
 int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err) {
   Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
-  RunConfig config = make_config(o);
+  RunConfig config = config_from(o);
   resolve_allocator(config, console);
   const std::string allocator_name = backend_info(config.allocator).name;
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
   const fs::path folder = prepare_folder(o, allocator_name);
   config.events_csv = folder / "events.csv";
-  config.stop = &g_stop;
+  config.stop = StopOnSignal::flag();
   config.notice = [&](std::string_view text) { console.notice(text); };
   if (console.progress_enabled()) {
     config.progress = [&console, name = fmt::format("{}/{}", o.scenario, allocator_name)](

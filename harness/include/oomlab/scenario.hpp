@@ -64,6 +64,13 @@ class RunContext {
   virtual Block try_allocate(std::size_t bytes, std::string_view label) = 0;
   virtual void release(Block& block) = 0;
 
+  // Streams: 0 is the run's own, others are made on first use (real CUDA streams on a device, so
+  // that `async` orders each allocation on its stream; cudaMalloc and the sim ignore them).
+  // Only blocks on stream 0 are filled for the integrity check and touched by kernels.
+  [[nodiscard]] virtual Stream stream(std::uint32_t index) = 0;
+  virtual Block allocate_on(Stream stream, std::size_t bytes, std::string_view label) = 0;
+  virtual void release_on(Stream stream, Block& block) = 0;
+
   // Kernels on the run's stream (no-ops on the sim, which has no memory to write):
   // one write per page, so that managed memory really lands on the device;
   virtual void touch(const Block& block) = 0;
@@ -127,6 +134,9 @@ class Scenario {
   // Rejects a combination of parameters that cannot run (each value alone was checked against
   // its ParamDef already) with Error(usage), before anything is allocated.
   virtual void validate(const Params& /*params*/) const {}
+  // Reads what the run needs from outside (a trace file) before any device memory is taken;
+  // throws Error(input) "file:line: what" for a bad file.
+  virtual void prepare(const Params& /*params*/) {}
   // Returns at the OOM, at its own end, or when ctx.stop_requested().
   virtual void run(RunContext& ctx) = 0;
 };

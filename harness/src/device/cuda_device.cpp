@@ -135,9 +135,20 @@ DeviceSession::DeviceSession(int device) : device_(device) {
 }
 
 DeviceSession::~DeviceSession() {
+  for (const Stream s : more_streams_) {
+    (void)cudaStreamSynchronize(static_cast<cudaStream_t>(s.handle));
+    (void)cudaStreamDestroy(static_cast<cudaStream_t>(s.handle));
+  }
   auto* const stream = static_cast<cudaStream_t>(stream_.handle);
   (void)cudaStreamSynchronize(stream);
   (void)cudaStreamDestroy(stream);
+}
+
+Stream DeviceSession::create_stream() {
+  cudaStream_t stream = nullptr;
+  OOMLAB_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  more_streams_.push_back(Stream{stream});
+  return more_streams_.back();
 }
 
 std::uint64_t DeviceSession::free_bytes() const {

@@ -61,12 +61,15 @@ class DeviceSession {
   [[nodiscard]] std::uint64_t free_bytes() const;
   [[nodiscard]] std::uint64_t total_bytes() const;
   void synchronize() const;
+  // Another stream on this device, destroyed with the session.
+  [[nodiscard]] Stream create_stream();
   // Gives back what the device's default pool caches, so that free memory is what it says.
   void trim_default_pool() const;
 
  private:
   int device_;
   Stream stream_;
+  std::vector<Stream> more_streams_;
 };
 
 // Device memory held for the whole run so that the driver itself says "out of memory" at the

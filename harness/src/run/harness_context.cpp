@@ -28,7 +28,7 @@ HarnessContext::~HarnessContext() {
   if (blocks_.empty()) return;
   try {
     blocks_.drain([&](const LiveBlocks::Entry& e) {
-      allocator_.inner().deallocate(e.ptr, e.bytes, settings_.stream);
+      allocator_.inner().deallocate(e.ptr, e.bytes, Stream{e.stream});
     });
   } catch (...) {  // NOLINT(bugprone-empty-catch): nothing better can be done in a destructor
   }
@@ -42,12 +42,14 @@ void HarnessContext::check_stop() const {
   if (stop_requested()) throw Interrupted();
 }
 
-Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom) {
+Block HarnessContext::allocate_block(Stream stream, std::size_t bytes, std::string_view label,
+                                     bool is_the_oom) {
   check_stop();
-  const AllocResult result = allocator_.allocate(bytes, settings_.stream);
+  const AllocResult result = allocator_.allocate(bytes, stream);
   if (result.ok()) {
-    const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes);
-    if (integrity_.fill_new(result.ptr, bytes)) blocks_.find(handle)->filled = true;
+    const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes, stream.handle);
+    // Kernels run on the run's stream alone: a block of another stream is left unfilled.
+    if (stream == settings_.stream && integrity_.fill_new(result.ptr, bytes)) blocks_.find(handle)->filled = true;
     peak_since_reset_ = std::max(peak_since_reset_, allocator_.live_bytes());
     return {result.ptr, bytes, AllocStatus::ok, handle.slot, handle.generation};
   }
@@ -60,19 +62,28 @@ Block HarnessContext::allocate_block(std::size_t bytes, std::string_view label, 
   return {nullptr, bytes, result.status, Block::kNoSlot};
 }
 
-void HarnessContext::release(Block& block) {
+void HarnessContext::release_on(Stream stream, Block& block) {
   if (!block.ok()) return;
   const LiveBlocks::Entry entry = blocks_.remove({block.slot, block.generation}, block.ptr);
-  allocator_.deallocate(entry.ptr, entry.bytes, settings_.stream);
+  allocator_.deallocate(entry.ptr, entry.bytes, stream);
   block = Block{};
+}
+
+Stream HarnessContext::stream(std::uint32_t index) {
+  if (streams_.empty()) streams_.push_back(settings_.stream);
+  while (streams_.size() <= index) {
+    // The sim has no streams: distinct numbers keep them apart in events.csv.
+    streams_.push_back(settings_.new_stream ? settings_.new_stream()
+                                            : Stream{reinterpret_cast<void*>(streams_.size())});  // NOLINT
+  }
+  return streams_[index];
 }
 
 void HarnessContext::release_all() {
   if (blocks_.empty()) return;
   allocator_.set_phase(phases_.intern("cleanup"));
   allocator_.mark();
-  blocks_.drain(
-      [&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, settings_.stream); });
+  blocks_.drain([&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, Stream{e.stream}); });
 }
 
 void HarnessContext::touch(const Block& block) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -33,6 +34,7 @@ struct ContextSettings {
   std::uint64_t device_free_at_start = 0;  // after the ballast: the external-pressure baseline
   const std::atomic<bool>* stop = nullptr;
   kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
+  std::function<Stream()> new_stream;  // more streams for RunContext::stream(); null: the sim's numbers
 };
 
 class HarnessContext final : public RunContext {
@@ -45,12 +47,17 @@ class HarnessContext final : public RunContext {
   HarnessContext& operator=(HarnessContext&&) = delete;
 
   Block allocate(std::size_t bytes, std::string_view label) override {
-    return allocate_block(bytes, label, true);
+    return allocate_block(settings_.stream, bytes, label, true);
   }
   Block try_allocate(std::size_t bytes, std::string_view label) override {
-    return allocate_block(bytes, label, false);
+    return allocate_block(settings_.stream, bytes, label, false);
   }
-  void release(Block& block) override;
+  void release(Block& block) override { release_on(settings_.stream, block); }
+  [[nodiscard]] Stream stream(std::uint32_t index) override;
+  Block allocate_on(Stream stream, std::size_t bytes, std::string_view label) override {
+    return allocate_block(stream, bytes, label, true);
+  }
+  void release_on(Stream stream, Block& block) override;
   void touch(const Block& block) override;
   void fill(const Block& block) override;
   std::uint64_t verify(const Block& block) override;
@@ -85,7 +92,7 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] const Integrity& integrity() const { return integrity_; }
 
  private:
-  Block allocate_block(std::size_t bytes, std::string_view label, bool is_the_oom);
+  Block allocate_block(Stream stream, std::size_t bytes, std::string_view label, bool is_the_oom);
   void record_oom(std::size_t bytes, std::string_view label, const AllocResult& result);
   std::uint64_t probe_largest(std::uint64_t upper_bytes);
   void check_stop() const;
@@ -102,6 +109,7 @@ class HarnessContext final : public RunContext {
   std::vector<std::string> notes_;
   std::optional<OomRecord> oom_;
   std::uint64_t peak_since_reset_ = 0;
+  std::vector<Stream> streams_;  // by index; [0] is settings_.stream
 };
 
 }  // namespace oomlab

@@ -17,7 +17,8 @@ class LiveBlocks {
     std::size_t bytes = 0;
     std::uint32_t generation = 0;
     bool live = false;
-    bool filled = false;  // holds the integrity pattern (so it can be verified)
+    bool filled = false;     // holds the integrity pattern (so it can be verified)
+    void* stream = nullptr;  // the stream it was allocated on, to free it on at cleanup
   };
   struct Handle {
     std::uint32_t slot;
@@ -26,7 +27,7 @@ class LiveBlocks {
 
   LiveBlocks() { entries_.reserve(1U << 16U); }
 
-  Handle add(void* ptr, std::size_t bytes) {
+  Handle add(void* ptr, std::size_t bytes, void* stream = nullptr) {
     std::uint32_t slot = 0;
     if (!free_slots_.empty()) {
       slot = free_slots_.back();
@@ -36,7 +37,7 @@ class LiveBlocks {
       entries_.emplace_back();
     }
     Entry& e = entries_[slot];
-    e = Entry{ptr, bytes, e.generation + 1, true, false};
+    e = Entry{ptr, bytes, e.generation + 1, true, false, stream};
     return {slot, e.generation};
   }
 

@@ -204,7 +204,9 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
        .verify = result.simulated ? VerifyMode::off : config.verify,
        .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
        .stop = config.stop,
-       .mismatch_counter = hold.counter ? &*hold.counter : nullptr});
+       .mismatch_counter = hold.counter ? &*hold.counter : nullptr,
+       .new_stream = hold.session ? std::function<Stream()>([&hold] { return hold.session->create_stream(); })
+                                  : std::function<Stream()>()});
   {
     const Ticker ticker(config.progress_interval,
                         progress_tick(config, recording, phases, result.budget_bytes, start));
@@ -257,6 +259,7 @@ RunResult run_scenario(const RunConfig& config) {
   const std::unique_ptr<Scenario> scenario = Registry::global().create(config.scenario);
   if (!scenario) throw_usage(fmt::format("unknown scenario '{}'", config.scenario));
   scenario->validate(config.params);
+  scenario->prepare(config.params);
 
   RunResult result;
   result.environment = config.environment ? *config.environment : probe_environment();

@@ -1,0 +1,71 @@
+#include "run/frontier.hpp"
+
+#include <fmt/format.h>
+
+#include "oomlab/error.hpp"
+
+namespace oomlab {
+
+namespace {
+
+class Search {
+ public:
+  Search(const RunConfig& config, const std::function<void(const FrontierTrial&)>& on_trial)
+      : config_(config), on_trial_(on_trial) {
+    config_.events_csv.clear();
+    config_.progress = nullptr;
+  }
+
+  // Whether the run completes at `budget`; records the trial.
+  bool completes(const BudgetRequest& budget, FrontierResult& result) {
+    config_.budget = budget;
+    const RunResult run = run_scenario(config_);
+    config_.notice = nullptr;  // the first run's notices are enough
+    if (run.outcome == Outcome::interrupted) throw Interrupted();
+    if (run.outcome == Outcome::error) {
+      throw Error(ErrorKind::device, fmt::format("the run at a budget of {} ended in {}: {}", format_bytes(run.budget_bytes),
+                                                 to_string(run.outcome), run.error_message));
+    }
+    FrontierTrial trial{.budget_bytes = run.budget_bytes, .outcome = run.outcome, .duration_ms = run.duration_ms};
+    if (run.oom) trial.cause = run.oom->diagnosis.cause;
+    result.trials.push_back(trial);
+    result.allocator = run.allocator;
+    result.simulated = run.simulated;
+    if (on_trial_) on_trial_(trial);
+    return run.outcome == Outcome::completed;
+  }
+
+ private:
+  RunConfig config_;
+  const std::function<void(const FrontierTrial&)>& on_trial_;
+};
+
+}  // namespace
+
+FrontierResult find_frontier(const RunConfig& config, std::uint64_t resolution_bytes,
+                             const std::function<void(const FrontierTrial&)>& on_trial) {
+  FrontierResult result;
+  Search search(config, on_trial);
+  const bool upper_completes = search.completes(config.budget, result);
+  result.upper_bytes = result.trials.back().budget_bytes;
+  if (!upper_completes) {
+    result.failing_bytes = result.upper_bytes;
+    return result;
+  }
+  // Bisect in whole units of the resolution: `good` completes, `bad` does not (0 never does).
+  std::uint64_t good = ceil_div(result.upper_bytes, resolution_bytes);
+  std::uint64_t bad = 0;
+  while (good - bad > 1) {
+    const std::uint64_t mid = bad + (good - bad) / 2;
+    if (search.completes({.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{mid * resolution_bytes}}, result)) {
+      good = mid;
+    } else {
+      bad = mid;
+    }
+  }
+  result.frontier_bytes = std::min(good * resolution_bytes, result.upper_bytes);
+  result.failing_bytes = bad * resolution_bytes;
+  return result;
+}
+
+}  // namespace oomlab

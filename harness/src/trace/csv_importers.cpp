@@ -1,0 +1,183 @@
+// oomlab's events.csv and RMM's logging_resource_adaptor log, through the Fast C++ CSV Parser.
+#include <libfccp/csv.h>
+
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "oomlab/error.hpp"
+#include "trace/importers.hpp"
+
+namespace oomlab::trace {
+
+void bad_input(const Place& place, std::string_view what) {
+  if (place.column.empty()) {
+    throw Error(ErrorKind::input, fmt::format("{}:{}: {}", place.file.string(), place.line, what));
+  }
+  throw Error(ErrorKind::input, fmt::format("{}:{}: {}: {}", place.file.string(), place.line, place.column, what));
+}
+
+std::uint64_t read_decimal(std::string_view text, const Place& place) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) bad_input(place, fmt::format("'{}' is out of range", text));
+  if (ec != std::errc() || end != text.data() + text.size()) bad_input(place, fmt::format("'{}' is not a number", text));
+  return value;
+}
+
+std::uint64_t read_size(std::string_view text, const Place& place) {
+  if (!text.empty() && text.front() == '-') bad_input(place, fmt::format("'{}' is a negative size", text));
+  const std::uint64_t size = read_decimal(text, place);
+  if (size > kLargestSize) bad_input(place, fmt::format("{} bytes is not a size any allocator has", size));
+  return size;
+}
+
+std::uint64_t read_hex(std::string_view text, const Place& place) {
+  if (text == "(nil)") return 0;
+  std::string_view digits = text;
+  if (digits.starts_with("0x") || digits.starts_with("0X")) digits.remove_prefix(2);
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, 16);
+  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size()) {
+    bad_input(place, fmt::format("'{}' is not a hexadecimal address", text));
+  }
+  return value;
+}
+
+std::uint64_t read_clock(std::string_view text, const Place& place) {
+  // HH:MM:SS.ffffff
+  if (text.size() >= 8 && text[2] == ':' && text[5] == ':') {
+    const std::uint64_t h = read_decimal(text.substr(0, 2), place);
+    const std::uint64_t m = read_decimal(text.substr(3, 2), place);
+    const std::string_view rest = text.substr(6);
+    const auto dot = rest.find('.');
+    const std::uint64_t s = read_decimal(rest.substr(0, dot), place);
+    std::uint64_t ns = 0;
+    if (dot != std::string_view::npos) {
+      const std::string_view fraction = rest.substr(dot + 1, 9);
+      ns = read_decimal(fraction, place);
+      for (std::size_t i = fraction.size(); i < 9; ++i) ns *= 10;
+    }
+    if (h > 23 || m > 59 || s > 60) bad_input(place, fmt::format("'{}' is not a time of day", text));
+    return ((h * 60 + m) * 60 + s) * 1'000'000'000ULL + ns;
+  }
+  // seconds since the epoch, with a fraction
+  const auto dot = text.find('.');
+  const std::uint64_t seconds = read_decimal(text.substr(0, dot), place);
+  std::uint64_t ns = 0;
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1, 9);
+    ns = read_decimal(fraction, place);
+    for (std::size_t i = fraction.size(); i < 9; ++i) ns *= 10;
+  }
+  if (seconds > 1ULL << 33U) bad_input(place, fmt::format("'{}' is not a time", text));
+  return seconds * 1'000'000'000ULL + ns;
+}
+
+namespace {
+
+// fccp's own messages name the file again; the place says it once, as file:line.
+[[noreturn]] void rethrow_csv(const std::filesystem::path& path, const io::error::base& e) {
+  if (dynamic_cast<const io::error::can_not_open_file*>(&e) != nullptr) {
+    throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  }
+  const auto* at = dynamic_cast<const io::error::with_file_line*>(&e);
+  const int line = at != nullptr && at->file_line > 0 ? at->file_line : 1;  // header errors: line 1
+  const auto* column = dynamic_cast<const io::error::with_column_name*>(&e);
+  std::string what = e.what();
+  if (dynamic_cast<const io::error::too_few_columns*>(&e) != nullptr) what = "too few columns";
+  if (dynamic_cast<const io::error::too_many_columns*>(&e) != nullptr) what = "too many columns";
+  if (dynamic_cast<const io::error::header_missing*>(&e) != nullptr) what = "the file is empty: no header";
+  if (dynamic_cast<const io::error::escaped_string_not_closed*>(&e) != nullptr) what = "a quoted field is not closed";
+  if (dynamic_cast<const io::error::line_length_limit_exceeded*>(&e) != nullptr) what = "a line is too long";
+  if (dynamic_cast<const io::error::missing_column_in_header*>(&e) != nullptr) {
+    what = fmt::format("the header lacks the column '{}'", column->column_name);
+  }
+  if (dynamic_cast<const io::error::duplicated_column_in_header*>(&e) != nullptr) {
+    what = fmt::format("the header has the column '{}' twice", column->column_name);
+  }
+  throw Error(ErrorKind::input, fmt::format("{}:{}: {}", path.string(), line, what));
+}
+
+Op rmm_action(std::string_view action, const Place& place) {
+  if (action == "allocate") return Op::alloc;
+  if (action == "free" || action == "deallocate") return Op::free;
+  if (action == "allocate failure") return Op::failed;
+  bad_input(place, fmt::format("'{}' is not an RMM action (allocate, free, allocate failure)", action));
+}
+
+}  // namespace
+
+Trace load_rmm_csv(const std::filesystem::path& path) {
+  TraceBuilder builder(Format::rmm, path);
+  try {
+    io::CSVReader<6> csv(path.string());
+    csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size", "Stream");
+    char* thread = nullptr;
+    char* time = nullptr;
+    char* action = nullptr;
+    char* pointer = nullptr;
+    char* size = nullptr;
+    char* stream = nullptr;
+    std::uint64_t row = 0;
+    std::uint64_t previous_clock = 0;
+    std::uint64_t days = 0;  // HH:MM:SS wraps at midnight
+    while (csv.read_row(thread, time, action, pointer, size, stream)) {
+      const std::uint64_t line = csv.get_file_line();
+      std::uint64_t clock = read_clock(time, {path, line, "Time"});
+      if (clock + 3'600'000'000'000ULL < previous_clock) ++days;  // back by over an hour: a new day
+      previous_clock = clock;
+      clock += days * 86'400'000'000'000ULL;
+      builder.add(rmm_action(action, {path, line, "Action"}), read_size(size, {path, line, "Size"}),
+                  read_hex(pointer, {path, line, "Pointer"}), read_hex(stream, {path, line, "Stream"}),
+                  read_decimal(thread, {path, line, "Thread"}), clock, row++, line);
+    }
+  } catch (const io::error::base& e) {
+    rethrow_csv(path, e);
+  }
+  return builder.finish();
+}
+
+Trace load_oomlab_csv(const std::filesystem::path& path) {
+  TraceBuilder builder(Format::oomlab, path);
+  try {
+    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(path.string());
+    csv.read_header(io::ignore_extra_column, "seq", "t_ns", "op", "bytes", "ptr", "stream", "thread", "status",
+                    "phase");
+    char* seq = nullptr;
+    char* t_ns = nullptr;
+    char* op = nullptr;
+    char* bytes = nullptr;
+    char* ptr = nullptr;
+    char* stream = nullptr;
+    char* thread = nullptr;
+    char* status = nullptr;
+    char* phase = nullptr;
+    while (csv.read_row(seq, t_ns, op, bytes, ptr, stream, thread, status, phase)) {
+      const std::uint64_t line = csv.get_file_line();
+      const std::string_view kind = op;
+      const std::string_view result = status;
+      Op event_op = Op::alloc;
+      if (kind == "alloc") {
+        event_op = result == "ok" ? Op::alloc : Op::failed;  // an error status is a failed request too
+      } else if (kind == "free") {
+        event_op = Op::free;
+      } else if (kind == "oom") {
+        event_op = Op::failed;
+      } else if (kind == "probe" || kind == "mark") {
+        builder.ignore();  // oomlab's own look at the allocator, not the program's
+        continue;
+      } else {
+        bad_input({path, line, "op"}, fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark)", kind));
+      }
+      builder.add(event_op, read_size(bytes, {path, line, "bytes"}), read_hex(ptr, {path, line, "ptr"}),
+                  read_hex(stream, {path, line, "stream"}), read_decimal(thread, {path, line, "thread"}),
+                  read_decimal(t_ns, {path, line, "t_ns"}), read_decimal(seq, {path, line, "seq"}), line);
+    }
+  } catch (const io::error::base& e) {
+    rethrow_csv(path, e);
+  }
+  return builder.finish();
+}
+
+}  // namespace oomlab::trace

@@ -1,0 +1,37 @@
+// The importers behind trace::load(), one a format; and the field readers they share, each of
+// which throws Error(input) naming the place ("file:line: ...").
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "trace/trace.hpp"
+
+namespace oomlab::trace {
+
+[[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path);
+[[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path);
+[[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device);
+
+// The place a field came from, for messages.
+struct Place {
+  const std::filesystem::path& file;
+  std::uint64_t line;
+  std::string_view column;
+};
+[[noreturn]] void bad_input(const Place& place, std::string_view what);
+
+// No trace is larger than this: a size past it is a corrupt field, not an allocation.
+inline constexpr std::uint64_t kLargestSize = 1ULL << 56U;  // 64 PiB
+
+[[nodiscard]] std::uint64_t read_decimal(std::string_view text, const Place& place);
+// A size: decimal, not negative, not past kLargestSize.
+[[nodiscard]] std::uint64_t read_size(std::string_view text, const Place& place);
+// 0x7f00..., 7f00... or (nil).
+[[nodiscard]] std::uint64_t read_hex(std::string_view text, const Place& place);
+// RMM's HH:MM:SS.ffffff (or seconds since the epoch, as newer RMM writes) in nanoseconds.
+[[nodiscard]] std::uint64_t read_clock(std::string_view text, const Place& place);
+
+}  // namespace oomlab::trace

@@ -1,0 +1,118 @@
+#include "trace/trace.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "oomlab/error.hpp"
+#include "trace/importers.hpp"
+
+namespace oomlab::trace {
+
+std::string_view to_string(Format format) {
+  switch (format) {
+    case Format::automatic:
+      return "auto";
+    case Format::oomlab:
+      return "oomlab";
+    case Format::rmm:
+      return "rmm";
+    case Format::pytorch:
+      return "pytorch";
+  }
+  return "?";
+}
+
+TraceBuilder::TraceBuilder(Format format, std::filesystem::path source) {
+  trace_.format = format;
+  trace_.source = std::move(source);
+}
+
+std::uint32_t TraceBuilder::number(std::vector<std::uint64_t>& seen, std::uint64_t handle) {
+  // Few streams and threads, and the same one again most of the time: a short scan, last first.
+  for (std::size_t i = seen.size(); i-- > 0;) {
+    if (seen[i] == handle) return static_cast<std::uint32_t>(i);
+  }
+  seen.push_back(handle);
+  return static_cast<std::uint32_t>(seen.size() - 1);
+}
+
+void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
+                       std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index, std::uint64_t line) {
+  if (trace_.events.empty()) first_t_ns_ = t_ns;
+  if (trace_.events.size() >= Event::kNoPartner) {
+    throw Error(ErrorKind::input, fmt::format("{}: more than {} events: too large a trace",
+                                              trace_.source.string(), Event::kNoPartner - 1));
+  }
+  trace_.events.push_back(Event{.bytes = bytes,
+                                .address = address,
+                                .t_ns = t_ns >= first_t_ns_ ? t_ns - first_t_ns_ : 0,
+                                .index = index,
+                                .line = line,
+                                .stream = number(trace_.streams, stream),
+                                .thread = number(threads_, thread),
+                                .op = op});
+}
+
+Trace TraceBuilder::finish() {
+  std::unordered_map<std::uint64_t, std::uint32_t> live;  // address -> its alloc's event
+  live.reserve(1024);
+  for (std::uint32_t i = 0; i < trace_.events.size(); ++i) {
+    Event& e = trace_.events[i];
+    if (e.op == Op::alloc && e.address != 0) {
+      live[e.address] = i;  // an address handed out again without a free: the first stays leaked
+    } else if (e.op == Op::free && e.address != 0) {
+      const auto it = live.find(e.address);
+      if (it == live.end()) {
+        if (trace_.unknown_frees++ == 0) trace_.first_unknown_free = e.index;
+        continue;
+      }
+      e.partner = it->second;
+      live.erase(it);
+    }
+  }
+  trace_.threads = static_cast<std::uint32_t>(threads_.size());
+  return std::move(trace_);
+}
+
+Format detect_format(std::string_view head) {
+  if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) return Format::pytorch;  // pickle PROTO
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string_view::npos && head[first] == '{') return Format::pytorch;  // its JSON dump
+  if (head.starts_with("Thread,Time,Action,Pointer,Size,Stream")) return Format::rmm;
+  if (head.starts_with("seq,t_ns,step,phase,op,bytes,ptr")) return Format::oomlab;
+  return Format::automatic;  // unknown
+}
+
+Trace load(const std::filesystem::path& path, const LoadOptions& options) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  std::string head(64, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(file.gcount()));
+  Format format = options.format;
+  if (format == Format::automatic) {
+    format = detect_format(head);
+    if (format == Format::automatic) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}: not a trace oomlab knows (an events.csv, an RMM log, or a PyTorch "
+                              "snapshot as pickle or JSON): name it with --format",
+                              path.string()));
+    }
+  }
+  switch (format) {
+    case Format::oomlab:
+      return load_oomlab_csv(path);
+    case Format::rmm:
+      return load_rmm_csv(path);
+    case Format::pytorch:
+      return load_pytorch_snapshot(path, options.level, options.device);
+    case Format::automatic:
+      break;
+  }
+  throw Error(ErrorKind::internal, "no importer for the format");
+}
+
+}  // namespace oomlab::trace
