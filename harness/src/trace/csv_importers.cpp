@@ -2,6 +2,7 @@
 #include <libfccp/csv.h>
 
 #include <charconv>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -109,9 +110,15 @@ Op rmm_action(std::string_view action, const Place& place) {
 }  // namespace
 
 Trace load_rmm_csv(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  return parse_rmm_csv(path, in);
+}
+
+Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
   TraceBuilder builder(Format::rmm, path);
   try {
-    io::CSVReader<6> csv(path.string());
+    io::CSVReader<6> csv(path.string(), in);
     csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size", "Stream");
     char* thread = nullptr;
     char* time = nullptr;
@@ -139,9 +146,15 @@ Trace load_rmm_csv(const std::filesystem::path& path) {
 }
 
 Trace load_oomlab_csv(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  return parse_oomlab_csv(path, in);
+}
+
+Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
   TraceBuilder builder(Format::oomlab, path);
   try {
-    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(path.string());
+    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(path.string(), in);
     csv.read_header(io::ignore_extra_column, "seq", "t_ns", "op", "bytes", "ptr", "stream", "thread", "status",
                     "phase");
     char* seq = nullptr;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <istream>
 #include <string>
 #include <string_view>
 
@@ -14,6 +15,12 @@ namespace oomlab::trace {
 [[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path);
 [[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path);
 [[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device);
+
+// The same from text already in memory (`name` for messages): what the fuzzers drive.
+[[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in);
+[[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in);
+[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content, Level level,
+                                           std::uint32_t device);
 
 // The place a field came from, for messages.
 struct Place {

@@ -53,6 +53,10 @@ struct JsonView {
   [[nodiscard]] std::size_t size() const { return value->size(); }
   [[nodiscard]] JsonView at(std::size_t i) const { return {&(*value)[i]}; }
   [[nodiscard]] std::optional<std::int64_t> integer() const {
+    if (value->is_number_unsigned()) {
+      const auto u = value->get<std::uint64_t>();
+      return u <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional(static_cast<std::int64_t>(u)) : std::nullopt;
+    }
     return value->is_number_integer() ? std::optional(value->get<std::int64_t>()) : std::nullopt;
   }
   [[nodiscard]] std::optional<std::string_view> text() const {
@@ -165,6 +169,10 @@ Trace read_json(const std::filesystem::path& path, const std::string& text, Leve
     std::string what = e.what();
     if (const auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
     throw Error(ErrorKind::input, fmt::format("{}: byte {}: {}", path.string(), e.byte, what));
+  } catch (const nlohmann::json::exception& e) {  // a number past any type (out_of_range), ...
+    std::string what = e.what();
+    if (const auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    throw Error(ErrorKind::input, fmt::format("{}: {}", path.string(), what));
   }
   return SnapshotReader<JsonView>(path, device).read(JsonView{&doc}, level);
 }
@@ -172,7 +180,10 @@ Trace read_json(const std::filesystem::path& path, const std::string& text, Leve
 }  // namespace
 
 Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device) {
-  std::string content = read_file(path);
+  return parse_pytorch_snapshot(path, read_file(path), level, device);
+}
+
+Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level, std::uint32_t device) {
   const auto first = content.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && content[first] == '{') return read_json(path, content, level, device);
   const pickle::Document doc = pickle::Document::read(std::move(content), path.string());
