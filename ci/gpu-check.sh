@@ -21,6 +21,8 @@ bin="${1:-.gpu}"
 budget="2GiB"
 if [[ "${2:-}" == "--budget" && -n "${3:-}" ]]; then budget="$3"; fi
 out="${OUT:-./gpu-check-out}"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+export OOMLAB_TEST_DATA="$root/tests/data"  # the tests' traces, in this copy of the tree
 mkdir -p "$out"
 oomlab="$bin/oomlab"
 tests="$bin/oomlab_tests"
@@ -110,6 +112,39 @@ PY
 done
 done
 echo "  (integrity: block checks / corrupted blocks; mixed-precision: fp32/fp16/bf16/fp8)"
+
+echo "== replay: the PyTorch sample at level=segment, budget 8,501,749,350 B (the original run's)"
+echo "   PyTorch itself failed at device_traces[0][16794], a 1.00 GiB request"
+snapshot="$OOMLAB_TEST_DATA/pytorch_gpt_fp32_snapshot.pickle"
+for allocator in cuda async managed; do
+  summary="$out/summary-replay-$allocator.json"
+  "$oomlab" run replay --trace "$snapshot" -p level=segment --allocator="$allocator" --budget=8501749350 \
+    --quiet --out "$out/run-replay-$allocator" --json "$summary" 2>"$out/run-replay-$allocator.err"
+  rc=$?
+  line=$(python3 - "$summary" "$rc" "$allocator" <<'PY'
+import json, sys
+path, rc, allocator = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+try:
+    s = json.load(open(path))
+except Exception as e:
+    print(f"{allocator:<8} no summary ({e}); exit {rc}\tFAIL"); sys.exit()
+m, oom, clean = s["metrics"], s.get("oom") or {}, s.get("cleanup") or {}
+where = m.get("first_failure_index")
+problems = []
+if s["outcome"] not in ("oom", "completed"): problems.append(s["outcome"])
+if s["integrity"]["corrupted"] != 0: problems.append("corrupted data")
+before, after = clean.get("device_free_before"), clean.get("device_free_after")
+if before is None or after is None or before - after > 2 * 2**20: problems.append("memory left behind")
+print(f"{allocator:<8} {s['outcome']:<9} first failure at event {'-' if where is None else int(where):<7} "
+      f"({'same place as PyTorch' if m.get('failed_at_same_place') == 1 else 'not where PyTorch failed'}) "
+      f"request {(oom.get('request_bytes') or 0) / 2**30:.2f} GiB, cause {oom.get('cause', '-')}, "
+      f"peak {m.get('peak_live_bytes', 0) / 2**30:.3f} GiB, events {int(m.get('events_replayed', 0))}/{int(m.get('trace_events', 0))}  "
+      f"{'ok' if not problems else 'FAIL: ' + ', '.join(problems)}")
+PY
+)
+  echo "  $line"
+  [[ "$line" == *FAIL* ]] && failures=$((failures + 1))
+done
 
 if [[ $failures -eq 0 ]]; then
   echo "gpu-check: all checks passed"

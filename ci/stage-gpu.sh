@@ -6,11 +6,14 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 stage="${1:-$root/.gpu}"
 build="$root/build-gpu"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLAB_CUDA=ON \
-      -DOOMLAB_BENCH=OFF >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLAB_CUDA=ON >/dev/null
 cmake --build "$build" --parallel
 mkdir -p "$stage"
 for binary in oomlab tests/oomlab_tests; do
   strip -o "$stage/$(basename "$binary")" "$build/$binary"
 done
+# The benchmarks with the Google Benchmark library beside them (its soname differs there).
+mkdir -p "$stage/bench/lib"
+for bench in "$build"/bench/oomlab_*_bench; do strip -o "$stage/bench/$(basename "$bench")" "$bench"; done
+cp -L "$build"/bench/lib/* "$stage/bench/lib/"
 du -sh "$stage"/*

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "device/device.hpp"
@@ -15,6 +16,13 @@ inline bool cuda_device_present(std::string* why) {
   static const Environment env = probe_environment();
   if (why != nullptr) *why = env.cuda_problem;
   return !env.devices.empty();
+}
+
+// tests/data: $OOMLAB_TEST_DATA when set (a copy of the tree elsewhere, as on the GPU machine),
+// else the source tree these tests were built from.
+inline std::string test_data_dir() {
+  if (const char* dir = std::getenv("OOMLAB_TEST_DATA"); dir != nullptr && *dir != '\0') return dir;
+  return OOMLAB_TEST_DATA;
 }
 
 // A complete RunConfig for `scenario` on `allocator` with defaults for everything else.

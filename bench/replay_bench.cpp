@@ -1,0 +1,156 @@
+// Traces: parsing (RMM CSV rows a second, the reference PyTorch pickle), replay on the sim (events
+// a second), and replay on `async` against a bare loop issuing the same pool calls on the GPU.
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <vector>
+
+#include "allocators/backends.hpp"
+#include "oomlab/registry.hpp"
+#include "oomlab/rng.hpp"
+#include "run/runner.hpp"
+#include "trace/trace.hpp"
+
+#if defined(OOMLAB_WITH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace oomlab::literals;
+
+// An RMM log of `events` rows: up to 2,048 blocks live, sizes log-uniform from 256 B to 1 MiB.
+const fs::path& synthetic_rmm_log(std::size_t events) {
+  static const fs::path path = [events] {
+    const fs::path p = fs::temp_directory_path() / ("oomlab_bench_rmm_" + std::to_string(events) + ".csv");
+    std::ofstream out(p);
+    out << "Thread,Time,Action,Pointer,Size,Stream\n";
+    oomlab::Rng rng(7);
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> live;
+    std::uint64_t next_address = 0x7f0000000000;
+    for (std::size_t i = 0; i < events; ++i) {
+      const std::uint64_t us = i;
+      char time[32];
+      std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", (us / 3'600'000'000ULL) % 24,
+                    (us / 60'000'000ULL) % 60, (us / 1'000'000ULL) % 60, us % 1'000'000ULL);
+      if (!live.empty() && (live.size() >= 2048 || rng.chance(0.5))) {
+        const std::size_t k = rng.uniform(0, live.size() - 1);
+        out << "1," << time << ",free,0x" << std::hex << live[k].first << std::dec << ',' << live[k].second << ",0\n";
+        live[k] = live.back();
+        live.pop_back();
+      } else {
+        const auto size = static_cast<std::uint64_t>(std::exp2(8.0 + rng.unit() * 12.0));
+        out << "1," << time << ",allocate,0x" << std::hex << next_address << std::dec << ',' << size << ",0\n";
+        live.emplace_back(next_address, size);
+        next_address += 1_MiB;
+      }
+    }
+    return p;
+  }();
+  return path;
+}
+
+constexpr std::size_t kEvents = 2'000'000;
+
+void BM_ParseRmmCsv(benchmark::State& state) {
+  const fs::path& log = synthetic_rmm_log(kEvents);
+  for (auto _ : state) {
+    const oomlab::trace::Trace t = oomlab::trace::load(log, {.format = oomlab::trace::Format::rmm});
+    benchmark::DoNotOptimize(t.events.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kEvents));
+  state.counters["rows_per_second"] = benchmark::Counter(static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_ParseRmmCsv)->Unit(benchmark::kMillisecond);
+
+void BM_ParsePyTorchPickle(benchmark::State& state) {
+  const char* dir = std::getenv("OOMLAB_TEST_DATA");  // a copy of the tree elsewhere (the GPU machine)
+  const fs::path snapshot = fs::path(dir != nullptr ? dir : OOMLAB_TEST_DATA) / "pytorch_gpt_fp32_snapshot.pickle";
+  for (auto _ : state) {
+    const oomlab::trace::Trace t = oomlab::trace::load(snapshot, {});
+    benchmark::DoNotOptimize(t.events.data());
+  }
+}
+BENCHMARK(BM_ParsePyTorchPickle)->Unit(benchmark::kMillisecond);
+
+// The replay alone (the trace is read before the run starts): events a second.
+void replay_benchmark(benchmark::State& state, const char* allocator) {
+  oomlab::RunConfig config;
+  config.scenario = "replay";
+  config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
+  config.params.set("trace", synthetic_rmm_log(kEvents).string());
+  config.allocator = oomlab::find_backend(allocator)->kind;
+  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
+  config.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
+  config.verify = oomlab::VerifyMode::off;  // the bare loop writes nothing either
+  for (auto _ : state) {
+    const oomlab::RunResult r = oomlab::run_scenario(config);
+    if (r.outcome != oomlab::Outcome::completed) state.SkipWithError(("replay: " + r.error_message).c_str());
+    state.SetIterationTime(r.duration_ms / 1e3);
+  }
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
+}
+
+void BM_ReplayOnSim(benchmark::State& state) { replay_benchmark(state, "sim"); }
+BENCHMARK(BM_ReplayOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+#if defined(OOMLAB_WITH_CUDA)
+bool have_device() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+void BM_ReplayOnAsync(benchmark::State& state) {
+  if (!have_device()) return state.SkipWithError("needs a CUDA device");
+  replay_benchmark(state, "async");
+}
+BENCHMARK(BM_ReplayOnAsync)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The same allocations and frees, straight to a pool on one stream: the floor.
+void BM_BareLoopOnAsync(benchmark::State& state) {
+  if (!have_device()) return state.SkipWithError("needs a CUDA device");
+  const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaMemPool_t pool = nullptr;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  cudaMemPoolCreate(&pool, &props);
+  std::vector<void*> blocks(t.events.size(), nullptr);
+  std::vector<bool> freed(t.events.size(), false);
+  for (const oomlab::trace::Event& e : t.events) {
+    if (e.op == oomlab::trace::Op::free && e.partner != oomlab::trace::Event::kNoPartner) freed[e.partner] = true;
+  }
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < t.events.size(); ++i) {
+      const oomlab::trace::Event& e = t.events[i];
+      if (e.op == oomlab::trace::Op::alloc) {
+        cudaMallocFromPoolAsync(&blocks[i], e.bytes, pool, stream);
+      } else if (e.op == oomlab::trace::Op::free && e.partner != oomlab::trace::Event::kNoPartner) {
+        cudaFreeAsync(blocks[e.partner], stream);
+      }
+    }
+    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (std::size_t i = 0; i < t.events.size(); ++i) {  // what the trace never freed
+      if (t.events[i].op == oomlab::trace::Op::alloc && !freed[i]) cudaFreeAsync(blocks[i], stream);
+    }
+    cudaStreamSynchronize(stream);
+  }
+  state.counters["events_per_second"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
+  cudaMemPoolDestroy(pool);
+  cudaStreamDestroy(stream);
+}
+BENCHMARK(BM_BareLoopOnAsync)->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+
+}  // namespace
