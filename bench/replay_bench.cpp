@@ -28,7 +28,8 @@ using namespace oomlab::literals;
 // An RMM log of `events` rows: up to 2,048 blocks live, sizes log-uniform from 256 B to 1 MiB.
 const fs::path& synthetic_rmm_log(std::size_t events) {
   static const fs::path path = [events] {
-    const fs::path p = fs::temp_directory_path() / ("oomlab_bench_rmm_" + std::to_string(events) + ".csv");
+    const fs::path p =
+        fs::temp_directory_path() / ("oomlab_bench_rmm_" + std::to_string(events) + ".csv");
     std::ofstream out(p);
     out << "Thread,Time,Action,Pointer,Size,Stream\n";
     oomlab::Rng rng(7);
@@ -41,12 +42,14 @@ const fs::path& synthetic_rmm_log(std::size_t events) {
                     (us / 60'000'000ULL) % 60, (us / 1'000'000ULL) % 60, us % 1'000'000ULL);
       if (!live.empty() && (live.size() >= 2048 || rng.chance(0.5))) {
         const std::size_t k = rng.uniform(0, live.size() - 1);
-        out << "1," << time << ",free,0x" << std::hex << live[k].first << std::dec << ',' << live[k].second << ",0\n";
+        out << "1," << time << ",free,0x" << std::hex << live[k].first << std::dec << ','
+            << live[k].second << ",0\n";
         live[k] = live.back();
         live.pop_back();
       } else {
         const auto size = static_cast<std::uint64_t>(std::exp2(8.0 + rng.unit() * 12.0));
-        out << "1," << time << ",allocate,0x" << std::hex << next_address << std::dec << ',' << size << ",0\n";
+        out << "1," << time << ",allocate,0x" << std::hex << next_address << std::dec << ',' << size
+            << ",0\n";
         live.emplace_back(next_address, size);
         next_address += 1_MiB;
       }
@@ -65,13 +68,16 @@ void BM_ParseRmmCsv(benchmark::State& state) {
     benchmark::DoNotOptimize(t.events.data());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kEvents));
-  state.counters["rows_per_second"] = benchmark::Counter(static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
+  state.counters["rows_per_second"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_ParseRmmCsv)->Unit(benchmark::kMillisecond);
 
 void BM_ParsePyTorchPickle(benchmark::State& state) {
-  const char* dir = std::getenv("OOMLAB_TEST_DATA");  // a copy of the tree elsewhere (the GPU machine)
-  const fs::path snapshot = fs::path(dir != nullptr ? dir : OOMLAB_TEST_DATA) / "pytorch_gpt_fp32_snapshot.pickle";
+  const char* dir =
+      std::getenv("OOMLAB_TEST_DATA");  // a copy of the tree elsewhere (the GPU machine)
+  const fs::path snapshot =
+      fs::path(dir != nullptr ? dir : OOMLAB_TEST_DATA) / "pytorch_gpt_fp32_snapshot.pickle";
   for (auto _ : state) {
     const oomlab::trace::Trace t = oomlab::trace::load(snapshot, {});
     benchmark::DoNotOptimize(t.events.data());
@@ -91,14 +97,17 @@ void replay_benchmark(benchmark::State& state, const char* allocator) {
   config.verify = oomlab::VerifyMode::off;  // the bare loop writes nothing either
   for (auto _ : state) {
     const oomlab::RunResult r = oomlab::run_scenario(config);
-    if (r.outcome != oomlab::Outcome::completed) state.SkipWithError(("replay: " + r.error_message).c_str());
+    if (r.outcome != oomlab::Outcome::completed)
+      state.SkipWithError(("replay: " + r.error_message).c_str());
     state.SetIterationTime(r.duration_ms / 1e3);
   }
-  state.counters["events_per_second"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
+  state.counters["events_per_second"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
 }
 
-void BM_ReplayOnSim(benchmark::State& state) { replay_benchmark(state, "sim"); }
+void BM_ReplayOnSim(benchmark::State& state) {
+  replay_benchmark(state, "sim");
+}
 BENCHMARK(BM_ReplayOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 #if defined(OOMLAB_WITH_CUDA)
@@ -124,29 +133,28 @@ void BM_BareLoopOnAsync(benchmark::State& state) {
   props.allocType = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   cudaMemPoolCreate(&pool, &props);
-  std::vector<void*> blocks(t.events.size(), nullptr);
-  std::vector<bool> freed(t.events.size(), false);
-  for (const oomlab::trace::Event& e : t.events) {
-    if (e.op == oomlab::trace::Op::free && e.partner != oomlab::trace::Event::kNoPartner) freed[e.partner] = true;
-  }
+  std::vector<void*> blocks(t.slots,
+                            nullptr);  // the replay's own slots: one per block live at once
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    for (std::size_t i = 0; i < t.events.size(); ++i) {
-      const oomlab::trace::Event& e = t.events[i];
+    for (const oomlab::trace::Event& e : t.events) {
       if (e.op == oomlab::trace::Op::alloc) {
-        cudaMallocFromPoolAsync(&blocks[i], e.bytes, pool, stream);
-      } else if (e.op == oomlab::trace::Op::free && e.partner != oomlab::trace::Event::kNoPartner) {
-        cudaFreeAsync(blocks[e.partner], stream);
+        cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
+      } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
+        cudaFreeAsync(blocks[e.slot], stream);
+        blocks[e.slot] = nullptr;
       }
     }
-    state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (std::size_t i = 0; i < t.events.size(); ++i) {  // what the trace never freed
-      if (t.events[i].op == oomlab::trace::Op::alloc && !freed[i]) cudaFreeAsync(blocks[i], stream);
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (void*& b : blocks) {  // what the trace never freed
+      if (b != nullptr) cudaFreeAsync(b, stream);
+      b = nullptr;
     }
     cudaStreamSynchronize(stream);
   }
-  state.counters["events_per_second"] =
-      benchmark::Counter(static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
+  state.counters["events_per_second"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
   cudaMemPoolDestroy(pool);
   cudaStreamDestroy(stream);
 }

@@ -3,12 +3,12 @@
 // backend, each allocation and free in order, on its own stream; the program's own failed
 // requests are made again where they happened. The run says which event broke, whether it broke
 // where the program did, the peak the program demanded, and what it never freed.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
 #include <vector>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -24,32 +24,53 @@ class Replay final : public Scenario {
     return "replay a real allocation trace (oomlab, RMM, PyTorch snapshot) and say where it breaks";
   }
   [[nodiscard]] std::string_view details() const override {
-    return "Reads --trace FILE (--format auto|oomlab|rmm|pytorch, detected by content): oomlab's own "
-           "events.csv, RMM's logging_resource_adaptor CSV, or a PyTorch memory snapshot (the pickle "
-           "_dump_snapshot() writes, read without Python, or its JSON dump). Trace pointers map to new "
-           "allocations; streams become real streams on async; the trace's own failed requests are made "
-           "again where they happened. level=tensor replays what a PyTorch program asked for, level=segment "
-           "what its caching allocator got from the driver. The first failing allocation ends the replay. "
+    return "Reads --trace FILE (--format auto|oomlab|rmm|pytorch, detected by content): oomlab's "
+           "own "
+           "events.csv, RMM's logging_resource_adaptor CSV, or a PyTorch memory snapshot (the "
+           "pickle "
+           "_dump_snapshot() writes, read without Python, or its JSON dump). Trace pointers map to "
+           "new "
+           "allocations; streams become real streams on async; the trace's own failed requests are "
+           "made "
+           "again where they happened. level=tensor replays what a PyTorch program asked for, "
+           "level=segment "
+           "what its caching allocator got from the driver. The first failing allocation ends the "
+           "replay. "
            "Metrics: events_replayed, first_failure_index/_line/_t_ns, trace_failures, "
-           "trace_first_failure_index/_bytes, failed_at_same_place, peak_live_bytes (the trace's own "
+           "trace_first_failure_index/_bytes, failed_at_same_place, peak_live_bytes (the trace's "
+           "own "
            "demand), still_live_blocks/_bytes (never freed), unknown_frees.";
   }
 
   [[nodiscard]] ParamSpec params() const override {
     return {
-        {.name = "trace", .type = ParamType::text, .default_value = std::string(),
+        {.name = "trace",
+         .type = ParamType::text,
+         .default_value = std::string(),
          .help = "the trace file (also --trace FILE)"},
-        {.name = "format", .type = ParamType::choice, .default_value = std::string("auto"),
+        {.name = "format",
+         .type = ParamType::choice,
+         .default_value = std::string("auto"),
          .help = "the trace's format (also --format); auto reads it from the content",
          .choices = {"auto", "oomlab", "rmm", "pytorch"}},
-        {.name = "level", .type = ParamType::choice, .default_value = std::string("tensor"),
+        {.name = "level",
+         .type = ParamType::choice,
+         .default_value = std::string("tensor"),
          .help = "PyTorch: tensor (what the program asked for) or segment (what the driver gave)",
          .choices = {"tensor", "segment"}},
-        {.name = "device", .type = ParamType::integer, .default_value = std::int64_t{0},
-         .help = "PyTorch: whose device_traces to replay", .min_integer = 0},
-        {.name = "pace", .type = ParamType::choice, .default_value = std::string("asap"),
-         .help = "asap, or original: keep the recorded gaps between events", .choices = {"asap", "original"}},
-        {.name = "strict", .type = ParamType::flag, .default_value = false,
+        {.name = "device",
+         .type = ParamType::integer,
+         .default_value = std::int64_t{0},
+         .help = "PyTorch: whose device_traces to replay",
+         .min_integer = 0},
+        {.name = "pace",
+         .type = ParamType::choice,
+         .default_value = std::string("asap"),
+         .help = "asap, or original: keep the recorded gaps between events",
+         .choices = {"asap", "original"}},
+        {.name = "strict",
+         .type = ParamType::flag,
+         .default_value = false,
          .help = "a free of an address that was never allocated is an error (also --strict)"},
     };
   }
@@ -61,44 +82,55 @@ class Replay final : public Scenario {
 
   void prepare(const Params& p) override {
     const std::string& format = p.choice("format");
-    trace_ = trace::load(p.text("trace"),
-                         {.format = format == "oomlab"   ? trace::Format::oomlab
-                                    : format == "rmm"    ? trace::Format::rmm
-                                    : format == "pytorch" ? trace::Format::pytorch
-                                                          : trace::Format::automatic,
-                          .level = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor,
-                          .device = static_cast<std::uint32_t>(p.integer("device"))});
+    trace_ = trace::load(
+        p.text("trace"),
+        {.format = format == "oomlab"    ? trace::Format::oomlab
+                   : format == "rmm"     ? trace::Format::rmm
+                   : format == "pytorch" ? trace::Format::pytorch
+                                         : trace::Format::automatic,
+         .level = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor,
+         .device = static_cast<std::uint32_t>(p.integer("device"))});
     if (p.flag("strict") && trace_.unknown_frees > 0) {
-      throw Error(ErrorKind::input, fmt::format("{}: event {} frees an address that was never allocated "
-                                                "({} such frees; --strict)",
-                                                trace_.source.string(), trace_.first_unknown_free,
-                                                trace_.unknown_frees));
+      throw Error(
+          ErrorKind::input,
+          fmt::format("{}: event {} frees an address that was never allocated "
+                      "({} such frees; --strict)",
+                      trace_.source.string(), trace_.first_unknown_free, trace_.unknown_frees));
     }
   }
 
   void run(RunContext& ctx) override {
     ctx.phase("replay");
     std::vector<Stream> streams;
-    for (std::uint32_t s = 0; s < trace_.streams.size(); ++s) streams.push_back(ctx.stream(s));
+    for (std::uint32_t s = 0; s < trace_.streams.size(); ++s)
+      streams.push_back(ctx.stream(s));
     const bool original_pace = ctx.params().choice("pace") == "original";
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Block> blocks(trace_.events.size());
-    std::size_t i = 0;
+    std::vector<Held> held(trace_.slots);  // one per block live at once, reused as they are freed
+    std::uint32_t i = 0;
     for (; i < trace_.events.size(); ++i) {
       const trace::Event& e = trace_.events[i];
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
-      if (!replay_one(ctx, e, streams[e.stream], blocks[i], blocks)) break;
+      if (!replay_one(ctx, i, streams[e.stream], held)) break;
     }
-    report(ctx, i, blocks);
+    report(ctx, i, held);
   }
 
  private:
+  struct Held {
+    Block block;
+    std::uint32_t event = 0;  // the allocation's index in Trace::events, for the leak report
+  };
+
   // False when the replay cannot go on (an allocation the program made failed here).
-  bool replay_one(RunContext& ctx, const trace::Event& e, Stream stream, Block& slot, std::vector<Block>& blocks) {
+  bool replay_one(RunContext& ctx, std::uint32_t index, Stream stream, std::vector<Held>& held) {
+    const trace::Event& e = trace_.events[index];
     switch (e.op) {
-      case trace::Op::alloc:
-        slot = ctx.allocate_on(stream, e.bytes, "trace allocation");
-        if (!slot) {
+      case trace::Op::alloc: {
+        Held& slot = held[e.slot];
+        slot.block = ctx.allocate_on(stream, e.bytes, "trace allocation");
+        slot.event = index;
+        if (!slot.block) {
           note_failure(e);
           stopped_ = true;
           return false;
@@ -106,10 +138,11 @@ class Replay final : public Scenario {
         live_ += e.bytes;
         peak_ = std::max(peak_, live_);
         return true;
+      }
       case trace::Op::free:
-        if (e.partner != trace::Event::kNoPartner && blocks[e.partner].ok()) {
-          live_ -= blocks[e.partner].bytes;
-          ctx.release_on(stream, blocks[e.partner]);
+        if (e.slot != trace::Event::kNoPartner && held[e.slot].block.ok()) {
+          live_ -= held[e.slot].block.bytes;
+          ctx.release_on(stream, held[e.slot].block);
         }
         return true;
       case trace::Op::failed: {  // the program's own OOM: made again; the program went on
@@ -132,12 +165,13 @@ class Replay final : public Scenario {
 
   static void wait_until(RunContext& ctx, std::chrono::steady_clock::time_point when) {
     while (std::chrono::steady_clock::now() < when && !ctx.stop_requested()) {
-      std::this_thread::sleep_until(std::min(when, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
+      std::this_thread::sleep_until(
+          std::min(when, std::chrono::steady_clock::now() + std::chrono::milliseconds(50)));
     }
   }
 
-  void report(RunContext& ctx, std::size_t replayed, const std::vector<Block>& blocks);
-  void report_leaks(RunContext& ctx, const std::vector<Block>& blocks);
+  void report(RunContext& ctx, std::size_t replayed, const std::vector<Held>& held);
+  void report_leaks(RunContext& ctx, const std::vector<Held>& held);
 
   trace::Trace trace_;
   std::uint64_t live_ = 0;
@@ -148,7 +182,7 @@ class Replay final : public Scenario {
   bool stopped_ = false;
 };
 
-void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Block>& blocks) {
+void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Held>& held) {
   ctx.metric("events_replayed", static_cast<double>(replayed));
   ctx.metric("trace_events", static_cast<double>(trace_.events.size()));
   ctx.metric("peak_live_bytes", static_cast<double>(peak_));
@@ -157,7 +191,8 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Blo
   ctx.metric("trace_failures", static_cast<double>(trace_failures_));
   const auto where = [&](const trace::Event& e) {
     return fmt::format("event {}{}, {:.6f} s into the trace", format_count(e.index),
-                       e.line != 0 ? fmt::format(" (line {})", e.line) : std::string(), static_cast<double>(e.t_ns) / 1e9);
+                       e.line != 0 ? fmt::format(" (line {})", e.line) : std::string(),
+                       static_cast<double>(e.t_ns) / 1e9);
   };
   if (first_trace_failure_ != nullptr) {
     ctx.metric("trace_first_failure_index", static_cast<double>(first_trace_failure_->index));
@@ -169,42 +204,46 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Blo
     ctx.metric("first_failure_t_ns", static_cast<double>(first_failure_->t_ns));
     const bool same = first_failure_ == first_trace_failure_;
     ctx.metric("failed_at_same_place", same ? 1.0 : 0.0);
-    ctx.note(fmt::format("the replay first failed at {}: a request of {}{}", where(*first_failure_),
-                         format_bytes(first_failure_->bytes),
-                         first_trace_failure_ == nullptr ? "; the program never failed"
-                         : same ? "; the program failed at the same place"
-                                : fmt::format("; the program first failed at {}", where(*first_trace_failure_))));
+    ctx.note(fmt::format(
+        "the replay first failed at {}: a request of {}{}", where(*first_failure_),
+        format_bytes(first_failure_->bytes),
+        first_trace_failure_ == nullptr ? "; the program never failed"
+        : same                          ? "; the program failed at the same place"
+               : fmt::format("; the program first failed at {}", where(*first_trace_failure_))));
   } else if (first_trace_failure_ != nullptr) {
     ctx.metric("failed_at_same_place", 0.0);
-    ctx.note(fmt::format("the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
-                         where(*first_trace_failure_), format_bytes(first_trace_failure_->bytes)));
+    ctx.note(fmt::format(
+        "the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
+        where(*first_trace_failure_), format_bytes(first_trace_failure_->bytes)));
   }
   if (trace_.unknown_frees > 0) {
-    ctx.note(fmt::format("{} frees of addresses the trace never allocated were skipped (the first at event {})",
-                         trace_.unknown_frees, trace_.first_unknown_free));
+    ctx.note(fmt::format(
+        "{} frees of addresses the trace never allocated were skipped (the first at event {})",
+        trace_.unknown_frees, trace_.first_unknown_free));
   }
-  report_leaks(ctx, blocks);
+  report_leaks(ctx, held);
 }
 
 // What the trace allocated and never freed: a leak, or what the program still held when it ended.
-void Replay::report_leaks(RunContext& ctx, const std::vector<Block>& blocks) {
+void Replay::report_leaks(RunContext& ctx, const std::vector<Held>& held) {
   std::uint64_t count = 0;
   std::uint64_t bytes = 0;
-  std::size_t largest = blocks.size();
-  for (std::size_t i = 0; i < blocks.size(); ++i) {
-    if (!blocks[i].ok() || trace_.events[i].op != trace::Op::alloc) continue;
+  const Held* largest = nullptr;
+  for (const Held& h : held) {
+    if (!h.block.ok()) continue;
     ++count;
-    bytes += blocks[i].bytes;
-    if (largest == blocks.size() || blocks[i].bytes > blocks[largest].bytes) largest = i;
+    bytes += h.block.bytes;
+    if (largest == nullptr || h.block.bytes > largest->block.bytes) largest = &h;
   }
   ctx.metric("still_live_blocks", static_cast<double>(count));
   ctx.metric("still_live_bytes", static_cast<double>(bytes));
-  if (count > 0) {
-    const trace::Event& e = trace_.events[largest];
-    ctx.note(fmt::format("never freed by the end of the {}: {} blocks, {}; the largest, {}, from event {}{}",
-                         stopped_ ? "replay (it stopped at the failure)" : "trace", count,
-                         format_bytes(bytes), format_bytes(e.bytes), format_count(e.index),
-                         e.line != 0 ? fmt::format(" (line {})", e.line) : std::string()));
+  if (largest != nullptr) {
+    const trace::Event& e = trace_.events[largest->event];
+    ctx.note(fmt::format(
+        "never freed by the end of the {}: {} blocks, {}; the largest, {}, from event {}{}",
+        stopped_ ? "replay (it stopped at the failure)" : "trace", count, format_bytes(bytes),
+        format_bytes(e.bytes), format_count(e.index),
+        e.line != 0 ? fmt::format(" (line {})", e.line) : std::string()));
   }
 }
 

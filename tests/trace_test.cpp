@@ -1,5 +1,7 @@
 // Traces: the reference figures of shared/traces/README.md, each importer on our own small traces,
 // every kind of bad input refused with its place, and replay's streams, pace and frontier.
+#include "trace/trace.hpp"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -13,7 +15,6 @@
 #include "run/runner.hpp"
 #include "test_support.hpp"
 #include "trace/importers.hpp"
-#include "trace/trace.hpp"
 
 namespace oomlab {
 namespace {
@@ -91,7 +92,9 @@ TEST(PyTorchSnapshot, AskingForAnotherDeviceSaysWhichExist) {
     (void)trace::load(kPickle, {.device = 3});
     FAIL();
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no trace for device 3: the snapshot has 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no trace for device 3: the snapshot has 1"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -109,6 +112,10 @@ TEST(RmmLog, ThreadsStreamsTimesAndLinksAcrossMidnight) {
   EXPECT_EQ(t.events[5].partner, 0U);
   EXPECT_EQ(t.events[3].line, 5U);
   EXPECT_EQ(t.unknown_frees, 0U);
+  EXPECT_EQ(t.slots, 3U) << "at most three blocks are live at once";
+  EXPECT_EQ(t.events[3].slot, t.events[1].slot) << "a free names its allocation's slot";
+  EXPECT_EQ(t.events[4].slot, t.events[1].slot) << "a freed slot is taken again";
+  EXPECT_NE(t.events[2].slot, t.events[0].slot);
 }
 
 TEST(RmmLog, AllocateFailureIsTheProgramsOwnOom) {
@@ -154,7 +161,8 @@ TEST(Replay, OriginalPaceKeepsTheRecordedGaps) {
   config.params.set("pace", std::string("original"));
   const auto start = std::chrono::steady_clock::now();
   (void)run_scenario(config);
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(140)) << "the trace spans 140 ms";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(140))
+      << "the trace spans 140 ms";
 }
 
 TEST(Replay, UnknownFreesAreCountedOrRefusedWhenStrict) {
@@ -172,7 +180,8 @@ TEST(Replay, UnknownFreesAreCountedOrRefusedWhenStrict) {
     FAIL() << "strict let an unknown free through";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("event 1 frees an address that was never allocated"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("event 1 frees an address that was never allocated"),
+              std::string::npos);
   }
   fs::remove(file);
 }
@@ -192,7 +201,8 @@ TEST(Frontier, FindsTheSmallestBudgetThatCompletesTo2MiB) {
 }
 
 TEST(Frontier, SaysSoWhenNothingCompletes) {
-  const FrontierResult f = find_frontier(testing::make_run_config("fragmentation", "sim", 64_MiB), kDevicePageBytes, nullptr);
+  const FrontierResult f = find_frontier(testing::make_run_config("fragmentation", "sim", 64_MiB),
+                                         kDevicePageBytes, nullptr);
   EXPECT_FALSE(f.frontier_bytes.has_value());
   EXPECT_EQ(f.trials.size(), 1U);
 }
@@ -223,7 +233,8 @@ TEST_P(BadTraces, AreRefusedWithTheirPlace) {
 }
 
 const std::string kRmmHeader = "Thread,Time,Action,Pointer,Size,Stream\n";
-const std::string kOomlabHeader = "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes\n";
+const std::string kOomlabHeader =
+    "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes\n";
 
 INSTANTIATE_TEST_SUITE_P(
     Catalogue, BadTraces,
@@ -231,23 +242,46 @@ INSTANTIATE_TEST_SUITE_P(
         BadTrace{"empty.csv", "", "not a trace oomlab knows"},
         BadTrace{"other.txt", "hello\n", "not a trace oomlab knows"},
         BadTrace{"rmm_few.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10\n", ":2: too few columns"},
-        BadTrace{"rmm_hex.csv", kRmmHeader + "1,10:00:00.0,allocate,0xZZ,64,0\n", ":2: Pointer: '0xZZ' is not a hexadecimal"},
-        BadTrace{"rmm_neg.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10,-64,0\n", ":2: Size: '-64' is a negative size"},
-        BadTrace{"rmm_huge.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10,99999999999999999999,0\n", ":2: Size: '99999999999999999999' is out of range"},
-        BadTrace{"rmm_absurd.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10,1000000000000000000,0\n", "not a size any allocator has"},
-        BadTrace{"rmm_time.csv", kRmmHeader + "1,25:00:00.0,allocate,0x10,64,0\n", ":2: Time: '25:00:00.0' is not a time of day"},
-        BadTrace{"rmm_action.csv", kRmmHeader + "1,10:00:00.0,reserve,0x10,64,0\n", "'reserve' is not an RMM action"},
-        BadTrace{"oomlab_op.csv", kOomlabHeader + "0,1,0,x,steal,64,0x10,0x0,0,ok,0,0\n", ":2: op: 'steal' is not an oomlab op"},
-        BadTrace{"oomlab_missing.csv", "seq,t_ns,step,phase,op,bytes,ptr\n0,1,0,x,alloc,64,0x10\n", ":1: the header lacks the column"},
-        BadTrace{"truncated.pickle", std::string("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x05act", 24), "byte 14: the file ends inside a string"},
-        BadTrace{"global.pickle", std::string("\x80\x02\x63\x5f\x5f\x62\x75\x69\x6c\x74\x69\x6e\x5f\x5f\x0a\x73\x65\x74\x0a\x71\x00\x5d\x71\x01\x85\x71\x02\x52\x71\x03\x2e", 31),
-                 "byte 2: opcode GLOBAL (0x63) would import or build an object or call code: refused"},
-        BadTrace{"stack_global.pickle", std::string("\x80\x04\x95\x2e\x00\x00\x00\x00\x00\x00\x00\x8c\x08\x62\x75\x69\x6c\x74\x69\x6e\x73\x94\x8c\x07\x63\x6f\x6d\x70\x6c\x65\x78\x94\x93\x94\x47\x3f\xf0\x00\x00\x00\x00\x00\x00\x47\x40\x00\x00\x00\x00\x00\x00\x00\x86\x94\x52\x94\x2e", 57),
+        BadTrace{"rmm_hex.csv", kRmmHeader + "1,10:00:00.0,allocate,0xZZ,64,0\n",
+                 ":2: Pointer: '0xZZ' is not a hexadecimal"},
+        BadTrace{"rmm_neg.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10,-64,0\n",
+                 ":2: Size: '-64' is a negative size"},
+        BadTrace{"rmm_huge.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10,99999999999999999999,0\n",
+                 ":2: Size: '99999999999999999999' is out of range"},
+        BadTrace{"rmm_absurd.csv",
+                 kRmmHeader + "1,10:00:00.0,allocate,0x10,1000000000000000000,0\n",
+                 "not a size any allocator has"},
+        BadTrace{"rmm_time.csv", kRmmHeader + "1,25:00:00.0,allocate,0x10,64,0\n",
+                 ":2: Time: '25:00:00.0' is not a time of day"},
+        BadTrace{"rmm_action.csv", kRmmHeader + "1,10:00:00.0,reserve,0x10,64,0\n",
+                 "'reserve' is not an RMM action"},
+        BadTrace{"oomlab_op.csv", kOomlabHeader + "0,1,0,x,steal,64,0x10,0x0,0,ok,0,0\n",
+                 ":2: op: 'steal' is not an oomlab op"},
+        BadTrace{"oomlab_missing.csv", "seq,t_ns,step,phase,op,bytes,ptr\n0,1,0,x,alloc,64,0x10\n",
+                 ":1: the header lacks the column"},
+        BadTrace{"truncated.pickle",
+                 std::string("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x05act", 24),
+                 "byte 14: the file ends inside a string"},
+        BadTrace{
+            "global.pickle",
+            std::string("\x80\x02\x63\x5f\x5f\x62\x75\x69\x6c\x74\x69\x6e\x5f\x5f\x0a\x73\x65\x74"
+                        "\x0a\x71\x00\x5d\x71\x01\x85\x71\x02\x52\x71\x03\x2e",
+                        31),
+            "byte 2: opcode GLOBAL (0x63) would import or build an object or call code: refused"},
+        BadTrace{"stack_global.pickle",
+                 std::string(
+                     "\x80\x04\x95\x2e\x00\x00\x00\x00\x00\x00\x00\x8c\x08\x62\x75\x69\x6c\x74\x69"
+                     "\x6e\x73\x94\x8c\x07\x63\x6f\x6d\x70\x6c\x65\x78\x94\x93\x94\x47\x3f\xf0\x00"
+                     "\x00\x00\x00\x00\x00\x47\x40\x00\x00\x00\x00\x00\x00\x00\x86\x94\x52\x94\x2e",
+                     57),
                  "opcode STACK_GLOBAL (0x93)"},
-        BadTrace{"protocol1.pickle", std::string("\x80\x01}q\x00.", 6), "pickle protocol 1: only 2 to 5 are read"},
+        BadTrace{"protocol1.pickle", std::string("\x80\x01}q\x00.", 6),
+                 "pickle protocol 1: only 2 to 5 are read"},
         BadTrace{"no_traces.json", R"({"segments": []})", "no 'device_traces'"},
-        BadTrace{"syntax.json", R"({"device_traces": [[{"action": "alloc",]]})", "byte 40: parse error at line 1, column 40"},
-        BadTrace{"size_type.json", R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": "big"}]]})",
+        BadTrace{"syntax.json", R"({"device_traces": [[{"action": "alloc",]]})",
+                 "byte 40: parse error at line 1, column 40"},
+        BadTrace{"size_type.json",
+                 R"({"device_traces": [[{"action": "alloc", "addr": 1, "size": "big"}]]})",
                  "device_traces[0][0]: 'size' is not an integer"},
         BadTrace{"missing_addr.json", R"({"device_traces": [[{"action": "alloc", "size": 1}]]})",
                  "device_traces[0][0]: 'addr' is missing"},

@@ -1,10 +1,10 @@
 #include "trace/trace.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <fstream>
 #include <unordered_map>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
@@ -40,7 +40,8 @@ std::uint32_t TraceBuilder::number(std::vector<std::uint64_t>& seen, std::uint64
 }
 
 void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
-                       std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index, std::uint64_t line) {
+                       std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index,
+                       std::uint64_t line) {
   if (trace_.events.empty()) first_t_ns_ = t_ns;
   if (trace_.events.size() >= Event::kNoPartner) {
     throw Error(ErrorKind::input, fmt::format("{}: more than {} events: too large a trace",
@@ -59,10 +60,19 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
 Trace TraceBuilder::finish() {
   std::unordered_map<std::uint64_t, std::uint32_t> live;  // address -> its alloc's event
   live.reserve(1024);
+  std::vector<std::uint32_t> free_slots;
+  const auto take_slot = [&] {
+    if (free_slots.empty()) return trace_.slots++;
+    const std::uint32_t slot = free_slots.back();
+    free_slots.pop_back();
+    return slot;
+  };
   for (std::uint32_t i = 0; i < trace_.events.size(); ++i) {
     Event& e = trace_.events[i];
-    if (e.op == Op::alloc && e.address != 0) {
-      live[e.address] = i;  // an address handed out again without a free: the first stays leaked
+    if (e.op == Op::alloc) {
+      e.slot = take_slot();
+      // An address handed out again without a free: the first block stays leaked.
+      if (e.address != 0) live[e.address] = i;
     } else if (e.op == Op::free && e.address != 0) {
       const auto it = live.find(e.address);
       if (it == live.end()) {
@@ -70,6 +80,8 @@ Trace TraceBuilder::finish() {
         continue;
       }
       e.partner = it->second;
+      e.slot = trace_.events[it->second].slot;
+      free_slots.push_back(e.slot);
       live.erase(it);
     }
   }
@@ -78,9 +90,11 @@ Trace TraceBuilder::finish() {
 }
 
 Format detect_format(std::string_view head) {
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) return Format::pytorch;  // pickle PROTO
+  if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
+    return Format::pytorch;  // pickle PROTO
   const auto first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && head[first] == '{') return Format::pytorch;  // its JSON dump
+  if (first != std::string_view::npos && head[first] == '{')
+    return Format::pytorch;  // its JSON dump
   if (head.starts_with("Thread,Time,Action,Pointer,Size,Stream")) return Format::rmm;
   if (head.starts_with("seq,t_ns,step,phase,op,bytes,ptr")) return Format::oomlab;
   return Format::automatic;  // unknown
@@ -96,10 +110,11 @@ Trace load(const std::filesystem::path& path, const LoadOptions& options) {
   if (format == Format::automatic) {
     format = detect_format(head);
     if (format == Format::automatic) {
-      throw Error(ErrorKind::input,
-                  fmt::format("{}: not a trace oomlab knows (an events.csv, an RMM log, or a PyTorch "
-                              "snapshot as pickle or JSON): name it with --format",
-                              path.string()));
+      throw Error(
+          ErrorKind::input,
+          fmt::format("{}: not a trace oomlab knows (an events.csv, an RMM log, or a PyTorch "
+                      "snapshot as pickle or JSON): name it with --format",
+                      path.string()));
     }
   }
   switch (format) {

@@ -12,7 +12,10 @@
 namespace oomlab::trace {
 
 enum class Format : std::uint8_t { automatic, oomlab, rmm, pytorch };
-enum class Level : std::uint8_t { tensor, segment };  // PyTorch: what the program asked, or the driver got
+enum class Level : std::uint8_t {
+  tensor,
+  segment
+};  // PyTorch: what the program asked, or the driver got
 
 enum class Op : std::uint8_t {
   alloc,
@@ -29,7 +32,10 @@ struct Event {
   std::uint64_t index = 0;    // the event's index in its source (row, or PyTorch trace entry)
   std::uint64_t line = 0;     // the source line, for text formats (0 otherwise)
   std::uint32_t partner = kNoPartner;  // free: the index (in Trace::events) of the alloc it frees
-  std::uint32_t stream = 0;   // numbered in order of first appearance
+  // alloc, and a free of a known address: a slot reused once its block is freed, so a replay
+  // keeps blocks in Trace::slots entries (the most live at once), not one per event.
+  std::uint32_t slot = kNoPartner;
+  std::uint32_t stream = 0;  // numbered in order of first appearance
   std::uint32_t thread = 0;
   Op op = Op::alloc;
 };
@@ -40,9 +46,10 @@ struct Trace {
   std::vector<Event> events;
   std::vector<std::uint64_t> streams;  // the original stream handles, by number
   std::uint32_t threads = 0;
-  std::uint64_t unknown_frees = 0;      // frees of an address that was not allocated (or twice)
+  std::uint32_t slots = 0;               // the most allocations live at once
+  std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
   std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
-  std::uint64_t ignored = 0;            // source entries that are neither (free_requested, marks, ...)
+  std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
 };
 
 struct LoadOptions {
@@ -66,8 +73,8 @@ class TraceBuilder {
  public:
   TraceBuilder(Format format, std::filesystem::path source);
 
-  void add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream, std::uint64_t thread,
-           std::uint64_t t_ns, std::uint64_t index, std::uint64_t line);
+  void add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
+           std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index, std::uint64_t line);
   void ignore() { ++trace_.ignored; }
   [[nodiscard]] Trace finish();
 
