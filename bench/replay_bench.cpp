@@ -1,5 +1,6 @@
 // Traces: parsing (RMM CSV rows a second, the reference PyTorch pickle), replay on the sim (events
-// a second), and replay on `async` against a bare loop issuing the same pool calls on the GPU.
+// a second, against a bare loop of the same calls), and replay on `async` against a bare loop
+// issuing the same pool calls on the GPU, measured in pairs.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -86,29 +87,54 @@ void BM_ParsePyTorchPickle(benchmark::State& state) {
 BENCHMARK(BM_ParsePyTorchPickle)->Unit(benchmark::kMillisecond);
 
 // The replay alone (the trace is read before the run starts): events a second.
-void replay_benchmark(benchmark::State& state, const char* allocator) {
+void BM_ReplayOnSim(benchmark::State& state) {
   oomlab::RunConfig config;
   config.scenario = "replay";
   config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
   config.params.set("trace", synthetic_rmm_log(kEvents).string());
-  config.allocator = oomlab::find_backend(allocator)->kind;
-  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
+  config.allocator = oomlab::BackendKind::sim;
+  config.allocator_options = oomlab::Params(oomlab::find_backend("sim")->options);
   config.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
-  config.verify = oomlab::VerifyMode::off;  // the bare loop writes nothing either
   for (auto _ : state) {
     const oomlab::RunResult r = oomlab::run_scenario(config);
-    if (r.outcome != oomlab::Outcome::completed)
+    if (r.outcome != oomlab::Outcome::completed) {
       state.SkipWithError(("replay: " + r.error_message).c_str());
+      return;
+    }
     state.SetIterationTime(r.duration_ms / 1e3);
   }
   state.counters["events_per_second"] = benchmark::Counter(
       static_cast<double>(state.iterations() * kEvents), benchmark::Counter::kIsRate);
 }
-
-void BM_ReplayOnSim(benchmark::State& state) {
-  replay_benchmark(state, "sim");
-}
 BENCHMARK(BM_ReplayOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The same calls straight to a sim allocator: the difference to BM_ReplayOnSim is what the
+// harness (recorder, live-block table, replay bookkeeping) costs per event.
+void BM_BareLoopOnSim(benchmark::State& state) {
+  const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
+  const oomlab::BackendInfo& sim = *oomlab::find_backend("sim");
+  std::vector<void*> blocks(t.slots, nullptr);
+  for (auto _ : state) {
+    const std::unique_ptr<oomlab::Allocator> allocator =
+        oomlab::make_sim_backend(oomlab::Params(sim.options), 8_GiB);
+    const auto start = std::chrono::steady_clock::now();
+    for (const oomlab::trace::Event& e : t.events) {
+      if (e.op == oomlab::trace::Op::alloc) {
+        blocks[e.slot] = allocator->allocate(e.bytes, {}).ptr;
+      } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
+        allocator->deallocate(blocks[e.slot], t.events[e.partner].bytes, {});
+        blocks[e.slot] = nullptr;
+      }
+    }
+    state.SetIterationTime(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (void*& b : blocks)
+      b = nullptr;  // the allocator goes with what it still holds
+  }
+  state.counters["events_per_second"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_BareLoopOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 #if defined(OOMLAB_WITH_CUDA)
 bool have_device() {
@@ -116,16 +142,32 @@ bool have_device() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-void BM_ReplayOnAsync(benchmark::State& state) {
-  if (!have_device()) return state.SkipWithError("needs a CUDA device");
-  replay_benchmark(state, "async");
+oomlab::RunConfig replay_config(const char* allocator, bool whole_device) {
+  oomlab::RunConfig config;
+  config.scenario = "replay";
+  config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
+  config.params.set("trace", synthetic_rmm_log(kEvents).string());
+  config.allocator = oomlab::find_backend(allocator)->kind;
+  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
+  config.budget = whole_device ? oomlab::BudgetRequest{.kind = oomlab::BudgetRequest::Kind::all}
+                               : oomlab::BudgetRequest{.kind = oomlab::BudgetRequest::Kind::bytes,
+                                                       .bytes = oomlab::Bytes{8_GiB}};
+  config.verify = oomlab::VerifyMode::off;  // the bare loop writes nothing either
+  return config;
 }
-BENCHMARK(BM_ReplayOnAsync)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// The same allocations and frees, straight to a pool on one stream: the floor.
-void BM_BareLoopOnAsync(benchmark::State& state) {
-  if (!have_device()) return state.SkipWithError("needs a CUDA device");
-  const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
+// The trace's allocations and frees straight to a new pool on one stream: the floor. Under a
+// budget, a ballast holds the rest of the free memory first, as oomlab's does (a pool on a nearly
+// full device is slower, and that is not the harness's cost). Seconds for the loop alone.
+double bare_loop_seconds(const oomlab::trace::Trace& t, bool with_ballast) {
+  void* ballast = nullptr;
+  if (with_ballast) {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cudaMemGetInfo(&free, &total);
+    const std::size_t page = 2_MiB;
+    if (free > 8_GiB + page) cudaMalloc(&ballast, (free - 8_GiB) / page * page);
+  }
   cudaStream_t stream = nullptr;
   cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   cudaMemPool_t pool = nullptr;
@@ -133,32 +175,59 @@ void BM_BareLoopOnAsync(benchmark::State& state) {
   props.allocType = cudaMemAllocationTypePinned;
   props.location.type = cudaMemLocationTypeDevice;
   cudaMemPoolCreate(&pool, &props);
-  std::vector<void*> blocks(t.slots,
-                            nullptr);  // the replay's own slots: one per block live at once
-  for (auto _ : state) {
-    const auto start = std::chrono::steady_clock::now();
-    for (const oomlab::trace::Event& e : t.events) {
-      if (e.op == oomlab::trace::Op::alloc) {
-        cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
-      } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
-        cudaFreeAsync(blocks[e.slot], stream);
-        blocks[e.slot] = nullptr;
-      }
+  std::vector<void*> blocks(t.slots, nullptr);  // the replay's slots: one per block live at once
+  const auto start = std::chrono::steady_clock::now();
+  for (const oomlab::trace::Event& e : t.events) {
+    if (e.op == oomlab::trace::Op::alloc) {
+      cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
+    } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
+      cudaFreeAsync(blocks[e.slot], stream);
+      blocks[e.slot] = nullptr;
     }
-    state.SetIterationTime(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (void*& b : blocks) {  // what the trace never freed
-      if (b != nullptr) cudaFreeAsync(b, stream);
-      b = nullptr;
-    }
-    cudaStreamSynchronize(stream);
   }
-  state.counters["events_per_second"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (void* b : blocks) {  // what the trace never freed
+    if (b != nullptr) cudaFreeAsync(b, stream);
+  }
+  cudaStreamSynchronize(stream);
   cudaMemPoolDestroy(pool);
   cudaStreamDestroy(stream);
+  cudaFree(ballast);
+  return seconds;
 }
-BENCHMARK(BM_BareLoopOnAsync)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// oomlab's replay on `async` against the bare loop, in pairs: each iteration runs both, one after
+// the other, so that a noisy machine slows both alike. range(0): 0 for the whole device (no
+// ballast), 1 for an 8 GiB budget. The manual time is the replay's; `ratio` is replay / bare.
+void BM_ReplayVsBareLoopOnAsync(benchmark::State& state) {
+  if (!have_device()) return state.SkipWithError("needs a CUDA device");
+  const bool budget = state.range(0) != 0;
+  const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
+  const oomlab::RunConfig config = replay_config("async", !budget);
+  double replay_total = 0;
+  double bare_total = 0;
+  for (auto _ : state) {
+    bare_total += bare_loop_seconds(t, budget);
+    const oomlab::RunResult r = oomlab::run_scenario(config);
+    if (r.outcome != oomlab::Outcome::completed) {
+      state.SkipWithError(("replay: " + r.error_message).c_str());
+      return;
+    }
+    replay_total += r.duration_ms / 1e3;
+    state.SetIterationTime(r.duration_ms / 1e3);
+  }
+  const auto n = static_cast<double>(state.iterations());
+  state.counters["events_per_second"] = static_cast<double>(kEvents) * n / replay_total;
+  state.counters["bare_events_per_second"] = static_cast<double>(kEvents) * n / bare_total;
+  state.counters["ratio"] = replay_total / bare_total;
+}
+BENCHMARK(BM_ReplayVsBareLoopOnAsync)
+    ->ArgName("budget_8GiB")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 }  // namespace

@@ -180,3 +180,35 @@ TEST(CsvFileSink, RefusesAPathItCannotCreate) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+// Event times agree with steady_clock, whether they come from the TSC or not.
+TEST(EventClock, KeepsTimeWithSteadyClock) {
+  const auto start = EventClock::Steady::now();
+  const EventClock clock(start);
+  const std::uint64_t first = clock.now_ns();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const std::uint64_t event = clock.now_ns();
+  const auto steady = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(EventClock::Steady::now() - start)
+          .count());
+  EXPECT_GE(event, 30'000'000U + first) << "reads_tsc=" << EventClock::reads_tsc();
+  // Read one after the other: they differ by the time between the reads and the TSC's rate error.
+  EXPECT_LE(event, steady + 50'000) << "the event clock runs fast";
+  EXPECT_GE(event + 200'000, steady) << "the two clocks parted by more than 0.2 ms over 30 ms";
+}
+
+TEST(EventClock, NeverGoesBackwards) {
+  const EventClock clock(EventClock::Steady::now());
+  std::uint64_t last = clock.now_ns();
+  for (int i = 0; i < 100'000; ++i) {
+    const std::uint64_t now = clock.now_ns();
+    ASSERT_GE(now, last) << i;
+    last = now;
+  }
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -260,7 +260,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadTrace{"oomlab_missing.csv", "seq,t_ns,step,phase,op,bytes,ptr\n0,1,0,x,alloc,64,0x10\n",
                  ":1: the header lacks the column"},
         BadTrace{"truncated.pickle",
-                 std::string("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x05act", 24),
+                 std::string("\x80\x04\x95\x10\x00\x00\x00\x00\x00\x00\x00}\x94(\x8c\x05"
+                             "act",
+                             19),
                  "byte 14: the file ends inside a string"},
         BadTrace{
             "global.pickle",
@@ -286,8 +288,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadTrace{"missing_addr.json", R"({"device_traces": [[{"action": "alloc", "size": 1}]]})",
                  "device_traces[0][0]: 'addr' is missing"},
         BadTrace{"shape.json", R"({"device_traces": {"0": []}})", "device_traces: not a list"}),
-    [](const auto& info) {
-      std::string name = info.param.name;
+    [](const auto& test) {
+      std::string name = test.param.name;
       std::replace(name.begin(), name.end(), '.', '_');
       return name;
     });

@@ -3,7 +3,7 @@
 namespace oomlab {
 
 Recording::Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::time_point start)
-    : inner_(std::move(inner)), log_(log), start_(start) {
+    : inner_(std::move(inner)), log_(log), clock_(start) {
 }
 
 AllocResult Recording::allocate(std::size_t bytes, Stream stream) {

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "oomlab/allocator.hpp"
+#include "record/event_clock.hpp"
 #include "record/event_log.hpp"
 
 namespace oomlab {
@@ -51,10 +52,8 @@ class Recording final : public Allocator {
   [[nodiscard]] std::uint64_t failed() const { return failed_; }
   // The sequence number the next event will get.
   [[nodiscard]] std::uint64_t events() const { return log_.size(); }
-  [[nodiscard]] std::uint64_t now_ns() const {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count());
-  }
+  // Nanoseconds since the run's start, as events are stamped.
+  [[nodiscard]] std::uint64_t now_ns() const { return clock_.now_ns(); }
   // events(), readable from another thread.
   [[nodiscard]] std::uint64_t events_seen() const {
     return events_seen_.load(std::memory_order_relaxed);
@@ -82,7 +81,7 @@ class Recording final : public Allocator {
 
   std::unique_ptr<Allocator> inner_;
   EventLog& log_;
-  Clock::time_point start_;
+  EventClock clock_;
   std::atomic<std::uint64_t> step_{0};
   std::atomic<std::uint32_t> phase_{0};
   // Atomic only so that the progress thread may read it; one thread writes (relaxed: plain moves).
