@@ -1,7 +1,8 @@
 // `async`: cudaMallocFromPoolAsync / cudaFreeAsync on the run's own stream, from a pool made for
 // the run (cudaMemPoolCreate) and destroyed at its end, so no other code's pool state leaks in.
 // reserved_bytes is the pool's cudaMemPoolAttrReservedMemCurrent, read (~85 ns) whenever the
-// live bytes pass the last reading and at least every kSampleEvery events; state() reads it now.
+// live bytes pass the last reading (the pool must have grown) and at least every kSampleEvery
+// events (growth from rounding, shrinking at synchronisations); state() reads it now.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,7 @@ struct AsyncPoolOptions {
 
 class AsyncPoolAllocator final : public Allocator {
  public:
-  static constexpr std::uint32_t kSampleEvery = 16;
+  static constexpr std::uint32_t kSampleEvery = 64;  // ~1.5 ns an event
 
   AsyncPoolAllocator(int device, Stream stream, const AsyncPoolOptions& options);
   ~AsyncPoolAllocator() override;

@@ -5,10 +5,9 @@
 
 namespace oomlab {
 
-std::uint16_t current_thread_index() {
+std::uint16_t assign_thread_index() {
   static std::atomic<std::uint16_t> next{0};
-  thread_local const std::uint16_t kIndex = next.fetch_add(1, std::memory_order_relaxed);
-  return kIndex;
+  return next.fetch_add(1, std::memory_order_relaxed);
 }
 
 EventLog::EventLog(std::unique_ptr<EventSink> sink) : sink_(std::move(sink)) {
