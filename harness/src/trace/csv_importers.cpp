@@ -1,10 +1,9 @@
 // oomlab's events.csv and RMM's logging_resource_adaptor log, through the Fast C++ CSV Parser.
+#include <fmt/format.h>
 #include <libfccp/csv.h>
 
 #include <charconv>
 #include <fstream>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
@@ -15,21 +14,32 @@ void bad_input(const Place& place, std::string_view what) {
   if (place.column.empty()) {
     throw Error(ErrorKind::input, fmt::format("{}:{}: {}", place.file.string(), place.line, what));
   }
-  throw Error(ErrorKind::input, fmt::format("{}:{}: {}: {}", place.file.string(), place.line, place.column, what));
+  throw Error(ErrorKind::input,
+              fmt::format("{}:{}: {}: {}", place.file.string(), place.line, place.column, what));
+}
+
+std::ifstream open_trace(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  return file;
 }
 
 std::uint64_t read_decimal(std::string_view text, const Place& place) {
   std::uint64_t value = 0;
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range) bad_input(place, fmt::format("'{}' is out of range", text));
-  if (ec != std::errc() || end != text.data() + text.size()) bad_input(place, fmt::format("'{}' is not a number", text));
+  if (ec == std::errc::result_out_of_range)
+    bad_input(place, fmt::format("'{}' is out of range", text));
+  if (ec != std::errc() || end != text.data() + text.size())
+    bad_input(place, fmt::format("'{}' is not a number", text));
   return value;
 }
 
 std::uint64_t read_size(std::string_view text, const Place& place) {
-  if (!text.empty() && text.front() == '-') bad_input(place, fmt::format("'{}' is a negative size", text));
+  if (!text.empty() && text.front() == '-')
+    bad_input(place, fmt::format("'{}' is a negative size", text));
   const std::uint64_t size = read_decimal(text, place);
-  if (size > kLargestSize) bad_input(place, fmt::format("{} bytes is not a size any allocator has", size));
+  if (size > kLargestSize)
+    bad_input(place, fmt::format("{} bytes is not a size any allocator has", size));
   return size;
 }
 
@@ -45,34 +55,42 @@ std::uint64_t read_hex(std::string_view text, const Place& place) {
   return value;
 }
 
+namespace {
+
+struct Seconds {
+  std::uint64_t whole;
+  std::uint64_t ns;  // the fraction, to nanoseconds
+};
+
+// "SS" or "SS.fff..." (digits past the ninth are ignored).
+Seconds read_seconds(std::string_view text, const Place& place) {
+  const auto dot = text.find('.');
+  Seconds s{.whole = read_decimal(text.substr(0, dot), place), .ns = 0};
+  if (dot != std::string_view::npos) {
+    const std::string_view fraction = text.substr(dot + 1, 9);
+    s.ns = read_decimal(fraction, place);
+    for (std::size_t i = fraction.size(); i < 9; ++i)
+      s.ns *= 10;
+  }
+  return s;
+}
+
+}  // namespace
+
 std::uint64_t read_clock(std::string_view text, const Place& place) {
   // HH:MM:SS.ffffff
   if (text.size() >= 8 && text[2] == ':' && text[5] == ':') {
     const std::uint64_t h = read_decimal(text.substr(0, 2), place);
     const std::uint64_t m = read_decimal(text.substr(3, 2), place);
-    const std::string_view rest = text.substr(6);
-    const auto dot = rest.find('.');
-    const std::uint64_t s = read_decimal(rest.substr(0, dot), place);
-    std::uint64_t ns = 0;
-    if (dot != std::string_view::npos) {
-      const std::string_view fraction = rest.substr(dot + 1, 9);
-      ns = read_decimal(fraction, place);
-      for (std::size_t i = fraction.size(); i < 9; ++i) ns *= 10;
-    }
-    if (h > 23 || m > 59 || s > 60) bad_input(place, fmt::format("'{}' is not a time of day", text));
-    return ((h * 60 + m) * 60 + s) * 1'000'000'000ULL + ns;
+    const Seconds s = read_seconds(text.substr(6), place);
+    if (h > 23 || m > 59 || s.whole > 60)
+      bad_input(place, fmt::format("'{}' is not a time of day", text));
+    return ((h * 60 + m) * 60 + s.whole) * 1'000'000'000ULL + s.ns;
   }
   // seconds since the epoch, with a fraction
-  const auto dot = text.find('.');
-  const std::uint64_t seconds = read_decimal(text.substr(0, dot), place);
-  std::uint64_t ns = 0;
-  if (dot != std::string_view::npos) {
-    const std::string_view fraction = text.substr(dot + 1, 9);
-    ns = read_decimal(fraction, place);
-    for (std::size_t i = fraction.size(); i < 9; ++i) ns *= 10;
-  }
-  if (seconds > 1ULL << 33U) bad_input(place, fmt::format("'{}' is not a time", text));
-  return seconds * 1'000'000'000ULL + ns;
+  const Seconds s = read_seconds(text, place);
+  if (s.whole > 1ULL << 33U) bad_input(place, fmt::format("'{}' is not a time", text));
+  return s.whole * 1'000'000'000ULL + s.ns;
 }
 
 namespace {
@@ -88,9 +106,12 @@ namespace {
   std::string what = e.what();
   if (dynamic_cast<const io::error::too_few_columns*>(&e) != nullptr) what = "too few columns";
   if (dynamic_cast<const io::error::too_many_columns*>(&e) != nullptr) what = "too many columns";
-  if (dynamic_cast<const io::error::header_missing*>(&e) != nullptr) what = "the file is empty: no header";
-  if (dynamic_cast<const io::error::escaped_string_not_closed*>(&e) != nullptr) what = "a quoted field is not closed";
-  if (dynamic_cast<const io::error::line_length_limit_exceeded*>(&e) != nullptr) what = "a line is too long";
+  if (dynamic_cast<const io::error::header_missing*>(&e) != nullptr)
+    what = "the file is empty: no header";
+  if (dynamic_cast<const io::error::escaped_string_not_closed*>(&e) != nullptr)
+    what = "a quoted field is not closed";
+  if (dynamic_cast<const io::error::line_length_limit_exceeded*>(&e) != nullptr)
+    what = "a line is too long";
   if (dynamic_cast<const io::error::missing_column_in_header*>(&e) != nullptr) {
     what = fmt::format("the header lacks the column '{}'", column->column_name);
   }
@@ -104,14 +125,14 @@ Op rmm_action(std::string_view action, const Place& place) {
   if (action == "allocate") return Op::alloc;
   if (action == "free" || action == "deallocate") return Op::free;
   if (action == "allocate failure") return Op::failed;
-  bad_input(place, fmt::format("'{}' is not an RMM action (allocate, free, allocate failure)", action));
+  bad_input(place,
+            fmt::format("'{}' is not an RMM action (allocate, free, allocate failure)", action));
 }
 
 }  // namespace
 
 Trace load_rmm_csv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  std::ifstream in = open_trace(path);
   return parse_rmm_csv(path, in);
 }
 
@@ -119,7 +140,8 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
   TraceBuilder builder(Format::rmm, path);
   try {
     io::CSVReader<6> csv(path.string(), in);
-    csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size", "Stream");
+    csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size",
+                    "Stream");
     char* thread = nullptr;
     char* time = nullptr;
     char* action = nullptr;
@@ -136,7 +158,8 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
       previous_clock = clock;
       clock += days * 86'400'000'000'000ULL;
       builder.add(rmm_action(action, {path, line, "Action"}), read_size(size, {path, line, "Size"}),
-                  read_hex(pointer, {path, line, "Pointer"}), read_hex(stream, {path, line, "Stream"}),
+                  read_hex(pointer, {path, line, "Pointer"}),
+                  read_hex(stream, {path, line, "Stream"}),
                   read_decimal(thread, {path, line, "Thread"}), clock, row++, line);
     }
   } catch (const io::error::base& e) {
@@ -146,17 +169,17 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
 }
 
 Trace load_oomlab_csv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  std::ifstream in = open_trace(path);
   return parse_oomlab_csv(path, in);
 }
 
 Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
   TraceBuilder builder(Format::oomlab, path);
   try {
-    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(path.string(), in);
-    csv.read_header(io::ignore_extra_column, "seq", "t_ns", "op", "bytes", "ptr", "stream", "thread", "status",
-                    "phase");
+    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(
+        path.string(), in);
+    csv.read_header(io::ignore_extra_column, "seq", "t_ns", "op", "bytes", "ptr", "stream",
+                    "thread", "status", "phase");
     char* seq = nullptr;
     char* t_ns = nullptr;
     char* op = nullptr;
@@ -172,7 +195,8 @@ Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
       const std::string_view result = status;
       Op event_op = Op::alloc;
       if (kind == "alloc") {
-        event_op = result == "ok" ? Op::alloc : Op::failed;  // an error status is a failed request too
+        event_op =
+            result == "ok" ? Op::alloc : Op::failed;  // an error status is a failed request too
       } else if (kind == "free") {
         event_op = Op::free;
       } else if (kind == "oom") {
@@ -181,11 +205,13 @@ Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
         builder.ignore();  // oomlab's own look at the allocator, not the program's
         continue;
       } else {
-        bad_input({path, line, "op"}, fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark)", kind));
+        bad_input({path, line, "op"},
+                  fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark)", kind));
       }
-      builder.add(event_op, read_size(bytes, {path, line, "bytes"}), read_hex(ptr, {path, line, "ptr"}),
-                  read_hex(stream, {path, line, "stream"}), read_decimal(thread, {path, line, "thread"}),
-                  read_decimal(t_ns, {path, line, "t_ns"}), read_decimal(seq, {path, line, "seq"}), line);
+      builder.add(
+          event_op, read_size(bytes, {path, line, "bytes"}), read_hex(ptr, {path, line, "ptr"}),
+          read_hex(stream, {path, line, "stream"}), read_decimal(thread, {path, line, "thread"}),
+          read_decimal(t_ns, {path, line, "t_ns"}), read_decimal(seq, {path, line, "seq"}), line);
     }
   } catch (const io::error::base& e) {
     rethrow_csv(path, e);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <istream>
 #include <string>
 #include <string_view>
@@ -14,13 +15,14 @@ namespace oomlab::trace {
 
 [[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path);
 [[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path);
-[[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device);
+[[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
+                                          std::uint32_t device);
 
 // The same from text already in memory (`name` for messages): what the fuzzers drive.
 [[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in);
 [[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in);
-[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content, Level level,
-                                           std::uint32_t device);
+[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content,
+                                           Level level, std::uint32_t device);
 
 // The place a field came from, for messages.
 struct Place {
@@ -29,6 +31,9 @@ struct Place {
   std::string_view column;
 };
 [[noreturn]] void bad_input(const Place& place, std::string_view what);
+
+// The trace file, opened for binary reading, or Error(input) "FILE: cannot open the trace".
+[[nodiscard]] std::ifstream open_trace(const std::filesystem::path& path);
 
 // No trace is larger than this: a size past it is a corrupt field, not an allocation.
 inline constexpr std::uint64_t kLargestSize = 1ULL << 56U;  // 64 PiB

@@ -1,10 +1,10 @@
 #include "trace/pickle.hpp"
 
+#include <fmt/format.h>
+
 #include <bit>
 #include <cstring>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "oomlab/error.hpp"
 
@@ -14,33 +14,85 @@ namespace {
 
 // Opcodes by their byte (Python's pickletools).
 enum Op : unsigned char {
-  kMark = '(', kStop = '.', kPop = '0', kPopMark = '1', kDup = '2', kBinInt = 'J', kBinInt1 = 'K',
-  kBinInt2 = 'M', kNone = 'N', kBinString = 'T', kShortBinString = 'U', kBinUnicode = 'X', kAppend = 'a',
-  kEmptyDict = '}', kAppends = 'e', kBinGet = 'h', kLongBinGet = 'j', kEmptyList = ']', kBinPut = 'q',
-  kLongBinPut = 'r', kSetItem = 's', kTuple = 't', kEmptyTuple = ')', kSetItems = 'u', kBinFloat = 'G',
-  kProto = 0x80, kTuple1 = 0x85, kTuple2 = 0x86, kTuple3 = 0x87, kNewTrue = 0x88, kNewFalse = 0x89,
-  kLong1 = 0x8a, kLong4 = 0x8b, kBinBytes = 'B', kShortBinBytes = 'C', kShortBinUnicode = 0x8c,
-  kBinUnicode8 = 0x8d, kBinBytes8 = 0x8e, kEmptySet = 0x8f, kAddItems = 0x90, kFrozenSet = 0x91,
-  kMemoize = 0x94, kFrame = 0x95, kByteArray8 = 0x96,
+  kMark = '(',
+  kStop = '.',
+  kPop = '0',
+  kPopMark = '1',
+  kDup = '2',
+  kBinInt = 'J',
+  kBinInt1 = 'K',
+  kBinInt2 = 'M',
+  kNone = 'N',
+  kBinString = 'T',
+  kShortBinString = 'U',
+  kBinUnicode = 'X',
+  kAppend = 'a',
+  kEmptyDict = '}',
+  kAppends = 'e',
+  kBinGet = 'h',
+  kLongBinGet = 'j',
+  kEmptyList = ']',
+  kBinPut = 'q',
+  kLongBinPut = 'r',
+  kSetItem = 's',
+  kTuple = 't',
+  kEmptyTuple = ')',
+  kSetItems = 'u',
+  kBinFloat = 'G',
+  kProto = 0x80,
+  kTuple1 = 0x85,
+  kTuple2 = 0x86,
+  kTuple3 = 0x87,
+  kNewTrue = 0x88,
+  kNewFalse = 0x89,
+  kLong1 = 0x8a,
+  kLong4 = 0x8b,
+  kBinBytes = 'B',
+  kShortBinBytes = 'C',
+  kShortBinUnicode = 0x8c,
+  kBinUnicode8 = 0x8d,
+  kBinBytes8 = 0x8e,
+  kEmptySet = 0x8f,
+  kAddItems = 0x90,
+  kFrozenSet = 0x91,
+  kMemoize = 0x94,
+  kFrame = 0x95,
+  kByteArray8 = 0x96,
 };
 
 // What a refused opcode is, in words.
 const char* refused_name(unsigned char op) {
   switch (op) {
-    case 'c': return "GLOBAL";
-    case 0x93: return "STACK_GLOBAL";
-    case 'R': return "REDUCE";
-    case 'b': return "BUILD";
-    case 'i': return "INST";
-    case 'o': return "OBJ";
-    case 0x81: return "NEWOBJ";
-    case 0x92: return "NEWOBJ_EX";
-    case 0x82: case 0x83: case 0x84: return "EXT";
-    case 'P': return "PERSID";
-    case 'Q': return "BINPERSID";
-    case 0x97: return "NEXT_BUFFER";
-    case 0x98: return "READONLY_BUFFER";
-    default: return nullptr;
+    case 'c':
+      return "GLOBAL";
+    case 0x93:
+      return "STACK_GLOBAL";
+    case 'R':
+      return "REDUCE";
+    case 'b':
+      return "BUILD";
+    case 'i':
+      return "INST";
+    case 'o':
+      return "OBJ";
+    case 0x81:
+      return "NEWOBJ";
+    case 0x92:
+      return "NEWOBJ_EX";
+    case 0x82:
+    case 0x83:
+    case 0x84:
+      return "EXT";
+    case 'P':
+      return "PERSID";
+    case 'Q':
+      return "BINPERSID";
+    case 0x97:
+      return "NEXT_BUFFER";
+    case 0x98:
+      return "READONLY_BUFFER";
+    default:
+      return nullptr;
   }
 }
 
@@ -66,7 +118,8 @@ class Reader {
   T little(const char* what) {  // an unsigned little-endian number
     const std::string_view bytes = take(sizeof(T), what);
     T value = 0;
-    for (std::size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(static_cast<unsigned char>(bytes[i])) << (8 * i);
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      value |= static_cast<T>(static_cast<unsigned char>(bytes[i])) << (8 * i);
     return value;
   }
   std::uint32_t push_new(Node node) {
@@ -79,7 +132,8 @@ class Reader {
   }
   std::uint32_t push_container(Kind kind) {
     doc_.containers_.emplace_back();
-    return push_new(Node{.kind = kind, .items = static_cast<std::uint32_t>(doc_.containers_.size() - 1)});
+    return push_new(
+        Node{.kind = kind, .items = static_cast<std::uint32_t>(doc_.containers_.size() - 1)});
   }
   std::uint32_t pop() {
     if (stack_.size() <= floor()) fail("an opcode needs a value the stack does not hold");
@@ -115,7 +169,8 @@ class Reader {
 Node& Reader::container_under(std::size_t depth, Kind a, Kind b, const char* op) {
   if (stack_.size() < depth + 1) fail(fmt::format("{} has no container to add to", op));
   Node& target = doc_.nodes_[stack_[stack_.size() - depth - 1]];
-  if (target.kind != a && target.kind != b) fail(fmt::format("{} adds to something that is not a container", op));
+  if (target.kind != a && target.kind != b)
+    fail(fmt::format("{} adds to something that is not a container", op));
   return target;
 }
 
@@ -123,7 +178,8 @@ Node& Reader::container_under(std::size_t depth, Kind a, Kind b, const char* op)
 void Reader::extend(std::size_t mark, Kind a, Kind b, const char* op) {
   if (mark == 0) fail(fmt::format("{} has no container to add to", op));
   Node& target = doc_.nodes_[stack_[mark - 1]];
-  if (target.kind != a && target.kind != b) fail(fmt::format("{} adds to something that is not a container", op));
+  if (target.kind != a && target.kind != b)
+    fail(fmt::format("{} adds to something that is not a container", op));
   if (a == Kind::dict && (stack_.size() - mark) % 2 != 0) fail("SETITEMS with a key and no value");
   auto& items = doc_.containers_[target.items];
   items.insert(items.end(), stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
@@ -134,8 +190,10 @@ void Reader::extend(std::size_t mark, Kind a, Kind b, const char* op) {
 void Reader::integer(std::string_view bytes) {
   if (bytes.size() > 8) fail("an integer larger than 64 bits");
   std::uint64_t value = 0;
-  for (std::size_t i = 0; i < bytes.size(); ++i) value |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-  if (!bytes.empty() && bytes.size() < 8 && (static_cast<unsigned char>(bytes.back()) & 0x80U) != 0) {
+  for (std::size_t i = 0; i < bytes.size(); ++i)
+    value |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
+  if (!bytes.empty() && bytes.size() < 8 &&
+      (static_cast<unsigned char>(bytes.back()) & 0x80U) != 0) {
     value |= ~std::uint64_t{0} << (8 * bytes.size());  // sign-extend
   }
   push_new(Node{.kind = Kind::integer, .integer = static_cast<std::int64_t>(value)});
@@ -143,52 +201,99 @@ void Reader::integer(std::string_view bytes) {
 
 bool Reader::data_op(unsigned char op) {
   switch (op) {
-    case kNone: push_new(Node{.kind = Kind::none}); return true;
-    case kNewTrue: push_new(Node{.kind = Kind::boolean, .integer = 1}); return true;
-    case kNewFalse: push_new(Node{.kind = Kind::boolean, .integer = 0}); return true;
-    case kBinInt: push_new(Node{.kind = Kind::integer, .integer = static_cast<std::int32_t>(little<std::uint32_t>("BININT"))}); return true;
-    case kBinInt1: push_new(Node{.kind = Kind::integer, .integer = little<std::uint8_t>("BININT1")}); return true;
-    case kBinInt2: push_new(Node{.kind = Kind::integer, .integer = little<std::uint16_t>("BININT2")}); return true;
-    case kLong1: integer(take(little<std::uint8_t>("LONG1"), "LONG1")); return true;
-    case kLong4: integer(take(little<std::uint32_t>("LONG4"), "LONG4")); return true;
+    case kNone:
+      push_new(Node{.kind = Kind::none});
+      return true;
+    case kNewTrue:
+      push_new(Node{.kind = Kind::boolean, .integer = 1});
+      return true;
+    case kNewFalse:
+      push_new(Node{.kind = Kind::boolean, .integer = 0});
+      return true;
+    case kBinInt:
+      push_new(Node{.kind = Kind::integer,
+                    .integer = static_cast<std::int32_t>(little<std::uint32_t>("BININT"))});
+      return true;
+    case kBinInt1:
+      push_new(Node{.kind = Kind::integer, .integer = little<std::uint8_t>("BININT1")});
+      return true;
+    case kBinInt2:
+      push_new(Node{.kind = Kind::integer, .integer = little<std::uint16_t>("BININT2")});
+      return true;
+    case kLong1:
+      integer(take(little<std::uint8_t>("LONG1"), "LONG1"));
+      return true;
+    case kLong4:
+      integer(take(little<std::uint32_t>("LONG4"), "LONG4"));
+      return true;
     case kBinFloat: {
       const std::string_view bytes = take(8, "BINFLOAT");
       std::uint64_t bits = 0;
-      for (const char c : bytes) bits = (bits << 8U) | static_cast<unsigned char>(c);  // big-endian
+      for (const char c : bytes)
+        bits = (bits << 8U) | static_cast<unsigned char>(c);  // big-endian
       push_new(Node{.kind = Kind::real, .real = std::bit_cast<double>(bits)});
       return true;
     }
-    case kShortBinUnicode: case kShortBinString:
-      push_new(Node{.kind = Kind::text, .text = take(little<std::uint8_t>("a string"), "a string")}); return true;
-    case kBinUnicode: case kBinString:
-      push_new(Node{.kind = Kind::text, .text = take(little<std::uint32_t>("a string"), "a string")}); return true;
+    case kShortBinUnicode:
+    case kShortBinString:
+      push_new(
+          Node{.kind = Kind::text, .text = take(little<std::uint8_t>("a string"), "a string")});
+      return true;
+    case kBinUnicode:
+    case kBinString:
+      push_new(
+          Node{.kind = Kind::text, .text = take(little<std::uint32_t>("a string"), "a string")});
+      return true;
     case kBinUnicode8:
-      push_new(Node{.kind = Kind::text, .text = take(little<std::uint64_t>("a string"), "a string")}); return true;
+      push_new(
+          Node{.kind = Kind::text, .text = take(little<std::uint64_t>("a string"), "a string")});
+      return true;
     case kShortBinBytes:
-      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint8_t>("bytes"), "bytes")}); return true;
+      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint8_t>("bytes"), "bytes")});
+      return true;
     case kBinBytes:
-      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint32_t>("bytes"), "bytes")}); return true;
-    case kBinBytes8: case kByteArray8:
-      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint64_t>("bytes"), "bytes")}); return true;
-    default: return false;
+      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint32_t>("bytes"), "bytes")});
+      return true;
+    case kBinBytes8:
+    case kByteArray8:
+      push_new(Node{.kind = Kind::bytes, .text = take(little<std::uint64_t>("bytes"), "bytes")});
+      return true;
+    default:
+      return false;
   }
 }
 
 bool Reader::container_op(unsigned char op) {
   switch (op) {
-    case kEmptyDict: push_container(Kind::dict); return true;
-    case kEmptyList: push_container(Kind::list); return true;
-    case kEmptySet: push_container(Kind::list); return true;
-    case kEmptyTuple: push_container(Kind::tuple); return true;
-    case kMark: marks_.push_back(stack_.size()); return true;
+    case kEmptyDict:
+      push_container(Kind::dict);
+      return true;
+    case kEmptyList:
+      push_container(Kind::list);
+      return true;
+    case kEmptySet:
+      push_container(Kind::list);
+      return true;
+    case kEmptyTuple:
+      push_container(Kind::tuple);
+      return true;
+    case kMark:
+      marks_.push_back(stack_.size());
+      return true;
     case kAppend: {
       const std::uint32_t value = pop();
       doc_.containers_[container_under(0, Kind::list, Kind::list, "APPEND").items].push_back(value);
       return true;
     }
-    case kAppends: extend(pop_mark(), Kind::list, Kind::list, "APPENDS"); return true;
-    case kAddItems: extend(pop_mark(), Kind::list, Kind::list, "ADDITEMS"); return true;
-    case kSetItems: extend(pop_mark(), Kind::dict, Kind::dict, "SETITEMS"); return true;
+    case kAppends:
+      extend(pop_mark(), Kind::list, Kind::list, "APPENDS");
+      return true;
+    case kAddItems:
+      extend(pop_mark(), Kind::list, Kind::list, "ADDITEMS");
+      return true;
+    case kSetItems:
+      extend(pop_mark(), Kind::dict, Kind::dict, "SETITEMS");
+      return true;
     case kSetItem: {
       const std::uint32_t value = pop();
       const std::uint32_t key = pop();
@@ -197,24 +302,30 @@ bool Reader::container_op(unsigned char op) {
       items.push_back(value);
       return true;
     }
-    case kTuple: case kFrozenSet: {
+    case kTuple:
+    case kFrozenSet: {
       const std::size_t mark = pop_mark();
-      std::vector<std::uint32_t> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
+      std::vector<std::uint32_t> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark),
+                                       stack_.end());
       stack_.resize(mark);
       const std::uint32_t id = push_container(op == kTuple ? Kind::tuple : Kind::list);
       doc_.containers_[doc_.nodes_[id].items] = std::move(items);
       return true;
     }
-    case kTuple1: case kTuple2: case kTuple3: {
+    case kTuple1:
+    case kTuple2:
+    case kTuple3: {
       const std::size_t count = op - kTuple1 + 1U;
       if (stack_.size() < floor() + count) fail("TUPLE needs more values than the stack holds");
-      std::vector<std::uint32_t> items(stack_.end() - static_cast<std::ptrdiff_t>(count), stack_.end());
+      std::vector<std::uint32_t> items(stack_.end() - static_cast<std::ptrdiff_t>(count),
+                                       stack_.end());
       stack_.resize(stack_.size() - count);
       const std::uint32_t id = push_container(Kind::tuple);
       doc_.containers_[doc_.nodes_[id].items] = std::move(items);
       return true;
     }
-    default: return false;
+    default:
+      return false;
   }
 }
 
@@ -226,23 +337,41 @@ bool Reader::memo_op(unsigned char op) {
     memo_[index] = stack_.back();
   };
   auto get = [&](std::uint64_t index) {
-    if (index >= memo_.size() || memo_[index] == kUnset) fail(fmt::format("memo entry {} was never stored", index));
+    if (index >= memo_.size() || memo_[index] == kUnset)
+      fail(fmt::format("memo entry {} was never stored", index));
     stack_.push_back(memo_[index]);
   };
   switch (op) {
-    case kMemoize: put(memo_.size()); return true;
-    case kBinPut: put(little<std::uint8_t>("BINPUT")); return true;
-    case kLongBinPut: put(little<std::uint32_t>("LONG_BINPUT")); return true;
-    case kBinGet: get(little<std::uint8_t>("BINGET")); return true;
-    case kLongBinGet: get(little<std::uint32_t>("LONG_BINGET")); return true;
-    case kPop: (void)pop(); return true;
-    case kPopMark: stack_.resize(pop_mark()); return true;
+    case kMemoize:
+      put(memo_.size());
+      return true;
+    case kBinPut:
+      put(little<std::uint8_t>("BINPUT"));
+      return true;
+    case kLongBinPut:
+      put(little<std::uint32_t>("LONG_BINPUT"));
+      return true;
+    case kBinGet:
+      get(little<std::uint8_t>("BINGET"));
+      return true;
+    case kLongBinGet:
+      get(little<std::uint32_t>("LONG_BINGET"));
+      return true;
+    case kPop:
+      (void)pop();
+      return true;
+    case kPopMark:
+      stack_.resize(pop_mark());
+      return true;
     case kDup:
       if (stack_.empty()) fail("DUP of nothing");
       stack_.push_back(stack_.back());
       return true;
-    case kFrame: (void)little<std::uint64_t>("FRAME"); return true;  // a length hint only
-    default: return false;
+    case kFrame:
+      (void)little<std::uint64_t>("FRAME");
+      return true;  // a length hint only
+    default:
+      return false;
   }
 }
 
@@ -255,17 +384,20 @@ void Reader::run() {
     const auto op = static_cast<unsigned char>(take(1, "an opcode")[0]);
     if (op == kProto) {
       const unsigned protocol = little<std::uint8_t>("PROTO");
-      if (protocol < 2 || protocol > 5) fail(fmt::format("pickle protocol {}: only 2 to 5 are read", protocol));
+      if (protocol < 2 || protocol > 5)
+        fail(fmt::format("pickle protocol {}: only 2 to 5 are read", protocol));
       continue;
     }
     if (op == kStop) {
-      if (stack_.size() != 1 || !marks_.empty()) fail("STOP with other than one value on the stack");
+      if (stack_.size() != 1 || !marks_.empty())
+        fail("STOP with other than one value on the stack");
       doc_.root_ = stack_.back();
       return;
     }
     if (data_op(op) || container_op(op) || memo_op(op)) continue;
     if (const char* name = refused_name(op)) {
-      fail(fmt::format("opcode {} (0x{:02x}) would import or build an object or call code: refused", name, op));
+      fail(fmt::format("opcode {} (0x{:02x}) would import or build an object or call code: refused",
+                       name, op));
     }
     fail(fmt::format("opcode 0x{:02x} is not one a data-only pickle of protocol 2 to 5 uses", op));
   }

@@ -22,7 +22,7 @@ struct Node {
   std::uint32_t items = 0;   // containers: their index in Document's containers
   std::int64_t integer = 0;  // integers and booleans
   double real = 0.0;
-  std::string_view text;     // text and bytes
+  std::string_view text;  // text and bytes
 };
 
 class Document {
@@ -42,7 +42,8 @@ class Document {
 
  private:
   friend class Reader;
-  std::unique_ptr<const std::string> buffer_;  // on the heap: nodes' views survive moves of the Document
+  std::unique_ptr<const std::string>
+      buffer_;  // on the heap: nodes' views survive moves of the Document
   std::vector<Node> nodes_;
   std::vector<std::vector<std::uint32_t>> containers_;
   std::uint32_t root_ = 0;

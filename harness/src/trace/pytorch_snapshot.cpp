@@ -4,12 +4,12 @@
 //   segment level: segment_alloc / segment_map, segment_free / segment_unmap (the driver calls)
 //   both:          oom (the request that failed when the program ran)
 // Other entries (free_requested, snapshot, ...) are counted as ignored.
+#include <fmt/format.h>
+
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
@@ -25,13 +25,17 @@ struct PickleView {
   const pickle::Node* node;
 
   [[nodiscard]] bool is_dict() const { return node->kind == pickle::Kind::dict; }
-  [[nodiscard]] bool is_list() const { return node->kind == pickle::Kind::list || node->kind == pickle::Kind::tuple; }
+  [[nodiscard]] bool is_list() const {
+    return node->kind == pickle::Kind::list || node->kind == pickle::Kind::tuple;
+  }
   [[nodiscard]] std::optional<PickleView> get(std::string_view key) const {
     const pickle::Node* value = doc->get(*node, key);
     return value == nullptr ? std::nullopt : std::optional<PickleView>(PickleView{doc, value});
   }
   [[nodiscard]] std::size_t size() const { return doc->items(*node).size(); }
-  [[nodiscard]] PickleView at(std::size_t i) const { return {doc, &doc->node(doc->items(*node)[i])}; }
+  [[nodiscard]] PickleView at(std::size_t i) const {
+    return {doc, &doc->node(doc->items(*node)[i])};
+  }
   [[nodiscard]] std::optional<std::int64_t> integer() const {
     return node->kind == pickle::Kind::integer ? std::optional(node->integer) : std::nullopt;
   }
@@ -55,17 +59,28 @@ struct JsonView {
   [[nodiscard]] std::optional<std::int64_t> integer() const {
     if (value->is_number_unsigned()) {
       const auto u = value->get<std::uint64_t>();
-      return u <= static_cast<std::uint64_t>(INT64_MAX) ? std::optional(static_cast<std::int64_t>(u)) : std::nullopt;
+      return u <= static_cast<std::uint64_t>(INT64_MAX)
+                 ? std::optional(static_cast<std::int64_t>(u))
+                 : std::nullopt;
     }
     return value->is_number_integer() ? std::optional(value->get<std::int64_t>()) : std::nullopt;
   }
   [[nodiscard]] std::optional<std::string_view> text() const {
-    return value->is_string() ? std::optional<std::string_view>(value->get_ref<const std::string&>()) : std::nullopt;
+    return value->is_string()
+               ? std::optional<std::string_view>(value->get_ref<const std::string&>())
+               : std::nullopt;
   }
   [[nodiscard]] static std::string where() { return {}; }
 };
 
-enum class Action : std::uint8_t { tensor_alloc, tensor_free, segment_alloc, segment_free, oom, other };
+enum class Action : std::uint8_t {
+  tensor_alloc,
+  tensor_free,
+  segment_alloc,
+  segment_free,
+  oom,
+  other
+};
 
 Action classify(std::string_view action) {
   if (action == "alloc") return Action::tensor_alloc;
@@ -78,12 +93,18 @@ Action classify(std::string_view action) {
 
 std::optional<Op> op_at_level(Action action, Level level) {
   switch (action) {
-    case Action::tensor_alloc: return level == Level::tensor ? std::optional(Op::alloc) : std::nullopt;
-    case Action::tensor_free: return level == Level::tensor ? std::optional(Op::free) : std::nullopt;
-    case Action::segment_alloc: return level == Level::segment ? std::optional(Op::alloc) : std::nullopt;
-    case Action::segment_free: return level == Level::segment ? std::optional(Op::free) : std::nullopt;
-    case Action::oom: return Op::failed;
-    case Action::other: return std::nullopt;
+    case Action::tensor_alloc:
+      return level == Level::tensor ? std::optional(Op::alloc) : std::nullopt;
+    case Action::tensor_free:
+      return level == Level::tensor ? std::optional(Op::free) : std::nullopt;
+    case Action::segment_alloc:
+      return level == Level::segment ? std::optional(Op::alloc) : std::nullopt;
+    case Action::segment_free:
+      return level == Level::segment ? std::optional(Op::free) : std::nullopt;
+    case Action::oom:
+      return Op::failed;
+    case Action::other:
+      return std::nullopt;
   }
   return std::nullopt;
 }
@@ -91,26 +112,32 @@ std::optional<Op> op_at_level(Action action, Level level) {
 template <typename View>
 class SnapshotReader {
  public:
-  SnapshotReader(const std::filesystem::path& path, std::uint32_t device) : path_(path), device_(device) {}
+  SnapshotReader(const std::filesystem::path& path, std::uint32_t device)
+      : path_(path), device_(device) {}
 
   [[noreturn]] void fail(const View& at, std::string_view where, std::string_view what) const {
-    throw Error(ErrorKind::input, fmt::format("{}: {}{}: {}", path_.string(), where, at.where(), what));
+    throw Error(ErrorKind::input,
+                fmt::format("{}: {}{}: {}", path_.string(), where, at.where(), what));
   }
 
   View device_trace(const View& root) const {
     if (!root.is_dict()) fail(root, "the top level", "not a dict: not a PyTorch memory snapshot");
     const auto traces = root.get("device_traces");
-    if (!traces) fail(root, "the top level", "no 'device_traces': not a memory snapshot with its history recorded");
+    if (!traces)
+      fail(root, "the top level",
+           "no 'device_traces': not a memory snapshot with its history recorded");
     if (!traces->is_list()) fail(*traces, "device_traces", "not a list");
     if (device_ >= traces->size()) {
-      fail(*traces, "device_traces", fmt::format("no trace for device {}: the snapshot has {}", device_, traces->size()));
+      fail(*traces, "device_traces",
+           fmt::format("no trace for device {}: the snapshot has {}", device_, traces->size()));
     }
     const View entries = traces->at(device_);
     if (!entries.is_list()) fail(entries, fmt::format("device_traces[{}]", device_), "not a list");
     return entries;
   }
 
-  std::uint64_t field(const View& entry, std::string_view where, std::string_view key, bool required) const {
+  std::uint64_t field(const View& entry, std::string_view where, std::string_view key,
+                      bool required) const {
     const auto value = entry.get(key);
     if (!value) {
       if (required) fail(entry, where, fmt::format("'{}' is missing", key));
@@ -154,24 +181,26 @@ class SnapshotReader {
 };
 
 std::string read_file(const std::filesystem::path& path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  std::ifstream file = open_trace(path);
   std::ostringstream content;
   content << file.rdbuf();
   return std::move(content).str();
 }
 
-Trace read_json(const std::filesystem::path& path, const std::string& text, Level level, std::uint32_t device) {
+Trace read_json(const std::filesystem::path& path, const std::string& text, Level level,
+                std::uint32_t device) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
-    if (const auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    if (const auto close = what.find("] "); close != std::string::npos)
+      what = what.substr(close + 2);
     throw Error(ErrorKind::input, fmt::format("{}: byte {}: {}", path.string(), e.byte, what));
   } catch (const nlohmann::json::exception& e) {  // a number past any type (out_of_range), ...
     std::string what = e.what();
-    if (const auto close = what.find("] "); close != std::string::npos) what = what.substr(close + 2);
+    if (const auto close = what.find("] "); close != std::string::npos)
+      what = what.substr(close + 2);
     throw Error(ErrorKind::input, fmt::format("{}: {}", path.string(), what));
   }
   return SnapshotReader<JsonView>(path, device).read(JsonView{&doc}, level);
@@ -183,9 +212,11 @@ Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std:
   return parse_pytorch_snapshot(path, read_file(path), level, device);
 }
 
-Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level, std::uint32_t device) {
+Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level,
+                             std::uint32_t device) {
   const auto first = content.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && content[first] == '{') return read_json(path, content, level, device);
+  if (first != std::string::npos && content[first] == '{')
+    return read_json(path, content, level, device);
   const pickle::Document doc = pickle::Document::read(std::move(content), path.string());
   return SnapshotReader<PickleView>(path, device).read(PickleView{&doc, &doc.root()}, level);
 }

@@ -101,8 +101,7 @@ Format detect_format(std::string_view head) {
 }
 
 Trace load(const std::filesystem::path& path, const LoadOptions& options) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  std::ifstream file = open_trace(path);
   std::string head(64, '\0');
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
