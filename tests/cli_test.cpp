@@ -150,8 +150,9 @@ TEST(Cli, TheDefaultAllocatorIsAutoAndRuns) {
   const bool device = oomlab::testing::cuda_device_present(&why);
   EXPECT_EQ(doc.at("allocator").at("name"), device ? "async" : "sim");
   EXPECT_EQ(doc.at("outcome"), "oom");
-  if (!device)
+  if (!device) {
     EXPECT_NE(o.err.find("using the simulated allocator 'sim'"), std::string::npos) << o.err;
+  }
 }
 
 TEST(Cli, ARefusedRunLeavesNoEmptyFolder) {

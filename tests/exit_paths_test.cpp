@@ -70,7 +70,9 @@ void expect_everything_freed(const RunResult& r) {
     EXPECT_LE(missing, static_cast<long long>(kDevicePageBytes))
         << "device free memory before " << r.cleanup->device_free_before << ", after "
         << r.cleanup->device_free_after;
-    if (r.allocator != "managed") EXPECT_GE(missing, -static_cast<long long>(kDevicePageBytes));
+    if (r.allocator != "managed") {
+      EXPECT_GE(missing, -static_cast<long long>(kDevicePageBytes));
+    }
   }
 }
 

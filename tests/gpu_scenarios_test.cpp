@@ -36,9 +36,12 @@ TEST_P(EveryScenario, EndsInARecordedOomWithDataIntactAndMemoryBack) {
   ASSERT_TRUE(r.cleanup.has_value());
   EXPECT_LE(r.cleanup->difference(), static_cast<std::int64_t>(kDevicePageBytes))
       << "memory left behind";
-  if (scenario == "growing-batch") EXPECT_GT(metric(r, "max_batch"), 0);
-  if (scenario == "mixed-precision")
+  if (scenario == "growing-batch") {
+    EXPECT_GT(metric(r, "max_batch"), 0);
+  }
+  if (scenario == "mixed-precision") {
     EXPECT_GT(metric(r, "max_batch_fp16"), metric(r, "max_batch_fp32"));
+  }
   if (scenario == "leak") {
     EXPECT_EQ(r.oom->diagnosis.cause, Cause::leak) << r.oom->diagnosis.evidence;
     EXPECT_NEAR(metric(r, "leak_bytes_per_step"), 4.0 * (1 << 20), 0.05 * 4.0 * (1 << 20));
@@ -49,9 +52,9 @@ INSTANTIATE_TEST_SUITE_P(ScenariosTimesBackends, EveryScenario,
                          ::testing::Combine(::testing::Values("fragmentation", "growing-batch",
                                                               "mixed-precision", "leak"),
                                             ::testing::Values("cuda", "async", "managed")),
-                         [](const auto& info) {
+                         [](const auto& test) {
                            std::string name =
-                               std::get<0>(info.param) + "_on_" + std::get<1>(info.param);
+                               std::get<0>(test.param) + "_on_" + std::get<1>(test.param);
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
