@@ -13,7 +13,9 @@
 #    memory back (2 MiB),
 #    and managed memory never goes past the budget. cudaMalloc and pool runs must leave free
 #    memory as it was, both ways; after a managed run it may be higher (the driver gives back
-#    memory of its own), never lower.
+#    memory of its own), never lower;
+# 5. the PyTorch sample snapshot replayed at level=segment on cuda, async and managed at the
+#    original run's budget: where each fails, next to where PyTorch did.
 # Artifacts (test log, summaries) go to $OUT if set, else ./gpu-check-out. Exit 1 on any failure.
 set -uo pipefail
 
