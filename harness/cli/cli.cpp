@@ -1,6 +1,7 @@
 #include "cli/cli.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
 
@@ -22,6 +23,9 @@ constexpr std::string_view kDescription =
 struct Parsed {
   RunOptions run;
   RunOptions frontier;
+  MatrixOptions matrix;
+  ReportOptions report;
+  CompareOptions compare;
   bool list_json = false;
   bool info_json = false;
 };
@@ -61,6 +65,7 @@ void add_run(CLI::App& app, Parsed& p) {
   auto* expect_no_oom = run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
   expect_oom->excludes(expect_no_oom);
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
+  run->add_option("--junit", p.run.junit, "also write the outcome as JUnit XML to FILE (one testcase)");
   run->footer(scenario_and_allocator_overview());
 }
 
@@ -82,6 +87,59 @@ void add_frontier(CLI::App& app, Parsed& p) {
       "Exit codes: 0 a frontier was found, 1 the run does not complete even at the largest budget.");
 }
 
+void add_matrix(CLI::App& app, Parsed& p) {
+  CLI::App* m = app.add_subcommand(
+      "matrix", "every scenario against every allocator, each cell a child process (crash- and hang-proof)");
+  MatrixOptions& o = p.matrix;
+  m->add_option("--scenarios,-s", o.scenarios,
+                "all, or a comma list (all skips scenarios whose required parameters are not given)")
+      ->capture_default_str();
+  m->add_option("--allocators,-a", o.allocators, "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
+      ->capture_default_str();
+  m->add_option("--budget,-b", o.budget, "each cell's budget: a size, N% of the device, or all")->capture_default_str();
+  m->add_option("--seed", o.seed, "seed of every cell")->capture_default_str();
+  m->add_option("--repeat,-r", o.repeat, "runs per cell; the spread of the OOM point is reported")
+      ->capture_default_str();
+  m->add_option("--timeout", o.timeout, "seconds a cell may run before it is killed and recorded as timeout")
+      ->capture_default_str();
+  m->add_option("--devices,-d", o.devices, "CUDA devices: 0,1 or all; cells on different devices run in parallel")
+      ->capture_default_str();
+  m->add_option("--param,-p", o.params,
+                "KEY=VALUE for every cell whose scenario declares KEY (repeatable)");
+  m->add_option("--verify", o.verify, "data-integrity checks in each cell: all, sample, off")->capture_default_str();
+  m->add_option("--out,-o", o.out, "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
+  m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
+  m->add_flag("--quiet,-q", o.quiet, "only the table");
+  m->footer(
+      "Examples:\n"
+      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --budget=8GiB --out runs/nightly\n"
+      "  oomlab matrix -s fragmentation,leak -a async,sim --repeat 5 --timeout 120\n"
+      "Exit codes: 0 every cell ran (OOMs included), 2 bad usage, 4 a cell crashed or timed out.");
+}
+
+void add_report(CLI::App& app, Parsed& p) {
+  CLI::App* r = app.add_subcommand(
+      "report", "self-contained HTML and Markdown for run folders and matrix folders");
+  r->add_option("paths", p.report.paths, "run folders (summary.json), matrix folders (matrix.json) or those files")
+      ->required();
+  r->add_option("--out,-o", p.report.out, "folder for report.html and report.md (default: beside each input)");
+}
+
+void add_compare(CLI::App& app, Parsed& p) {
+  CLI::App* c = app.add_subcommand(
+      "compare", "verdicts per cell between a baseline and a current run or matrix; exit 1 on a regression");
+  CompareOptions& o = p.compare;
+  c->add_option("baseline", o.baseline, "summary.json, matrix.json, or a folder holding one")->required();
+  c->add_option("current", o.current, "summary.json, matrix.json, or a folder holding one")->required();
+  c->add_option("--tolerance", o.tolerance,
+                "how far the OOM point (bytes and step) may move and still be 'same', e.g. 2% "
+                "(wider where --repeat measured a spread)")
+      ->capture_default_str();
+  c->add_option("--json", o.json, "also write the verdicts as JSON to FILE; '-' prints it alone");
+  c->add_option("--markdown", o.markdown, "also write a Markdown table to FILE; '-' prints it alone");
+  c->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
+}
+
 void build_app(CLI::App& app, Parsed& p) {
   app.description(std::string(kDescription));
   app.set_version_flag("--version", version_text());
@@ -93,12 +151,18 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
       "  oomlab run replay --trace memory_snapshot.pickle -a sim --budget=24GiB\n"
       "  oomlab frontier replay --trace memory_snapshot.pickle -a sim\n"
+      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --out runs/nightly\n"
+      "  oomlab report runs/nightly\n"
+      "  oomlab compare ci/baselines/h100.json runs/nightly/matrix.json\n"
       "  oomlab list\n"
       "  oomlab info\n"
       "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
-      "3 no usable device for the allocator, 130 interrupted.");
+      "3 no usable device for the allocator, 4 a matrix cell crashed or timed out, 130 interrupted.");
   add_run(app, p);
   add_frontier(app, p);
+  add_matrix(app, p);
+  add_report(app, p);
+  add_compare(app, p);
   app.add_subcommand("list", "scenarios with their parameters, allocators with their options")
       ->add_flag("--json", p.list_json, "as JSON");
   app.add_subcommand("info", "devices, driver, CUDA versions, memory, pool/managed/VMM support")
@@ -120,10 +184,11 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "frontier", "list", "info"};
+  const std::vector<std::string> commands = {"run", "frontier", "matrix", "report", "compare", "list", "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
-  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: run, frontier, list, info)\n", args[1],
-                     did_you_mean(args[1], commands));
+  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: {})\n", args[1],
+                     did_you_mean(args[1], commands),
+                     fmt::join(commands, ", "));
   return true;
 }
 
@@ -169,6 +234,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   try {
     if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
     if (app.got_subcommand("frontier")) return frontier_command(parsed.frontier, out, err);
+    if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
+    if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
+    if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);
     if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
     return info_command(parsed.info_json, out, err);
   } catch (const Error& e) {

@@ -15,6 +15,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDevice = 3;
+inline constexpr int kExitCellFailed = 4;  // a matrix cell crashed or timed out
 inline constexpr int kExitInterrupted = 130;
 
 struct RunOptions {
@@ -35,12 +36,49 @@ struct RunOptions {
   bool expect_oom = false;
   bool expect_no_oom = false;
   bool quiet = false;
+  std::string junit;  // JUnit XML of the run, one testcase
+};
+
+// `oomlab matrix`: every scenario against every allocator, each cell in its own child process.
+struct MatrixOptions {
+  std::string scenarios = "all";
+  std::string allocators = "cuda,async,managed";
+  std::string budget = "8GiB";
+  std::string seed = "1";
+  std::string repeat = "1";
+  std::string timeout = "600";
+  std::string devices = "0";
+  std::vector<std::string> params;
+  std::string out;
+  std::string verify = "sample";
+  std::string junit;
+  bool quiet = false;
+};
+
+// `oomlab report PATH...`: HTML and Markdown of a run folder or a matrix folder.
+struct ReportOptions {
+  std::vector<std::string> paths;
+  std::string out;  // where the files go (default: beside each input)
+};
+
+// `oomlab compare BASELINE CURRENT`: verdicts per cell; exit 1 on any regression.
+struct CompareOptions {
+  std::string baseline;
+  std::string current;
+  std::string tolerance = "2%";
+  std::string json;      // FILE or '-'
+  std::string markdown;  // FILE or '-'
+  std::string junit;     // FILE
 };
 
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err);
 int frontier_command(const RunOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, std::ostream& out);
+int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,
+                   std::ostream& out, std::ostream& err);
+int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err);
+int compare_command(const CompareOptions& options, std::ostream& out, std::ostream& err);
 
 // The typed run the options describe (shared by run and frontier); `auto` stays to be resolved.
 [[nodiscard]] RunConfig config_from(const RunOptions& options);
