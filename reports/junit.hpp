@@ -15,8 +15,8 @@ struct JUnitCase {
   std::string name;       // e.g. "async"
   double seconds = 0.0;
   Result result = Result::passed;
-  std::string message;    // one line: why it failed or was skipped
-  std::string details;    // the body of <failure>/<error>, or <system-out> when it passed
+  std::string message;  // one line: why it failed or was skipped
+  std::string details;  // the body of <failure>/<error>, or <system-out> when it passed
 };
 
 void write_junit(std::ostream& out, std::string_view suite, std::span<const JUnitCase> cases);

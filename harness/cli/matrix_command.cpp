@@ -1,10 +1,212 @@
-// PLACEHOLDER: matrix in progress.
+// `oomlab matrix`: every chosen scenario against every chosen allocator, each cell (and each
+// repeat) in a child process of this same binary running `run --json -`, so that a crash, a sticky
+// CUDA error or a hang stays in its cell. One worker per device takes cells from a shared queue:
+// cells on different devices run in parallel, a device runs one cell at a time.
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <thread>
+
+#include "cli/child_process.hpp"
 #include "cli/commands.hpp"
+#include "cli/matrix_plan.hpp"
+#include "cli/signals.hpp"
+#include "oomlab/error.hpp"
+#include "reports/junit.hpp"
+#include "reports/matrix_json.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab::cli {
-int matrix_command(const MatrixOptions& /*options*/, const std::vector<std::string>& /*argv*/, std::ostream& /*out*/,
-                   std::ostream& err) {
-  err << "oomlab: error: matrix is not built yet\n";
-  return kExitUsage;
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+// The child's summary, when what it printed on stdout is one.
+json summary_from(const std::string& text) {
+  const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_object() && parsed.value("schema", "") == kRunSchema) return parsed;
+  return nullptr;
 }
+
+MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const std::string& dir,
+                        const std::atomic<bool>* stop) {
+  std::vector<std::string> argv = {plan.self,
+                                   "run",
+                                   cell.scenario,
+                                   "--allocator",
+                                   cell.allocator,
+                                   "--budget",
+                                   plan.budget,
+                                   "--seed",
+                                   plan.seed,
+                                   "--device",
+                                   std::to_string(cell.device),
+                                   "--verify",
+                                   plan.verify,
+                                   "--out",
+                                   (plan.out / dir).string(),
+                                   "--json",
+                                   "-",
+                                   "--quiet"};
+  for (const std::string& p : cell.params) {
+    argv.emplace_back("--param");
+    argv.push_back(p);
+  }
+  const ChildResult child = run_child(argv, {.timeout = plan.timeout, .stop = stop});
+  MatrixRepeat r;
+  r.exit_code = child.exit_code;
+  if (child.signal != 0) r.signal = signal_name(child.signal);
+  r.duration_ms = child.seconds * 1e3;
+  r.dir = dir;
+  r.last_lines = last_lines(child.err_tail, 12);
+  r.summary = summary_from(child.out);
+  if (child.timed_out) {
+    r.outcome = "timeout";
+  } else if (child.signal != 0 && !child.stopped) {
+    r.outcome = "crash";
+  } else if (r.summary.is_object()) {
+    r.outcome = r.summary.value("outcome", "error");
+  } else {
+    r.outcome = child.stopped ? "interrupted" : "error";
+  }
+  return r;
+}
+
+class Runner {
+ public:
+  Runner(const MatrixPlan& plan, std::ostream& err, bool quiet)
+      : plan_(plan), err_(err), quiet_(quiet) {
+    for (const PlannedCell& c : plan.cells)
+      cells_.push_back({.id = c.id,
+                        .scenario = c.scenario,
+                        .allocator = c.allocator,
+                        .device = c.device,
+                        .budget = plan.budget,
+                        .key = c.key,
+                        .repeats = {}});
+  }
+
+  std::vector<MatrixCell> run(const std::atomic<bool>* stop) {
+    std::vector<std::thread> workers;
+    for (const int device : plan_.devices)
+      workers.emplace_back([this, device, stop] { work(device, stop); });
+    for (std::thread& w : workers)
+      w.join();
+    return cells_;
+  }
+
+ private:
+  // Cells are taken in order; each is pinned to the worker's device.
+  void work(int device, const std::atomic<bool>* stop) {
+    for (;;) {
+      std::size_t index = 0;
+      {
+        const std::lock_guard lock(mutex_);
+        if (next_ >= cells_.size() || (stop != nullptr && stop->load())) return;
+        index = next_++;
+        cells_[index].device = device;
+      }
+      PlannedCell planned = plan_.cells[index];
+      planned.device = device;
+      std::vector<MatrixRepeat> repeats;
+      for (std::uint32_t r = 1; r <= plan_.repeat; ++r) {
+        if (r > 1 && stop != nullptr && stop->load()) break;
+        const std::string dir =
+            plan_.repeat == 1 ? planned.id : fmt::format("{}/r{}", planned.id, r);
+        repeats.push_back(run_repeat(plan_, planned, dir, stop));
+      }
+      const std::lock_guard lock(mutex_);
+      cells_[index].repeats = std::move(repeats);
+      ++done_;
+      progress(cells_[index]);
+      write_matrix_json(plan_, cells_);  // a matrix killed half-way still leaves its record
+    }
+  }
+
+  void progress(const MatrixCell& cell) const {
+    if (quiet_) return;
+    err_ << fmt::format("[{}/{}] {} on {} (device {}): {}\n", done_, cells_.size(), cell.scenario,
+                        cell.allocator, cell.device, cell_line(cell));
+  }
+
+  const MatrixPlan& plan_;
+  std::ostream& err_;
+  bool quiet_;
+  std::mutex mutex_;
+  std::vector<MatrixCell> cells_;
+  std::size_t next_ = 0;
+  std::size_t done_ = 0;
+};
+
+std::vector<JUnitCase> junit_cases(const std::vector<MatrixCell>& cells) {
+  std::vector<JUnitCase> cases;
+  for (const MatrixCell& cell : cells) {
+    const std::string outcome = cell_outcome(cell);
+    JUnitCase c{.classname = "oomlab.matrix." + cell.scenario, .name = cell.allocator};
+    for (const MatrixRepeat& r : cell.repeats)
+      c.seconds += r.duration_ms / 1e3;
+    c.message = cell_line(cell);
+    if (outcome == "crash" || outcome == "timeout") {
+      c.result = JUnitCase::Result::error;
+    } else if (outcome == "error" || outcome == "interrupted" || outcome == "missing") {
+      c.result = JUnitCase::Result::failure;
+    }
+    const auto worst = std::find_if(cell.repeats.begin(), cell.repeats.end(),
+                                    [&](const MatrixRepeat& r) { return r.outcome == outcome; });
+    if (worst != cell.repeats.end())
+      c.details = fmt::format("{}", fmt::join(worst->last_lines, "\n"));
+    if (c.result == JUnitCase::Result::passed) c.details = c.message;
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+int exit_code_of(const std::vector<MatrixCell>& cells, bool stopped) {
+  if (stopped) return kExitInterrupted;
+  bool failed = false;
+  for (const MatrixCell& cell : cells) {
+    const std::string outcome = cell_outcome(cell);
+    if (outcome == "crash" || outcome == "timeout") return kExitCellFailed;
+    failed = failed || outcome == "error" || outcome == "missing";
+  }
+  return failed ? kExitCheckFailed : kExitOk;
+}
+
+}  // namespace
+
+int matrix_command(const MatrixOptions& options, const std::vector<std::string>& /*argv*/,
+                   std::ostream& out, std::ostream& err) {
+  const MatrixPlan plan = plan_matrix(options, err);
+  if (!options.quiet) {
+    err << fmt::format("matrix: {} cells ({} scenarios x {} allocators){}, devices {}, into {}/\n",
+                       plan.cells.size(), plan.scenario_count, plan.allocator_count,
+                       plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
+                       fmt::join(plan.devices, ","), plan.out.string());
+  }
+  const StopOnSignal signals;
+  Runner runner(plan, err, options.quiet);
+  const std::vector<MatrixCell> cells = runner.run(StopOnSignal::flag());
+  const bool stopped = StopOnSignal::flag()->load();
+  write_matrix_json(plan, cells);
+  out << matrix_table(cells);
+  out << fmt::format("matrix.json and one folder per cell in {}/\n", plan.out.string());
+  if (!options.junit.empty()) {
+    std::ofstream file(options.junit);
+    write_junit(file, "oomlab matrix", junit_cases(cells));
+    if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", options.junit));
+  }
+  const int code = exit_code_of(cells, stopped);
+  if (code == kExitCellFailed) err << "oomlab: a cell crashed or timed out (see the table)\n";
+  if (code == kExitCheckFailed) err << "oomlab: a cell failed to run (see the table)\n";
+  return code;
+}
+
 }  // namespace oomlab::cli

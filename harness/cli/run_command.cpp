@@ -18,6 +18,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "reports/human_summary.hpp"
+#include "reports/junit.hpp"
 #include "reports/summary_json.hpp"
 #include "run/runner.hpp"
 
@@ -193,6 +194,24 @@ void write_outputs(const RunResult& result, const RunOptions& o,
   }
 }
 
+// One testcase: passed when the run did what it was asked (a provoked OOM included).
+void write_run_junit(const RunResult& result, const std::string& path, int code, const std::string& why) {
+  JUnitCase c{.classname = "oomlab.run." + result.scenario, .name = result.allocator, .seconds = result.duration_ms / 1e3};
+  const std::string line =
+      result.oom ? fmt::format("oom at {} live (request {}, {})", format_bytes(result.oom->live_bytes),
+                               format_bytes(result.oom->request_bytes), to_string(result.oom->diagnosis.cause))
+                 : std::string(to_string(result.outcome));
+  c.details = line;
+  if (code != kExitOk) {
+    c.result = result.outcome == Outcome::error ? JUnitCase::Result::error : JUnitCase::Result::failure;
+    c.message = why;
+  }
+  std::ofstream file(path, std::ios::trunc);
+  write_junit(file, "oomlab run", std::span<const JUnitCase>(&c, 1));
+  file.close();
+  if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", path));
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
@@ -215,6 +234,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   write_outputs(result, o, argv, folder, out, err);
   std::string why;
   const int code = exit_code_for(result, o, &why);
+  if (!o.junit.empty()) write_run_junit(result, o.junit, code, why);
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
   return code;
 }

@@ -1,0 +1,197 @@
+#include "cli/child_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <thread>
+
+#include "oomlab/error.hpp"
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace oomlab::cli {
+
+namespace {
+
+constexpr std::size_t kErrTailBytes = 64 * 1024;
+
+class Pipe {
+ public:
+  Pipe() {
+    if (pipe2(fds_.data(), O_CLOEXEC) != 0)
+      throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  Pipe(Pipe&&) = delete;
+  Pipe& operator=(Pipe&&) = delete;
+  [[nodiscard]] int read_end() const { return fds_[0]; }
+  [[nodiscard]] int write_end() const { return fds_[1]; }
+  void close_read() { close_fd(fds_[0]); }
+  void close_write() { close_fd(fds_[1]); }
+
+ private:
+  static void close_fd(int& fd) {
+    if (fd >= 0) ::close(fd);
+    fd = -1;
+  }
+  std::array<int, 2> fds_{-1, -1};
+};
+
+pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, out.write_end(), STDOUT_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, err.write_end(), STDERR_FILENO);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0);  // its own group: a kill reaches what it started too
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGINT);
+  sigaddset(&defaults, SIGTERM);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's signature
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, &attr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0)
+    throw Error(ErrorKind::io, fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+  return pid;
+}
+
+// Reads what is there; false at end of file.
+bool drain(int fd, std::string& into, std::size_t keep_tail) {
+  std::array<char, 16 * 1024> buffer{};
+  const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+  if (n <= 0) return n < 0 && (errno == EINTR || errno == EAGAIN);
+  into.append(buffer.data(), static_cast<std::size_t>(n));
+  if (keep_tail != 0 && into.size() > 2 * keep_tail) into.erase(0, into.size() - keep_tail);
+  return true;
+}
+
+}  // namespace
+
+ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& limits) {
+  using Clock = std::chrono::steady_clock;
+  Pipe out;
+  Pipe err;
+  const auto start = Clock::now();
+  const pid_t pid = spawn(argv, out, err);
+  out.close_write();
+  err.close_write();
+
+  ChildResult result;
+  std::array<pollfd, 2> fds{pollfd{out.read_end(), POLLIN, 0}, pollfd{err.read_end(), POLLIN, 0}};
+  std::optional<Clock::time_point> killed_at;  // when SIGTERM went out
+  bool killed_hard = false;
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    const auto now = Clock::now();
+    const bool stop = limits.stop != nullptr && limits.stop->load();
+    if (!killed_at && (now - start >= limits.timeout || stop)) {
+      result.timed_out = !stop;
+      result.stopped = stop;
+      ::kill(-pid, SIGTERM);
+      killed_at = now;
+    }
+    if (killed_at && !killed_hard && now - *killed_at >= limits.grace) {
+      ::kill(-pid, SIGKILL);
+      killed_hard = true;
+    }
+    if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+      if (!drain(fds[i].fd, i == 0 ? result.out : result.err_tail, i == 0 ? 0 : kErrTailBytes))
+        fds[i].fd = -1;
+    }
+  }
+  // Pipes closed: the child is gone, or it closed them and lives on. Wait, still with the deadline.
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    const auto now = Clock::now();
+    if (!killed_at && now - start >= limits.timeout) {
+      result.timed_out = true;
+      ::kill(-pid, SIGTERM);
+      killed_at = now;
+    }
+    if (killed_at && !killed_hard && now - *killed_at >= limits.grace) {
+      ::kill(-pid, SIGKILL);
+      killed_hard = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (killed_at && !killed_hard) ::kill(-pid, SIGKILL);  // anything it left in its group
+  if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  if (result.err_tail.size() > kErrTailBytes)
+    result.err_tail.erase(0, result.err_tail.size() - kErrTailBytes);
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+std::vector<std::string> last_lines(const std::string& text, std::size_t count) {
+  std::vector<std::string> lines;
+  std::size_t end = text.size();
+  while (end > 0 && lines.size() < count) {
+    const std::size_t begin = text.rfind('\n', end - 1);
+    const std::size_t from = begin == std::string::npos ? 0 : begin + 1;
+    std::string line = text.substr(from, end - from);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.insert(lines.begin(), std::move(line));
+    if (begin == std::string::npos) break;
+    end = begin;
+  }
+  return lines;
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return fmt::format("signal {}", signal);
+  }
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec)
+    throw Error(ErrorKind::io, fmt::format("cannot find oomlab's own path: {}", ec.message()));
+  return path.string();
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,266 @@
+#include "cli/matrix_plan.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include "allocators/backends.hpp"
+#include "cli/child_process.hpp"
+#include "cli/parse.hpp"
+#include "device/device.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
+#include "reports/summary_json.hpp"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::vector<std::string> split(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    if (end > begin) parts.emplace_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return parts;
+}
+
+// "cuda,async:release_threshold=0,reuse_opportunistic=off,sim": a part with '=' and no ':'
+// is one more option of the allocator before it.
+std::vector<std::string> split_allocators(std::string_view text) {
+  std::vector<std::string> allocators;
+  for (std::string& part : split(text)) {
+    const bool option = part.find('=') != std::string::npos && part.find(':') == std::string::npos;
+    if (option && !allocators.empty()) {
+      allocators.back() += "," + part;
+    } else {
+      allocators.push_back(std::move(part));
+    }
+  }
+  if (allocators.empty()) throw_usage("--allocators: no allocator given");
+  return allocators;
+}
+
+std::string key_of(const std::string& assignment) {
+  return assignment.substr(0, assignment.find('='));
+}
+
+bool declares(const Registry::Entry& scenario, std::string_view name) {
+  return std::any_of(scenario.params.begin(), scenario.params.end(),
+                     [&](const ParamDef& d) { return d.name == name; });
+}
+
+// A text parameter with no default (replay's trace) must be given for the scenario to run.
+std::optional<std::string> missing_required(const Registry::Entry& scenario,
+                                            const std::vector<std::string>& params) {
+  for (const ParamDef& d : scenario.params) {
+    const auto* text = std::get_if<std::string>(&d.default_value);
+    if (d.type != ParamType::text || text == nullptr || !text->empty()) continue;
+    if (std::none_of(params.begin(), params.end(),
+                     [&](const std::string& p) { return key_of(p) == d.name; }))
+      return d.name;
+  }
+  return std::nullopt;
+}
+
+std::vector<const Registry::Entry*> choose_scenarios(const MatrixOptions& o, std::ostream& err) {
+  std::vector<const Registry::Entry*> chosen;
+  if (o.scenarios == "all") {
+    for (const Registry::Entry& e : Registry::global().entries()) {
+      if (e.name.starts_with("test-")) continue;
+      if (const auto missing = missing_required(e, o.params)) {
+        err << fmt::format("matrix: skipping '{}': it needs --param {}=...\n", e.name, *missing);
+        continue;
+      }
+      chosen.push_back(&e);
+    }
+  } else {
+    for (const std::string& name : split(o.scenarios)) {
+      const Registry::Entry* e = Registry::global().find(name);
+      if (e == nullptr) {
+        throw_usage(fmt::format("--scenarios: unknown scenario '{}'{} (known: {})", name,
+                                did_you_mean(name, Registry::global().names()),
+                                fmt::join(Registry::global().names(), ", ")));
+      }
+      if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+    }
+  }
+  if (chosen.empty()) throw_usage("--scenarios: no scenario to run");
+  for (const std::string& p : o.params) {
+    if (p.find('=') == std::string::npos)
+      throw_usage(fmt::format("--param: '{}' is not KEY=VALUE", p));
+    if (std::none_of(chosen.begin(), chosen.end(),
+                     [&](const auto* e) { return declares(*e, key_of(p)); }))
+      throw_usage(fmt::format("--param: no chosen scenario takes '{}'", key_of(p)));
+  }
+  return chosen;
+}
+
+std::vector<int> choose_devices(const std::string& text, const Environment& env) {
+  std::vector<int> devices;
+  if (text == "all") {
+    for (const DeviceFacts& d : env.devices)
+      devices.push_back(d.index);
+    if (devices.empty()) devices.push_back(0);  // each cell then says why no device is usable
+    return devices;
+  }
+  for (const std::string& part : split(text)) {
+    std::uint64_t index = 0;
+    try {
+      index = parse_unsigned(part);
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--devices: {}", e.what()));
+    }
+    if (index > 1024) throw_usage(fmt::format("--devices: '{}' is not a device index", part));
+    if (std::find(devices.begin(), devices.end(), static_cast<int>(index)) == devices.end())
+      devices.push_back(static_cast<int>(index));
+  }
+  if (devices.empty()) throw_usage("--devices: no device given");
+  return devices;
+}
+
+// The budget as compare matches it: bytes as a number (8GiB and 8192MiB are one budget).
+json budget_key(const std::string& text) {
+  const BudgetRequest b = parse_budget(text);
+  if (b.kind == BudgetRequest::Kind::bytes) return b.bytes.value;
+  return b.kind == BudgetRequest::Kind::all ? json("all") : json(text);
+}
+
+std::string folder_name(std::string text) {
+  for (char& c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '-' && c != '.' && c != '_')
+      c = '_';
+  }
+  return text;
+}
+
+PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
+                      const std::string& allocator, int device) {
+  PlannedCell cell{.id = folder_name(scenario.name + "-" + allocator),
+                   .scenario = scenario.name,
+                   .allocator = allocator,
+                   .device = device};
+  for (const std::string& p : o.params) {
+    if (declares(scenario, key_of(p))) cell.params.push_back(p);
+  }
+  RunOptions run;
+  run.scenario = scenario.name;
+  run.allocator = allocator;
+  run.budget = o.budget;
+  run.seed = o.seed;
+  run.params = cell.params;
+  run.device = std::to_string(device);
+  run.verify = o.verify;
+  const RunConfig config = config_from(run);  // the child would refuse what this refuses
+  cell.key = {
+      {"scenario", scenario.name},
+      {"allocator",
+       config.allocator == BackendKind::automatic ? "auto" : backend_info(config.allocator).name},
+      {"options", params_json(config.allocator_options)},
+      {"params", params_json(config.params)},
+      {"budget", budget_key(o.budget)}};
+  return cell;
+}
+
+fs::path default_folder() {
+  const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  return fs::path("oomlab-runs") / fmt::format("{:%Y%m%dT%H%M%SZ}-matrix", fmt::gmtime(now));
+}
+
+template <typename Parse>
+auto flag_value(std::string_view flag, Parse&& parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {
+    throw_usage(fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+void parse_numbers(const MatrixOptions& o, MatrixPlan& plan) {
+  plan.repeat = static_cast<std::uint32_t>(flag_value("--repeat", [&] {
+    const std::uint64_t n = parse_unsigned(o.repeat);
+    if (n < 1 || n > 1000) throw_usage(fmt::format("'{}' is not between 1 and 1000", o.repeat));
+    return n;
+  }));
+  const double seconds = flag_value("--timeout", [&] { return parse_real(o.timeout); });
+  if (!(seconds > 0 && seconds <= 7 * 86400.0))
+    throw_usage(
+        fmt::format("--timeout: '{}' is not a number of seconds between 0 and a week", o.timeout));
+  plan.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1e3));
+  static_cast<void>(flag_value("--budget", [&] { return parse_budget(o.budget); }));
+  static_cast<void>(flag_value("--seed", [&] { return parse_unsigned(o.seed); }));
+  static_cast<void>(flag_value("--verify", [&] { return parse_verify_mode(o.verify); }));
+}
+
+}  // namespace
+
+MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
+  MatrixPlan plan;
+  parse_numbers(o, plan);
+  plan.budget = o.budget;
+  plan.seed = o.seed;
+  plan.verify = o.verify;
+  const std::vector<const Registry::Entry*> scenarios = choose_scenarios(o, err);
+  const std::vector<std::string> allocators = split_allocators(o.allocators);
+  const Environment env = probe_environment();
+  plan.devices = choose_devices(o.devices, env);
+  std::set<std::string> ids;
+  for (const Registry::Entry* scenario : scenarios) {
+    for (const std::string& allocator : allocators) {
+      PlannedCell cell = plan_cell(o, *scenario, allocator, plan.devices.front());
+      for (int n = 2; !ids.insert(cell.id).second; ++n)
+        cell.id = folder_name(fmt::format("{}-{}-{}", scenario->name, allocator, n));
+      plan.cells.push_back(std::move(cell));
+    }
+  }
+  plan.scenario_count = scenarios.size();
+  plan.allocator_count = allocators.size();
+  plan.out = o.out.empty() ? default_folder() : fs::path(o.out);
+  std::error_code ec;
+  fs::create_directories(plan.out, ec);
+  if (ec || !fs::is_directory(plan.out))
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", plan.out.string(),
+                            ec ? ec.message() : "a file of that name exists"));
+  plan.self = self_executable();
+  const auto device =
+      std::find_if(env.devices.begin(), env.devices.end(),
+                   [&](const DeviceFacts& d) { return d.index == plan.devices.front(); });
+  const bool all_sim = std::all_of(allocators.begin(), allocators.end(), [](const std::string& a) {
+    return a == "sim" || a.starts_with("sim:");
+  });
+  plan.environment = environment_json(
+      env, device != env.devices.end() ? std::optional<DeviceFacts>(*device) : std::nullopt,
+      all_sim || env.devices.empty());
+  json params = json::object();
+  for (const std::string& p : o.params)
+    params[key_of(p)] = p.substr(p.find('=') + 1);
+  std::vector<std::string> names;
+  for (const auto* s : scenarios)
+    names.push_back(s->name);
+  plan.config = {{"scenarios", names},      {"allocators", allocators}, {"budget", o.budget},
+                 {"seed", o.seed},          {"repeat", plan.repeat},    {"timeout_s", o.timeout},
+                 {"devices", plan.devices}, {"verify", o.verify},       {"params", params}};
+  return plan;
+}
+
+void write_matrix_json(const MatrixPlan& plan, const std::vector<MatrixCell>& cells) {
+  const fs::path path = plan.out / "matrix.json";
+  const fs::path partial = plan.out / "matrix.json.partial";
+  {
+    std::ofstream file(partial, std::ios::trunc);
+    file << matrix_json(plan.environment, plan.config, cells).dump(2) << '\n';
+    if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", partial.string()));
+  }
+  fs::rename(partial, path);  // readers never see half a file
+}
+
+}  // namespace oomlab::cli

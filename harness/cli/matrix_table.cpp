@@ -1,0 +1,111 @@
+// The matrix as people read it: one line per cell, the OOM point and its spread.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/matrix_plan.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab::cli {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+std::uint64_t number(const json& object, const char* name) {
+  const auto it = object.find(name);
+  return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+}
+
+const json* shown_oom(const MatrixCell& cell) {
+  if (cell.repeats.empty()) return nullptr;
+  const json& summary = cell.repeats[representative_repeat(cell)].summary;
+  if (!summary.is_object() || !summary.contains("oom") || !summary["oom"].is_object())
+    return nullptr;
+  return &summary["oom"];
+}
+
+// "±1.2%" of the OOM point's live bytes over the repeats that OOMed, "" for a single run.
+std::string spread_text(const MatrixCell& cell) {
+  std::vector<std::uint64_t> live;
+  for (const MatrixRepeat& r : cell.repeats) {
+    if (r.summary.is_object() && r.summary.contains("oom") && r.summary["oom"].is_object())
+      live.push_back(number(r.summary["oom"], "live_bytes"));
+  }
+  if (cell.repeats.size() < 2) return "";
+  if (live.size() < 2) return fmt::format("{}/{} oom", live.size(), cell.repeats.size());
+  const auto [lo, hi] = std::minmax_element(live.begin(), live.end());
+  std::sort(live.begin(), live.end());
+  const double median = static_cast<double>(live[(live.size() - 1) / 2]);
+  const double half_range = static_cast<double>(*hi - *lo) / 2.0;
+  return fmt::format("±{:.1f}% ({}/{})", median > 0 ? 100.0 * half_range / median : 0.0,
+                     live.size(), cell.repeats.size());
+}
+
+std::string last_line(const MatrixCell& cell, const std::string& outcome) {
+  for (const MatrixRepeat& r : cell.repeats) {
+    if (r.outcome == outcome && !r.last_lines.empty()) return r.last_lines.back();
+  }
+  return "(it printed nothing)";
+}
+
+}  // namespace
+
+std::string cell_line(const MatrixCell& cell) {
+  const std::string outcome = cell_outcome(cell);
+  if (outcome == "crash") {
+    const auto r = std::find_if(cell.repeats.begin(), cell.repeats.end(),
+                                [](const MatrixRepeat& x) { return x.outcome == "crash"; });
+    return fmt::format("crash ({}): {}", r->signal.value_or("exit " + std::to_string(r->exit_code)),
+                       last_line(cell, outcome));
+  }
+  if (outcome == "timeout") return fmt::format("timeout: {}", last_line(cell, outcome));
+  if (outcome == "error" || outcome == "interrupted")
+    return fmt::format("{}: {}", outcome, last_line(cell, outcome));
+  if (const json* oom = shown_oom(cell)) {
+    return fmt::format("oom at {} live (request {}, {})", format_bytes(number(*oom, "live_bytes")),
+                       format_bytes(number(*oom, "request_bytes")), oom->value("cause", "?"));
+  }
+  if (cell.repeats.empty()) return "not run";
+  const json& summary = cell.repeats.front().summary;
+  const std::uint64_t peak =
+      summary.is_object() && summary.contains("peak") ? number(summary["peak"], "live_bytes") : 0;
+  return fmt::format("completed, peak {} live", format_bytes(peak));
+}
+
+std::string matrix_table(const std::vector<MatrixCell>& cells) {
+  std::size_t scenario_width = 8;
+  std::size_t allocator_width = 9;
+  for (const MatrixCell& c : cells) {
+    scenario_width = std::max(scenario_width, c.scenario.size());
+    allocator_width = std::max(allocator_width, c.allocator.size());
+  }
+  std::string table = fmt::format(
+      "{:<{}}  {:<{}}  {:>3}  {:<11}  {:>11}  {:>11}  {:>6}  {:>9}  {:<15}  {:<14}  {:>8}\n",
+      "scenario", scenario_width, "allocator", allocator_width, "dev", "outcome", "oom live",
+      "request", "step", "event", "cause", "spread", "time");
+  for (const MatrixCell& c : cells) {
+    const std::string outcome = cell_outcome(c);
+    const json* oom = shown_oom(c);
+    double seconds = 0;
+    for (const MatrixRepeat& r : c.repeats)
+      seconds += r.duration_ms / 1e3;
+    table += fmt::format(
+        "{:<{}}  {:<{}}  {:>3}  {:<11}  {:>11}  {:>11}  {:>6}  {:>9}  {:<15}  {:<14}  {:>7.2f}s\n",
+        c.scenario, scenario_width, c.allocator, allocator_width, c.device, outcome,
+        oom != nullptr ? format_bytes(number(*oom, "live_bytes")) : "-",
+        oom != nullptr ? format_bytes(number(*oom, "request_bytes")) : "-",
+        oom != nullptr ? std::to_string(number(*oom, "step")) : "-",
+        oom != nullptr ? format_count(number(*oom, "event")) : "-",
+        oom != nullptr ? oom->value("cause", "?") : "-", spread_text(c), seconds);
+  }
+  for (const MatrixCell& c : cells) {  // what went wrong, where it did
+    const std::string outcome = cell_outcome(c);
+    if (outcome == "crash" || outcome == "timeout" || outcome == "error" ||
+        outcome == "interrupted")
+      table += fmt::format("  {} on {}: {}\n", c.scenario, c.allocator, cell_line(c));
+  }
+  return table;
+}
+
+}  // namespace oomlab::cli

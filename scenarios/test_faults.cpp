@@ -1,0 +1,68 @@
+// test-abort and test-hang: cells that die or never return, so that tests can prove `matrix`
+// survives them — a plugin that corrupts the heap, a CUDA call that never comes back. They exist
+// only when OOMLAB_TEST_SCENARIOS=1 is set: `list`, `all` and users never see them.
+#include <csignal>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
+
+#include "oomlab/registry.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+
+namespace {
+
+// A few blocks first, so that the crash happens with memory held (the OS takes it back).
+void hold_some(RunContext& ctx) {
+  using namespace oomlab::literals;
+  for (int i = 0; i < 4; ++i)
+    static_cast<void>(ctx.allocate(1_MiB, "held when it dies"));
+}
+
+class TestAbort final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-abort"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: allocates a little, says so on stderr, then aborts (SIGABRT)";
+  }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& ctx) override {
+    hold_some(ctx);
+    std::fputs("test-abort: about to abort\n", stderr);
+    std::abort();
+  }
+};
+
+class TestHang final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-hang"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: allocates a little, then never returns, deaf to stop requests";
+  }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& ctx) override {
+    hold_some(ctx);
+    std::fputs("test-hang: hanging\n", stderr);
+    for (;;)  // a hung driver call: SIGTERM's stop request is never looked at
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+};
+
+bool test_scenarios_enabled() {
+  const char* value =
+      std::getenv("OOMLAB_TEST_SCENARIOS");  // NOLINT(concurrency-mt-unsafe): static init
+  return value != nullptr && std::string_view(value) == "1";
+}
+
+const bool registered = [] {
+  if (test_scenarios_enabled()) {
+    Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestAbort>()); });
+    Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestHang>()); });
+  }
+  return true;
+}();
+
+}  // namespace
+
+}  // namespace oomlab

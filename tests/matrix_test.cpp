@@ -1,0 +1,199 @@
+// `oomlab matrix` through the real binary: each cell a child process, so that a cell that aborts
+// or hangs is recorded as crash or timeout while every other cell stays intact.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli/child_process.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string oomlab_binary() {  // beside this test (a staged folder), else the build tree's
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate :
+       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return OOMLAB_BINARY;
+}
+
+struct Matrix {
+  ChildResult child;
+  fs::path out;
+  json matrix;
+};
+
+// Runs `oomlab matrix ARGS --out <fresh folder>` with the test-only scenarios enabled.
+Matrix run_matrix(const std::string& name, std::vector<std::string> args) {
+  const fs::path out = fs::temp_directory_path() / ("oomlab_matrix_test_" + name);
+  fs::remove_all(out);
+  ::setenv("OOMLAB_TEST_SCENARIOS", "1", 1);
+  args.insert(args.begin(), {oomlab_binary(), "matrix"});
+  args.insert(args.end(), {"--out", out.string()});
+  Matrix m{.child = run_child(args, {.timeout = std::chrono::seconds(120)}),
+           .out = out,
+           .matrix = nullptr};
+  if (std::ifstream file(out / "matrix.json"); file) m.matrix = json::parse(file);
+  return m;
+}
+
+const json& cell(const json& matrix, const std::string& id) {
+  for (const json& c : matrix.at("cells")) {
+    if (c.at("id") == id) return c;
+  }
+  throw std::runtime_error("no cell " + id);
+}
+
+TEST(Matrix, CrashAndHangStayInTheirCells_OnSim) {
+  const Matrix m =
+      run_matrix("faults", {"-s", "fragmentation,test-abort,test-hang,leak", "-a", "sim",
+                            "--budget", "256MiB", "--timeout", "2", "--junit",
+                            (fs::temp_directory_path() / "oomlab_matrix_test.junit.xml").string()});
+  EXPECT_EQ(m.child.exit_code, 4) << m.child.err_tail;
+  ASSERT_TRUE(m.matrix.is_object()) << m.child.err_tail;
+  EXPECT_EQ(m.matrix.at("schema"), "oomlab.matrix.v1");
+  ASSERT_EQ(m.matrix.at("cells").size(), 4U);
+
+  const json& crash = cell(m.matrix, "test-abort-sim");
+  EXPECT_EQ(crash.at("outcome"), "crash");
+  EXPECT_EQ(crash.at("signal"), "SIGABRT");
+  EXPECT_TRUE(crash.at("summary").is_null());
+  EXPECT_EQ(crash.at("last_lines").back(), "test-abort: about to abort");
+
+  const json& hang = cell(m.matrix, "test-hang-sim");
+  EXPECT_EQ(hang.at("outcome"), "timeout");
+  EXPECT_EQ(hang.at("last_lines").back(), "test-hang: hanging");
+  EXPECT_LT(hang.at("duration_ms").get<double>(), 15'000.0)
+      << "killed at the deadline, not waited for";
+
+  for (const char* intact : {"fragmentation-sim", "leak-sim"}) {
+    const json& c = cell(m.matrix, intact);
+    EXPECT_EQ(c.at("outcome"), "oom") << intact;
+    EXPECT_EQ(c.at("exit_code"), 0) << intact;
+    ASSERT_TRUE(c.at("summary").is_object()) << intact;
+    EXPECT_EQ(c.at("summary").at("schema"), "oomlab.run.v1");
+    EXPECT_GT(c.at("summary").at("oom").at("live_bytes").get<std::uint64_t>(), 0U);
+    EXPECT_TRUE(fs::exists(m.out / c.at("dir").get<std::string>() / "summary.json")) << intact;
+    EXPECT_TRUE(fs::exists(m.out / c.at("dir").get<std::string>() / "events.csv")) << intact;
+  }
+  EXPECT_EQ(cell(m.matrix, "leak-sim").at("summary").at("oom").at("cause"), "leak");
+  // The table names both failures.
+  EXPECT_NE(m.child.out.find("crash (SIGABRT)"), std::string::npos) << m.child.out;
+  EXPECT_NE(m.child.out.find("timeout"), std::string::npos) << m.child.out;
+
+  std::ifstream junit_file(fs::temp_directory_path() / "oomlab_matrix_test.junit.xml");
+  const std::string junit((std::istreambuf_iterator<char>(junit_file)),
+                          std::istreambuf_iterator<char>());
+  EXPECT_NE(junit.find("tests=\"4\" failures=\"0\" errors=\"2\""), std::string::npos) << junit;
+  EXPECT_NE(junit.find("classname=\"oomlab.matrix.test-abort\""), std::string::npos);
+}
+
+TEST(Matrix, RepeatMeasuresTheSpreadOfTheOomPoint_OnSim) {
+  const Matrix m = run_matrix(
+      "repeat", {"-s", "fragmentation", "-a", "sim", "--budget", "128MiB", "--repeat", "3"});
+  EXPECT_EQ(m.child.exit_code, 0) << m.child.err_tail;
+  ASSERT_TRUE(m.matrix.is_object());
+  const json& c = cell(m.matrix, "fragmentation-sim");
+  ASSERT_EQ(c.at("repeats").size(), 3U);
+  const json& spread = c.at("spread");
+  EXPECT_EQ(spread.at("runs"), 3);
+  EXPECT_EQ(spread.at("oom_runs"), 3);
+  const auto& live = spread.at("oom_live_bytes");
+  EXPECT_LE(live.at("min").get<std::uint64_t>(), live.at("median").get<std::uint64_t>());
+  EXPECT_LE(live.at("median").get<std::uint64_t>(), live.at("max").get<std::uint64_t>());
+  EXPECT_EQ(c.at("summary").at("oom").at("live_bytes"), live.at("median"))
+      << "the cell shows its median run";
+  for (int r = 1; r <= 3; ++r)
+    EXPECT_TRUE(
+        fs::exists(m.out / "fragmentation-sim" / ("r" + std::to_string(r)) / "summary.json"));
+}
+
+TEST(Matrix, CellsOnDifferentDevicesRunInParallel) {
+  // Two cells that each hang until their 2 s deadline: one after the other they take 2 x (2 s +
+  // 3 s grace); on two devices at once, one such span.
+  const Matrix m =
+      run_matrix("parallel", {"-s", "test-hang", "-a", "sim,sim:total=1GiB", "--devices", "0,1",
+                              "--budget", "64MiB", "--timeout", "2"});
+  EXPECT_EQ(m.child.exit_code, 4);
+  ASSERT_TRUE(m.matrix.is_object());
+  ASSERT_EQ(m.matrix.at("cells").size(), 2U);
+  EXPECT_NE(m.matrix.at("cells")[0].at("device"), m.matrix.at("cells")[1].at("device"));
+  EXPECT_LT(m.child.seconds, 8.5);
+}
+
+TEST(Matrix, ParamsGoOnlyToScenariosThatDeclareThem) {
+  const Matrix m = run_matrix("params", {"-s", "fragmentation,leak", "-a", "sim", "--budget",
+                                         "128MiB", "-p", "kind=cache"});
+  EXPECT_EQ(m.child.exit_code, 0) << m.child.err_tail;
+  ASSERT_TRUE(m.matrix.is_object());
+  EXPECT_EQ(cell(m.matrix, "leak-sim").at("key").at("params").at("kind"), "cache");
+  EXPECT_FALSE(cell(m.matrix, "fragmentation-sim").at("key").at("params").contains("kind"));
+  EXPECT_EQ(cell(m.matrix, "leak-sim").at("key").at("budget"), 128ULL << 20U);
+}
+
+TEST(Matrix, AllSkipsScenariosThatNeedAParameterAndSaysSo) {
+  const Matrix m = run_matrix(
+      "all", {"-s", "all", "-a", "sim", "--budget", "64MiB", "-p", "steps=2", "--timeout", "60"});
+  ASSERT_TRUE(m.matrix.is_object()) << m.child.err_tail;
+  EXPECT_NE(m.child.err_tail.find("skipping 'replay': it needs --param trace="), std::string::npos)
+      << m.child.err_tail;
+  for (const json& c : m.matrix.at("cells")) {
+    EXPECT_NE(c.at("scenario"), "replay");
+    EXPECT_FALSE(c.at("scenario").get<std::string>().starts_with("test-"))
+        << "test scenarios never join 'all'";
+  }
+}
+
+struct BadMatrix {
+  std::vector<std::string> args;
+  std::string fragment;
+};
+
+class MatrixRejects : public ::testing::TestWithParam<BadMatrix> {};
+
+TEST_P(MatrixRejects, WithExitTwoBeforeAnyCellRuns) {
+  const Matrix m = run_matrix("bad", GetParam().args);
+  EXPECT_EQ(m.child.exit_code, 2) << m.child.err_tail;
+  EXPECT_NE(m.child.err_tail.find(GetParam().fragment), std::string::npos) << m.child.err_tail;
+  EXPECT_TRUE(m.matrix.is_null()) << "nothing ran";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInvocations, MatrixRejects,
+    ::testing::Values(
+        BadMatrix{{"-s", "fragmentaton", "-a", "sim"}, "did you mean 'fragmentation'"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim,cudaa"}, "cudaa"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "--repeat", "0"}, "--repeat"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "--timeout", "-1"}, "--timeout"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "--devices", "x"}, "--devices"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "-p", "nosuch=1"},
+                  "no chosen scenario takes 'nosuch'"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "--budget", "8XB"}, "--budget"},
+        BadMatrix{{"-s", "fragmentation", "-a", "sim", "-p", "block=huge"}, "block"}));
+
+TEST(RunJunit, OneTestcaseFailedWhenTheExpectationIsNotMet) {
+  const fs::path junit = fs::temp_directory_path() / "oomlab_run_junit.xml";
+  const fs::path out = fs::temp_directory_path() / "oomlab_run_junit";
+  fs::remove_all(out);
+  const ChildResult child =
+      run_child({oomlab_binary(), "run", "leak", "-a", "sim", "--budget", "64MiB",
+                 "--expect-no-oom", "--quiet", "--out", out.string(), "--junit", junit.string()},
+                {.timeout = std::chrono::seconds(60)});
+  EXPECT_EQ(child.exit_code, 1);
+  std::ifstream file(junit);
+  const std::string xml((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_NE(xml.find("tests=\"1\" failures=\"1\" errors=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"--expect-no-oom: the run ran out of memory (leak)\""),
+            std::string::npos)
+      << xml;
+}
+
+}  // namespace
+}  // namespace oomlab::cli
