@@ -1,0 +1,171 @@
+#include "reports/markdown_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "oomlab/units.hpp"
+#include "reports/report_content.hpp"
+
+namespace oomlab {
+
+namespace {
+
+constexpr std::size_t kSparkColumns = 72;
+
+// Text safe inside a Markdown table cell: one line, pipes escaped, no HTML.
+std::string cell_text(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '\n' || c == '\r')
+      out += ' ';
+    else if (c == '|')
+      out += "\\|";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string kv_table(const std::vector<ReportRow>& rows, const std::string& heading) {
+  std::string out = fmt::format("| {} | |\n| --- | --- |\n", heading);
+  for (const ReportRow& row : rows)
+    out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
+  return out + "\n";
+}
+
+std::string environment_md(const ReportEnvironment& env) {
+  return kv_table(environment_rows(env), "Environment");
+}
+
+std::string timeline_md(const RunReport& run) {
+  std::string out = "## Memory over the run\n\n";
+  const Timeline& t = run.timeline;
+  if (t.missing.empty()) {
+    const std::uint64_t top =
+        std::max({run.budget_bytes, t.peak_live_bytes, t.peak_reserved_bytes});
+    out += fmt::format("```\nreserved {}  peak {}\nlive     {}  peak {}\n",
+                       sparkline(t.reserved, t.first_seq, t.last_seq, top, kSparkColumns),
+                       format_bytes(t.peak_reserved_bytes),
+                       sparkline(t.live, t.first_seq, t.last_seq, top, kSparkColumns),
+                       format_bytes(t.peak_live_bytes));
+    out += fmt::format("         events {} .. {}; full height = {}{}\n```\n\n",
+                       format_count(t.first_seq), format_count(t.last_seq), format_bytes(top),
+                       top == run.budget_bytes ? " (the budget)" : "");
+  }
+  out += cell_text(timeline_caption(t)) + " The chart is in report.html.\n\n";
+  return out;
+}
+
+}  // namespace
+
+std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t first_seq,
+                      std::uint64_t last_seq, std::uint64_t top, std::size_t columns) {
+  static constexpr std::array<const char*, 8> kBars = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  if (points.empty() || columns == 0) return {};
+  std::vector<std::uint64_t> highest(columns, 0);
+  std::vector<bool> seen(columns, false);
+  const double span = static_cast<double>(std::max<std::uint64_t>(last_seq - first_seq, 1));
+  for (const TimelinePoint& p : points) {
+    const double at = static_cast<double>(p.seq - std::min(p.seq, first_seq)) / span;
+    const auto column =
+        std::min(columns - 1, static_cast<std::size_t>(at * static_cast<double>(columns)));
+    highest[column] = std::max(highest[column], p.bytes);
+    seen[column] = true;
+  }
+  std::string out;
+  std::uint64_t carried = 0;
+  for (std::size_t i = 0; i < columns; ++i) {
+    if (seen[i]) carried = highest[i];
+    const double share = top == 0 ? 0.0 : static_cast<double>(carried) / static_cast<double>(top);
+    out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(share * 7.0 + 0.5))];
+  }
+  return out;
+}
+
+std::string run_markdown(const RunReport& run) {
+  std::string out = fmt::format("# oomlab · {} · {}\n\n{}\n\n", run_title(run),
+                                outcome_label(run.outcome), cell_text(run_headline(run)));
+  out += environment_md(run.environment);
+  if (run.oom) {
+    std::vector<ReportRow> rows = oom_rows(*run.oom);
+    std::string advice;
+    std::erase_if(rows, [&](const ReportRow& row) {
+      if (row.label != "Advice") return false;
+      advice = row.value;
+      return true;
+    });
+    out += "## The out-of-memory error\n\n" + kv_table(rows, "OOM record");
+    if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
+  }
+  out += timeline_md(run);
+  out += "## The run\n\n" + kv_table(run_rows(run), "Run");
+  if (run.metrics.is_object() && !run.metrics.empty()) {
+    out += "## Scenario metrics\n\n" + kv_table(json_rows(run.metrics), "Metric");
+  }
+  if (!run.notices.empty()) {
+    out += "## Notices\n\n";
+    for (const std::string& notice : run.notices)
+      out += "- " + cell_text(notice) + "\n";
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string cell_md(const MatrixReportCell* cell) {
+  if (cell == nullptr) return "not run";
+  std::string out = "**" + outcome_label(cell->outcome) + "**";
+  for (const std::string& line : cell_lines(*cell))
+    out += "<br>" + cell_text(line);
+  if (!cell->report_dir.empty())
+    out += fmt::format("<br>[report]({}/report.md)", url_path(cell->report_dir));
+  if (!cell->repeat_report_dirs.empty()) out += "<br>runs:";
+  for (std::size_t i = 0; i < cell->repeat_report_dirs.size(); ++i) {
+    const std::string& dir = cell->repeat_report_dirs[i];
+    out += dir.empty() ? fmt::format(" {}", i + 1)
+                       : fmt::format(" [{}]({}/report.md)", i + 1, url_path(dir));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string matrix_markdown(const MatrixReport& matrix) {
+  std::string out = fmt::format("# oomlab matrix · {} scenarios × {} allocators\n\nbudget {}\n\n",
+                                matrix.scenarios.size(), matrix.allocators.size(),
+                                matrix.budget.empty() ? "-" : cell_text(matrix.budget));
+  out += environment_md(matrix.environment);
+  out += "## Outcomes\n\n| scenario \\\\ allocator |";
+  for (const std::string& allocator : matrix.allocators)
+    out += " " + cell_text(allocator) + " |";
+  out += "\n| --- |";
+  for (std::size_t i = 0; i < matrix.allocators.size(); ++i)
+    out += " --- |";
+  out += "\n";
+  for (const std::string& scenario : matrix.scenarios) {
+    out += "| **" + cell_text(scenario) + "** |";
+    for (const std::string& allocator : matrix.allocators) {
+      out += " " + cell_md(find_cell(matrix, scenario, allocator)) + " |";
+    }
+    out += "\n";
+  }
+  out += "\n";
+  for (const MatrixReportCell& cell : matrix.cells) {
+    if (cell.last_lines.empty() || cell.outcome == "oom" || cell.outcome == "completed") continue;
+    out += fmt::format("### {} ({})\n\n```\n", cell_text(cell.id), cell.outcome);
+    for (const std::string& line : cell.last_lines)
+      out += line + "\n";
+    out += "```\n\n";
+  }
+  out += "## The matrix\n\n" + kv_table(matrix_config_rows(matrix), "Matrix");
+  return out;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,22 @@
+// Markdown versions of the reports (GitHub-flavoured: tables, <br> inside cells): the same
+// content as the HTML, with the timeline as a one-line sparkline per series.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reports/matrix_report.hpp"
+#include "reports/run_report.hpp"
+
+namespace oomlab {
+
+[[nodiscard]] std::string run_markdown(const RunReport& run);
+// Each cell links to "<its run folder>/report.md", relative to the matrix report.
+[[nodiscard]] std::string matrix_markdown(const MatrixReport& matrix);
+
+// `columns` characters of ▁..█: the largest value of `points` in each column, against `top`.
+[[nodiscard]] std::string sparkline(const std::vector<TimelinePoint>& points,
+                                    std::uint64_t first_seq, std::uint64_t last_seq,
+                                    std::uint64_t top, std::size_t columns);
+
+}  // namespace oomlab

@@ -1,0 +1,184 @@
+#include "reports/report_content.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "oomlab/units.hpp"
+#include "reports/report_input.hpp"
+
+namespace oomlab {
+
+namespace {
+
+std::string join_object(const nlohmann::json& object) {
+  if (!object.is_object() || object.empty()) return "-";
+  std::string out;
+  for (const auto& [key, value] : object.items()) {
+    if (!out.empty()) out += ", ";
+    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  }
+  return out;
+}
+
+std::string percent(double fraction) {
+  return fmt::format("{:.1f}%", 100.0 * fraction);
+}
+
+std::string spread_text(const char* what, const ReportSpread& s, bool bytes) {
+  const auto show = [bytes](std::uint64_t v) { return bytes ? format_bytes(v) : format_count(v); };
+  return fmt::format("{} {} .. {} (median {})", what, show(s.min), show(s.max), show(s.median));
+}
+
+}  // namespace
+
+std::vector<ReportRow> environment_rows(const ReportEnvironment& env) {
+  std::string oomlab = env.oomlab_version.empty() ? "-" : env.oomlab_version;
+  if (!env.oomlab_git.empty()) oomlab += fmt::format(" (git {})", env.oomlab_git);
+  return {{"GPU", env.simulated && env.gpu.starts_with("none") ? "none: simulated allocator (sim)"
+                                                               : env.gpu},
+          {"Driver", env.driver},
+          {"CUDA runtime", cuda_version_text(env.cuda_runtime)},
+          {"CUDA driver API", cuda_version_text(env.cuda_driver_api)},
+          {"oomlab", oomlab},
+          {"Host", env.host.empty() ? "-" : env.host}};
+}
+
+std::vector<ReportRow> oom_rows(const ReportOom& oom) {
+  std::vector<ReportRow> rows = {
+      {"Request", format_bytes(oom.request_bytes)},
+      {"Where",
+       fmt::format("event {} · step {}{} · {:.3f} ms after the start", format_count(oom.event),
+                   oom.step, oom.phase.empty() ? "" : " · phase " + oom.phase, oom.t_ms)},
+      {"Live",
+       fmt::format("{} in {} blocks", format_bytes(oom.live_bytes), format_count(oom.live_count))},
+      {"Reserved", format_bytes(oom.reserved_bytes)}};
+  std::string free = "not recorded";
+  if (oom.device_free_bytes) {
+    free = format_bytes(*oom.device_free_bytes);
+    if (oom.device_total_bytes) free += " of " + format_bytes(*oom.device_total_bytes);
+  }
+  rows.push_back({"Device free", free});
+  std::string largest = "not probed";
+  if (oom.largest_free_bytes) {
+    // The probe bisects to whole device pages: 0 means no page-sized block was left.
+    largest = *oom.largest_free_bytes == 0 ? "under " + format_bytes(kDevicePageBytes)
+                                           : format_bytes(*oom.largest_free_bytes);
+  }
+  rows.push_back({"Largest free block", largest});
+  if (oom.fragmentation) rows.push_back({"Fragmentation", percent(*oom.fragmentation)});
+  rows.push_back({"Cause", oom.cause.empty() ? "-" : oom.cause});
+  std::string source = oom.source.empty() ? "-" : oom.source;
+  if (!oom.error.empty()) source += " (" + oom.error + ")";
+  rows.push_back({"Source", source});
+  if (!oom.evidence.empty()) rows.push_back({"Evidence", oom.evidence});
+  if (!oom.advice.empty()) rows.push_back({"Advice", oom.advice});
+  return rows;
+}
+
+std::vector<ReportRow> run_rows(const RunReport& run) {
+  std::string allocator = run.allocator;
+  if (run.allocator_options.is_object() && !run.allocator_options.empty()) {
+    allocator += " (" + join_object(run.allocator_options) + ")";
+  }
+  std::vector<ReportRow> rows = {
+      {"Scenario", run.scenario},
+      {"Parameters", join_object(run.scenario_params)},
+      {"Seed", run.seed ? std::to_string(*run.seed) : "-"},
+      {"Allocator", allocator},
+      {"Budget", format_bytes(run.budget_bytes)},
+      {"Outcome", outcome_label(run.outcome)},
+      {"Peak live", format_bytes(run.peak_live_bytes)},
+      {"Peak reserved", format_bytes(run.peak_reserved_bytes)},
+      {"Allocations", fmt::format("{} ({} freed, {} failed)", format_count(run.allocations),
+                                  format_count(run.frees), format_count(run.failed))},
+      {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
+      {"Events", format_count(run.timeline.events)}};
+  if (!run.error.empty()) rows.push_back({"Error", run.error});
+  return rows;
+}
+
+std::vector<ReportRow> json_rows(const nlohmann::json& object) {
+  std::vector<ReportRow> rows;
+  if (!object.is_object()) return rows;
+  for (const auto& [key, value] : object.items())
+    rows.push_back({key, display_value(key, value)});
+  return rows;
+}
+
+std::string run_title(const RunReport& run) {
+  return fmt::format("{} on {}", run.scenario, run.allocator);
+}
+
+std::string outcome_label(std::string_view outcome) {
+  if (outcome == "oom") return "OOM";
+  return std::string(outcome);
+}
+
+std::string run_headline(const RunReport& run) {
+  if (!run.oom)
+    return fmt::format("{} · budget {}", outcome_label(run.outcome),
+                       format_bytes(run.budget_bytes));
+  return fmt::format(
+      "OOM at event {} (step {}) asking for {} with {} live: cause {} · budget {}{}",
+      format_count(run.oom->event), run.oom->step, format_bytes(run.oom->request_bytes),
+      format_bytes(run.oom->live_bytes), run.oom->cause.empty() ? "not given" : run.oom->cause,
+      format_bytes(run.budget_bytes), run.environment.simulated ? " · simulated" : "");
+}
+
+std::string timeline_caption(const Timeline& timeline) {
+  if (!timeline.missing.empty()) return timeline.missing;
+  return fmt::format(
+      "{} events (seq {}..{}), drawn as {} points: the minimum and maximum of each bucket of "
+      "events, so peaks survive. Peak live {}, peak reserved {}.",
+      format_count(timeline.events), format_count(timeline.first_seq),
+      format_count(timeline.last_seq), format_count(timeline.live.size()),
+      format_bytes(timeline.peak_live_bytes), format_bytes(timeline.peak_reserved_bytes));
+}
+
+std::vector<std::string> cell_lines(const MatrixReportCell& cell) {
+  std::vector<std::string> lines;
+  if (cell.oom) {
+    lines.push_back(fmt::format("live {} at OOM", format_bytes(cell.oom->live_bytes)));
+    lines.push_back(
+        fmt::format("step {} · event {}", cell.oom->step, format_count(cell.oom->event)));
+  }
+  if (cell.repeats > 1) {
+    lines.push_back(fmt::format("{} runs, {} OOM", cell.repeats, cell.oom_runs));
+    if (cell.oom_live_bytes) lines.push_back(spread_text("live", *cell.oom_live_bytes, true));
+    if (cell.oom_step) lines.push_back(spread_text("step", *cell.oom_step, false));
+  }
+  if (cell.outcome != "oom" && cell.outcome != "completed") {
+    if (!cell.signal.empty())
+      lines.push_back("ended by " + cell.signal);
+    else if (cell.exit_code)
+      lines.push_back(fmt::format("exit code {}", *cell.exit_code));
+    if (!cell.last_lines.empty()) lines.push_back(cell.last_lines.back());
+  }
+  lines.push_back(fmt::format("{:.1f} s", cell.duration_ms / 1000.0));
+  return lines;
+}
+
+std::vector<ReportRow> matrix_config_rows(const MatrixReport& matrix) {
+  return {{"Scenarios", fmt::format("{}", matrix.scenarios.size())},
+          {"Allocators", fmt::format("{}", matrix.allocators.size())},
+          {"Budget", matrix.budget.empty() ? "-" : matrix.budget},
+          {"Seed", matrix.seed ? std::to_string(*matrix.seed) : "-"},
+          {"Repeats per cell", std::to_string(matrix.repeat)},
+          {"Cells", std::to_string(matrix.cells.size())}};
+}
+
+std::string url_path(std::string_view relative) {
+  std::string out;
+  for (const char c : relative) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0 || c == '-' || c == '_' || c == '.' || c == '~' || c == '/') {
+      out += c;
+    } else {
+      out += fmt::format("%{:02X}", u);
+    }
+  }
+  return out;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,45 @@
+// What a report says, once, as rows and lines of plain text: the HTML and Markdown writers only
+// lay these out, so both versions of a report carry the same content.
+#pragma once
+
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "reports/matrix_report.hpp"
+#include "reports/run_report.hpp"
+
+namespace oomlab {
+
+struct ReportRow {
+  std::string label;
+  std::string value;
+};
+
+// The outcomes a matrix cell can have, in the order the legend lists them.
+inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "completed", "error",
+                                                              "crash", "timeout",   "interrupted"};
+
+[[nodiscard]] std::vector<ReportRow> environment_rows(const ReportEnvironment& env);
+[[nodiscard]] std::vector<ReportRow> oom_rows(const ReportOom& oom);
+[[nodiscard]] std::vector<ReportRow> run_rows(const RunReport& run);
+// Metrics by name, values shown as people read them (*_bytes as sizes).
+[[nodiscard]] std::vector<ReportRow> json_rows(const nlohmann::json& object);
+
+[[nodiscard]] std::string run_title(const RunReport& run);          // "fragmentation on sim"
+[[nodiscard]] std::string outcome_label(std::string_view outcome);  // "OOM", "completed", ...
+// One line under the title: "OOM at event 1,234 (step 9): fragmentation" or "completed".
+[[nodiscard]] std::string run_headline(const RunReport& run);
+// How the timeline was drawn, or why there is none.
+[[nodiscard]] std::string timeline_caption(const Timeline& timeline);
+
+// A matrix cell in a few short lines: its OOM point, its spread, or why it failed.
+[[nodiscard]] std::vector<std::string> cell_lines(const MatrixReportCell& cell);
+[[nodiscard]] std::vector<ReportRow> matrix_config_rows(const MatrixReport& matrix);
+
+// A relative folder as an href/link target: segments percent-encoded, "/" kept.
+[[nodiscard]] std::string url_path(std::string_view relative);
+
+}  // namespace oomlab

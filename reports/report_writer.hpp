@@ -1,0 +1,22 @@
+// `oomlab report`'s work below the CLI: tells a run from a matrix, and writes report.html and
+// report.md for it (for a matrix, also each cell's run report into the cell's folder).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace oomlab {
+
+struct WrittenReports {
+  std::vector<std::filesystem::path> files;  // in the order written: the input's own first
+  std::vector<std::string> warnings;         // one line each: cell reports that could not be made
+};
+
+// `input`: a run folder, a matrix folder, or their summary.json / matrix.json. `out_dir` empty:
+// beside the input. Cell reports go to `<out>/<cell dir>/`, so the matrix report's links hold.
+// Throws Error(input) naming the bad file, Error(usage) when the output cannot be written.
+[[nodiscard]] WrittenReports write_reports(const std::filesystem::path& input,
+                                           const std::filesystem::path& out_dir);
+
+}  // namespace oomlab

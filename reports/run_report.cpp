@@ -1,0 +1,287 @@
+#include "reports/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <fstream>
+#include <string_view>
+
+#include "oomlab/error.hpp"
+#include "reports/report_input.hpp"
+
+namespace oomlab {
+
+namespace {
+
+constexpr std::string_view kRunSchemaName = "oomlab.run.v1";
+constexpr std::string_view kEventsHeader =
+    "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes";
+constexpr std::size_t kEventsColumns = 12;
+
+struct Extremes {
+  TimelinePoint min;
+  TimelinePoint max;
+  void merge(const Extremes& other) {
+    if (other.min.bytes < min.bytes) min = other.min;
+    if (other.max.bytes > max.bytes) max = other.max;
+  }
+};
+
+struct Bucket {
+  Extremes live;
+  Extremes reserved;
+};
+
+// Buckets of `width` consecutive events; when `limit` buckets are full, neighbours merge and
+// the width doubles, so one pass serves any number of rows.
+class TimelineBuilder {
+ public:
+  explicit TimelineBuilder(std::size_t limit) : limit_(std::max<std::size_t>(2, limit & ~1U)) {}
+
+  void add(std::uint64_t seq, std::uint64_t live, std::uint64_t reserved) {
+    const Bucket one{{{seq, live}, {seq, live}}, {{seq, reserved}, {seq, reserved}}};
+    if (in_bucket_ == 0) {
+      current_ = one;
+    } else {
+      current_.live.merge(one.live);
+      current_.reserved.merge(one.reserved);
+    }
+    if (++in_bucket_ < width_) return;
+    full_.push_back(current_);
+    in_bucket_ = 0;
+    if (full_.size() == limit_) halve();
+  }
+
+  void finish(Timeline& timeline) {
+    if (in_bucket_ != 0) full_.push_back(current_);
+    for (const Bucket& b : full_) {
+      append(timeline.live, b.live);
+      append(timeline.reserved, b.reserved);
+    }
+  }
+
+ private:
+  void halve() {
+    for (std::size_t i = 0; i < full_.size() / 2; ++i) {
+      Bucket merged = full_[2 * i];
+      merged.live.merge(full_[2 * i + 1].live);
+      merged.reserved.merge(full_[2 * i + 1].reserved);
+      full_[i] = merged;
+    }
+    full_.resize(full_.size() / 2);
+    width_ *= 2;
+  }
+
+  static void append(std::vector<TimelinePoint>& series, const Extremes& e) {
+    const bool min_first = e.min.seq <= e.max.seq;
+    series.push_back(min_first ? e.min : e.max);
+    if (e.min.seq != e.max.seq) series.push_back(min_first ? e.max : e.min);
+  }
+
+  std::size_t limit_;
+  std::uint64_t width_ = 1;
+  std::uint64_t in_bucket_ = 0;
+  Bucket current_;
+  std::vector<Bucket> full_;
+};
+
+// RFC 4180 fields of one row (quotes left in place: the fields we read are never quoted).
+std::size_t split_row(std::string_view row, std::array<std::string_view, kEventsColumns>& fields) {
+  std::size_t count = 0;
+  std::size_t start = 0;
+  bool quoted = false;
+  for (std::size_t i = 0; i <= row.size(); ++i) {
+    if (i < row.size() && row[i] == '"') quoted = !quoted;
+    if (i < row.size() && (quoted || row[i] != ',')) continue;
+    if (count == kEventsColumns) return count + 1;
+    fields[count++] = row.substr(start, i - start);
+    start = i + 1;
+  }
+  return count;
+}
+
+std::uint64_t number_field(std::string_view text, const char* column, const std::string& name,
+                           std::uint64_t line) {
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) {
+    throw Error(ErrorKind::input,
+                fmt::format("{}:{}: {} '{}' is not a whole number", name, line, column, text));
+  }
+  return value;
+}
+
+// The next logical row: a quoted field may hold a line break.
+bool next_row(std::istream& in, std::string& row, std::uint64_t& line) {
+  if (!std::getline(in, row)) return false;
+  ++line;
+  std::string more;
+  while (std::count(row.begin(), row.end(), '"') % 2 == 1 && std::getline(in, more)) {
+    ++line;
+    row += '\n';
+    row += more;
+  }
+  if (!row.empty() && row.back() == '\r') row.pop_back();
+  return true;
+}
+
+}  // namespace
+
+Timeline read_timeline(std::istream& in, const std::string& name, std::size_t buckets) {
+  Timeline timeline;
+  std::string row;
+  std::uint64_t line = 0;
+  if (!next_row(in, row, line)) {
+    timeline.missing = "events.csv is empty: no events were recorded";
+    return timeline;
+  }
+  if (row != kEventsHeader) {
+    throw Error(ErrorKind::input,
+                fmt::format("{}:1: not an oomlab events.csv (the header is not '{}')", name,
+                            kEventsHeader));
+  }
+  TimelineBuilder builder(buckets);
+  std::array<std::string_view, kEventsColumns> fields;
+  while (next_row(in, row, line)) {
+    if (row.empty()) continue;
+    if (split_row(row, fields) != kEventsColumns) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}:{}: expected {} columns", name, line, kEventsColumns));
+    }
+    const std::uint64_t seq = number_field(fields[0], "seq", name, line);
+    const std::uint64_t live = number_field(fields[10], "live_bytes", name, line);
+    const std::uint64_t reserved = number_field(fields[11], "reserved_bytes", name, line);
+    if (timeline.events == 0) timeline.first_seq = seq;
+    timeline.last_seq = seq;
+    ++timeline.events;
+    timeline.peak_live_bytes = std::max(timeline.peak_live_bytes, live);
+    timeline.peak_reserved_bytes = std::max(timeline.peak_reserved_bytes, reserved);
+    if (fields[4] == "oom" && timeline.failed_seqs.size() < kMaxFailedMarks) {
+      timeline.failed_seqs.push_back(seq);
+    }
+    builder.add(seq, live, reserved);
+  }
+  if (timeline.events == 0) timeline.missing = "events.csv has a header but no events";
+  builder.finish(timeline);
+  return timeline;
+}
+
+std::string cuda_version_text(int version) {
+  if (version <= 0) return "-";
+  return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
+}
+
+ReportEnvironment read_environment(const JsonFields& top) {
+  ReportEnvironment env;
+  if (const auto oomlab = top.optional_object("oomlab")) {
+    env.oomlab_version = oomlab->optional_text("version");
+    env.oomlab_git = oomlab->optional_text("git");
+    const auto dirty = oomlab->raw().find("git_dirty");
+    if (dirty != oomlab->raw().end() && dirty->is_boolean() && dirty->get<bool>()) {
+      env.oomlab_git += "-dirty";
+    }
+  }
+  const JsonFields environment = top.object("environment");
+  const auto simulated = environment.raw().find("simulated");
+  env.simulated =
+      simulated != environment.raw().end() && simulated->is_boolean() && simulated->get<bool>();
+  if (const auto device = environment.optional_object("device")) {
+    env.gpu = fmt::format("{} (device {}, cc {})", device->optional_text("name"),
+                          device->optional_count("index").value_or(0), device->optional_text("cc"));
+  } else {
+    env.gpu = env.simulated ? "none (simulated)" : "none";
+  }
+  env.driver = environment.optional_text("driver");
+  if (env.driver.empty()) env.driver = "-";
+  env.cuda_runtime = static_cast<int>(environment.optional_integer("cuda_runtime").value_or(0));
+  env.cuda_driver_api =
+      static_cast<int>(environment.optional_integer("cuda_driver_api").value_or(0));
+  env.host = environment.optional_text("host");
+  return env;
+}
+
+namespace {
+
+ReportOom read_oom(const JsonFields& oom) {
+  ReportOom o;
+  o.event = oom.count("event");
+  o.step = oom.optional_count("step").value_or(0);
+  o.phase = oom.optional_text("phase");
+  o.t_ms = oom.optional_number("t_ms").value_or(0);
+  o.request_bytes = oom.count("request_bytes");
+  o.live_bytes = oom.count("live_bytes");
+  o.live_count = oom.optional_count("live_count").value_or(0);
+  o.reserved_bytes = oom.count("reserved_bytes");
+  o.device_free_bytes = oom.optional_count("device_free_bytes");
+  o.device_total_bytes = oom.optional_count("device_total_bytes");
+  o.largest_free_bytes = oom.optional_count("largest_free_bytes");
+  o.fragmentation = oom.optional_number("fragmentation");
+  o.cause = oom.optional_text("cause");
+  o.source = oom.optional_text("source");
+  o.error = oom.optional_text("error");
+  o.advice = oom.optional_text("advice");
+  o.evidence = oom.optional_text("evidence");
+  return o;
+}
+
+nlohmann::json object_or_empty(const JsonFields& fields, const std::string& key) {
+  if (!fields.has(key)) return nlohmann::json::object();
+  return fields.object(key).raw();
+}
+
+}  // namespace
+
+RunReport read_run_summary(const JsonFields& summary) {
+  if (summary.optional_text("schema") != kRunSchemaName) {
+    summary.fail("schema", fmt::format("\"{}\" (a run's summary.json)", kRunSchemaName));
+  }
+  RunReport r;
+  r.environment = read_environment(summary);
+  const JsonFields scenario = summary.object("scenario");
+  r.scenario = scenario.text("name");
+  r.scenario_params = object_or_empty(scenario, "params");
+  r.seed = scenario.optional_count("seed");
+  const JsonFields allocator = summary.object("allocator");
+  r.allocator = allocator.text("name");
+  r.allocator_options = object_or_empty(allocator, "options");
+  r.budget_bytes = summary.count("budget_bytes");
+  r.outcome = summary.text("outcome");
+  if (const auto oom = summary.optional_object("oom")) r.oom = read_oom(*oom);
+  if (const auto peak = summary.optional_object("peak")) {
+    r.peak_live_bytes = peak->optional_count("live_bytes").value_or(0);
+    r.peak_reserved_bytes = peak->optional_count("reserved_bytes").value_or(0);
+  }
+  if (const auto counts = summary.optional_object("counts")) {
+    r.allocations = counts->optional_count("allocations").value_or(0);
+    r.frees = counts->optional_count("frees").value_or(0);
+    r.failed = counts->optional_count("failed").value_or(0);
+  }
+  r.duration_ms = summary.optional_number("duration_ms").value_or(0);
+  r.metrics = object_or_empty(summary, "metrics");
+  r.notices = summary.texts("notices");
+  for (std::string& note : summary.texts("notes"))
+    r.notices.push_back(std::move(note));
+  if (summary.has("error") && summary.raw()["error"].is_string()) r.error = summary.text("error");
+  return r;
+}
+
+RunReport load_run_report(const std::filesystem::path& path) {
+  std::error_code ec;
+  const bool is_dir = std::filesystem::is_directory(path, ec);
+  const std::filesystem::path summary_path = is_dir ? path / "summary.json" : path;
+  const nlohmann::json doc = read_json_file(summary_path);
+  RunReport report = read_run_summary(JsonFields(doc, summary_path));
+  report.dir = summary_path.parent_path();
+  const std::filesystem::path events = report.dir / "events.csv";
+  std::ifstream in(events, std::ios::binary);
+  if (!in) {
+    report.timeline.missing = "events.csv is missing: no timeline to draw";
+    return report;
+  }
+  report.timeline = read_timeline(in, events.string());
+  return report;
+}
+
+}  // namespace oomlab

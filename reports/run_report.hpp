@@ -1,0 +1,110 @@
+// A run folder read back for a report: summary.json (oomlab.run.v1) as typed values, and
+// events.csv streamed into a timeline small enough to draw (min/max per bucket, so peaks survive).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace oomlab {
+
+class JsonFields;
+
+// Where a run or matrix ran: the "oomlab" and "environment" blocks.
+struct ReportEnvironment {
+  std::string gpu;  // "NVIDIA H100 80GB HBM3 (device 0, cc 9.0)", or "none (simulated)"
+  std::string driver;
+  int cuda_runtime = 0;  // 13000 means 13.0
+  int cuda_driver_api = 0;
+  bool simulated = false;
+  std::string host;
+  std::string oomlab_version;
+  std::string oomlab_git;  // with "-dirty" when the tree was
+};
+
+struct ReportOom {
+  std::uint64_t event = 0;
+  std::uint64_t step = 0;
+  std::string phase;
+  double t_ms = 0;
+  std::uint64_t request_bytes = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t live_count = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::optional<std::uint64_t> device_free_bytes;
+  std::optional<std::uint64_t> device_total_bytes;
+  std::optional<std::uint64_t> largest_free_bytes;
+  std::optional<double> fragmentation;
+  std::string cause;
+  std::string source;
+  std::string error;
+  std::string advice;
+  std::string evidence;
+};
+
+// One point of a timeline series: the value at event `seq`.
+struct TimelinePoint {
+  std::uint64_t seq = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Live and reserved bytes over events, at most ~2 points per bucket: each bucket keeps its
+// minimum and its maximum at the events where they happened.
+struct Timeline {
+  std::vector<TimelinePoint> live;
+  std::vector<TimelinePoint> reserved;
+  std::uint64_t events = 0;  // rows read
+  std::uint64_t first_seq = 0;
+  std::uint64_t last_seq = 0;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_reserved_bytes = 0;
+  std::vector<std::uint64_t> failed_seqs;  // op=oom rows (at most kMaxFailedMarks kept)
+  std::string missing;  // why there is no timeline ("events.csv is missing"), empty when there is
+};
+
+inline constexpr std::size_t kTimelineBuckets = 1000;  // so at most 2000 points per series
+inline constexpr std::size_t kMaxFailedMarks = 200;
+
+struct RunReport {
+  std::filesystem::path dir;  // the run folder
+  ReportEnvironment environment;
+  std::string scenario;
+  nlohmann::json scenario_params;  // object, possibly empty
+  std::optional<std::uint64_t> seed;
+  std::string allocator;
+  nlohmann::json allocator_options;
+  std::uint64_t budget_bytes = 0;
+  std::string outcome;
+  std::optional<ReportOom> oom;
+  std::uint64_t peak_live_bytes = 0;
+  std::uint64_t peak_reserved_bytes = 0;
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;
+  std::uint64_t failed = 0;
+  double duration_ms = 0;
+  nlohmann::json metrics;            // object, possibly empty
+  std::vector<std::string> notices;  // the run's own notices and notes
+  std::string error;                 // the run's error, when it had one
+  Timeline timeline;
+};
+
+// The environment of a summary.json or matrix.json (its "oomlab" and "environment" blocks).
+[[nodiscard]] ReportEnvironment read_environment(const JsonFields& top);
+// An oomlab.run.v1 summary; Error(input) naming `fields.file()` when it is not one.
+[[nodiscard]] RunReport read_run_summary(const JsonFields& summary);
+// `path`: a run folder or its summary.json. Reads events.csv beside it when there is one.
+[[nodiscard]] RunReport load_run_report(const std::filesystem::path& path);
+
+// Streams events.csv rows into a timeline of at most 2 * `buckets` points per series.
+// `name` is used in errors ("NAME:LINE: ...").
+[[nodiscard]] Timeline read_timeline(std::istream& in, const std::string& name,
+                                     std::size_t buckets = kTimelineBuckets);
+
+// "13.0" for 13000; "-" for 0.
+[[nodiscard]] std::string cuda_version_text(int version);
+
+}  // namespace oomlab

@@ -1,0 +1,294 @@
+#include "reports/svg_chart.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "oomlab/units.hpp"
+#include "reports/junit.hpp"
+
+namespace oomlab {
+
+namespace {
+
+constexpr double kWidth = 1100;
+constexpr double kHeight = 470;
+constexpr const char* kLiveColour = "#1f77b4";
+constexpr const char* kReservedColour = "#ff7f0e";
+constexpr const char* kBudgetColour = "#333333";
+constexpr const char* kFreeColour = "#2ca02c";
+constexpr const char* kFailedColour = "#e377c2";
+
+struct ByteUnit {
+  double size;
+  const char* name;
+};
+
+ByteUnit unit_for(double max_bytes) {
+  if (max_bytes >= 2.0 * (1ULL << 30)) return {static_cast<double>(1ULL << 30), "GiB"};
+  if (max_bytes >= 2.0 * (1ULL << 20)) return {static_cast<double>(1ULL << 20), "MiB"};
+  if (max_bytes >= 2.0 * (1ULL << 10)) return {1024.0, "KiB"};
+  return {1.0, "B"};
+}
+
+// The plot area and the mapping of (event seq, bytes) onto it.
+struct Frame {
+  double left = 90;
+  double top = 56;
+  double width = kWidth - 90 - 30;
+  double height = kHeight - 56 - 64;
+  double x0 = 0;
+  double x1 = 1;
+  double y_top = 1;  // bytes at the top of the plot
+  ByteUnit unit{1.0, "B"};
+  std::vector<double> y_ticks;  // in `unit`
+  std::vector<double> x_ticks;
+
+  [[nodiscard]] double x(double seq) const { return left + (seq - x0) / (x1 - x0) * width; }
+  [[nodiscard]] double y(double bytes) const {
+    return top + height - std::min(bytes, y_top) / y_top * height;
+  }
+  [[nodiscard]] double bottom() const { return top + height; }
+  [[nodiscard]] double right() const { return left + width; }
+};
+
+double highest_drawn_bytes(const RunReport& run) {
+  double high = std::max({static_cast<double>(run.budget_bytes),
+                          static_cast<double>(run.timeline.peak_live_bytes),
+                          static_cast<double>(run.timeline.peak_reserved_bytes), 1.0});
+  if (run.oom) {
+    high = std::max(high, static_cast<double>(run.oom->reserved_bytes));
+    high = std::max(high, static_cast<double>(run.oom->live_bytes));
+    if (run.oom->device_free_bytes) {
+      // Free memory stacked on reserved, unless it would flatten everything else.
+      const double stacked =
+          static_cast<double>(run.oom->reserved_bytes + *run.oom->device_free_bytes);
+      if (stacked <= 1.5 * high) high = std::max(high, stacked);
+    }
+  }
+  return high;
+}
+
+Frame make_frame(const RunReport& run) {
+  Frame f;
+  const double high = highest_drawn_bytes(run) * 1.04;
+  f.unit = unit_for(high);
+  f.y_ticks = nice_ticks(high / f.unit.size, 6);
+  f.y_top = f.y_ticks.back() * f.unit.size;
+  const Timeline& t = run.timeline;
+  double last = t.events > 0 ? static_cast<double>(t.last_seq) : 0.0;
+  if (run.oom) last = std::max(last, static_cast<double>(run.oom->event));
+  f.x0 = t.events > 0 ? static_cast<double>(t.first_seq) : 0.0;
+  f.x1 = std::max(last, f.x0 + 1.0);
+  f.x_ticks = nice_ticks(f.x1, 8);
+  std::erase_if(f.x_ticks, [&](double v) { return v < f.x0 || v > f.x1; });
+  return f;
+}
+
+std::string tick_label(double value) {
+  if (value == std::floor(value) && value < 1e15) {
+    return format_count(static_cast<std::uint64_t>(value));
+  }
+  return fmt::format("{:g}", value);
+}
+
+std::string axes_svg(const Frame& f) {
+  std::string out = "<g class=\"axes\" font-size=\"13\" fill=\"#444\">\n";
+  for (const double v : f.y_ticks) {
+    const double y = f.y(v * f.unit.size);
+    out += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e3e3e3\"/>"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{} {}</text>\n",
+        f.left, y, f.right(), y, f.left - 8, y + 4, fmt::format("{:g}", v), f.unit.name);
+  }
+  for (const double v : f.x_ticks) {
+    const double x = f.x(v);
+    out += fmt::format(
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#999\"/>"
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n",
+        x, f.bottom(), x, f.bottom() + 5, x, f.bottom() + 20, tick_label(v));
+  }
+  out += fmt::format(
+      "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"none\" "
+      "stroke=\"#999\"/>\n",
+      f.left, f.top, f.width, f.height);
+  out += fmt::format(
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">event (seq in events.csv)</text>\n",
+      f.left + f.width / 2, f.bottom() + 44);
+  out += fmt::format(
+      "<text transform=\"translate(18 {:.1f}) rotate(-90)\" text-anchor=\"middle\">bytes ({})"
+      "</text>\n</g>\n",
+      f.top + f.height / 2, f.unit.name);
+  return out;
+}
+
+std::string series_svg(const Frame& f, const std::vector<TimelinePoint>& points, const char* id,
+                       const char* colour, bool filled) {
+  if (points.empty()) return {};
+  std::string d;
+  d.reserve(points.size() * 16);
+  if (filled)
+    d += fmt::format("M{:.1f},{:.1f}L", f.x(static_cast<double>(points.front().seq)), f.bottom());
+  else
+    d += "M";
+  for (const TimelinePoint& p : points) {
+    d += fmt::format("{:.1f},{:.1f} ", f.x(static_cast<double>(p.seq)),
+                     f.y(static_cast<double>(p.bytes)));
+  }
+  if (filled) {
+    d += fmt::format("{:.1f},{:.1f}Z", f.x(static_cast<double>(points.back().seq)), f.bottom());
+    return fmt::format(
+        "<path id=\"{}\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.22\" stroke=\"{}\" "
+        "stroke-width=\"1.5\"/>\n",
+        id, d, colour, colour);
+  }
+  return fmt::format(
+      "<path id=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
+      "stroke-linejoin=\"round\"/>\n",
+      id, d, colour);
+}
+
+std::string budget_svg(const Frame& f, std::uint64_t budget) {
+  const double y = f.y(static_cast<double>(budget));
+  return fmt::format(
+      "<g id=\"budget-line\"><line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
+      "stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>"
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"13\" fill=\"{}\">"
+      "budget {}</text></g>\n",
+      f.left, y, f.right(), y, kBudgetColour, f.right() - 6, y - 6, kBudgetColour,
+      format_bytes(budget));
+}
+
+// Device free memory at the OOM, stacked on reserved: the room the allocator could still have had.
+std::string device_free_svg(const Frame& f, const ReportOom& oom) {
+  if (!oom.device_free_bytes) return {};
+  const double x = f.x(static_cast<double>(oom.event)) + 10;
+  const double low = f.y(static_cast<double>(oom.reserved_bytes));
+  const double high = f.y(static_cast<double>(oom.reserved_bytes + *oom.device_free_bytes));
+  return fmt::format(
+      "<g id=\"device-free-at-oom\" stroke=\"{0}\" stroke-width=\"3\">"
+      "<line x1=\"{1:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{3:.1f}\"/>"
+      "<line x1=\"{4:.1f}\" y1=\"{2:.1f}\" x2=\"{5:.1f}\" y2=\"{2:.1f}\"/>"
+      "<line x1=\"{4:.1f}\" y1=\"{3:.1f}\" x2=\"{5:.1f}\" y2=\"{3:.1f}\"/>"
+      "<title>device free at the OOM: {6}</title></g>\n",
+      kFreeColour, x, low, std::min(high, low - 2), x - 4, x + 4,
+      format_bytes(*oom.device_free_bytes));
+}
+
+std::string failed_marks_svg(const Frame& f, const RunReport& run) {
+  std::string out;
+  for (const std::uint64_t seq : run.timeline.failed_seqs) {
+    if (run.oom && seq == run.oom->event) continue;
+    const double x = f.x(static_cast<double>(seq));
+    out += fmt::format("<path d=\"M{:.1f},{:.1f}l-5,9h10z\" fill=\"{}\"/>", x, f.bottom() - 9,
+                       kFailedColour);
+  }
+  return out.empty() ? out : "<g id=\"failed-requests\">" + out + "</g>\n";
+}
+
+std::string oom_svg(const Frame& f, const ReportOom& oom) {
+  const double x = f.x(static_cast<double>(oom.event));
+  const double y_live = f.y(static_cast<double>(oom.live_bytes));
+  const double y_want = f.y(static_cast<double>(oom.live_bytes + oom.request_bytes));
+  const bool left_side = x > f.left + f.width * 0.6;
+  const std::string label =
+      fmt::format("OOM at event {} (step {}): request {}, live {}", format_count(oom.event),
+                  oom.step, format_bytes(oom.request_bytes), format_bytes(oom.live_bytes));
+  return fmt::format(
+      "<g id=\"oom-marker\" class=\"oom\" fill=\"{0}\" stroke=\"{0}\">"
+      "<title>{8}</title>"
+      "<line x1=\"{1:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{3:.1f}\" stroke-width=\"1.5\" "
+      "stroke-dasharray=\"4 3\"/>"
+      "<rect x=\"{4:.1f}\" y=\"{5:.1f}\" width=\"8\" height=\"{6:.1f}\" fill-opacity=\"0.35\"/>"
+      "<circle cx=\"{1:.1f}\" cy=\"{7:.1f}\" r=\"7\"/>"
+      "<text x=\"{9:.1f}\" y=\"{10:.1f}\" text-anchor=\"{11}\" stroke=\"none\" font-size=\"14\" "
+      "font-weight=\"bold\">{8}</text></g>\n",
+      kOomColour, x, f.top, f.bottom(), x - 4, y_want, std::max(y_live - y_want, 1.0), y_live,
+      xml_escape(label), left_side ? x - 10 : x + 10, f.top + 18, left_side ? "end" : "start");
+}
+
+std::string legend_svg(const RunReport& run) {
+  struct Item {
+    std::string swatch;
+    std::string text;
+  };
+  std::vector<Item> items = {
+      {fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{0}\" fill-opacity=\"0.3\" "
+                   "stroke=\"{0}\"/>",
+                   kReservedColour),
+       "reserved bytes"},
+      {fmt::format("<rect width=\"22\" height=\"4\" y=\"-6\" fill=\"{}\"/>", kLiveColour),
+       "live bytes"},
+      {fmt::format("<line x2=\"22\" y1=\"-4\" y2=\"-4\" stroke=\"{}\" stroke-width=\"1.5\" "
+                   "stroke-dasharray=\"6 3\"/>",
+                   kBudgetColour),
+       "budget"}};
+  if (run.oom) {
+    items.push_back({fmt::format("<circle cx=\"11\" cy=\"-4\" r=\"6\" fill=\"{}\"/>", kOomColour),
+                     "OOM (bar: the request)"});
+    if (run.oom->device_free_bytes) {
+      items.push_back(
+          {fmt::format("<rect x=\"9\" width=\"4\" height=\"14\" y=\"-11\" fill=\"{}\"/>",
+                       kFreeColour),
+           "device free at the OOM"});
+    }
+  }
+  std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
+  double x = 90;
+  for (const Item& item : items) {
+    out += fmt::format("<g transform=\"translate({:.0f} 26)\">{}<text x=\"28\">{}</text></g>", x,
+                       item.swatch, item.text);
+    x += 40 + 7.2 * static_cast<double>(item.text.size());
+  }
+  return out + "</g>\n";
+}
+
+}  // namespace
+
+std::vector<double> nice_ticks(double max, int target) {
+  if (!(max > 0) || !std::isfinite(max)) return {0.0, 1.0};
+  const double raw = max / std::max(target, 1);
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double norm = raw / magnitude;
+  double step = 10 * magnitude;
+  for (const double nice : {1.0, 2.0, 2.5, 5.0}) {
+    if (norm <= nice) {
+      step = nice * magnitude;
+      break;
+    }
+  }
+  std::vector<double> ticks;
+  for (int i = 0; ticks.empty() || ticks.back() < max * (1 - 1e-12); ++i) {
+    ticks.push_back(step * i);
+  }
+  return ticks;
+}
+
+std::string timeline_svg(const RunReport& run) {
+  const Frame f = make_frame(run);
+  std::string out = fmt::format(
+      "<svg viewBox=\"0 0 {:.0f} {:.0f}\" role=\"img\" "
+      "aria-label=\"live and reserved bytes over events\" class=\"chart\" "
+      "font-family=\"system-ui, sans-serif\">\n",
+      kWidth, kHeight);
+  out += axes_svg(f);
+  out += legend_svg(run);
+  out += series_svg(f, run.timeline.reserved, "series-reserved", kReservedColour, true);
+  out += series_svg(f, run.timeline.live, "series-live", kLiveColour, false);
+  if (!run.timeline.missing.empty()) {
+    out += fmt::format(
+        "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"16\" "
+        "fill=\"#777\">{}</text>\n",
+        f.left + f.width / 2, f.top + f.height / 2, xml_escape(run.timeline.missing));
+  }
+  out += budget_svg(f, run.budget_bytes);
+  out += failed_marks_svg(f, run);
+  if (run.oom) {
+    out += device_free_svg(f, *run.oom);
+    out += oom_svg(f, *run.oom);
+  }
+  return out + "</svg>\n";
+}
+
+}  // namespace oomlab
