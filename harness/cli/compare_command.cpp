@@ -1,10 +1,110 @@
-// PLACEHOLDER: implemented by the compare work in progress.
+// `oomlab compare BASELINE CURRENT`: the tolerance parsed, both inputs read, the verdicts
+// written where asked; exit 1 on any regression (DESIGN.md "Exit codes").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include "cli/commands.hpp"
+#include "cli/parse.hpp"
 #include "oomlab/error.hpp"
+#include "reports/compare.hpp"
+#include "reports/junit.hpp"
 
 namespace oomlab::cli {
-int compare_command(const CompareOptions& /*options*/, std::ostream& /*out*/, std::ostream& err) {
-  err << "oomlab: error: compare is not built yet\n";
-  return kExitUsage;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "2%", "0.5%", "0%" as a relative tolerance (0.02, 0.005, 0). parse_percent refuses 0%, which
+// here means "exactly the same point", so zero is let through first.
+double parse_tolerance(std::string_view text) {
+  try {
+    std::string_view body = text;
+    while (!body.empty() && body.front() == ' ')
+      body.remove_prefix(1);
+    while (!body.empty() && body.back() == ' ')
+      body.remove_suffix(1);
+    if (!body.empty() && body.front() == '-')
+      throw_usage(fmt::format("'{}' must not be negative", text));
+    if (body.size() > 1 && body.back() == '%') {
+      const std::string_view number = body.substr(0, body.size() - 1);
+      if (number.find_first_not_of("0.") == std::string_view::npos &&
+          number.find('0') != std::string_view::npos &&
+          std::count(number.begin(), number.end(), '.') <= 1)
+        return 0.0;
+    }
+    return parse_percent(body).value / 100.0;
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--tolerance: {} (e.g. --tolerance 2%)", e.what()));
+  }
 }
+
+CompareInput load(std::string_view side, const std::string& path) {
+  try {
+    return load_compare_input(path);
+  } catch (const Error& e) {
+    throw Error(e.kind(), fmt::format("{}: {}", side, e.what()));
+  }
+}
+
+void write_file(std::string_view flag, const std::string& path, const std::string& text) {
+  const fs::path file(path);
+  std::error_code ec;
+  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  std::ofstream stream(file, std::ios::binary | std::ios::trunc);
+  stream << text;
+  stream.close();
+  if (!stream)
+    throw_usage(fmt::format("{}: cannot write {}: {}", flag, path, std::strerror(errno)));
+}
+
+std::string junit_text(const Comparison& comparison) {
+  std::ostringstream xml;
+  const std::vector<JUnitCase> cases = compare_junit_cases(comparison);
+  write_junit(xml, "oomlab.compare", cases);
+  return xml.str();
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& err) {
+  const double tolerance = parse_tolerance(o.tolerance);
+  const int to_stdout =
+      (o.json == "-" ? 1 : 0) + (o.markdown == "-" ? 1 : 0) + (o.junit == "-" ? 1 : 0);
+  if (to_stdout > 1) throw_usage("only one of --json, --markdown and --junit can be '-' (stdout)");
+  const Comparison comparison =
+      compare(load("baseline", o.baseline), load("current", o.current), tolerance);
+
+  if (const std::string warning = environment_warning(comparison); !warning.empty()) {
+    err << fmt::format("oomlab: warning: {}\n", warning);
+  }
+  if (comparison.baseline.kind != comparison.current.kind) {
+    err << fmt::format(
+        "oomlab: warning: comparing a {} with a {}: a run's key holds its budget in bytes, a "
+        "matrix cell's "
+        "as asked, so their cells do not match\n",
+        comparison.baseline.kind == "run" ? "run summary" : "matrix",
+        comparison.current.kind == "run" ? "run summary" : "matrix");
+  }
+  const auto emit = [&](const std::string& flag_value, std::string_view flag,
+                        const std::string& text) {
+    if (flag_value == "-") {
+      out << text;
+    } else if (!flag_value.empty()) {
+      write_file(flag, flag_value, text);
+    }
+  };
+  if (!o.json.empty()) emit(o.json, "--json", compare_json(comparison).dump(2) + "\n");
+  if (!o.markdown.empty()) emit(o.markdown, "--markdown", compare_markdown(comparison));
+  if (!o.junit.empty()) emit(o.junit, "--junit", junit_text(comparison));
+  (to_stdout > 0 ? err : out) << compare_table(comparison);
+  return comparison.regressions() > 0 ? kExitCheckFailed : kExitOk;
+}
+
 }  // namespace oomlab::cli
