@@ -18,7 +18,7 @@ h2 { font-size: 19px; margin: 28px 0 10px; border-bottom: 1px solid #ddd; paddin
 .headline { font-size: 16px; color: #444; margin: 0 0 8px; }
 .badge { display: inline-block; padding: 1px 10px; border-radius: 10px; font-weight: 600;
          font-size: 14px; color: #fff; background: #6c757d; vertical-align: 3px; }
-.badge-oom { background: #d62728; } .badge-completed { background: #2ca02c; }
+.badge-oom { background: #b82222; } .badge-completed { background: #2ca02c; }
 .badge-error { background: #b8860b; } .badge-crash { background: #6f42c1; }
 .badge-timeout { background: #e8710a; }
 table.kv { border-collapse: collapse; font-size: 14px; }
@@ -28,21 +28,21 @@ table.kv td { padding: 3px 0; }
 .env { display: flex; flex-wrap: wrap; gap: 6px 28px; font-size: 14px; background: #f6f7f9;
        border: 1px solid #e4e6ea; border-radius: 6px; padding: 10px 14px; }
 .env span b { color: #555; font-weight: 600; margin-right: 4px; }
-.oom-box { border-left: 5px solid #d62728; background: #fdf1f1; padding: 10px 16px; border-radius: 4px; }
+.oom-box { border-left: 5px solid #b82222; background: #fdf1f1; padding: 10px 16px; border-radius: 4px; }
 .advice { margin: 10px 0 0; font-size: 15px; }
 svg.chart { width: 100%; height: auto; border: 1px solid #e4e6ea; border-radius: 6px; background: #fff; }
 .caption { font-size: 13px; color: #555; margin: 4px 0 0; }
 .note { background: #fff8e1; border: 1px solid #f0d98c; padding: 8px 12px; border-radius: 4px; }
 table.grid { border-collapse: separate; border-spacing: 6px; font-size: 13px; }
 table.grid th { text-align: left; padding: 4px 8px; }
-td.cell { min-width: 170px; border-radius: 6px; padding: 8px 10px; vertical-align: top;
+td.cell { width: 290px; border-radius: 6px; padding: 8px 10px; vertical-align: top;
                      border-left: 6px solid #999; background: #f2f2f2; }
 td.cell a { color: inherit; text-decoration: none; display: block; }
 td.cell a:hover .outcome { text-decoration: underline; }
 td.cell .outcome { font-weight: 700; font-size: 14px; display: block; margin-bottom: 2px; }
 td.cell .line { display: block; color: #333; }
 td.cell .runs a { display: inline; margin-right: 6px; text-decoration: underline; }
-.cell.outcome-oom, .legend .outcome-oom { background: #fbe0e0; border-left-color: #d62728; }
+.cell.outcome-oom, .legend .outcome-oom { background: #fbe0e0; border-left-color: #b82222; }
 .cell.outcome-completed, .legend .outcome-completed { background: #e1f3e1; border-left-color: #2ca02c; }
 .cell.outcome-error, .legend .outcome-error { background: #fdf3d0; border-left-color: #b8860b; }
 .cell.outcome-crash, .legend .outcome-crash { background: #ece3f7; border-left-color: #6f42c1; }
@@ -51,6 +51,8 @@ td.cell .runs a { display: inline; margin-right: 6px; text-decoration: underline
 .cell.outcome-none, .legend .outcome-none { background: #fafafa; border-left-color: #ddd; color: #888; }
 .legend { display: flex; gap: 14px; font-size: 13px; margin: 6px 0 10px; }
 .legend span { padding: 2px 10px; border-left: 6px solid; border-radius: 4px; }
+h3 { font-size: 15px; margin: 16px 0 6px; }
+td.cell .open { color: #1a5fb4; font-size: 12px; margin-top: 3px; }
 pre { background: #f6f7f9; padding: 8px 12px; border-radius: 4px; font-size: 12px; overflow-x: auto; }
 footer { margin-top: 36px; font-size: 12px; color: #777; }
 )";
@@ -165,8 +167,9 @@ std::string cell_html(const MatrixReportCell* cell) {
   if (cell->report_dir.empty()) {
     out += body;
   } else {
-    out += fmt::format("<a href=\"{}/report.html\">{}</a>", xml_escape(url_path(cell->report_dir)),
-                       body);
+    out += fmt::format(
+        "<a href=\"{}/report.html\">{}<span class=\"line open\">run report →</span></a>",
+        xml_escape(url_path(cell->report_dir)), body);
   }
   if (!cell->repeat_report_dirs.empty()) out += repeat_links(cell->repeat_report_dirs);
   return out + "</td>\n";

@@ -92,6 +92,7 @@ std::string run_markdown(const RunReport& run) {
   std::string out = fmt::format("# oomlab · {} · {}\n\n{}\n\n", run_title(run),
                                 outcome_label(run.outcome), cell_text(run_headline(run)));
   out += environment_md(run.environment);
+  out += timeline_md(run);
   if (run.oom) {
     std::vector<ReportRow> rows = oom_rows(*run.oom);
     std::string advice;
@@ -103,7 +104,6 @@ std::string run_markdown(const RunReport& run) {
     out += "## The out-of-memory error\n\n" + kv_table(rows, "OOM record");
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
   }
-  out += timeline_md(run);
   out += "## The run\n\n" + kv_table(run_rows(run), "Run");
   if (run.metrics.is_object() && !run.metrics.empty()) {
     out += "## Scenario metrics\n\n" + kv_table(json_rows(run.metrics), "Metric");

@@ -110,6 +110,11 @@ MatrixReportCell read_cell(const JsonFields& cell, const std::filesystem::path& 
   c.dir = inner_dir(cell);
   c.last_lines = cell.texts("last_lines");
   c.oom = cell_oom(cell);
+  if (const auto summary = cell.optional_object("summary")) {
+    if (const auto peak = summary->optional_object("peak")) {
+      c.peak_live_bytes = peak->optional_count("live_bytes");
+    }
+  }
   c.repeats = 1;
   if (cell.has("repeats")) {
     const std::vector<JsonFields> repeats = cell.objects("repeats");

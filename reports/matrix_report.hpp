@@ -28,7 +28,8 @@ struct MatrixReportCell {
   double duration_ms = 0;
   std::string dir;  // relative to the matrix folder
   std::vector<std::string> last_lines;
-  std::optional<ReportOom> oom;  // the OOM point the cell shows, when it has one
+  std::optional<ReportOom> oom;                  // the OOM point the cell shows, when it has one
+  std::optional<std::uint64_t> peak_live_bytes;  // from the cell's summary
   std::uint64_t repeats = 1;
   std::uint64_t oom_runs = 0;  // of the repeats, when there is a spread
   std::optional<ReportSpread> oom_live_bytes;

@@ -30,6 +30,12 @@ std::string spread_text(const char* what, const ReportSpread& s, bool bytes) {
   return fmt::format("{} {} .. {} (median {})", what, show(s.min), show(s.max), show(s.median));
 }
 
+std::string duration_text(double ms) {
+  if (ms < 10) return fmt::format("{:.1f} ms", ms);
+  if (ms < 1000) return fmt::format("{:.0f} ms", ms);
+  return fmt::format("{:.1f} s", ms / 1000);
+}
+
 }  // namespace
 
 std::vector<ReportRow> environment_rows(const ReportEnvironment& env) {
@@ -128,12 +134,17 @@ std::string run_headline(const RunReport& run) {
 
 std::string timeline_caption(const Timeline& timeline) {
   if (!timeline.missing.empty()) return timeline.missing;
-  return fmt::format(
-      "{} events (seq {}..{}), drawn as {} points: the minimum and maximum of each bucket of "
-      "events, so peaks survive. Peak live {}, peak reserved {}.",
-      format_count(timeline.events), format_count(timeline.first_seq),
-      format_count(timeline.last_seq), format_count(timeline.live.size()),
-      format_bytes(timeline.peak_live_bytes), format_bytes(timeline.peak_reserved_bytes));
+  const std::string drawn =
+      timeline.live.size() >= timeline.events
+          ? std::string("every event drawn")
+          : fmt::format(
+                "drawn as {} points: the minimum and maximum of each bucket of events, so "
+                "peaks survive",
+                format_count(timeline.live.size()));
+  return fmt::format("{} events (seq {}..{}), {}. Peak live {}, peak reserved {}.",
+                     format_count(timeline.events), format_count(timeline.first_seq),
+                     format_count(timeline.last_seq), drawn, format_bytes(timeline.peak_live_bytes),
+                     format_bytes(timeline.peak_reserved_bytes));
 }
 
 std::vector<std::string> cell_lines(const MatrixReportCell& cell) {
@@ -142,6 +153,11 @@ std::vector<std::string> cell_lines(const MatrixReportCell& cell) {
     lines.push_back(fmt::format("live {} at OOM", format_bytes(cell.oom->live_bytes)));
     lines.push_back(
         fmt::format("step {} · event {}", cell.oom->step, format_count(cell.oom->event)));
+    std::string asked = "request " + format_bytes(cell.oom->request_bytes);
+    if (!cell.oom->cause.empty()) asked += " · " + cell.oom->cause;
+    lines.push_back(asked);
+  } else if (cell.peak_live_bytes) {
+    lines.push_back("peak live " + format_bytes(*cell.peak_live_bytes));
   }
   if (cell.repeats > 1) {
     lines.push_back(fmt::format("{} runs, {} OOM", cell.repeats, cell.oom_runs));
@@ -149,13 +165,14 @@ std::vector<std::string> cell_lines(const MatrixReportCell& cell) {
     if (cell.oom_step) lines.push_back(spread_text("step", *cell.oom_step, false));
   }
   if (cell.outcome != "oom" && cell.outcome != "completed") {
-    if (!cell.signal.empty())
+    if (!cell.signal.empty()) {
       lines.push_back("ended by " + cell.signal);
-    else if (cell.exit_code)
+    } else if (cell.exit_code) {
       lines.push_back(fmt::format("exit code {}", *cell.exit_code));
+    }
     if (!cell.last_lines.empty()) lines.push_back(cell.last_lines.back());
   }
-  lines.push_back(fmt::format("{:.1f} s", cell.duration_ms / 1000.0));
+  lines.push_back(duration_text(cell.duration_ms));
   return lines;
 }
 

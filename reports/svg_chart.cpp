@@ -123,30 +123,34 @@ std::string axes_svg(const Frame& f) {
   return out;
 }
 
+// "x,y x,y ...": the points of a series in plot coordinates.
+std::string polyline_points(const Frame& f, const std::vector<TimelinePoint>& points) {
+  std::string out;
+  out.reserve(points.size() * 16);
+  for (const TimelinePoint& p : points) {
+    out += fmt::format("{:.1f},{:.1f} ", f.x(static_cast<double>(p.seq)),
+                       f.y(static_cast<double>(p.bytes)));
+  }
+  return out;
+}
+
+// A series as a line; `filled` adds the area under it, drawn first so the line stays on top.
 std::string series_svg(const Frame& f, const std::vector<TimelinePoint>& points, const char* id,
                        const char* colour, bool filled) {
   if (points.empty()) return {};
-  std::string d;
-  d.reserve(points.size() * 16);
-  if (filled)
-    d += fmt::format("M{:.1f},{:.1f}L", f.x(static_cast<double>(points.front().seq)), f.bottom());
-  else
-    d += "M";
-  for (const TimelinePoint& p : points) {
-    d += fmt::format("{:.1f},{:.1f} ", f.x(static_cast<double>(p.seq)),
-                     f.y(static_cast<double>(p.bytes)));
-  }
+  const std::string line = polyline_points(f, points);
+  std::string out = fmt::format("<g id=\"{}\">", id);
   if (filled) {
-    d += fmt::format("{:.1f},{:.1f}Z", f.x(static_cast<double>(points.back().seq)), f.bottom());
-    return fmt::format(
-        "<path id=\"{}\" d=\"{}\" fill=\"{}\" fill-opacity=\"0.22\" stroke=\"{}\" "
-        "stroke-width=\"1.5\"/>\n",
-        id, d, colour, colour);
+    out += fmt::format(
+        "<path d=\"M{:.1f},{:.1f}L{}{:.1f},{:.1f}Z\" fill=\"{}\" fill-opacity=\"0.22\"/>",
+        f.x(static_cast<double>(points.front().seq)), f.bottom(), line,
+        f.x(static_cast<double>(points.back().seq)), f.bottom(), colour);
   }
-  return fmt::format(
-      "<path id=\"{}\" d=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"2\" "
-      "stroke-linejoin=\"round\"/>\n",
-      id, d, colour);
+  out += fmt::format(
+      "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" "
+      "stroke-linejoin=\"round\"/></g>\n",
+      line, colour, filled ? "1.5" : "2");
+  return out;
 }
 
 std::string budget_svg(const Frame& f, std::uint64_t budget) {
@@ -154,9 +158,8 @@ std::string budget_svg(const Frame& f, std::uint64_t budget) {
   return fmt::format(
       "<g id=\"budget-line\"><line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
       "stroke=\"{}\" stroke-width=\"1.5\" stroke-dasharray=\"8 5\"/>"
-      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\" font-size=\"13\" fill=\"{}\">"
-      "budget {}</text></g>\n",
-      f.left, y, f.right(), y, kBudgetColour, f.right() - 6, y - 6, kBudgetColour,
+      "<text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" fill=\"{}\">budget {}</text></g>\n",
+      f.left, y, f.right(), y, kBudgetColour, f.left + 6, y - 6, kBudgetColour,
       format_bytes(budget));
 }
 
@@ -233,6 +236,12 @@ std::string legend_svg(const RunReport& run) {
                        kFreeColour),
            "device free at the OOM"});
     }
+  }
+  const auto& failed = run.timeline.failed_seqs;
+  if (std::any_of(failed.begin(), failed.end(),
+                  [&](std::uint64_t seq) { return !run.oom || seq != run.oom->event; })) {
+    items.push_back({fmt::format("<path d=\"M11,-10l-5,9h10z\" fill=\"{}\"/>", kFailedColour),
+                     "other refused requests"});
   }
   std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
   double x = 90;
