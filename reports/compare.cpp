@@ -262,7 +262,9 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
     CellVerdict v;
     v.current = current.cells[i];
     v.verdict = Verdict::added;
-    v.reason = "in the current only";
+    v.reason = failed(v.current->outcome)
+                   ? fmt::format("in the current only, where it ended '{}'", v.current->outcome)
+                   : "in the current only";
     out.cells.push_back(std::move(v));
   }
   out.baseline = std::move(baseline);
@@ -279,6 +281,16 @@ std::string environment_warning(const Comparison& comparison) {
   return fmt::format(
       "comparing different environments: {} (OOM points may move for that reason alone)",
       fmt::join(parts, "; "));
+}
+
+std::string no_match_warning(const Comparison& comparison) {
+  const std::size_t unmatched =
+      comparison.count(Verdict::missing) + comparison.count(Verdict::added);
+  if (comparison.baseline.cells.empty() || comparison.current.cells.empty() ||
+      unmatched != comparison.cells.size())
+    return "";
+  return "no baseline cell is in the current: cells match by scenario, allocator, options, params "
+         "and budget, so compare runs made with the same settings";
 }
 
 std::string verdict_counts(const Comparison& comparison) {

@@ -136,6 +136,8 @@ struct Comparison {
 
 // "comparing different environments: device NVIDIA H100 80GB HBM3 vs NVIDIA H200; ..." or "".
 [[nodiscard]] std::string environment_warning(const Comparison& comparison);
+// "no baseline cell is in the current: ..." when both have cells and none matched, else "".
+[[nodiscard]] std::string no_match_warning(const Comparison& comparison);
 // "3 same, 1 earlier-oom, 1 crash"
 [[nodiscard]] std::string verdict_counts(const Comparison& comparison);
 // "regression: 2 of 6 cells (1 earlier-oom, 1 crash)" or "no regression in 6 cells"

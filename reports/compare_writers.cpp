@@ -130,27 +130,46 @@ std::vector<std::string> unique_names(const Comparison& comparison) {
   return names;
 }
 
+// The two environments side by side, rows that differ marked at the end.
+void write_environments(std::string& out, const std::vector<EnvironmentRow>& rows) {
+  std::size_t what = 0;
+  std::size_t baseline = std::string_view("baseline").size();
+  std::size_t current = std::string_view("current").size();
+  for (const EnvironmentRow& r : rows) {
+    what = std::max(what, r.what.size());
+    baseline = std::max(baseline, r.baseline.size());
+    current = std::max(current, r.current.size());
+  }
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{:<{}}  {:<{}}  {}\n", "", what, "baseline", baseline, "current");
+  for (const EnvironmentRow& r : rows) {
+    if (r.differs) {
+      fmt::format_to(it, "{:<{}}  {:<{}}  {:<{}}  <- differs\n", r.what, what, r.baseline, baseline,
+                     r.current, current);
+    } else {
+      fmt::format_to(it, "{:<{}}  {:<{}}  {}\n", r.what, what, r.baseline, baseline, r.current);
+    }
+  }
+}
+
+// Why each regression is one, a line each, for the CI log.
+void write_regressions(std::string& out, const Comparison& comparison) {
+  bool first = true;
+  for (const CellVerdict& v : comparison.cells) {
+    if (!is_regression(v.verdict)) continue;
+    fmt::format_to(std::back_inserter(out), "{}  {}/{} @ {}: {}\n", first ? "\nregressions:\n" : "",
+                   v.cell().scenario, v.cell().allocator, v.cell().budget, v.reason);
+    first = false;
+  }
+}
+
 }  // namespace
 
 std::string compare_table(const Comparison& comparison) {
-  std::string out;
-  auto it = std::back_inserter(out);
-  fmt::format_to(it, "oomlab compare · tolerance {}\n{}\n{}\n\n",
-                 tolerance_text(comparison.tolerance), input_line("baseline", comparison.baseline),
-                 input_line("current", comparison.current));
-  std::size_t what_width = 0;
-  std::size_t baseline_width = std::string_view("baseline").size();
-  for (const EnvironmentRow& r : comparison.environment) {
-    what_width = std::max(what_width, r.what.size());
-    baseline_width = std::max(baseline_width, r.baseline.size());
-  }
-  fmt::format_to(it, "{:<{}}  {:<{}}  {}\n", "", what_width, "baseline", baseline_width, "current");
-  for (const EnvironmentRow& r : comparison.environment) {
-    const std::string line =
-        fmt::format("{:<{}}  {:<{}}  {}{}", r.what, what_width, r.baseline, baseline_width,
-                    r.current, r.differs ? "   <- differs" : "");
-    fmt::format_to(it, "{}\n", line);
-  }
+  std::string out = fmt::format(
+      "oomlab compare · tolerance {}\n{}\n{}\n\n", tolerance_text(comparison.tolerance),
+      input_line("baseline", comparison.baseline), input_line("current", comparison.current));
+  write_environments(out, comparison.environment);
   out += '\n';
   std::vector<Row> rows;
   std::array<std::size_t, 7> widths{};
@@ -172,7 +191,9 @@ std::string compare_table(const Comparison& comparison) {
   write_row(kHeader);
   for (const Row& row : rows)
     write_row(row.columns);
-  fmt::format_to(it, "\nverdicts: {}\n{}\n", verdict_counts(comparison), conclusion(comparison));
+  write_regressions(out, comparison);
+  fmt::format_to(std::back_inserter(out), "\nverdicts: {}\n{}\n", verdict_counts(comparison),
+                 conclusion(comparison));
   return out;
 }
 

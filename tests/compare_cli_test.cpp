@@ -232,12 +232,28 @@ TEST(CompareCli, MarkdownToStdoutIsTheDocumentAlone) {
   EXPECT_NE(o.err.find("no regression in 8 cells"), std::string::npos) << o.err;
 }
 
-TEST(CompareCli, ASummaryAgainstAMatrixSaysWhyNothingMatches) {
+TEST(CompareCli, ARunSummaryMatchesItsCellOfAMatrix) {
+  // matrix writes each cell's key as a run's own: the H100 run of growing-batch/async is that cell.
   const Outcome o =
       oomlab({fixture("h100_run_growing-batch_async.json"), fixture("h200_matrix.json")});
-  EXPECT_EQ(o.code, 0);
-  EXPECT_NE(o.err.find("comparing a run summary with a matrix"), std::string::npos) << o.err;
-  EXPECT_NE(o.out.find("1 missing, 8 added"), std::string::npos) << o.out;
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_TRUE(ends_with(row_of(o.out, "growing-batch", "async"), "same")) << o.out;
+  EXPECT_NE(o.out.find("verdicts: 1 same, 7 added"), std::string::npos) << o.out;
+  const std::string crashed = row_of(o.out, "mixed-precision", "async");
+  EXPECT_NE(crashed.find(" crash "), std::string::npos) << crashed;
+  EXPECT_TRUE(ends_with(crashed, "added")) << "only in the current: no regression by itself";
+}
+
+TEST(CompareCli, WarnsWhenNoCellMatches) {
+  const fs::path folder = temp_folder("nomatch");
+  json run = json::parse(read_text(fixture("h200_run_growing-batch_async.json")));
+  run["budget_bytes"] = 16ULL << 30U;
+  std::ofstream(folder / "summary.json") << run.dump();
+  const Outcome o = oomlab({fixture("h100_matrix.json"), folder.string()});
+  EXPECT_EQ(o.code, 0) << "missing and added are no regressions";
+  EXPECT_NE(o.err.find("oomlab: warning: no baseline cell is in the current"), std::string::npos)
+      << o.err;
+  EXPECT_NE(o.out.find("8 missing, 1 added"), std::string::npos) << o.out;
 }
 
 }  // namespace

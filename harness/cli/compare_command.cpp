@@ -84,13 +84,8 @@ int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& er
   if (const std::string warning = environment_warning(comparison); !warning.empty()) {
     err << fmt::format("oomlab: warning: {}\n", warning);
   }
-  if (comparison.baseline.kind != comparison.current.kind) {
-    err << fmt::format(
-        "oomlab: warning: comparing a {} with a {}: a run's key holds its budget in bytes, a "
-        "matrix cell's "
-        "as asked, so their cells do not match\n",
-        comparison.baseline.kind == "run" ? "run summary" : "matrix",
-        comparison.current.kind == "run" ? "run summary" : "matrix");
+  if (const std::string warning = no_match_warning(comparison); !warning.empty()) {
+    err << fmt::format("oomlab: warning: {}\n", warning);
   }
   const auto emit = [&](const std::string& flag_value, std::string_view flag,
                         const std::string& text) {
