@@ -246,9 +246,12 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   std::vector<std::string> names;
   for (const auto* s : scenarios)
     names.push_back(s->name);
-  plan.config = {{"scenarios", names},      {"allocators", allocators}, {"budget", o.budget},
-                 {"seed", o.seed},          {"repeat", plan.repeat},    {"timeout_s", o.timeout},
-                 {"devices", plan.devices}, {"verify", o.verify},       {"params", params}};
+  plan.config = {
+      {"scenarios", names},      {"allocators", allocators},
+      {"budget", o.budget},      {"seed", parse_unsigned(o.seed)},
+      {"repeat", plan.repeat},   {"timeout_s", static_cast<double>(plan.timeout.count()) / 1e3},
+      {"devices", plan.devices}, {"verify", o.verify},
+      {"params", params}};
   return plan;
 }
 
