@@ -41,13 +41,17 @@ echo "== oomlab info"
 echo "== test suite (one process per test, as ctest runs them: a test's before/after device"
 echo "   memory figures must not see what the driver releases late from an earlier test)"
 : >"$out/tests.log"
-passed=0; failed=0; skipped=0; suite=""
+passed=0; failed=0; skipped=0; browser_skipped=0; suite=""
 while IFS= read -r line; do
   if [[ "$line" != " "* ]]; then suite="${line%%#*}"; suite="${suite%% *}"; continue; fi
   name="${line#  }"; name="${name%%#*}"; name="${name%% *}"
   result=$("$tests" --gtest_color=no --gtest_filter="$suite$name" 2>&1)
   echo "$result" >>"$out/tests.log"
-  if grep -qE '^\[  SKIPPED \] [A-Za-z]' <<<"$result"; then
+  if [[ "$suite" == ReportBrowser* ]] && grep -q 'not found on PATH' <<<"$result"; then
+    # The report's browser test needs Chromium, not a GPU; GPU machines have none and no network
+    # to install it. It runs (and must pass) in .ci/run, which installs Chromium.
+    browser_skipped=$((browser_skipped + 1)); echo "  not here: $suite$name (no Chromium; runs in .ci/run)"
+  elif grep -qE '^\[  SKIPPED \] [A-Za-z]' <<<"$result"; then
     skipped=$((skipped + 1)); echo "  SKIPPED $suite$name"
   elif grep -qE '^\[  PASSED  \] 1 test' <<<"$result"; then
     passed=$((passed + 1))
@@ -55,7 +59,7 @@ while IFS= read -r line; do
     failed=$((failed + 1)); echo "  FAILED  $suite$name"
   fi
 done < <("$tests" --gtest_list_tests)
-echo "  passed: $passed  failed: $failed  skipped: $skipped"
+echo "  passed: $passed  failed: $failed  skipped: $skipped  (browser tests left to .ci/run: $browser_skipped)"
 [[ $failed -eq 0 ]] || fail "$failed tests failed (log: $out/tests.log)"
 [[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"
 [[ $passed -gt 0 ]] || fail "no test ran"
