@@ -133,6 +133,15 @@ MatrixReportCell read_cell(const JsonFields& cell, const std::filesystem::path& 
   return c;
 }
 
+// A config value as the user gave it: the matrix keeps some as text ("1") and some as numbers.
+std::string as_asked(const JsonFields& config, const std::string& key) {
+  const auto it = config.raw().find(key);
+  if (it == config.raw().end() || it->is_null()) return {};
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_number() || it->is_boolean()) return it->dump();
+  config.fail(key, "a string or a number");
+}
+
 }  // namespace
 
 MatrixReport load_matrix_report(const std::filesystem::path& path) {
@@ -150,9 +159,9 @@ MatrixReport load_matrix_report(const std::filesystem::path& path) {
   if (const auto config = top.optional_object("config")) {
     m.scenarios = config->texts("scenarios");
     m.allocators = config->texts("allocators");
-    m.budget = config->optional_text("budget");
-    m.seed = config->optional_count("seed");
-    m.repeat = config->optional_count("repeat").value_or(1);
+    m.budget = as_asked(*config, "budget");
+    m.seed = as_asked(*config, "seed");
+    m.repeat = as_asked(*config, "repeat");
   }
   for (const JsonFields& cell : top.objects("cells")) {
     m.cells.push_back(read_cell(cell, m.dir));

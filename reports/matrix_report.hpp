@@ -47,9 +47,10 @@ struct MatrixReport {
   ReportEnvironment environment;
   std::vector<std::string> scenarios;   // rows, in the order of the config (then of the cells)
   std::vector<std::string> allocators;  // columns
+  // The config as it was asked ("8GiB", "1", "3"): shown, never computed with.
   std::string budget;
-  std::optional<std::uint64_t> seed;
-  std::uint64_t repeat = 1;
+  std::string seed;
+  std::string repeat;
   std::vector<MatrixReportCell> cells;
 };
 

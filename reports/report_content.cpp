@@ -180,8 +180,8 @@ std::vector<ReportRow> matrix_config_rows(const MatrixReport& matrix) {
   return {{"Scenarios", fmt::format("{}", matrix.scenarios.size())},
           {"Allocators", fmt::format("{}", matrix.allocators.size())},
           {"Budget", matrix.budget.empty() ? "-" : matrix.budget},
-          {"Seed", matrix.seed ? std::to_string(*matrix.seed) : "-"},
-          {"Repeats per cell", std::to_string(matrix.repeat)},
+          {"Seed", matrix.seed.empty() ? "-" : matrix.seed},
+          {"Repeats per cell", matrix.repeat.empty() ? "1" : matrix.repeat},
           {"Cells", std::to_string(matrix.cells.size())}};
 }
 

@@ -271,7 +271,8 @@ TEST(ReportMatrix, RepeatsShowTheirSpreadAndLinkEachRun) {
     "oomlab": {"version": "0.1.0", "git": "abc1234"},
     "environment": {"device": null, "driver": null, "cuda_driver_api": 0, "cuda_runtime": 0,
                     "simulated": true, "host": "h"},
-    "config": {"scenarios": ["frag"], "allocators": ["sim"], "budget": "16MiB", "repeat": 3},
+    "config": {"scenarios": ["frag"], "allocators": ["sim"], "budget": "16MiB", "seed": "1",
+               "repeat": 3, "timeout_s": "600"},
     "cells": [{"id": "frag-sim", "scenario": "frag", "allocator": "sim", "outcome": "oom",
       "exit_code": 0, "signal": null, "duration_ms": 30, "dir": "frag-sim", "last_lines": [],
       "summary": {"oom": {"event": 512, "step": 0, "live_bytes": 524288, "request_bytes": 2097152}},
@@ -289,6 +290,8 @@ TEST(ReportMatrix, RepeatsShowTheirSpreadAndLinkEachRun) {
   EXPECT_EQ(cell.repeat_report_dirs.size(), 3U);
   const std::string html = matrix_html(m);
   EXPECT_NE(html.find("3 runs, 2 OOM"), std::string::npos);
+  EXPECT_EQ(m.seed, "1") << "the matrix writes its config as asked, text or numbers";
+  EXPECT_EQ(m.repeat, "3");
   EXPECT_NE(html.find("live " + format_bytes(400000) + " .. " + format_bytes(524288)),
             std::string::npos);
   EXPECT_NE(html.find("<a href=\"frag-sim/r2/report.html\">"), std::string::npos);
