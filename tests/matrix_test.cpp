@@ -156,10 +156,12 @@ struct BadMatrix {
   std::string fragment;
 };
 
+void PrintTo(const BadMatrix& bad, std::ostream* os) { *os << "expects '" << bad.fragment << "'"; }
+
 class MatrixRejects : public ::testing::TestWithParam<BadMatrix> {};
 
 TEST_P(MatrixRejects, WithExitTwoBeforeAnyCellRuns) {
-  const Matrix m = run_matrix("bad", GetParam().args);
+  const Matrix m = run_matrix("bad_" + std::to_string(std::hash<std::string>{}(GetParam().fragment)), GetParam().args);
   EXPECT_EQ(m.child.exit_code, 2) << m.child.err_tail;
   EXPECT_NE(m.child.err_tail.find(GetParam().fragment), std::string::npos) << m.child.err_tail;
   EXPECT_TRUE(m.matrix.is_null()) << "nothing ran";
