@@ -194,7 +194,7 @@ ReportEnvironment read_environment(const JsonFields& top) {
     env.gpu = env.simulated ? "none (simulated)" : "none";
   }
   env.driver = environment.optional_text("driver");
-  if (env.driver.empty()) env.driver.assign(1, '-');  // not = "-": GCC 12 -Wrestrict false positive at -O2
+  if (env.driver.empty()) env.driver = "-";
   env.cuda_runtime = static_cast<int>(environment.optional_integer("cuda_runtime").value_or(0));
   env.cuda_driver_api =
       static_cast<int>(environment.optional_integer("cuda_driver_api").value_or(0));
