@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/child_process.hpp"
+#include "cli/matrix_plan.hpp"
 
 namespace oomlab::cli {
 namespace {
@@ -156,12 +157,15 @@ struct BadMatrix {
   std::string fragment;
 };
 
-void PrintTo(const BadMatrix& bad, std::ostream* os) { *os << "expects '" << bad.fragment << "'"; }
+void PrintTo(const BadMatrix& bad, std::ostream* os) {
+  *os << "expects '" << bad.fragment << "'";
+}
 
 class MatrixRejects : public ::testing::TestWithParam<BadMatrix> {};
 
 TEST_P(MatrixRejects, WithExitTwoBeforeAnyCellRuns) {
-  const Matrix m = run_matrix("bad_" + std::to_string(std::hash<std::string>{}(GetParam().fragment)), GetParam().args);
+  const Matrix m = run_matrix(
+      "bad_" + std::to_string(std::hash<std::string>{}(GetParam().fragment)), GetParam().args);
   EXPECT_EQ(m.child.exit_code, 2) << m.child.err_tail;
   EXPECT_NE(m.child.err_tail.find(GetParam().fragment), std::string::npos) << m.child.err_tail;
   EXPECT_TRUE(m.matrix.is_null()) << "nothing ran";
@@ -179,6 +183,35 @@ INSTANTIATE_TEST_SUITE_P(
                   "no chosen scenario takes 'nosuch'"},
         BadMatrix{{"-s", "fragmentation", "-a", "sim", "--budget", "8XB"}, "--budget"},
         BadMatrix{{"-s", "fragmentation", "-a", "sim", "-p", "block=huge"}, "block"}));
+
+struct Ending {
+  ChildResult child;
+  const char* summary_outcome;  // nullptr: the child printed no summary
+  const char* expected;
+};
+
+class CellOutcome : public ::testing::TestWithParam<Ending> {};
+
+TEST_P(CellOutcome, FollowsHowTheChildEnded) {
+  const Ending& e = GetParam();
+  const json summary = e.summary_outcome != nullptr ? json{{"outcome", e.summary_outcome}} : json();
+  EXPECT_EQ(cell_outcome(e.child, summary), e.expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Endings, CellOutcome,
+    ::testing::Values(
+        Ending{{.exit_code = 0}, "oom", "oom"}, Ending{{.exit_code = 0}, "completed", "completed"},
+        // run's exit 1 after a failed check: the summary says oom, the cell failed.
+        Ending{{.exit_code = 1}, "oom", "error"}, Ending{{.exit_code = 1}, "completed", "error"},
+        Ending{{.exit_code = 1}, nullptr, "error"}, Ending{{.exit_code = 2}, nullptr, "error"},
+        Ending{{.exit_code = 3}, nullptr, "error"},
+        // exit(7) from inside a library: not one of oomlab's codes.
+        Ending{{.exit_code = 7}, nullptr, "crash"}, Ending{{.signal = 6}, nullptr, "crash"},
+        Ending{{.signal = 6}, "oom", "crash"},
+        Ending{{.signal = 15, .timed_out = true}, nullptr, "timeout"},
+        Ending{{.signal = 15, .stopped = true}, nullptr, "interrupted"},
+        Ending{{.exit_code = 0, .out_overflow = true}, "oom", "error"}));
 
 TEST(RunJunit, OneTestcaseFailedWhenTheExpectationIsNotMet) {
   const fs::path junit = fs::temp_directory_path() / "oomlab_run_junit.xml";

@@ -23,6 +23,7 @@ namespace oomlab::cli {
 namespace {
 
 constexpr std::size_t kErrTailBytes = 64 * 1024;
+constexpr std::size_t kOutMaxBytes = 64 * 1024 * 1024;  // a summary is a few KiB
 
 class Pipe {
  public:
@@ -56,6 +57,8 @@ pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& e
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out.write_end(), STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err.write_end(), STDERR_FILENO);
+  // Its own group is in the background: a read of the terminal would stop it until killed.
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
   posix_spawnattr_setpgroup(&attr, 0);  // its own group: a kill reaches what it started too
@@ -101,14 +104,14 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& l
   err.close_write();
 
   ChildResult result;
-  std::array<pollfd, 2> fds{pollfd{out.read_end(), POLLIN, 0}, pollfd{err.read_end(), POLLIN, 0}};
   std::optional<Clock::time_point> killed_at;  // when SIGTERM went out
   bool killed_hard = false;
-  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+  // SIGTERM at the deadline, at a stop request or when stdout overflows; SIGKILL after the grace.
+  const auto enforce_limits = [&] {
     const auto now = Clock::now();
     const bool stop = limits.stop != nullptr && limits.stop->load();
-    if (!killed_at && (now - start >= limits.timeout || stop)) {
-      result.timed_out = !stop;
+    if (!killed_at && (now - start >= limits.timeout || stop || result.out_overflow)) {
+      result.timed_out = !stop && !result.out_overflow;
       result.stopped = stop;
       ::kill(-pid, SIGTERM);
       killed_at = now;
@@ -117,29 +120,38 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& l
       ::kill(-pid, SIGKILL);
       killed_hard = true;
     }
+  };
+  std::array<pollfd, 2> fds{pollfd{out.read_end(), POLLIN, 0}, pollfd{err.read_end(), POLLIN, 0}};
+  while (fds[0].fd >= 0 || fds[1].fd >= 0) {
+    enforce_limits();
     if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) break;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
       if (!drain(fds[i].fd, i == 0 ? result.out : result.err_tail, i == 0 ? 0 : kErrTailBytes))
         fds[i].fd = -1;
     }
+    if (result.out.size() > kOutMaxBytes) {
+      result.out_overflow = true;
+      result.out.resize(kOutMaxBytes);
+    }
   }
-  // Pipes closed: the child is gone, or it closed them and lives on. Wait, still with the deadline.
-  int status = 0;
-  while (::waitpid(pid, &status, WNOHANG) == 0) {
-    const auto now = Clock::now();
-    if (!killed_at && now - start >= limits.timeout) {
-      result.timed_out = true;
-      ::kill(-pid, SIGTERM);
-      killed_at = now;
+  // Pipes closed: the child is gone, or it closed them and lives on. Wait, with the same limits;
+  // WNOWAIT keeps it unreaped, so that its group id cannot be reused before the last kill.
+  siginfo_t info{};
+  for (;;) {
+    info.si_pid = 0;
+    if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorKind::io, fmt::format("waiting for {}: {}", argv[0], std::strerror(errno)));
     }
-    if (killed_at && !killed_hard && now - *killed_at >= limits.grace) {
-      ::kill(-pid, SIGKILL);
-      killed_hard = true;
-    }
+    if (info.si_pid == pid) break;
+    enforce_limits();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (killed_at && !killed_hard) ::kill(-pid, SIGKILL);  // anything it left in its group
+  if (killed_at) ::kill(-pid, SIGKILL);  // anything it left in its group
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   if (result.err_tail.size() > kErrTailBytes)

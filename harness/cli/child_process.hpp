@@ -20,9 +20,10 @@ struct ChildResult {
   int exit_code = -1;  // when it exited
   int signal = 0;      // when a signal ended it
   bool timed_out = false;
-  bool stopped = false;  // ended because `stop` was set
-  std::string out;       // all of stdout
-  std::string err_tail;  // the last 64 KiB of stderr
+  bool stopped = false;       // ended because `stop` was set
+  bool out_overflow = false;  // stdout passed 64 MiB: it was stopped, `out` is cut there
+  std::string out;            // all of stdout
+  std::string err_tail;       // the last 64 KiB of stderr
   double seconds = 0.0;
   [[nodiscard]] bool exited_cleanly() const { return signal == 0 && exit_code == 0; }
 };

@@ -33,21 +33,26 @@ struct Parsed {
 // What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
 void add_scenario_options(CLI::App* sub, RunOptions& o) {
   sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')")->required();
-  sub->add_option("--allocator,-a", o.allocator,
-                  "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
+  sub->add_option(
+         "--allocator,-a", o.allocator,
+         "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
       ->capture_default_str();
   sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
   sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
   sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
-  sub->add_option("--format", o.format, "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
-  sub->add_flag("--strict", o.strict, "replay: a free of an unknown address is an error (--param strict=on)");
+  sub->add_option("--format", o.format,
+                  "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
+  sub->add_flag("--strict", o.strict,
+                "replay: a free of an unknown address is an error (--param strict=on)");
   sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
-  sub->add_option("--verify", o.verify,
-                  "data-integrity checks on real devices: all (fill every block when allocated, verify at "
-                  "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
+  sub->add_option(
+         "--verify", o.verify,
+         "data-integrity checks on real devices: all (fill every block when allocated, verify at "
+         "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
       ->capture_default_str();
-  sub->add_flag("--no-probe", o.no_probe,
-                "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
+  sub->add_flag(
+      "--no-probe", o.no_probe,
+      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
 }
 
 void add_run(CLI::App& app, Parsed& p) {
@@ -58,61 +63,81 @@ void add_run(CLI::App& app, Parsed& p) {
                   "clamped to free memory")
       ->capture_default_str();
   run->add_option("--out,-o", p.run.out,
-                  "folder for events.csv and summary.json (default oomlab-runs/<UTC time>-<scenario>-<allocator>)");
-  run->add_option("--json", p.run.json, "also write summary.json to FILE; '-' prints it alone on stdout");
+                  "folder for events.csv and summary.json (default oomlab-runs/<UTC "
+                  "time>-<scenario>-<allocator>)");
+  run->add_option("--json", p.run.json,
+                  "also write summary.json to FILE; '-' prints it alone on stdout");
   run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
-  auto* expect_oom = run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
-  auto* expect_no_oom = run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
+  auto* expect_oom =
+      run->add_flag("--expect-oom", p.run.expect_oom, "exit 1 unless the run ends in OOM");
+  auto* expect_no_oom =
+      run->add_flag("--expect-no-oom", p.run.expect_no_oom, "exit 1 if the run ends in OOM");
   expect_oom->excludes(expect_no_oom);
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
-  run->add_option("--junit", p.run.junit, "also write the outcome as JUnit XML to FILE (one testcase)");
+  run->add_option("--junit", p.run.junit,
+                  "also write the outcome as JUnit XML to FILE (one testcase)");
   run->footer(scenario_and_allocator_overview());
 }
 
 void add_frontier(CLI::App& app, Parsed& p) {
   CLI::App* frontier = app.add_subcommand(
-      "frontier", "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
+      "frontier",
+      "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
   add_scenario_options(frontier, p.frontier);
   p.frontier.budget = "all";
-  frontier->add_option("--budget,-b", p.frontier.budget,
-                       "the largest budget tried: a size, N% of the device, or all (the sim's 'total' option "
-                       "on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
+  frontier
+      ->add_option(
+          "--budget,-b", p.frontier.budget,
+          "the largest budget tried: a size, N% of the device, or all (the sim's 'total' option "
+          "on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
       ->capture_default_str();
-  frontier->add_option("--json", p.frontier.json, "also write the result as JSON to FILE; '-' prints it alone");
+  frontier->add_option("--json", p.frontier.json,
+                       "also write the result as JSON to FILE; '-' prints it alone");
   frontier->add_flag("--quiet,-q", p.frontier.quiet, "only the answer");
   frontier->footer(
       "Examples:\n"
-      "  oomlab frontier replay --trace snapshot.pickle -a sim:total=24GiB   # would it fit on a 24 GiB card?\n"
+      "  oomlab frontier replay --trace snapshot.pickle -a sim:total=24GiB   # would it fit on a "
+      "24 GiB card?\n"
       "  oomlab frontier growing-batch -a async -p start=32 -p schedule=linear\n"
-      "Exit codes: 0 a frontier was found, 1 the run does not complete even at the largest budget.");
+      "Exit codes: 0 a frontier was found, 1 the run does not complete even at the largest "
+      "budget.");
 }
 
 void add_matrix(CLI::App& app, Parsed& p) {
   CLI::App* m = app.add_subcommand(
-      "matrix", "every scenario against every allocator, each cell a child process (crash- and hang-proof)");
+      "matrix",
+      "every scenario against every allocator, each cell a child process (crash- and hang-proof)");
   MatrixOptions& o = p.matrix;
-  m->add_option("--scenarios,-s", o.scenarios,
-                "all, or a comma list (all skips scenarios whose required parameters are not given)")
+  m->add_option(
+       "--scenarios,-s", o.scenarios,
+       "all, or a comma list (all skips scenarios whose required parameters are not given)")
       ->capture_default_str();
-  m->add_option("--allocators,-a", o.allocators, "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
+  m->add_option("--allocators,-a", o.allocators,
+                "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
       ->capture_default_str();
-  m->add_option("--budget,-b", o.budget, "each cell's budget: a size, N% of the device, or all")->capture_default_str();
+  m->add_option("--budget,-b", o.budget, "each cell's budget: a size, N% of the device, or all")
+      ->capture_default_str();
   m->add_option("--seed", o.seed, "seed of every cell")->capture_default_str();
   m->add_option("--repeat,-r", o.repeat, "runs per cell; the spread of the OOM point is reported")
       ->capture_default_str();
-  m->add_option("--timeout", o.timeout, "seconds a cell may run before it is killed and recorded as timeout")
+  m->add_option("--timeout", o.timeout,
+                "seconds a cell may run before it is killed and recorded as timeout")
       ->capture_default_str();
-  m->add_option("--devices,-d", o.devices, "CUDA devices: 0,1 or all; cells on different devices run in parallel")
+  m->add_option("--devices,-d", o.devices,
+                "CUDA devices: 0,1 or all; cells on different devices run in parallel")
       ->capture_default_str();
   m->add_option("--param,-p", o.params,
                 "KEY=VALUE for every cell whose scenario declares KEY (repeatable)");
-  m->add_option("--verify", o.verify, "data-integrity checks in each cell: all, sample, off")->capture_default_str();
-  m->add_option("--out,-o", o.out, "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
+  m->add_option("--verify", o.verify, "data-integrity checks in each cell: all, sample, off")
+      ->capture_default_str();
+  m->add_option("--out,-o", o.out,
+                "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
   m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
   m->add_flag("--quiet,-q", o.quiet, "only the table");
   m->footer(
       "Examples:\n"
-      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --budget=8GiB --out runs/nightly\n"
+      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --budget=8GiB --out "
+      "runs/nightly\n"
       "  oomlab matrix -s fragmentation,leak -a async,sim --repeat 5 --timeout 120\n"
       "Exit codes: 0 every cell ran (OOMs included), 2 bad usage, 4 a cell crashed or timed out.");
 }
@@ -120,23 +145,29 @@ void add_matrix(CLI::App& app, Parsed& p) {
 void add_report(CLI::App& app, Parsed& p) {
   CLI::App* r = app.add_subcommand(
       "report", "self-contained HTML and Markdown for run folders and matrix folders");
-  r->add_option("paths", p.report.paths, "run folders (summary.json), matrix folders (matrix.json) or those files")
+  r->add_option("paths", p.report.paths,
+                "run folders (summary.json), matrix folders (matrix.json) or those files")
       ->required();
-  r->add_option("--out,-o", p.report.out, "folder for report.html and report.md (default: beside each input)");
+  r->add_option("--out,-o", p.report.out,
+                "folder for report.html and report.md (default: beside each input)");
 }
 
 void add_compare(CLI::App& app, Parsed& p) {
   CLI::App* c = app.add_subcommand(
-      "compare", "verdicts per cell between a baseline and a current run or matrix; exit 1 on a regression");
+      "compare",
+      "verdicts per cell between a baseline and a current run or matrix; exit 1 on a regression");
   CompareOptions& o = p.compare;
-  c->add_option("baseline", o.baseline, "summary.json, matrix.json, or a folder holding one")->required();
-  c->add_option("current", o.current, "summary.json, matrix.json, or a folder holding one")->required();
+  c->add_option("baseline", o.baseline, "summary.json, matrix.json, or a folder holding one")
+      ->required();
+  c->add_option("current", o.current, "summary.json, matrix.json, or a folder holding one")
+      ->required();
   c->add_option("--tolerance", o.tolerance,
                 "how far the OOM point (bytes and step) may move and still be 'same', e.g. 2% "
                 "(wider where --repeat measured a spread)")
       ->capture_default_str();
   c->add_option("--json", o.json, "also write the verdicts as JSON to FILE; '-' prints it alone");
-  c->add_option("--markdown", o.markdown, "also write a Markdown table to FILE; '-' prints it alone");
+  c->add_option("--markdown", o.markdown,
+                "also write a Markdown table to FILE; '-' prints it alone");
   c->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
 }
 
@@ -157,7 +188,8 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab list\n"
       "  oomlab info\n"
       "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
-      "3 no usable device for the allocator, 4 a matrix cell crashed or timed out, 130 interrupted.");
+      "3 no usable device for the allocator, 4 a matrix cell crashed or timed out, 130 "
+      "interrupted.");
   add_run(app, p);
   add_frontier(app, p);
   add_matrix(app, p);
@@ -184,11 +216,11 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run", "frontier", "matrix", "report", "compare", "list", "info"};
+  const std::vector<std::string> commands = {"run",     "frontier", "matrix", "report",
+                                             "compare", "list",     "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << fmt::format("oomlab: error: unknown command '{}'{} (commands: {})\n", args[1],
-                     did_you_mean(args[1], commands),
-                     fmt::join(commands, ", "));
+                     did_you_mean(args[1], commands), fmt::join(commands, ", "));
   return true;
 }
 

@@ -29,7 +29,7 @@ struct RunOptions {
   std::string csv;
   std::string device = "0";
   std::string verify = "sample";
-  std::string trace;   // replay's --trace, --format and --strict: its own parameters
+  std::string trace;  // replay's --trace, --format and --strict: its own parameters
   std::string format;
   bool strict = false;
   bool no_probe = false;

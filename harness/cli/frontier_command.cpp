@@ -1,8 +1,7 @@
 // `oomlab frontier`: the smallest budget at which a scenario completes.
-#include <fstream>
-
 #include <fmt/format.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
@@ -26,19 +25,23 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
   for (const FrontierTrial& t : r.trials) {
     trials.push_back({{"budget_bytes", t.budget_bytes},
                       {"outcome", to_string(t.outcome)},
-                      {"cause", t.cause ? nlohmann::ordered_json(to_string(*t.cause)) : nlohmann::ordered_json(nullptr)},
+                      {"cause", t.cause ? nlohmann::ordered_json(to_string(*t.cause))
+                                        : nlohmann::ordered_json(nullptr)},
                       {"duration_ms", t.duration_ms}});
   }
-  return {{"schema", "oomlab.frontier.v1"},
-          {"oomlab", version_json()},
-          {"scenario", {{"name", config.scenario}, {"params", params_json(config.params)}, {"seed", config.seed}}},
-          {"allocator", {{"name", r.allocator}, {"options", params_json(config.allocator_options)}}},
-          {"simulated", r.simulated},
-          {"upper_bytes", r.upper_bytes},
-          {"frontier_bytes", r.frontier_bytes ? nlohmann::ordered_json(*r.frontier_bytes) : nlohmann::ordered_json(nullptr)},
-          {"failing_bytes", r.failing_bytes},
-          {"resolution_bytes", kDevicePageBytes},
-          {"trials", trials}};
+  return {
+      {"schema", "oomlab.frontier.v1"},
+      {"oomlab", version_json()},
+      {"scenario",
+       {{"name", config.scenario}, {"params", params_json(config.params)}, {"seed", config.seed}}},
+      {"allocator", {{"name", r.allocator}, {"options", params_json(config.allocator_options)}}},
+      {"simulated", r.simulated},
+      {"upper_bytes", r.upper_bytes},
+      {"frontier_bytes", r.frontier_bytes ? nlohmann::ordered_json(*r.frontier_bytes)
+                                          : nlohmann::ordered_json(nullptr)},
+      {"failing_bytes", r.failing_bytes},
+      {"resolution_bytes", kDevicePageBytes},
+      {"trials", trials}};
 }
 
 }  // namespace
@@ -60,16 +63,19 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
     err << "oomlab: interrupted: the search stopped; every run freed what it took\n";
     return kExitInterrupted;
   }
-  const std::string name = fmt::format("{} on {}{}", config.scenario, result.allocator, result.simulated ? " (simulated)" : "");
+  const std::string name = fmt::format("{} on {}{}", config.scenario, result.allocator,
+                                       result.simulated ? " (simulated)" : "");
   std::string answer;
   if (result.frontier_bytes) {
-    answer = fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)\n", name,
-                         format_bytes(*result.frontier_bytes), format_count(*result.frontier_bytes),
-                         format_count(result.failing_bytes), format_bytes(kDevicePageBytes), result.trials.size());
+    answer = fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)\n",
+                         name, format_bytes(*result.frontier_bytes),
+                         format_count(*result.frontier_bytes), format_count(result.failing_bytes),
+                         format_bytes(kDevicePageBytes), result.trials.size());
   } else {
     const FrontierTrial& t = result.trials.front();
-    answer = fmt::format("{}: does not complete even at {}: {}{}\n", name, format_bytes(result.upper_bytes),
-                         to_string(t.outcome), t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
+    answer = fmt::format("{}: does not complete even at {}: {}{}\n", name,
+                         format_bytes(result.upper_bytes), to_string(t.outcome),
+                         t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
   }
   (to_stdout ? err : out) << answer;
   if (!o.json.empty()) {

@@ -36,6 +36,7 @@ json summary_from(const std::string& text) {
   return nullptr;
 }
 
+// A cell's outcome from how its process ended and what it printed.
 MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const std::string& dir,
                         const std::atomic<bool>* stop) {
   std::vector<std::string> argv = {plan.self,
@@ -68,15 +69,9 @@ MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const s
   r.dir = dir;
   r.last_lines = last_lines(child.err_tail, 12);
   r.summary = summary_from(child.out);
-  if (child.timed_out) {
-    r.outcome = "timeout";
-  } else if (child.signal != 0 && !child.stopped) {
-    r.outcome = "crash";
-  } else if (r.summary.is_object()) {
-    r.outcome = r.summary.value("outcome", "error");
-  } else {
-    r.outcome = child.stopped ? "interrupted" : "error";
-  }
+  r.outcome = cell_outcome(child, r.summary);
+  if (child.out_overflow)
+    r.last_lines.push_back("oomlab matrix: the cell wrote over 64 MiB to stdout and was stopped");
   return r;
 }
 
@@ -121,13 +116,22 @@ class Runner {
         if (r > 1 && stop != nullptr && stop->load()) break;
         const std::string dir =
             plan_.repeat == 1 ? planned.id : fmt::format("{}/r{}", planned.id, r);
-        repeats.push_back(run_repeat(plan_, planned, dir, stop));
+        try {
+          repeats.push_back(run_repeat(plan_, planned, dir, stop));
+        } catch (const std::exception& e) {  // the process could not start (no fds, no memory)
+          repeats.push_back(
+              {.outcome = "error", .exit_code = -1, .dir = dir, .last_lines = {e.what()}});
+        }
       }
       const std::lock_guard lock(mutex_);
       cells_[index].repeats = std::move(repeats);
       ++done_;
       progress(cells_[index]);
-      write_matrix_json(plan_, cells_);  // a matrix killed half-way still leaves its record
+      try {
+        write_matrix_json(plan_, cells_);  // a matrix killed half-way still leaves its record
+      } catch (
+          ...) {  // NOLINT(bugprone-empty-catch): the final write, after the workers, reports it
+      }
     }
   }
 
@@ -175,7 +179,8 @@ int exit_code_of(const std::vector<MatrixCell>& cells, bool stopped) {
   for (const MatrixCell& cell : cells) {
     const std::string outcome = cell_outcome(cell);
     if (outcome == "crash" || outcome == "timeout") return kExitCellFailed;
-    failed = failed || outcome == "error" || outcome == "missing";
+    // interrupted without a stop of ours: something else signalled the cell
+    failed = failed || outcome == "error" || outcome == "missing" || outcome == "interrupted";
   }
   return failed ? kExitCheckFailed : kExitOk;
 }
@@ -191,6 +196,7 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
                        plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
                        fmt::join(plan.devices, ","), plan.out.string());
   }
+  ::setenv(kMatrixParentVariable, std::to_string(::getpid()).c_str(), 1);  // cells die with us
   const StopOnSignal signals;
   Runner runner(plan, err, options.quiet);
   const std::vector<MatrixCell> cells = runner.run(StopOnSignal::flag());
@@ -201,12 +207,32 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
   if (!options.junit.empty()) {
     std::ofstream file(options.junit);
     write_junit(file, "oomlab matrix", junit_cases(cells));
+    file.close();
     if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", options.junit));
   }
   const int code = exit_code_of(cells, stopped);
   if (code == kExitCellFailed) err << "oomlab: a cell crashed or timed out (see the table)\n";
   if (code == kExitCheckFailed) err << "oomlab: a cell failed to run (see the table)\n";
   return code;
+}
+
+std::string cell_outcome(const ChildResult& child, const nlohmann::json& summary) {
+  if (child.timed_out) return "timeout";
+  if (child.stopped) return "interrupted";
+  if (child.out_overflow) return "error";
+  if (child.signal != 0) return "crash";
+  if (summary.is_object()) {
+    const std::string outcome = summary.value("outcome", "error");
+    // `run` exits 1 for a failed check (corrupted data, memory left on the device) with a summary
+    // that still says oom or completed: the cell failed all the same.
+    const bool check_failed = child.exit_code != kExitOk && child.exit_code != kExitInterrupted;
+    return check_failed && (outcome == "oom" || outcome == "completed") ? "error" : outcome;
+  }
+  // No summary: oomlab's own exits (1, 2, 3, 130) are errors it explained; any other code is a
+  // process that died on its way (exit() in a library, a failed assertion's handler).
+  const bool oomlab_exit = child.exit_code == kExitCheckFailed || child.exit_code == kExitUsage ||
+                           child.exit_code == kExitNoDevice || child.exit_code == kExitInterrupted;
+  return oomlab_exit ? "error" : "crash";
 }
 
 }  // namespace oomlab::cli

@@ -192,9 +192,9 @@ void parse_numbers(const MatrixOptions& o, MatrixPlan& plan) {
     return n;
   }));
   const double seconds = flag_value("--timeout", [&] { return parse_real(o.timeout); });
-  if (!(seconds > 0 && seconds <= 7 * 86400.0))
+  if (!(seconds >= 0.001 && seconds <= 7 * 86400.0))
     throw_usage(
-        fmt::format("--timeout: '{}' is not a number of seconds between 0 and a week", o.timeout));
+        fmt::format("--timeout: '{}' is not a number of seconds from 0.001 to a week", o.timeout));
   plan.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1e3));
   static_cast<void>(flag_value("--budget", [&] { return parse_budget(o.budget); }));
   static_cast<void>(flag_value("--seed", [&] { return parse_unsigned(o.seed); }));
@@ -261,6 +261,7 @@ void write_matrix_json(const MatrixPlan& plan, const std::vector<MatrixCell>& ce
   {
     std::ofstream file(partial, std::ios::trunc);
     file << matrix_json(plan.environment, plan.config, cells).dump(2) << '\n';
+    file.close();
     if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", partial.string()));
   }
   fs::rename(partial, path);  // readers never see half a file

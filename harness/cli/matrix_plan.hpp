@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/child_process.hpp"
 #include "cli/commands.hpp"
 #include "reports/matrix_json.hpp"
 
@@ -42,6 +43,11 @@ struct MatrixPlan {
 
 // Throws Error(usage) naming the flag for anything wrong; notes (skipped scenarios) go to `err`.
 [[nodiscard]] MatrixPlan plan_matrix(const MatrixOptions& options, std::ostream& err);
+
+// A finished child's outcome: timeout, interrupted, crash (a signal, or an exit code that is not
+// oomlab's), error (oomlab's own failure exits, or a summary whose run failed a check), or the
+// summary's own outcome.
+[[nodiscard]] std::string cell_outcome(const ChildResult& child, const nlohmann::json& summary);
 
 void write_matrix_json(const MatrixPlan& plan, const std::vector<MatrixCell>& cells);
 // One line for a cell: "oom at 6.02 GiB live (request 1 GiB, fragmentation)", "crash: SIGABRT ...".

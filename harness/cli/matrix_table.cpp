@@ -34,10 +34,9 @@ std::string spread_text(const MatrixCell& cell) {
   }
   if (cell.repeats.size() < 2) return "";
   if (live.size() < 2) return fmt::format("{}/{} oom", live.size(), cell.repeats.size());
-  const auto [lo, hi] = std::minmax_element(live.begin(), live.end());
   std::sort(live.begin(), live.end());
   const double median = static_cast<double>(live[(live.size() - 1) / 2]);
-  const double half_range = static_cast<double>(*hi - *lo) / 2.0;
+  const double half_range = static_cast<double>(live.back() - live.front()) / 2.0;
   return fmt::format("±{:.1f}% ({}/{})", median > 0 ? 100.0 * half_range / median : 0.0,
                      live.size(), cell.repeats.size());
 }

@@ -44,7 +44,8 @@ std::vector<std::string> assignments_of(const RunOptions& o, const Registry::Ent
   const auto add = [&](const char* flag, const char* name, const std::string& value) {
     const bool declared = std::any_of(scenario.params.begin(), scenario.params.end(),
                                       [&](const ParamDef& d) { return d.name == name; });
-    if (!declared) throw_usage(fmt::format("{}: scenario '{}' takes no {}", flag, scenario.name, name));
+    if (!declared)
+      throw_usage(fmt::format("{}: scenario '{}' takes no {}", flag, scenario.name, name));
     assignments.push_back(fmt::format("{}={}", name, value));
   };
   if (!o.trace.empty()) add("--trace", "trace", o.trace);
@@ -64,8 +65,8 @@ RunConfig config_from(const RunOptions& o) {
   }
   RunConfig config;
   config.scenario = o.scenario;
-  config.params = parse_params(entry->params, assignments_of(o, *entry), fmt::format("scenario '{}'", o.scenario),
-                               "--param");
+  config.params = parse_params(entry->params, assignments_of(o, *entry),
+                               fmt::format("scenario '{}'", o.scenario), "--param");
   AllocatorChoice allocator = parse_allocator(o.allocator);
   config.allocator = allocator.kind;
   config.allocator_options = std::move(allocator.options);
@@ -195,15 +196,20 @@ void write_outputs(const RunResult& result, const RunOptions& o,
 }
 
 // One testcase: passed when the run did what it was asked (a provoked OOM included).
-void write_run_junit(const RunResult& result, const std::string& path, int code, const std::string& why) {
-  JUnitCase c{.classname = "oomlab.run." + result.scenario, .name = result.allocator, .seconds = result.duration_ms / 1e3};
-  const std::string line =
-      result.oom ? fmt::format("oom at {} live (request {}, {})", format_bytes(result.oom->live_bytes),
-                               format_bytes(result.oom->request_bytes), to_string(result.oom->diagnosis.cause))
-                 : std::string(to_string(result.outcome));
+void write_run_junit(const RunResult& result, const std::string& path, int code,
+                     const std::string& why) {
+  JUnitCase c{.classname = "oomlab.run." + result.scenario,
+              .name = result.allocator,
+              .seconds = result.duration_ms / 1e3};
+  const std::string line = result.oom ? fmt::format("oom at {} live (request {}, {})",
+                                                    format_bytes(result.oom->live_bytes),
+                                                    format_bytes(result.oom->request_bytes),
+                                                    to_string(result.oom->diagnosis.cause))
+                                      : std::string(to_string(result.outcome));
   c.details = line;
   if (code != kExitOk) {
-    c.result = result.outcome == Outcome::error ? JUnitCase::Result::error : JUnitCase::Result::failure;
+    c.result =
+        result.outcome == Outcome::error ? JUnitCase::Result::error : JUnitCase::Result::failure;
     c.message = why;
   }
   std::ofstream file(path, std::ios::trunc);

@@ -1,13 +1,20 @@
 #include "cli/signals.hpp"
 
+#include <sys/prctl.h>
+#include <unistd.h>
+
 #include <csignal>
+#include <cstdlib>
+#include <string>
 
 namespace oomlab::cli {
 
 namespace {
 std::atomic<bool> g_stop{false};
 
-extern "C" void on_stop_signal(int /*signal*/) { g_stop.store(true); }
+extern "C" void on_stop_signal(int /*signal*/) {
+  g_stop.store(true);
+}
 }  // namespace
 
 StopOnSignal::StopOnSignal() {
@@ -25,6 +32,15 @@ StopOnSignal::~StopOnSignal() {
   std::signal(SIGTERM, SIG_DFL);
 }
 
-const std::atomic<bool>* StopOnSignal::flag() { return &g_stop; }
+const std::atomic<bool>* StopOnSignal::flag() {
+  return &g_stop;
+}
+
+void die_with_matrix_parent() {
+  const char* parent = std::getenv(kMatrixParentVariable);  // NOLINT(concurrency-mt-unsafe)
+  if (parent == nullptr) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (std::to_string(::getppid()) != parent) std::_Exit(kParentGoneExit);  // it died before prctl
+}
 
 }  // namespace oomlab::cli

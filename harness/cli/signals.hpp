@@ -19,4 +19,11 @@ class StopOnSignal {
   [[nodiscard]] static const std::atomic<bool>* flag();
 };
 
+// A matrix cell's process dies with the matrix that started it (SIGKILL: its memory goes back to
+// the device with the process), even when a second Ctrl-C kills the matrix at once. No-op
+// unless the matrix set OOMLAB_MATRIX_PARENT to its own pid.
+void die_with_matrix_parent();
+inline constexpr int kParentGoneExit = 125;
+inline constexpr const char* kMatrixParentVariable = "OOMLAB_MATRIX_PARENT";
+
 }  // namespace oomlab::cli
