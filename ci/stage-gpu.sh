@@ -13,6 +13,7 @@ for binary in oomlab tests/oomlab_tests; do
   strip -o "$stage/$(basename "$binary")" "$build/$binary"
 done
 # The benchmarks with the Google Benchmark library beside them (its soname differs there).
+rm -rf "$stage/bench"
 mkdir -p "$stage/bench/lib"
 for bench in "$build"/bench/oomlab_*_bench; do strip -o "$stage/bench/$(basename "$bench")" "$bench"; done
 cp -L "$build"/bench/lib/* "$stage/bench/lib/"
