@@ -29,8 +29,9 @@ def load(directory):
         context = context or data.get("context", {})
         for b in data.get("benchmarks", []):
             name = b.get("run_name", b["name"])
-            for suffix in ("/manual_time", "/real_time"):
-                name = name.removesuffix(suffix)
+            # "pair_among_live/cuda/1000/iterations:64/manual_time" -> "pair_among_live/cuda/1000"
+            name = "/".join(part for part in name.split("/")
+                            if part not in ("manual_time", "real_time") and not part.startswith("iterations:"))
             aggregate = b.get("aggregate_name")
             if aggregate not in (None, "median"):
                 continue
@@ -118,6 +119,15 @@ def targets(results):
     return t.rows
 
 
+def pair_time(entry):
+    """The ns_per_pair counter (nanoseconds) as a time, or why there is none."""
+    if entry is None:
+        return "-"
+    if entry.get("error_occurred"):
+        return "skipped" if "may be used here" in entry.get("error_message", "") else "error"
+    return si(entry["ns_per_pair"] * 1e-9, "s")
+
+
 def latency_tables(results):
     backends = ["cuda", "async", "managed", "sim"]
     by_size = [["size", *backends]]
@@ -125,14 +135,14 @@ def latency_tables(results):
         row = [size]
         for b in backends:
             e = results.get(f"pair_by_size/{b}/{size}")
-            row.append("-" if e is None or e.get("error_occurred") else si(e["ns_per_pair"], "s"))
+            row.append(pair_time(e))
         by_size.append(row)
     by_live = [["live 64 KiB blocks", *backends]]
     for live in ("1000", "10000", "100000", "1000000"):
         row = [f"{int(live):,}"]
         for b in backends:
             e = results.get(f"pair_among_live/{b}/{live}")
-            row.append("-" if e is None or e.get("error_occurred") else si(e["ns_per_pair"], "s"))
+            row.append(pair_time(e))
         by_live.append(row)
     return by_size, by_live
 

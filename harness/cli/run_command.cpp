@@ -149,7 +149,8 @@ namespace {
 }  // namespace
 
 void resolve_allocator(RunConfig& config, Console& console) {
-  config.environment = probe_environment();
+  config.environment =
+      config.allocator == BackendKind::sim ? probe_host_environment() : probe_environment();
   if (config.allocator != BackendKind::automatic) return;
   std::string why;
   config.allocator = resolve_auto_allocator(*config.environment, &why);

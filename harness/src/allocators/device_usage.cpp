@@ -22,6 +22,7 @@ void DeviceUsage::read() const {
   total_ = total;
   used_ = baseline_free_ > free ? baseline_free_ - free : 0;
   events_since_read_ = 0;
+  last_read_ = std::chrono::steady_clock::now();
 }
 
 MemoryState DeviceUsage::measure(std::uint64_t own_bytes_bound) const {

@@ -115,6 +115,15 @@ Environment probe_environment() {
   return env;
 }
 
+Environment probe_host_environment() {
+  Environment env;
+  env.cuda_built = true;
+  env.host = host_name();
+  env.driver_version = driver_version_from_proc();
+  (void)cudaRuntimeGetVersion(&env.cuda_runtime);  // the linked runtime's number: no driver call
+  return env;
+}
+
 DeviceSession::DeviceSession(int device) : device_(device) {
   int driver_api = 0;
   (void)cudaDriverGetVersion(&driver_api);

@@ -39,8 +39,13 @@ struct Environment {
 // Never throws: what cannot be found is left empty and said in cuda_problem. Creates no CUDA
 // context on any device (free memory comes from NVML).
 [[nodiscard]] Environment probe_environment();
+// The host alone, for a simulated run: no CUDA or NVML call (initialising either costs 100 ms
+// or more, ten times the whole of a small sim run); the driver version comes from /proc.
+[[nodiscard]] Environment probe_host_environment();
 // The driver's version string through NVML (dlopen'ed), else /proc/driver/nvidia/version.
 [[nodiscard]] std::optional<std::string> read_driver_version();
+// The version in /proc/driver/nvidia/version alone (no NVML), or nothing.
+[[nodiscard]] std::optional<std::string> driver_version_from_proc();
 [[nodiscard]] std::string host_name();
 // "cudaErrorMemoryAllocation" for 2: the name CUDA gives an error code.
 [[nodiscard]] std::string cuda_error_name(int code);

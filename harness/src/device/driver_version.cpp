@@ -30,6 +30,8 @@ Fn symbol(void* library, const char* name) {
   return library == nullptr ? nullptr : reinterpret_cast<Fn>(dlsym(library, name));
 }
 
+}  // namespace
+
 // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Thu ..." -> "580.159.04"
 std::optional<std::string> driver_version_from_proc() {
   std::ifstream file("/proc/driver/nvidia/version");
@@ -43,8 +45,6 @@ std::optional<std::string> driver_version_from_proc() {
   if (version.empty()) return std::nullopt;
   return version;
 }
-
-}  // namespace
 
 Nvml::Nvml() : library_(dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
   const auto init = symbol<InitFn>(library_, "nvmlInit_v2");

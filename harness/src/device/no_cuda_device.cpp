@@ -21,6 +21,14 @@ Environment probe_environment() {
   return env;
 }
 
+Environment probe_host_environment() {
+  Environment env;
+  env.cuda_problem = kNoCuda;
+  env.driver_version = driver_version_from_proc();
+  env.host = host_name();
+  return env;
+}
+
 DeviceSession::DeviceSession(int device) : device_(device) {
   throw Error(ErrorKind::no_device, kNoCuda);
 }
