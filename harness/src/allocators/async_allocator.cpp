@@ -2,6 +2,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+
 #include "device/cuda_check.hpp"
 #include "oomlab/error.hpp"
 
@@ -67,10 +69,8 @@ AllocResult AsyncPoolAllocator::allocate(std::size_t bytes, Stream stream) {
             static_cast<int>(status)};
   }
   used_ += bytes;
-  if (used_ > reserved_ || ++events_since_read_ >= kSampleEvery) {
-    reserved_ = read_reserved();
-    events_since_read_ = 0;
-  }
+  reserved_ = std::max(reserved_, used_);
+  sample();
   return {ptr, AllocStatus::ok, 0};
 }
 
@@ -78,10 +78,7 @@ void AsyncPoolAllocator::deallocate(void* ptr, std::size_t bytes, Stream stream)
   if (ptr == nullptr) return;
   OOMLAB_CUDA_TRY(cudaFreeAsync(ptr, cuda_stream(stream)));
   used_ -= bytes;
-  if (++events_since_read_ >= kSampleEvery) {
-    reserved_ = read_reserved();
-    events_since_read_ = 0;
-  }
+  sample();
 }
 
 MemoryState AsyncPoolAllocator::state() const {

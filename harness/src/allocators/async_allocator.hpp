@@ -1,10 +1,12 @@
 // `async`: cudaMallocFromPoolAsync / cudaFreeAsync on the run's own stream, from a pool made for
 // the run (cudaMemPoolCreate) and destroyed at its end, so no other code's pool state leaks in.
-// reserved_bytes is the pool's cudaMemPoolAttrReservedMemCurrent, read (~85 ns) whenever the
-// live bytes pass the last reading (the pool must have grown) and at least every kSampleEvery
-// events (growth from rounding, shrinking at synchronisations); state() reads it now.
+// reserved_bytes is the pool's cudaMemPoolAttrReservedMemCurrent, read every kSampleEvery events
+// but no more often than every kMinInterval (a read goes through the driver); in between, when
+// the live bytes pass the last reading, it is the live bytes (the pool must have grown at least
+// that far). state() reads it now.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 
 #include "oomlab/allocator.hpp"
@@ -22,7 +24,8 @@ struct AsyncPoolOptions {
 
 class AsyncPoolAllocator final : public Allocator {
  public:
-  static constexpr std::uint32_t kSampleEvery = 64;  // ~1.5 ns an event
+  static constexpr std::uint32_t kSampleEvery = 64;
+  static constexpr std::chrono::microseconds kMinInterval{1000};
 
   AsyncPoolAllocator(int device, Stream stream, const AsyncPoolOptions& options);
   ~AsyncPoolAllocator() override;
@@ -49,6 +52,16 @@ class AsyncPoolAllocator final : public Allocator {
   std::uint64_t used_ = 0;      // bytes asked for and not yet freed
   std::uint64_t reserved_ = 0;  // the last reading
   std::uint32_t events_since_read_ = 0;
+  std::chrono::steady_clock::time_point last_read_;
+
+  void sample() {
+    if (++events_since_read_ < kSampleEvery) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_read_ < kMinInterval) return;
+    reserved_ = read_reserved();
+    events_since_read_ = 0;
+    last_read_ = now;
+  }
 };
 
 }  // namespace oomlab
