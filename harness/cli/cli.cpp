@@ -4,13 +4,20 @@
 #include <fmt/ranges.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "plugin/plugin_loader.hpp"
 
 namespace oomlab::cli {
+
+std::vector<std::string>& loaded_plugins() {
+  static std::vector<std::string> paths;
+  return paths;
+}
 
 namespace {
 
@@ -28,6 +35,7 @@ struct Parsed {
   CompareOptions compare;
   bool list_json = false;
   bool info_json = false;
+  std::vector<std::string> plugins;
 };
 
 // What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
@@ -76,6 +84,9 @@ void add_run(CLI::App& app, Parsed& p) {
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
   run->add_option("--junit", p.run.junit,
                   "also write the outcome as JUnit XML to FILE (one testcase)");
+  run->add_option("--timeout", p.run.timeout,
+                  "SECONDS: stop the run there (outcome timeout, everything freed, exit 4); a call "
+                  "that never returns ends the process with the record written");
   run->footer(scenario_and_allocator_overview());
 }
 
@@ -174,6 +185,10 @@ void add_compare(CLI::App& app, Parsed& p) {
 void build_app(CLI::App& app, Parsed& p) {
   app.description(std::string(kDescription));
   app.set_version_flag("--version", version_text());
+  // Never seen by the parser (run_cli loads and removes it first); here for --help.
+  app.add_option("--plugin", p.plugins,
+                 "PATH.so: load external scenarios (extern \"C\" void oomlab_register(oomlab::"
+                 "Registry&)); repeatable, and may stand anywhere on the line");
   app.require_subcommand(1, 1);
   app.footer(
       "Examples:\n"
@@ -188,7 +203,7 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab list\n"
       "  oomlab info\n"
       "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
-      "3 no usable device for the allocator, 4 a matrix cell crashed or timed out, 130 "
+      "3 no usable device for the allocator, 4 a run or a matrix cell crashed or timed out, 130 "
       "interrupted.");
   add_run(app, p);
   add_frontier(app, p);
@@ -234,10 +249,42 @@ void tailor_run_help(CLI::App& app, const std::vector<std::string>& args) {
   }
 }
 
+// Takes every `--plugin PATH` / `--plugin=PATH` out of the arguments, wherever it stands, and
+// loads the library; what remains goes to the parser.
+std::vector<std::string> load_plugins(const std::vector<std::string>& args) {
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string path;
+    if (args[i] == "--plugin") {
+      if (i + 1 == args.size()) throw_usage("--plugin: needs the path of a shared library");
+      path = args[++i];
+    } else if (args[i].starts_with("--plugin=")) {
+      path = args[i].substr(9);
+    } else {
+      rest.push_back(args[i]);
+      continue;
+    }
+    if (path.empty()) throw_usage("--plugin: needs the path of a shared library");
+    static_cast<void>(load_plugin(path, Registry::global()));
+    std::error_code ec;
+    const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+    loaded_plugins().push_back(ec ? path : absolute.string());
+  }
+  return rest;
+}
+
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
-  if (args.empty()) return kExitUsage;  // not even a program name: nothing to say it to
+int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
+  if (given.empty()) return kExitUsage;  // not even a program name: nothing to say it to
+  // --plugin loads before anything is parsed: its scenarios are then known like built-ins.
+  std::vector<std::string> args;
+  try {
+    args = load_plugins(given);
+  } catch (const Error& e) {
+    err << fmt::format("oomlab: error: {}\n", e.what());
+    return kExitUsage;
+  }
   if (unknown_command(args, err)) return kExitUsage;
   CLI::App app("oomlab", "oomlab");
   Parsed parsed;

@@ -15,7 +15,7 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDevice = 3;
-inline constexpr int kExitCellFailed = 4;  // a matrix cell crashed or timed out
+inline constexpr int kExitCellFailed = 4;  // a run or a matrix cell crashed or timed out
 inline constexpr int kExitInterrupted = 130;
 
 struct RunOptions {
@@ -37,6 +37,7 @@ struct RunOptions {
   bool expect_no_oom = false;
   bool quiet = false;
   std::string junit;  // JUnit XML of the run, one testcase
+  std::string timeout;  // seconds; empty: none
 };
 
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "cli/child_process.hpp"
+#include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/matrix_plan.hpp"
 #include "cli/signals.hpp"
@@ -60,6 +61,10 @@ MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const s
   for (const std::string& p : cell.params) {
     argv.emplace_back("--param");
     argv.push_back(p);
+  }
+  for (const std::string& plugin : loaded_plugins()) {
+    argv.emplace_back("--plugin");
+    argv.push_back(plugin);
   }
   const ChildResult child = run_child(argv, {.timeout = plan.timeout, .stop = stop});
   MatrixRepeat r;

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -77,6 +79,18 @@ RunConfig config_from(const RunOptions& o) {
   config.device = static_cast<int>(device);
   config.probe = !o.no_probe;
   config.verify = with_flag("--verify", [&] { return parse_verify_mode(o.verify); });
+  if (!o.timeout.empty()) {
+    const double seconds = with_flag("--timeout", [&] { return parse_real(o.timeout); });
+    if (!(seconds >= 0.001 && seconds <= 7 * 86400.0)) {
+      throw_usage(fmt::format("--timeout: '{}' is not a number of seconds from 0.001 to a week",
+                              o.timeout));
+    }
+    config.timeout = std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1e3));
+    // A stop is seen at the next event, within microseconds; waiting as long as the timeout
+    // itself (1 s to 10 s) before calling a call hung leaves any real one time to return.
+    config.hang_grace = std::clamp(config.timeout, std::chrono::milliseconds(1000),
+                                   std::chrono::milliseconds(10'000));
+  }
   return config;
 }
 
@@ -104,6 +118,22 @@ fs::path prepare_folder(const RunOptions& o, std::string_view allocator) {
   return folder;
 }
 
+// --json, --csv and --junit are looked at before the run: a run is not made to be lost at the end
+// for want of a folder.
+void check_destination(std::string_view flag, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const fs::path file(path);
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::is_directory(file, ec))
+    throw_usage(fmt::format("{}: {} is a folder, not a file", flag, path));
+  if (!fs::is_directory(folder, ec))
+    throw_usage(fmt::format("{}: cannot write {}: no folder {}", flag, path, folder.string()));
+  if (::access(folder.c_str(), W_OK) != 0 ||
+      (fs::exists(file, ec) && ::access(file.c_str(), W_OK) != 0))
+    throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
+}
+
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << text;
@@ -118,8 +148,15 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
     *why = "interrupted: everything was freed and the record so far was written";
     return kExitInterrupted;
   }
+  if (r.outcome == Outcome::timeout) {
+    *why = r.error_message.empty()
+               ? std::string("timeout: the run passed --timeout; everything was freed and the "
+                             "record so far was written")
+               : fmt::format("timeout: {}", r.error_message);
+    return kExitCellFailed;
+  }
   if (r.outcome == Outcome::error) {
-    *why = fmt::format("the run failed: {}", r.error_message);
+    *why = r.error_message;  // "the run failed: ...", "releasing the device: ..."
     return kExitCheckFailed;
   }
   if (o.expect_oom && r.outcome != Outcome::oom) {
@@ -225,6 +262,9 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
                 std::ostream& err) {
   Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
   RunConfig config = config_from(o);
+  check_destination("--json", o.json);
+  check_destination("--csv", o.csv);
+  check_destination("--junit", o.junit);
   resolve_allocator(config, console);
   const std::string allocator_name = backend_info(config.allocator).name;
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
@@ -236,6 +276,23 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
     config.progress = [&console, name = fmt::format("{}/{}", o.scenario, allocator_name)](
                           const ProgressSnapshot& s) { console.progress(progress_line(name, s)); };
   }
+  // A call that never returned: the record so far, then the process ends (the driver takes its
+  // memory back); this runs on the watchdog's thread while the run's thread is stuck.
+  config.on_hung = [&](const RunResult& record) {
+    console.end_progress();
+    std::string why;
+    const int code = exit_code_for(record, o, &why);
+    try {
+      write_outputs(record, o, argv, folder, out, err);
+      if (!o.junit.empty()) write_run_junit(record, o.junit, code, why);
+    } catch (const std::exception& e) {
+      err << fmt::format("oomlab: error: {}\n", e.what());
+    }
+    err << fmt::format("oomlab: {}\n", why);
+    out.flush();
+    err.flush();
+    std::_Exit(code);
+  };
   const RunResult result = run_with_signals(config, folder, !folder_existed);
   console.end_progress();
   write_outputs(result, o, argv, folder, out, err);

@@ -36,4 +36,10 @@ class Interrupted : public std::exception {
   [[nodiscard]] const char* what() const noexcept override { return "interrupted"; }
 };
 
+// The same when the run passed its --timeout: outcome "timeout".
+class TimedOut : public Interrupted {
+ public:
+  [[nodiscard]] const char* what() const noexcept override { return "timed out"; }
+};
+
 }  // namespace oomlab

@@ -35,11 +35,16 @@ HarnessContext::~HarnessContext() {
 }
 
 bool HarnessContext::stop_requested() const {
-  return settings_.stop != nullptr && settings_.stop->load(std::memory_order_relaxed);
+  return (settings_.stop != nullptr && settings_.stop->load(std::memory_order_relaxed)) ||
+         (settings_.timed_out != nullptr && settings_.timed_out->load(std::memory_order_relaxed));
 }
 
 void HarnessContext::check_stop() const {
-  if (stop_requested()) throw Interrupted();
+  if (!stop_requested()) [[likely]]
+    return;
+  if (settings_.timed_out != nullptr && settings_.timed_out->load(std::memory_order_relaxed))
+    throw TimedOut();
+  throw Interrupted();
 }
 
 Block HarnessContext::allocate_block(Stream stream, std::size_t bytes, std::string_view label,

@@ -33,6 +33,7 @@ struct ContextSettings {
   VerifyMode verify = VerifyMode::sample;
   std::uint64_t device_free_at_start = 0;  // after the ballast: the external-pressure baseline
   const std::atomic<bool>* stop = nullptr;
+  const std::atomic<bool>* timed_out = nullptr;  // set by the runner's watchdog at --timeout
   kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
   std::function<Stream()> new_stream;  // more streams for RunContext::stream(); null: the sim's numbers
 };

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -40,6 +41,11 @@ BackendKind resolve_auto_allocator(const Environment& env, std::string* why) {
 }
 
 namespace {
+
+// How long a shortfall of device free memory after a run may take to disappear (the driver's late
+// release) before it is reported as a harness leak.
+constexpr std::chrono::seconds kLateReleaseWait{2};
+
 
 // What a run holds on a device. Members are destroyed in reverse order: the ballast goes after
 // everything the run allocated (those are freed before this is destroyed), then the verify
@@ -80,6 +86,66 @@ class Ticker {
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
+  std::thread thread_;
+};
+
+// --timeout: at the deadline it sets `timed_out` (the run stops at its next event); if the run
+// has still not ended `hang_grace` later, a call never returned, and it hands the record so far
+// to config.on_hung. The record is a copy made before the scenario started, with the events
+// counted so far and the time; nothing the run's own thread is writing is read.
+class Watchdog {
+ public:
+  Watchdog(const RunConfig& config, const RunResult& before_start, std::atomic<bool>& timed_out)
+      : start_(std::chrono::steady_clock::now()) {
+    if (config.timeout.count() <= 0) return;
+    thread_ = std::thread([this, &config, record = before_start, &timed_out]() mutable {
+      std::unique_lock lock(mutex_);
+      if (cv_.wait_until(lock, start_ + config.timeout, [&] { return done_; })) return;
+      timed_out.store(true, std::memory_order_relaxed);
+      if (cv_.wait_for(lock, config.hang_grace, [&] { return done_; })) return;
+      if (!config.on_hung) {
+        cv_.wait(lock, [&] { return done_; });
+        return;
+      }
+      record.outcome = Outcome::timeout;
+      record.events = recording_ != nullptr ? recording_->events_seen() : 0;
+      record.duration_ms = std::chrono::duration<double, std::milli>(
+                               std::chrono::steady_clock::now() - start_)
+                               .count();
+      record.error_message = fmt::format(
+          "the run passed its timeout of {:.3g} s and then did not stop for {:.3g} s more: a call "
+          "never returned (after event {}); the process ends without freeing, and the driver "
+          "takes its device memory back when it exits",
+          std::chrono::duration<double>(config.timeout).count(),
+          std::chrono::duration<double>(config.hang_grace).count(), record.events);
+      config.on_hung(record);
+    });
+  }
+  ~Watchdog() {
+    {
+      const std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+  Watchdog(Watchdog&&) = delete;
+  Watchdog& operator=(Watchdog&&) = delete;
+
+  // The recording whose event count a hung run's record gives (nullptr: none now).
+  void watch(const Recording* recording) {
+    const std::lock_guard lock(mutex_);
+    recording_ = recording;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  const Recording* recording_ = nullptr;
   std::thread thread_;
 };
 
@@ -139,6 +205,8 @@ void run_and_catch(Scenario& scenario, HarnessContext& ctx, RunResult& result) {
   try {
     scenario.run(ctx);
     result.outcome = ctx.oom() ? Outcome::oom : Outcome::completed;
+  } catch (const TimedOut&) {
+    result.outcome = Outcome::timeout;
   } catch (const Interrupted&) {
     result.outcome = Outcome::interrupted;
   } catch (const Error& e) {
@@ -188,11 +256,17 @@ void collect(const HarnessContext& ctx, const Recording& recording, RunResult& r
 }
 
 void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocator> backend,
-           DeviceHold& hold, RunResult& result) {
+           DeviceHold& hold, RunResult& result, Watchdog& watchdog,
+           const std::atomic<bool>& timed_out) {
   PhaseTable phases;
   const auto start = Recording::Clock::now();
   EventLog log(make_sink(config, phases));
   Recording recording(std::move(backend), log, start);
+  watchdog.watch(&recording);
+  struct Unwatch {
+    Watchdog& w;
+    ~Unwatch() { w.watch(nullptr); }
+  } const unwatch{watchdog};
   HarnessContext ctx(
       recording, phases,
       {.params = config.params,
@@ -204,6 +278,7 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
        .verify = result.simulated ? VerifyMode::off : config.verify,
        .device_free_at_start = result.simulated ? result.budget_bytes : hold.free_at_start,
        .stop = config.stop,
+       .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,
        .mismatch_counter = hold.counter ? &*hold.counter : nullptr,
        .new_stream = hold.session ? std::function<Stream()>([&hold] { return hold.session->create_stream(); })
                                   : std::function<Stream()>()});
@@ -241,12 +316,21 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
     hold.session->synchronize();
     result.cleanup = Cleanup{.device_free_before = hold.free_before,
                              .device_free_after = hold.session->free_bytes()};
+    // The driver takes some memory back after the call that freed it returns (managed pages
+    // above all): a shortfall is looked at again for a while before it is called a leak.
+    const auto deadline = std::chrono::steady_clock::now() + kLateReleaseWait;
+    while (result.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      result.cleanup->device_free_after = hold.session->free_bytes();
+    }
     const std::int64_t missing = result.cleanup->difference();
     if (missing > static_cast<std::int64_t>(kDevicePageBytes)) {
-      notify(
-          config, result,
-          fmt::format("device free memory is {} lower than before the run: memory was left behind",
-                      format_bytes(static_cast<std::uint64_t>(missing))));
+      notify(config, result,
+             fmt::format("harness leak: device free memory is {} lower than before the run, "
+                         "{} after it ended: memory was left behind",
+                         format_bytes(static_cast<std::uint64_t>(missing)),
+                         "2 s"));
     }
   } catch (const std::exception& e) {
     record_failure(result, "releasing the device", e.what());
@@ -290,7 +374,9 @@ RunResult run_scenario(const RunConfig& config) {
       if (d.index == config.device) result.device = d;
     }
   }
-  drive(config, *scenario, std::move(backend), hold, result);
+  std::atomic<bool> timed_out{false};
+  Watchdog watchdog(config, result, timed_out);
+  drive(config, *scenario, std::move(backend), hold, result, watchdog, timed_out);
   if (hold.session) release_device(config, kind, hold, result);
   return result;
 }

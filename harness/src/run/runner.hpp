@@ -52,6 +52,13 @@ struct RunConfig {
   std::filesystem::path events_csv;        // empty: the events are not written
   std::optional<Environment> environment;  // probed already (saves a second probe)
   const std::atomic<bool>* stop = nullptr;
+  // 0: none. Past it the run stops at its next event (outcome "timeout", everything freed);
+  // if it has not ended `hang_grace` later, a call never returned: `on_hung` gets the record
+  // so far, on the watchdog's thread, and should end the process (the CLI writes the record
+  // and exits); without one the watchdog only waits.
+  std::chrono::milliseconds timeout{0};
+  std::chrono::milliseconds hang_grace{10'000};
+  std::function<void(const RunResult&)> on_hung;
   std::function<void(std::string_view)> notice;           // one-line notices
   std::function<void(const ProgressSnapshot&)> progress;  // called from another thread
   std::chrono::milliseconds progress_interval{250};
