@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 
@@ -19,8 +20,17 @@ void bad_input(const Place& place, std::string_view what) {
 }
 
 std::ifstream open_trace(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(ErrorKind::input, fmt::format("{}: is a folder, not a trace file", path.string()));
   std::ifstream file(path, std::ios::binary);
-  if (!file) throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace", path.string()));
+  if (!file) {
+    const int why = errno;
+    throw Error(ErrorKind::input, fmt::format("{}: cannot open the trace: {}", path.string(),
+                                              std::generic_category().message(why)));
+  }
+  if (std::filesystem::file_size(path, ec) == 0 && !ec)
+    throw Error(ErrorKind::input, fmt::format("{}: the trace is empty", path.string()));
   return file;
 }
 
