@@ -69,6 +69,11 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   fmt::format_to(it, "outcome    {}{}\n", to_string(r.outcome),
                  r.outcome == Outcome::oom && r.simulated ? " (simulated allocator)" : "");
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
+  for (const RunResult::RecentEvent& e : r.last_events) {
+    fmt::format_to(it, "{:<10} #{} {} {} -> {} (phase '{}', step {}, live {})\n",
+                   &e == &r.last_events.front() ? "last" : "", e.seq, e.op, format_bytes(e.bytes),
+                   e.status, e.phase, e.step, format_bytes(e.live_bytes));
+  }
   if (r.oom) write_oom(out, *r.oom, r.budget_bytes, r.simulated);
   fmt::format_to(it, "peaks      live {} · reserved {}\n", format_bytes(r.peak_live_bytes),
                  format_bytes(r.peak_reserved_bytes));

@@ -138,6 +138,19 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"notices", r.notices},
       {"notes", r.notes},
   };
+  if (!r.last_events.empty()) {
+    json events = json::array();
+    for (const RunResult::RecentEvent& e : r.last_events) {
+      events.push_back({{"seq", e.seq},
+                        {"op", e.op},
+                        {"bytes", e.bytes},
+                        {"status", e.status},
+                        {"phase", e.phase},
+                        {"step", e.step},
+                        {"live_bytes", e.live_bytes}});
+    }
+    doc["last_events"] = std::move(events);
+  }
   if (r.cleanup) {
     doc["cleanup"] = {{"device_free_before", r.cleanup->device_free_before},
                       {"device_free_after", r.cleanup->device_free_after},

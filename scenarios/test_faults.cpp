@@ -1,7 +1,10 @@
 // test-abort and test-hang: cells that die or never return, so that tests can prove `matrix`
-// survives them — a plugin that corrupts the heap, a CUDA call that never comes back. They exist
-// only when OOMLAB_TEST_SCENARIOS=1 is set: `list`, `all` and users never see them.
+// survives them — a plugin that corrupts the heap, a CUDA call that never comes back — and
+// test-sticky: a kernel that writes far outside its block (a sticky CUDA error, as from a faulty
+// plugin), then more allocations. They exist only when OOMLAB_TEST_SCENARIOS=1 is set: `list`,
+// `all` and users never see them.
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 #include <thread>
@@ -49,6 +52,29 @@ class TestHang final : public Scenario {
   }
 };
 
+class TestSticky final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-sticky"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: touches memory 1 TiB past a block (an illegal address: a sticky CUDA "
+           "error), then allocates on";
+  }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& ctx) override {
+    using namespace oomlab::literals;
+    hold_some(ctx);
+    ctx.phase("fault");
+    const Block block = ctx.allocate(1_MiB, "the block whose neighbour is touched");
+    if (!block) return;
+    Block beyond = block;  // the same bookkeeping, a pointer nothing maps
+    beyond.ptr = static_cast<char*>(block.ptr) + (std::uintptr_t{1} << 40U);
+    ctx.touch(beyond);  // nothing on the sim; on a device, the context is lost from here on
+    ctx.phase("after the fault");
+    while (ctx.allocate(1_MiB, "after the fault")) {
+    }
+  }
+};
+
 bool test_scenarios_enabled() {
   const char* value =
       std::getenv("OOMLAB_TEST_SCENARIOS");  // NOLINT(concurrency-mt-unsafe): static init
@@ -59,6 +85,7 @@ const bool registered = [] {
   if (test_scenarios_enabled()) {
     Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestAbort>()); });
     Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestHang>()); });
+    Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestSticky>()); });
   }
   return true;
 }();

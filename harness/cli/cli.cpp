@@ -84,6 +84,11 @@ void add_run(CLI::App& app, Parsed& p) {
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
   run->add_option("--junit", p.run.junit,
                   "also write the outcome as JUnit XML to FILE (one testcase)");
+  run->add_option("--repeat", p.run.repeat,
+                  "N: soak: run it N times in this process, checking after each cycle that the "
+                  "process's memory, the device's free memory and the allocator's blocks all come "
+                  "back (soak.json; exit 1 if not)")
+      ->capture_default_str();
   run->add_option("--timeout", p.run.timeout,
                   "SECONDS: stop the run there (outcome timeout, everything freed, exit 4); a call "
                   "that never returns ends the process with the record written");

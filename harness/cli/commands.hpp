@@ -38,6 +38,7 @@ struct RunOptions {
   bool quiet = false;
   std::string junit;  // JUnit XML of the run, one testcase
   std::string timeout;  // seconds; empty: none
+  std::string repeat = "1";  // > 1: a soak, every cycle in this process
 };
 
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.

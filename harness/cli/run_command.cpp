@@ -1,6 +1,7 @@
 // `oomlab run`: typed config from the flags, the run, its files, the summary and the exit code.
 #include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,8 +22,10 @@
 #include "oomlab/registry.hpp"
 #include "reports/human_summary.hpp"
 #include "reports/junit.hpp"
+#include "reports/soak_report.hpp"
 #include "reports/summary_json.hpp"
 #include "run/runner.hpp"
+#include "run/soak.hpp"
 
 namespace oomlab::cli {
 
@@ -256,12 +259,53 @@ void write_run_junit(const RunResult& result, const std::string& path, int code,
   if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", path));
 }
 
+// --repeat N: the soak. The last cycle's record as for any run, soak.json beside it, the soak's
+// lines, and exit 1 when something did not come back.
+int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions& o,
+                 const std::vector<std::string>& argv, const fs::path& folder, Console& console,
+                 std::ostream& out, std::ostream& err) {
+  const StopOnSignal signals;
+  const auto start = std::chrono::steady_clock::now();
+  const SoakResult soak = oomlab::soak(config, cycles, [&](std::uint32_t i, const SoakCycle& c) {
+    if (!console.progress_enabled()) return;
+    console.progress(fmt::format("soak {}/{} · cycle {} {} · resident {} · {:.0f} s", o.scenario,
+                                 backend_info(config.allocator).name, i + 1,
+                                 to_string(c.outcome), format_bytes(c.rss_bytes),
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                               start)
+                                     .count()));
+  });
+  console.end_progress();
+  write_text(folder / "soak.json", soak_json(soak, cycles).dump(2) + "\n");
+  RunOptions last = o;
+  last.quiet = true;  // the soak's lines instead of the last cycle's summary
+  write_outputs(soak.last, last, argv, folder, out, err);
+  if (!o.quiet) {
+    (o.json == "-" ? err : out) << soak_text(soak, cycles)
+                                << fmt::format("wrote      {}/ (soak.json, summary.json of the "
+                                               "last cycle, events.csv of the first)\n",
+                                               folder.string());
+  }
+  std::string why;
+  int code = exit_code_for(soak.last, o, &why);
+  if (code == kExitOk && !soak_problems(soak).empty()) {
+    code = kExitCheckFailed;
+    why = fmt::format("soak: {}", fmt::join(soak_problems(soak), "; "));
+  }
+  if (!o.junit.empty()) write_run_junit(soak.last, o.junit, code, why);
+  if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
+  return code;
+}
+
 }  // namespace
 
 int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err) {
   Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
   RunConfig config = config_from(o);
+  const std::uint64_t cycles = with_flag("--repeat", [&] { return parse_unsigned(o.repeat); });
+  if (cycles < 1 || cycles > 1'000'000)
+    throw_usage(fmt::format("--repeat: '{}' is not between 1 and 1000000", o.repeat));
   check_destination("--json", o.json);
   check_destination("--csv", o.csv);
   check_destination("--junit", o.junit);
@@ -293,6 +337,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
     err.flush();
     std::_Exit(code);
   };
+  if (cycles > 1) {
+    config.progress = {};
+    return soak_command(config, static_cast<std::uint32_t>(cycles), o, argv, folder, console, out,
+                        err);
+  }
   const RunResult result = run_with_signals(config, folder, !folder_existed);
   console.end_progress();
   write_outputs(result, o, argv, folder, out, err);

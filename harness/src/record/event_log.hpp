@@ -5,6 +5,7 @@
 // (kMaxChunks chunks of 1 MiB) however long the run is.
 #pragma once
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -12,6 +13,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "record/event.hpp"
@@ -63,6 +65,14 @@ class EventLog {
   [[nodiscard]] std::size_t chunks_made() const {
     const std::lock_guard lock(mutex_);
     return chunks_made_;
+  }
+
+  // The last events appended (up to `count`, fewer right after a chunk went to the writer), with
+  // the sequence number of the first; on the appending thread only.
+  [[nodiscard]] std::pair<std::uint64_t, std::span<const Event>> tail(std::size_t count) const {
+    const auto have = static_cast<std::size_t>(next_ - begin_);
+    const std::size_t n = std::min(have, count);
+    return {size() - n, std::span<const Event>(next_ - n, n)};
   }
 
   // Events appended so far (the next event's sequence number).

@@ -67,6 +67,17 @@ struct RunResult {
 
   Outcome outcome = Outcome::completed;
   std::string error_message;
+  // An error or a timeout: the run's last events before it (what was it doing?).
+  struct RecentEvent {
+    std::uint64_t seq = 0;
+    std::string op;
+    std::uint64_t bytes = 0;
+    std::string status;
+    std::string phase;
+    std::uint64_t step = 0;
+    std::uint64_t live_bytes = 0;
+  };
+  std::vector<RecentEvent> last_events;
   std::optional<OomRecord> oom;
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;

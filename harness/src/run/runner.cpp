@@ -45,6 +45,7 @@ namespace {
 // How long a shortfall of device free memory after a run may take to disappear (the driver's late
 // release) before it is reported as a harness leak.
 constexpr std::chrono::seconds kLateReleaseWait{2};
+constexpr std::size_t kLastEvents = 8;  // in an error's record
 
 
 // What a run holds on a device. Members are destroyed in reverse order: the ballast goes after
@@ -289,6 +290,19 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
   }
   result.duration_ms =
       std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
+  if (result.outcome == Outcome::error || result.outcome == Outcome::timeout) {
+    const auto [first, events] = log.tail(kLastEvents);
+    for (std::size_t i = 0; i < events.size(); ++i) {
+      const Event& e = events[i];
+      result.last_events.push_back({.seq = first + i,
+                                    .op = std::string(to_string(e.op)),
+                                    .bytes = e.bytes,
+                                    .status = std::string(to_string(e.status)),
+                                    .phase = std::string(phases.name(e.phase)),
+                                    .step = e.step,
+                                    .live_bytes = e.live_bytes});
+    }
+  }
   try {
     ctx.verify_live_blocks();  // the end-of-run integrity check, while the blocks are still there
   } catch (const std::exception& e) {
