@@ -257,6 +257,8 @@ CompareInput load_compare_input(const fs::path& path) {
           fmt::format("{}: the folder holds neither matrix.json nor summary.json", path.string()));
     }
   }
+  if (fs::exists(file, ec) && !fs::is_regular_file(file, ec))  // a FIFO would block the read
+    throw Error(ErrorKind::input, fmt::format("{}: not a regular file", file.string()));
   std::ifstream in(file, std::ios::binary);
   if (!in)
     throw Error(ErrorKind::input,

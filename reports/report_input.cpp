@@ -31,6 +31,8 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path, ec)) {
     throw Error(ErrorKind::input, fmt::format("{}: no such file", path.string()));
   }
+  if (!std::filesystem::is_regular_file(path, ec))  // a FIFO would block the read
+    throw Error(ErrorKind::input, fmt::format("{}: not a regular file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(ErrorKind::input, fmt::format("{}: cannot be read", path.string()));
   std::ostringstream text;

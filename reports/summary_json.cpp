@@ -154,7 +154,8 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
   if (r.cleanup) {
     doc["cleanup"] = {{"device_free_before", r.cleanup->device_free_before},
                       {"device_free_after", r.cleanup->device_free_after},
-                      {"difference_bytes", r.cleanup->difference()}};
+                      {"difference_bytes", r.cleanup->difference()},
+                      {"other_processes", r.cleanup->other_processes}};
   } else {
     doc["cleanup"] = nullptr;
   }

@@ -24,6 +24,9 @@ using InitFn = int (*)();
 using VersionFn = int (*)(char*, unsigned int);
 using HandleByUuidFn = int (*)(const char*, NvmlDevice*);
 using MemoryInfoFn = int (*)(NvmlDevice, NvmlMemoryV1*);
+// Called with no buffer, it only counts: the process structure's layout never matters.
+using ProcessesFn = int (*)(NvmlDevice, unsigned int*, void*);
+constexpr int kNvmlInsufficientSize = 7;
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -74,6 +77,18 @@ std::optional<Nvml::Memory> Nvml::memory(const std::string& uuid) const {
   NvmlMemoryV1 memory{};
   if (by_uuid(uuid.c_str(), &device) != 0 || memory_info(device, &memory) != 0) return std::nullopt;
   return Memory{memory.total, memory.free};
+}
+
+std::optional<unsigned> Nvml::compute_processes(const std::string& uuid) const {
+  const auto by_uuid = symbol<HandleByUuidFn>(library_, "nvmlDeviceGetHandleByUUID");
+  const auto processes = symbol<ProcessesFn>(library_, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!ready_ || by_uuid == nullptr || processes == nullptr) return std::nullopt;
+  NvmlDevice device = nullptr;
+  if (by_uuid(uuid.c_str(), &device) != 0) return std::nullopt;
+  unsigned int count = 0;
+  const int status = processes(device, &count, nullptr);
+  if (status != 0 && status != kNvmlInsufficientSize) return std::nullopt;
+  return count;
 }
 
 std::optional<std::string> read_driver_version() {

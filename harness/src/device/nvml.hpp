@@ -27,6 +27,9 @@ class Nvml {
   [[nodiscard]] std::optional<std::string> driver_version() const;
   // By the device's UUID ("GPU-…"), since NVML's and CUDA's device orders can differ.
   [[nodiscard]] std::optional<Memory> memory(const std::string& uuid) const;
+  // Processes with a CUDA context on the device, this one included (none: NVML cannot say, as
+  // in some containers).
+  [[nodiscard]] std::optional<unsigned> compute_processes(const std::string& uuid) const;
 
  private:
   void* library_ = nullptr;

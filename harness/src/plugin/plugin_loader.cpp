@@ -23,6 +23,7 @@ std::vector<std::string> load_plugin(const std::filesystem::path& path, Registry
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) refuse(path, "no such file");
   if (std::filesystem::is_directory(path, ec)) refuse(path, "is a folder, not a shared library");
+  if (!std::filesystem::is_regular_file(path, ec)) refuse(path, "not a regular file");
   // A path without a slash would make dlopen search the library path: name this file.
   const std::filesystem::path file = path.has_parent_path() ? path : "." / path;
   void* library = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -42,6 +42,9 @@ struct OomRecord {
 struct Cleanup {
   std::uint64_t device_free_before = 0;
   std::uint64_t device_free_after = 0;
+  // Other processes on the device when free memory came back short: the shortfall may be
+  // theirs, so it is not called this run's leak.
+  unsigned other_processes = 0;
   [[nodiscard]] std::int64_t difference() const {
     return static_cast<std::int64_t>(device_free_before) -
            static_cast<std::int64_t>(device_free_after);

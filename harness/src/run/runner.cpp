@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "device/device.hpp"
+#include "device/nvml.hpp"
 #include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -339,7 +340,20 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
       result.cleanup->device_free_after = hold.session->free_bytes();
     }
     const std::int64_t missing = result.cleanup->difference();
-    if (missing > static_cast<std::int64_t>(kDevicePageBytes)) {
+    if (missing > static_cast<std::int64_t>(kDevicePageBytes) && result.device) {
+      const Nvml nvml;
+      const std::optional<unsigned> processes = nvml.compute_processes(result.device->uuid);
+      if (processes && *processes > 1) result.cleanup->other_processes = *processes - 1;
+    }
+    if (missing > static_cast<std::int64_t>(kDevicePageBytes) &&
+        result.cleanup->other_processes > 0) {
+      notify(config, result,
+             fmt::format("device free memory is {} lower than before the run, but {} other "
+                         "process(es) use this device: the difference may be theirs, so it is not "
+                         "counted as a harness leak",
+                         format_bytes(static_cast<std::uint64_t>(missing)),
+                         result.cleanup->other_processes));
+    } else if (missing > static_cast<std::int64_t>(kDevicePageBytes)) {
       notify(config, result,
              fmt::format("harness leak: device free memory is {} lower than before the run, "
                          "{} after it ended: memory was left behind",

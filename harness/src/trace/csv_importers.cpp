@@ -23,6 +23,9 @@ std::ifstream open_trace(const std::filesystem::path& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec))
     throw Error(ErrorKind::input, fmt::format("{}: is a folder, not a trace file", path.string()));
+  // A FIFO or a device would block the open or never end: only plain files are read.
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw Error(ErrorKind::input, fmt::format("{}: not a regular file", path.string()));
   std::ifstream file(path, std::ios::binary);
   if (!file) {
     const int why = errno;
