@@ -47,6 +47,7 @@ namespace {
 // release) before it is reported as a harness leak.
 constexpr std::chrono::seconds kLateReleaseWait{2};
 constexpr std::size_t kLastEvents = 8;  // in an error's record
+constexpr int kBallastAttempts = 5;
 
 
 // What a run holds on a device. Members are destroyed in reverse order: the ballast goes after
@@ -189,13 +190,26 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
   if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());
   hold.session->trim_default_pool();
   hold.session->synchronize();
-  hold.free_before = hold.session->free_bytes();
-  result.budget_bytes =
-      resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
-                     fmt::format("free on device {}", config.device));
-  if (backend_info(kind).holds_ballast) {
+  // Another process can take memory between the reading and the ballast (several oomlab runs
+  // started together on one GPU): the ballast is then refused, and the reading is taken again.
+  for (int attempt = 1;; ++attempt) {
+    hold.free_before = hold.session->free_bytes();
+    result.budget_bytes =
+        resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
+                       fmt::format("free on device {}", config.device));
+    if (!backend_info(kind).holds_ballast) break;
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
-    if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
+    try {
+      if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
+      break;
+    } catch (const Error&) {
+      if (attempt == kBallastAttempts) throw;
+      notify(config, result,
+             fmt::format("device free memory changed while the ballast was taken (another "
+                         "process?): reading it again ({} of {})",
+                         attempt + 1, kBallastAttempts));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+    }
   }
   hold.free_at_start = hold.session->free_bytes();
   if (kind == BackendKind::managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);

@@ -1,0 +1,189 @@
+// The catalogue of bad invocations: each runs the real binary and must end with its exit code and
+// a one-line message naming the problem — never a crash, never a hang (every child has a deadline).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/child_process.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string oomlab_binary() {  // beside this test (a staged folder), else the build tree's
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate :
+       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return OOMLAB_BINARY;
+}
+
+std::string plugin(const std::string& name) {  // beside this test (staged), else the build tree's
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const fs::path staged = self.parent_path() / "plugins" / ("oomlab_" + name + "_plugin.so");
+  if (fs::exists(staged)) return staged.string();
+  return (fs::path(OOMLAB_PLUGIN_DIR) / ("oomlab_" + name + "_plugin.so")).string();
+}
+
+// Bad files, made once: an empty one, text that is no trace, JSON that is no summary, a folder,
+// a FIFO (reading it would block forever), a "library" that is text.
+const fs::path& files() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / "oomlab_cli_errors";
+    fs::remove_all(d);
+    fs::create_directories(d / "folder");
+    std::ofstream(d / "empty.csv").close();
+    std::ofstream(d / "garbage.csv") << "a,b,c\n1,2,3\n";
+    std::ofstream(d / "not_json.json") << "{\"schema\": \"oomlab.run.v1\", \"cells\": [1,\n";
+    std::ofstream(d / "other_schema.json") << "{\"schema\": \"something.else\"}\n";
+    std::ofstream(d / "text.so") << "not a shared library\n";
+    std::ofstream(d / "rmm_bad_row.csv")
+        << "Thread,Time,Action,Pointer,Size,Stream\n1,0.5,allocate,0x10,-7,0x0\n";
+    ::mkfifo((d / "fifo").c_str(), 0600);
+    return d;
+  }();
+  return dir;
+}
+
+struct BadInvocation {
+  std::vector<std::string> args;  // after the program name; "@" stands for the files' folder
+  int exit_code;
+  std::string fragment;  // in the last line of stderr
+};
+
+std::vector<std::string> expand(const std::vector<std::string>& args) {
+  std::vector<std::string> out = {oomlab_binary()};
+  for (const std::string& a : args) {
+    std::string s = a;
+    if (const auto at = s.find('@'); at != std::string::npos) s.replace(at, 1, files().string());
+    out.push_back(s);
+  }
+  return out;
+}
+
+const std::vector<BadInvocation>& catalogue() {
+  static const std::vector<BadInvocation> cases = {
+      // Sizes
+      {{"run", "fragmentation", "-a", "sim", "--budget=-1"}, 2, "--budget: '-1' is not a size"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=1e400"}, 2, "--budget: '1e400' is not a size"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=8XB"}, 2, "unknown unit 'XB'"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=0"}, 2, "a budget of 0 bytes"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=101%"}, 2, "'101%' is out of range"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=0%"}, 2, "'0%' is out of range"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=99999999TiB"}, 2, "too large a size"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=18446744073709551616"}, 2, "too large"},
+      {{"run", "fragmentation", "-a", "sim", "--budget="}, 2, "--budget"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "block=-5"}, 2, "--param block: '-5'"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "block=0"}, 2, "block must be > 0"},
+      {{"run", "fragmentation", "-a", "sim:total=0"}, 2, "the budget resolves to 0 bytes"},
+      {{"run", "fragmentation", "-a", "sim:page=3"}, 2, "page must be a multiple of 256 B"},
+      {{"run", "fragmentation", "-a", "async:release_threshold=abc"}, 2, "'abc' is not a size"},
+      // Numbers
+      {{"run", "fragmentation", "-a", "sim", "--seed=-3"}, 2, "--seed: '-3' must not be negative"},
+      {{"run", "fragmentation", "-a", "sim", "--seed=abc"}, 2, "'abc' is not a whole number"},
+      {{"run", "fragmentation", "-a", "sim", "--seed=99999999999999999999999"}, 2, "out of range"},
+      {{"run", "fragmentation", "-a", "sim", "--device=x"}, 2, "--device: 'x'"},
+      {{"run", "fragmentation", "-a", "sim", "--timeout=abc"}, 2, "--timeout: 'abc'"},
+      {{"run", "fragmentation", "-a", "sim", "--timeout=0"}, 2, "--timeout: '0'"},
+      {{"run", "fragmentation", "-a", "sim", "--repeat=0"}, 2, "--repeat: '0'"},
+      {{"run", "growing-batch", "-a", "sim", "-p", "layers=0"}, 2, "below the least allowed"},
+      {{"matrix", "-a", "sim", "--repeat=0"}, 2, "--repeat: '0'"},
+      {{"matrix", "-a", "sim", "--timeout=-1"}, 2, "--timeout: '-1'"},
+      {{"matrix", "-a", "sim", "--devices=abc"}, 2, "--devices: 'abc'"},
+      {{"compare", "@/garbage.csv", "@/garbage.csv", "--tolerance=abc"}, 2, "--tolerance: 'abc'"},
+      // Unknown names
+      {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
+      {{"run", "nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
+      {{"run", "fragmentation", "-a", "nosuch"}, 2, "unknown allocator 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim:nosuch=1"}, 2, "unknown parameter 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "nosuch=1"}, 2, "unknown parameter 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "pattern=zigzag"}, 2, "'zigzag' is not one of"},
+      {{"run", "fragmentation", "-a", "sim", "--verify=maybe"}, 2, "'maybe' is not all, sample"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "touch=maybe"}, 2, "'maybe' is not on or off"},
+      {{"matrix", "--scenarios=nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "nosuch"}, 2,
+       "'nosuch' is not one of"},
+      {{"list", "--bogus"}, 2, "--bogus"},
+      // Missing and conflicting arguments
+      {{"run"}, 2, "scenario is required"},
+      {{"compare"}, 2, "baseline is required"},
+      {{"run", "fragmentation", "-a", "sim", "--expect-oom", "--expect-no-oom"}, 2, "excludes"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=all", "--budget=1GiB"}, 2, "--budget"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "block"}, 2, "expected key=value"},
+      {{"run", "replay", "-a", "sim"}, 2, "replay needs a trace"},
+      {{"run", "fragmentation", "-a", "sim", "--trace", "x.csv"}, 2, "takes no trace"},
+      // Files: missing, empty, unreadable kinds, wrong contents
+      {{"run", "replay", "-a", "sim", "--trace", "@/nonexistent.csv"}, 2, "cannot open the trace"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/empty.csv"}, 2, "the trace is empty"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/folder"}, 2, "is a folder, not a trace file"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/fifo"}, 2, "not a regular file"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv"}, 2, "not a trace oomlab knows"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "rmm"}, 2,
+       "garbage.csv:1: the header lacks the column"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/rmm_bad_row.csv"}, 2, "rmm_bad_row.csv:2:"},
+      {{"compare", "@/nonexistent.json", "@/nonexistent.json"}, 2, "cannot read"},
+      {{"compare", "@/not_json.json", "@/not_json.json"}, 2, "not_json.json:2:"},
+      {{"compare", "@/other_schema.json", "@/other_schema.json"}, 2, "schema 'something.else'"},
+      {{"compare", "@/empty.csv", "@/empty.csv"}, 2, "empty.csv:1:1: not valid JSON"},
+      {{"compare", "@/fifo", "@/fifo"}, 2, "not a regular file"},
+      {{"compare", "@/folder", "@/folder"}, 2, "neither matrix.json nor summary.json"},
+      {{"report", "@/nonexistent"}, 2, "no such file or folder"},
+      {{"report", "@/empty.csv"}, 2, "not valid JSON"},
+      {{"report", "@/fifo"}, 2, "not a regular file"},
+      // Outputs that cannot be written: refused before the run
+      {{"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-nope"}, 2, "--out: cannot create"},
+      {{"run", "fragmentation", "-a", "sim", "--json", "@/nope/x.json"}, 2, "--json: cannot write"},
+      {{"run", "fragmentation", "-a", "sim", "--csv", "@/folder"}, 2, "is a folder, not a file"},
+      {{"run", "fragmentation", "-a", "sim", "--junit", "@/nope/x.xml"}, 2, "--junit: cannot write"},
+      // Plugins
+      {{"list", "--plugin", "@/nonexistent.so"}, 2, "no such file"},
+      {{"list", "--plugin", "@/text.so"}, 2, "cannot be loaded"},
+      {{"list", "--plugin", "@/folder"}, 2, "is a folder, not a shared library"},
+      {{"list", "--plugin", "@/fifo"}, 2, "not a regular file"},
+      {{"list", "--plugin"}, 2, "--plugin: needs the path"},
+      {{"list", "--plugin", plugin("no_entry")}, 2, "exports no extern \"C\" oomlab_register"},
+      {{"list", "--plugin", plugin("empty")}, 2, "registered no scenario"},
+      {{"list", "--plugin", plugin("duplicate")}, 2, "registers scenario 'fragmentation', a name "
+                                                    "already taken"},
+      {{"list", "--plugin", plugin("throwing")}, 2, "oomlab_register threw: this plugin refuses"},
+      {{"list", "--plugin", plugin("unresolved")}, 2, "undefined symbol"},
+  };
+  return cases;
+}
+
+std::string last_line(const std::string& text) {
+  const std::vector<std::string> lines = last_lines(text, 1);
+  return lines.empty() ? std::string() : lines.back();
+}
+
+TEST(CliErrors, TheCatalogueHasAtLeastFortyCases) {
+  EXPECT_GE(catalogue().size(), 40U);
+}
+
+TEST(CliErrors, EveryBadInvocationEndsWithItsCodeAndAOneLineMessage) {
+  ::unsetenv("OOMLAB_TEST_SCENARIOS");
+  for (const BadInvocation& c : catalogue()) {
+    const std::vector<std::string> argv = expand(c.args);
+    std::string shown;
+    for (std::size_t i = 1; i < argv.size(); ++i) shown += argv[i] + " ";
+    SCOPED_TRACE("oomlab " + shown);
+    const ChildResult r = run_child(argv, {.timeout = std::chrono::seconds(30)});
+    ASSERT_FALSE(r.timed_out) << "hung";
+    ASSERT_EQ(r.signal, 0) << "died of " << signal_name(r.signal) << "\n" << r.err_tail;
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err_tail;
+    const std::string line = last_line(r.err_tail);
+    EXPECT_TRUE(line.starts_with("oomlab: error: ")) << r.err_tail;
+    EXPECT_NE(line.find(c.fragment), std::string::npos)
+        << "expected '" << c.fragment << "' in: " << line;
+    EXPECT_EQ(r.out, "") << "a refused invocation prints nothing on stdout";
+  }
+}
+
+}  // namespace
+}  // namespace oomlab::cli

@@ -1,0 +1,166 @@
+// Exit paths and load through the real binary, on the sim: --plugin (loaded, run, contained when
+// it throws), --timeout (a run that stops; a call that never returns), and the soak
+// (--repeat N: a thousand OOMs in one process with nothing left behind). The GPU versions are in
+// gpu_hardening_test.cpp.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "cli/child_process.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string oomlab_binary() {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate :
+       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return OOMLAB_BINARY;
+}
+
+std::string demo_plugin() {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const fs::path staged = self.parent_path() / "plugins" / "oomlab_demo_plugin.so";
+  if (fs::exists(staged)) return staged.string();
+  return (fs::path(OOMLAB_PLUGIN_DIR) / "oomlab_demo_plugin.so").string();
+}
+
+fs::path fresh(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("oomlab_hardening_" + name);
+  fs::remove_all(dir);
+  return dir;
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream file(path);
+  if (!file) return nullptr;
+  return json::parse(file);
+}
+
+ChildResult oomlab(std::vector<std::string> args, std::chrono::seconds limit = std::chrono::seconds(120)) {
+  args.insert(args.begin(), oomlab_binary());
+  return run_child(args, {.timeout = limit});
+}
+
+TEST(Plugins, AScenarioFromAPluginIsListedAndRuns) {
+  const ChildResult list = oomlab({"list", "--plugin", demo_plugin()});
+  ASSERT_EQ(list.exit_code, 0) << list.err_tail;
+  EXPECT_NE(list.out.find("plugin-demo"), std::string::npos) << list.out;
+  const fs::path out = fresh("plugin_demo");
+  const ChildResult run = oomlab({"run", "plugin-demo", "--plugin=" + demo_plugin(), "-a", "sim",
+                                  "--budget", "64MiB", "--quiet", "--out", out.string()});
+  ASSERT_EQ(run.exit_code, 0) << run.err_tail;
+  const json s = read_json(out / "summary.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["scenario"]["name"], "plugin-demo");
+  EXPECT_EQ(s["outcome"], "oom");
+  EXPECT_EQ(s["oom"]["live_bytes"], 64U << 20U);
+}
+
+TEST(Plugins, APluginThatThrowsFromRunIsAnErrorWithEverythingFreedAndItsLastEvents) {
+  const fs::path out = fresh("plugin_throws");
+  const ChildResult run = oomlab({"run", "plugin-throws", "--plugin", demo_plugin(), "-a", "sim",
+                                  "--budget", "64MiB", "--quiet", "--out", out.string()});
+  EXPECT_EQ(run.signal, 0);
+  EXPECT_EQ(run.exit_code, 1) << run.err_tail;
+  EXPECT_NE(run.err_tail.find("plugin-throws: a bug in the plugin"), std::string::npos) << run.err_tail;
+  const json s = read_json(out / "summary.json");
+  ASSERT_FALSE(s.is_null()) << "the record is written";
+  EXPECT_EQ(s["outcome"], "error");
+  EXPECT_NE(s["error"].get<std::string>().find("a bug in the plugin"), std::string::npos);
+  EXPECT_EQ(s["counts"]["allocations"], 4);
+  EXPECT_EQ(s["counts"]["frees"], 4) << "the harness freed what the plugin held";
+  ASSERT_TRUE(s.contains("last_events"));
+  ASSERT_EQ(s["last_events"].size(), 4U);
+  EXPECT_EQ(s["last_events"].back()["op"], "alloc");
+  EXPECT_EQ(s["last_events"].back()["seq"], 3);
+}
+
+TEST(Plugins, MatrixCellsGetThePlugin) {
+  const fs::path out = fresh("plugin_matrix");
+  const ChildResult m = oomlab({"matrix", "-s", "plugin-demo,fragmentation", "-a", "sim",
+                                "--budget", "64MiB", "--plugin", demo_plugin(), "--out",
+                                out.string(), "--quiet"});
+  ASSERT_EQ(m.exit_code, 0) << m.err_tail << m.out;
+  const json matrix = read_json(out / "matrix.json");
+  ASSERT_EQ(matrix["cells"].size(), 2U);
+  for (const json& cell : matrix["cells"]) EXPECT_EQ(cell["outcome"], "oom") << cell.dump();
+}
+
+TEST(Timeout, ARunPastItsTimeoutStopsFreesEverythingAndSaysTimeout) {
+  const fs::path out = fresh("timeout");
+  // 64 GiB of 4 KiB blocks on the sim: millions of events, far more than 50 ms.
+  const ChildResult r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "64GiB", "-p",
+                                "block=4KiB", "--timeout", "0.05", "--quiet", "--out",
+                                out.string()});
+  EXPECT_EQ(r.exit_code, 4) << r.err_tail;
+  EXPECT_LT(r.seconds, 10.0);
+  const json s = read_json(out / "summary.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["outcome"], "timeout");
+  EXPECT_GT(s["counts"]["allocations"].get<std::uint64_t>(), 0U);
+  EXPECT_EQ(s["counts"]["allocations"], s["counts"]["frees"]);
+  EXPECT_TRUE(s.contains("last_events"));
+}
+
+TEST(Timeout, ACallThatNeverReturnsEndsTheProcessWithARecord) {
+  ::setenv("OOMLAB_TEST_SCENARIOS", "1", 1);
+  const fs::path out = fresh("hang");
+  const ChildResult r = oomlab({"run", "test-hang", "-a", "sim", "--budget", "64MiB",
+                                "--timeout", "1", "--quiet", "--out", out.string()},
+                               std::chrono::seconds(30));
+  ::unsetenv("OOMLAB_TEST_SCENARIOS");
+  ASSERT_FALSE(r.timed_out) << "the watchdog did not end it";
+  EXPECT_EQ(r.exit_code, 4) << r.err_tail;
+  EXPECT_LT(r.seconds, 10.0) << "timeout 1 s + grace 1 s";
+  const json s = read_json(out / "summary.json");
+  ASSERT_FALSE(s.is_null()) << "the record is written before the process ends";
+  EXPECT_EQ(s["outcome"], "timeout");
+  EXPECT_NE(s["error"].get<std::string>().find("never returned"), std::string::npos) << s["error"];
+  EXPECT_EQ(s["events"], 4) << "test-hang allocates four blocks, then hangs";
+}
+
+TEST(Soak, AThousandOomsInOneProcessLeaveNothingBehind) {
+  const fs::path out = fresh("soak");
+  const ChildResult r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "64MiB", "-p",
+                                "block=1MiB", "--repeat", "1000", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err_tail << r.out;
+  EXPECT_NE(r.out.find("everything came back after every cycle"), std::string::npos) << r.out;
+  const json s = read_json(out / "soak.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["schema"], "oomlab.soak.v1");
+  EXPECT_EQ(s["cycles"], 1000);
+  EXPECT_EQ(s["ooms"], 1000);
+  EXPECT_EQ(s["unbalanced_cycles"], 0);
+  EXPECT_TRUE(s["passed"].get<bool>());
+  EXPECT_LE(s["rss_growth_bytes"].get<std::int64_t>(), 4 << 20);
+  ASSERT_EQ(s["per_cycle"].size(), 1000U);
+  // The same OOM point every cycle: nothing of one cycle reaches the next.
+  EXPECT_EQ(s["oom_live_bytes"]["min"], s["oom_live_bytes"]["max"]);
+  EXPECT_TRUE(fs::exists(out / "summary.json"));
+}
+
+TEST(Soak, AnInterruptedSoakStopsAtOnce) {
+  const fs::path out = fresh("soak_timeout");
+  // Every cycle times out: the soak stops after the first.
+  const ChildResult r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "64GiB", "-p",
+                                "block=4KiB", "--timeout", "0.02", "--repeat", "50", "--quiet",
+                                "--out", out.string()});
+  EXPECT_EQ(r.exit_code, 4) << r.err_tail;
+  const json s = read_json(out / "soak.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["cycles"], 1);
+  EXPECT_TRUE(s["stopped_early"].get<bool>());
+}
+
+}  // namespace
+}  // namespace oomlab::cli
