@@ -8,7 +8,9 @@
 #
 # 1. `oomlab info`;
 # 2. the whole test suite, one process per test, which must pass with zero tests skipped;
-# 3. the kernel tests under compute-sanitizer memcheck (zero errors, zero leaks);
+# 3. the GPU tests that run in the test process (kernels, integrity, runs on every backend,
+#    exit paths, external pressure, every scenario) under compute-sanitizer memcheck with
+#    --leak-check full, and the kernel tests under racecheck: zero errors, zero leaks;
 # 4. a smoke table: every scenario x {cuda, async, managed} at the budget, one line per run
 #    (outcome, cause, the scenario's result, integrity, device free before and after), with
 #    checks: every run ends in OOM with a cause and no corrupted data, the device gets all its
@@ -17,7 +19,9 @@
 #    memory as it was, both ways; after a managed run it may be higher (the driver gives back
 #    memory of its own), never lower;
 # 5. the PyTorch sample snapshot replayed at level=segment on cuda, async and managed at the
-#    original run's budget: where each fails, next to where PyTorch did.
+#    original run's budget: where each fails, next to where PyTorch did;
+# 6. a soak: 1,000 OOM-and-recover cycles in one process on async and on cuda (run --repeat),
+#    which must give back the process's memory, the device's and the allocator's every time.
 # Artifacts (test log, summaries) go to $OUT if set, else ./gpu-check-out. Exit 1 on any failure.
 set -uo pipefail
 
@@ -71,13 +75,24 @@ echo "  passed: $passed  failed: $failed  skipped: $skipped  (browser tests left
 [[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"
 [[ $passed -gt 0 ]] || fail "no test ran"
 
-echo "== kernels under compute-sanitizer --tool memcheck"
+# The tests that start oomlab processes (signals, sticky errors on purpose, shared devices) are
+# left out: memcheck follows the test process only, and a sticky error is its own deliberate fault.
+in_process='Kernels.*:Integrity.*:GpuRun.*:*/GpuExitPaths.*:*/GpuExternalPressure.*:*/EveryScenario.*'
+echo "== GPU tests under compute-sanitizer --tool memcheck --leak-check full ($in_process)"
 if command -v compute-sanitizer >/dev/null; then
-  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 "$tests" --gtest_filter='Kernels.*' \
-    --gtest_color=no >"$out/memcheck.log" 2>&1
+  start=$(date +%s)
+  compute-sanitizer --tool memcheck --leak-check full --target-processes application-only \
+    --error-exitcode 99 "$tests" --gtest_filter="$in_process" --gtest_color=no >"$out/memcheck.log" 2>&1
   memcheck_rc=$?
-  grep -E 'ERROR SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED) ' "$out/memcheck.log" | sed 's/^/  /'
+  grep -E 'ERROR SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED|SKIPPED) ' "$out/memcheck.log" | sed 's/^/  /'
+  echo "  ($(( $(date +%s) - start )) s)"
   [[ $memcheck_rc -eq 0 ]] || fail "compute-sanitizer memcheck exit code $memcheck_rc (log: $out/memcheck.log)"
+  echo "== kernel tests under compute-sanitizer --tool racecheck"
+  compute-sanitizer --tool racecheck --error-exitcode 99 "$tests" --gtest_filter='Kernels.*' \
+    --gtest_color=no >"$out/racecheck.log" 2>&1
+  racecheck_rc=$?
+  grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|^\[  (PASSED|FAILED) ' "$out/racecheck.log" | sed 's/^/  /'
+  [[ $racecheck_rc -eq 0 ]] || fail "compute-sanitizer racecheck exit code $racecheck_rc (log: $out/racecheck.log)"
 else
   fail "compute-sanitizer is not on PATH"
 fi
@@ -157,6 +172,15 @@ PY
 )
   echo "  $line"
   [[ "$line" == *FAIL* ]] && failures=$((failures + 1))
+done
+
+echo "== soak: 1,000 OOM cycles in one process, fragmentation at 256 MiB in 1 MiB blocks"
+for allocator in async cuda; do
+  "$oomlab" run fragmentation --allocator="$allocator" --budget=256MiB -p block=1MiB --verify=off \
+    --no-probe --repeat=1000 --out "$out/soak-$allocator" >"$out/soak-$allocator.txt" 2>&1
+  rc=$?
+  sed 's/^/  /' "$out/soak-$allocator.txt"
+  [[ $rc -eq 0 ]] || fail "soak on $allocator exited $rc"
 done
 
 if [[ $failures -eq 0 ]]; then

@@ -12,6 +12,10 @@ mkdir -p "$stage"
 for binary in oomlab tests/oomlab_tests; do
   strip -o "$stage/$(basename "$binary")" "$build/$binary"
 done
+# The tests' --plugin libraries, found beside the test binary (plugins/).
+rm -rf "$stage/plugins"
+mkdir -p "$stage/plugins"
+cp "$build"/tests/plugins/*.so "$stage/plugins/"
 # The benchmarks with the Google Benchmark library beside them (its soname differs there).
 rm -rf "$stage/bench"
 mkdir -p "$stage/bench/lib"
