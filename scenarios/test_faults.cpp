@@ -66,9 +66,13 @@ class TestSticky final : public Scenario {
     ctx.phase("fault");
     const Block block = ctx.allocate(1_MiB, "the block whose neighbour is touched");
     if (!block) return;
-    Block beyond = block;  // the same bookkeeping, a pointer nothing maps
+    Block beyond = block;  // a pointer nothing maps, in no slot of the harness's table
     beyond.ptr = static_cast<char*>(block.ptr) + (std::uintptr_t{1} << 40U);
+    beyond.slot = Block::kNoSlot;
     ctx.touch(beyond);  // nothing on the sim; on a device, the context is lost from here on
+    // Waits for the kernels on the stream: the fault surfaces here (an error, not an OOM later).
+    ctx.fill(block);
+    static_cast<void>(ctx.verify(block));
     ctx.phase("after the fault");
     while (ctx.allocate(1_MiB, "after the fault")) {
     }

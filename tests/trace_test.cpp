@@ -239,7 +239,7 @@ const std::string kOomlabHeader =
 INSTANTIATE_TEST_SUITE_P(
     Catalogue, BadTraces,
     ::testing::Values(
-        BadTrace{"empty.csv", "", "not a trace oomlab knows"},
+        BadTrace{"empty.csv", "", "the trace is empty"},
         BadTrace{"other.txt", "hello\n", "not a trace oomlab knows"},
         BadTrace{"rmm_few.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10\n", ":2: too few columns"},
         BadTrace{"rmm_hex.csv", kRmmHeader + "1,10:00:00.0,allocate,0xZZ,64,0\n",

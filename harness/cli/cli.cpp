@@ -257,6 +257,8 @@ void tailor_run_help(CLI::App& app, const std::vector<std::string>& args) {
 // Takes every `--plugin PATH` / `--plugin=PATH` out of the arguments, wherever it stands, and
 // loads the library; what remains goes to the parser.
 std::vector<std::string> load_plugins(const std::vector<std::string>& args) {
+  static std::vector<std::string> loaded_before;  // in this process (run_cli called again: tests)
+  loaded_plugins().clear();
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string path;
@@ -270,10 +272,14 @@ std::vector<std::string> load_plugins(const std::vector<std::string>& args) {
       continue;
     }
     if (path.empty()) throw_usage("--plugin: needs the path of a shared library");
-    static_cast<void>(load_plugin(path, Registry::global()));
     std::error_code ec;
-    const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
-    loaded_plugins().push_back(ec ? path : absolute.string());
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+    const std::string key = ec ? path : canonical.string();
+    if (std::find(loaded_before.begin(), loaded_before.end(), key) == loaded_before.end()) {
+      static_cast<void>(load_plugin(path, Registry::global()));
+      loaded_before.push_back(key);
+    }
+    loaded_plugins().push_back(key);
   }
   return rest;
 }

@@ -209,8 +209,17 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   plan.budget = o.budget;
   plan.seed = o.seed;
   plan.verify = o.verify;
-  const std::vector<const Registry::Entry*> scenarios = choose_scenarios(o, err);
   const std::vector<std::string> allocators = split_allocators(o.allocators);
+  for (const std::string& allocator : allocators) {  // before anything is said about scenarios
+    try {
+      static_cast<void>(parse_allocator(allocator));
+    } catch (const Error& e) {
+      std::string message = e.what();
+      if (message.starts_with("--allocator:")) message.replace(0, 11, "--allocators");
+      throw_usage(message);
+    }
+  }
+  const std::vector<const Registry::Entry*> scenarios = choose_scenarios(o, err);
   const Environment env = probe_environment();
   plan.devices = choose_devices(o.devices, env);
   std::set<std::string> ids;

@@ -132,9 +132,10 @@ void check_destination(std::string_view flag, const std::string& path) {
     throw_usage(fmt::format("{}: {} is a folder, not a file", flag, path));
   if (!fs::is_directory(folder, ec))
     throw_usage(fmt::format("{}: cannot write {}: no folder {}", flag, path, folder.string()));
-  if (::access(folder.c_str(), W_OK) != 0 ||
-      (fs::exists(file, ec) && ::access(file.c_str(), W_OK) != 0))
-    throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
+  // An existing file is rewritten in place (its folder need not be writable); a new one is made.
+  const bool writable = fs::exists(file, ec) ? ::access(file.c_str(), W_OK) == 0
+                                             : ::access(folder.c_str(), W_OK) == 0;
+  if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
 }
 
 void write_text(const fs::path& path, const std::string& text) {

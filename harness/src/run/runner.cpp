@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "device/device.hpp"
 #include "device/nvml.hpp"
@@ -92,20 +93,37 @@ class Ticker {
   std::thread thread_;
 };
 
-// --timeout: at the deadline it sets `timed_out` (the run stops at its next event); if the run
-// has still not ended `hang_grace` later, a call never returned, and it hands the record so far
-// to config.on_hung. The record is a copy made before the scenario started, with the events
-// counted so far and the time; nothing the run's own thread is writing is read.
+// --timeout, from before the device is set up: at the deadline it sets `timed_out` (the run
+// stops at its next event); if the scenario has not returned `hang_grace` later, a call never
+// returned. Once the scenario has returned, the clean-up (freeing everything, waiting for the
+// driver's late release) has kCleanupGrace of its own, whatever the timeout. Either way a hang
+// hands the record so far to config.on_hung: a copy made before the run started, with the
+// events counted so far and the time; nothing the run's own thread is writing is read.
 class Watchdog {
  public:
+  static constexpr std::chrono::seconds kCleanupGrace{60};
+
   Watchdog(const RunConfig& config, const RunResult& before_start, std::atomic<bool>& timed_out)
       : start_(std::chrono::steady_clock::now()) {
     if (config.timeout.count() <= 0) return;
     thread_ = std::thread([this, &config, record = before_start, &timed_out]() mutable {
       std::unique_lock lock(mutex_);
-      if (cv_.wait_until(lock, start_ + config.timeout, [&] { return done_; })) return;
-      timed_out.store(true, std::memory_order_relaxed);
-      if (cv_.wait_for(lock, config.hang_grace, [&] { return done_; })) return;
+      auto deadline = start_ + config.timeout;
+      bool cleaning = false;
+      for (;;) {
+        if (cv_.wait_until(lock, deadline, [&] { return done_ || cleaning_ != cleaning; })) {
+          if (done_) return;
+          cleaning = true;  // the scenario returned: the clean-up's own allowance from now
+          deadline = std::chrono::steady_clock::now() + kCleanupGrace;
+          continue;
+        }
+        if (!cleaning && !timed_out.load(std::memory_order_relaxed)) {
+          timed_out.store(true, std::memory_order_relaxed);
+          deadline = std::chrono::steady_clock::now() + config.hang_grace;
+          continue;
+        }
+        break;  // past the grace: hung
+      }
       if (!config.on_hung) {
         cv_.wait(lock, [&] { return done_; });
         return;
@@ -115,12 +133,18 @@ class Watchdog {
       record.duration_ms = std::chrono::duration<double, std::milli>(
                                std::chrono::steady_clock::now() - start_)
                                .count();
-      record.error_message = fmt::format(
-          "the run passed its timeout of {:.3g} s and then did not stop for {:.3g} s more: a call "
-          "never returned (after event {}); the process ends without freeing, and the driver "
-          "takes its device memory back when it exits",
-          std::chrono::duration<double>(config.timeout).count(),
-          std::chrono::duration<double>(config.hang_grace).count(), record.events);
+      record.error_message =
+          cleaning_ ? fmt::format("freeing the run's memory did not end within {} s: a call never "
+                                  "returned (after event {}); the process ends without freeing, "
+                                  "and the driver takes its device memory back when it exits",
+                                  kCleanupGrace.count(), record.events)
+                    : fmt::format("the run passed its timeout of {:.3g} s and then did not stop "
+                                  "for {:.3g} s more: a call never returned (after event {}); the "
+                                  "process ends without freeing, and the driver takes its device "
+                                  "memory back when it exits",
+                                  std::chrono::duration<double>(config.timeout).count(),
+                                  std::chrono::duration<double>(config.hang_grace).count(),
+                                  record.events);
       config.on_hung(record);
     });
   }
@@ -143,11 +167,21 @@ class Watchdog {
     recording_ = recording;
   }
 
+  // The scenario has returned (or thrown): what follows is the clean-up.
+  void cleaning_up() {
+    {
+      const std::lock_guard lock(mutex_);
+      cleaning_ = true;
+    }
+    cv_.notify_all();
+  }
+
  private:
   std::chrono::steady_clock::time_point start_;
   std::mutex mutex_;
   std::condition_variable cv_;
   bool done_ = false;
+  bool cleaning_ = false;
   const Recording* recording_ = nullptr;
   std::thread thread_;
 };
@@ -201,9 +235,21 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
     try {
       if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
-      break;
-    } catch (const Error&) {
-      if (attempt == kBallastAttempts) throw;
+      // Taken, but another process may have taken some of the budget in between.
+      if (attempt == kBallastAttempts ||
+          hold.session->free_bytes() + kDevicePageBytes >= result.budget_bytes)
+        break;
+      hold.ballast.reset();
+      notify(config, result,
+             fmt::format("device free memory fell under the budget as the ballast was taken "
+                         "(another process?): reading it again ({} of {})",
+                         attempt + 1, kBallastAttempts));
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 * attempt));
+    } catch (const Error& e) {
+      // Only a refusal for want of memory is another process's doing; anything else is real.
+      if (attempt == kBallastAttempts ||
+          std::string_view(e.what()).find("cudaErrorMemoryAllocation") == std::string_view::npos)
+        throw;
       notify(config, result,
              fmt::format("device free memory changed while the ballast was taken (another "
                          "process?): reading it again ({} of {})",
@@ -303,21 +349,13 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
                         progress_tick(config, recording, phases, result.budget_bytes, start));
     run_and_catch(scenario, ctx, result);
   }
+  watchdog.cleaning_up();
+  // What the run was doing when it ended, before the clean-up's own frees (kept if it turns out
+  // to be an error, here or in the clean-up).
+  const auto [first_seq, tail] = log.tail(kLastEvents);
+  const std::vector<Event> last(tail.begin(), tail.end());
   result.duration_ms =
       std::chrono::duration<double, std::milli>(Recording::Clock::now() - start).count();
-  if (result.outcome == Outcome::error || result.outcome == Outcome::timeout) {
-    const auto [first, events] = log.tail(kLastEvents);
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      const Event& e = events[i];
-      result.last_events.push_back({.seq = first + i,
-                                    .op = std::string(to_string(e.op)),
-                                    .bytes = e.bytes,
-                                    .status = std::string(to_string(e.status)),
-                                    .phase = std::string(phases.name(e.phase)),
-                                    .step = e.step,
-                                    .live_bytes = e.live_bytes});
-    }
-  }
   try {
     ctx.verify_live_blocks();  // the end-of-run integrity check, while the blocks are still there
   } catch (const std::exception& e) {
@@ -327,6 +365,18 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
     ctx.release_all();
   } catch (const std::exception& e) {
     record_failure(result, "freeing the scenario's blocks", e.what());
+  }
+  if (result.outcome == Outcome::error || result.outcome == Outcome::timeout) {
+    for (std::size_t i = 0; i < last.size(); ++i) {
+      const Event& e = last[i];
+      result.last_events.push_back({.seq = first_seq + i,
+                                    .op = std::string(to_string(e.op)),
+                                    .bytes = e.bytes,
+                                    .status = std::string(to_string(e.status)),
+                                    .phase = std::string(phases.name(e.phase)),
+                                    .step = e.step,
+                                    .live_bytes = e.live_bytes});
+    }
   }
   collect(ctx, recording, result);
   try {
@@ -404,6 +454,8 @@ RunResult run_scenario(const RunConfig& config) {
   result.allocator = backend_info(kind).name;
   result.simulated = !backend_info(kind).needs_device;
 
+  std::atomic<bool> timed_out{false};
+  Watchdog watchdog(config, result, timed_out);  // device set-up included
   DeviceHold hold;
   std::unique_ptr<Allocator> backend;
   if (result.simulated) {
@@ -416,8 +468,6 @@ RunResult run_scenario(const RunConfig& config) {
       if (d.index == config.device) result.device = d;
     }
   }
-  std::atomic<bool> timed_out{false};
-  Watchdog watchdog(config, result, timed_out);
   drive(config, *scenario, std::move(backend), hold, result, watchdog, timed_out);
   if (hold.session) release_device(config, kind, hold, result);
   return result;

@@ -30,7 +30,9 @@ std::int64_t SoakResult::rss_growth_bytes() const {
 std::int64_t SoakResult::worst_device_shortfall_bytes() const {
   std::int64_t worst = 0;
   for (const SoakCycle& c : cycles) {
-    if (c.cleanup) worst = std::max(worst, c.cleanup->difference());
+    // With other processes on the device a shortfall may be theirs (the run says so).
+    if (c.cleanup && c.cleanup->other_processes == 0)
+      worst = std::max(worst, c.cleanup->difference());
   }
   return worst;
 }
