@@ -176,8 +176,7 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
     *why = fmt::format("{} blocks did not hold the data written to them", r.integrity_corrupted);
     return kExitCheckFailed;
   }
-  if (r.cleanup && r.cleanup->other_processes == 0 &&
-      r.cleanup->difference() > static_cast<std::int64_t>(kDevicePageBytes)) {
+  if (r.cleanup && r.cleanup->leaked(static_cast<std::int64_t>(kDevicePageBytes))) {
     *why = "device memory was left behind after the run (see 'device' above)";
     return kExitCheckFailed;
   }

@@ -45,6 +45,11 @@ struct Cleanup {
   // Other processes on the device when free memory came back short: the shortfall may be
   // theirs, so it is not called this run's leak.
   unsigned other_processes = 0;
+  // Why a shortfall is reported but not counted as this run's leak (empty: it counts).
+  std::string not_counted;
+  [[nodiscard]] bool leaked(std::int64_t tolerance) const {
+    return not_counted.empty() && difference() > tolerance;
+  }
   [[nodiscard]] std::int64_t difference() const {
     return static_cast<std::int64_t>(device_free_before) -
            static_cast<std::int64_t>(device_free_after);

@@ -31,7 +31,7 @@ std::int64_t SoakResult::worst_device_shortfall_bytes() const {
   std::int64_t worst = 0;
   for (const SoakCycle& c : cycles) {
     // With other processes on the device a shortfall may be theirs (the run says so).
-    if (c.cleanup && c.cleanup->other_processes == 0)
+    if (c.cleanup && c.cleanup->not_counted.empty())
       worst = std::max(worst, c.cleanup->difference());
   }
   return worst;
