@@ -106,9 +106,9 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
     const auto page = static_cast<std::int64_t>(kDevicePageBytes);
     std::string verdict = " (all returned)";
     if (missing > page && !r.cleanup->not_counted.empty()) {
-      verdict = fmt::format(": {} short, not counted ({})",
-                            format_bytes(static_cast<std::uint64_t>(missing)),
-                            r.cleanup->not_counted);
+      verdict =
+          fmt::format(": {} short, not counted ({})",
+                      format_bytes(static_cast<std::uint64_t>(missing)), r.cleanup->not_counted);
     } else if (missing > page) {
       verdict = fmt::format(": {} LEFT BEHIND", format_bytes(static_cast<std::uint64_t>(missing)));
     } else if (missing < -page) {

@@ -36,16 +36,16 @@ Spread oom_spread(const SoakResult& soak) {
 std::vector<std::string> soak_problems(const SoakResult& soak) {
   std::vector<std::string> problems;
   if (soak.rss_growth_bytes() > kSoakRssGrowthLimit) {
-    problems.push_back(fmt::format("resident memory grew {} after the first tenth of the cycles "
-                                   "(limit {})",
-                                   signed_bytes(soak.rss_growth_bytes()),
-                                   format_bytes(kSoakRssGrowthLimit)));
+    problems.push_back(
+        fmt::format("resident memory grew {} after the first tenth of the cycles "
+                    "(limit {})",
+                    signed_bytes(soak.rss_growth_bytes()), format_bytes(kSoakRssGrowthLimit)));
   }
   if (soak.worst_device_shortfall_bytes() > kSoakDeviceShortfallLimit) {
-    problems.push_back(fmt::format("device free memory was {} short after a cycle (limit {})",
-                                   format_bytes(static_cast<std::uint64_t>(
-                                       soak.worst_device_shortfall_bytes())),
-                                   format_bytes(kSoakDeviceShortfallLimit)));
+    problems.push_back(
+        fmt::format("device free memory was {} short after a cycle (limit {})",
+                    format_bytes(static_cast<std::uint64_t>(soak.worst_device_shortfall_bytes())),
+                    format_bytes(kSoakDeviceShortfallLimit)));
   }
   if (const std::size_t n = soak.unbalanced_cycles(); n > 0)
     problems.push_back(fmt::format("{} cycles ended with blocks not freed", n));
@@ -60,15 +60,16 @@ nlohmann::ordered_json soak_json(const SoakResult& soak, std::uint32_t asked) {
   const Spread spread = oom_spread(soak);
   json cycles = json::array();
   for (const SoakCycle& c : soak.cycles) {
-    cycles.push_back({{"outcome", to_string(c.outcome)},
-                      {"oom_live_bytes", c.oom_live_bytes},
-                      {"events", c.events},
-                      {"allocations", c.allocations},
-                      {"frees", c.frees},
-                      {"rss_bytes", c.rss_bytes},
-                      {"device_free_before", c.cleanup ? json(c.cleanup->device_free_before) : json(nullptr)},
-                      {"device_free_after", c.cleanup ? json(c.cleanup->device_free_after) : json(nullptr)},
-                      {"duration_ms", c.duration_ms}});
+    cycles.push_back(
+        {{"outcome", to_string(c.outcome)},
+         {"oom_live_bytes", c.oom_live_bytes},
+         {"events", c.events},
+         {"allocations", c.allocations},
+         {"frees", c.frees},
+         {"rss_bytes", c.rss_bytes},
+         {"device_free_before", c.cleanup ? json(c.cleanup->device_free_before) : json(nullptr)},
+         {"device_free_after", c.cleanup ? json(c.cleanup->device_free_after) : json(nullptr)},
+         {"duration_ms", c.duration_ms}});
   }
   const std::vector<std::string> problems = soak_problems(soak);
   return {{"schema", kSoakSchema},
@@ -94,8 +95,10 @@ std::string soak_text(const SoakResult& soak, std::uint32_t asked) {
   std::string text;
   auto it = std::back_inserter(text);
   double total_ms = 0;
-  for (const SoakCycle& c : soak.cycles) total_ms += c.duration_ms;
-  fmt::format_to(it, "soak       {} of {} cycles of {} on {} · budget {} · {} OOM · {:.1f} s of runs\n",
+  for (const SoakCycle& c : soak.cycles)
+    total_ms += c.duration_ms;
+  fmt::format_to(it,
+                 "soak       {} of {} cycles of {} on {} · budget {} · {} OOM · {:.1f} s of runs\n",
                  soak.cycles.size(), asked, soak.last.scenario, soak.last.allocator,
                  format_bytes(soak.last.budget_bytes), soak.ooms(), total_ms / 1e3);
   if (soak.cycles.empty()) return text;

@@ -152,13 +152,13 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
     doc["last_events"] = std::move(events);
   }
   if (r.cleanup) {
-    doc["cleanup"] = {{"device_free_before", r.cleanup->device_free_before},
-                      {"device_free_after", r.cleanup->device_free_after},
-                      {"difference_bytes", r.cleanup->difference()},
-                      {"other_processes", r.cleanup->other_processes},
-                      {"not_counted", r.cleanup->not_counted.empty()
-                                          ? json(nullptr)
-                                          : json(r.cleanup->not_counted)}};
+    doc["cleanup"] = {
+        {"device_free_before", r.cleanup->device_free_before},
+        {"device_free_after", r.cleanup->device_free_after},
+        {"difference_bytes", r.cleanup->difference()},
+        {"other_processes", r.cleanup->other_processes},
+        {"not_counted",
+         r.cleanup->not_counted.empty() ? json(nullptr) : json(r.cleanup->not_counted)}};
   } else {
     doc["cleanup"] = nullptr;
   }

@@ -89,7 +89,8 @@ const bool registered = [] {
   if (test_scenarios_enabled()) {
     Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestAbort>()); });
     Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestHang>()); });
-    Registry::global().add([] { return std::unique_ptr<Scenario>(std::make_unique<TestSticky>()); });
+    Registry::global().add(
+        [] { return std::unique_ptr<Scenario>(std::make_unique<TestSticky>()); });
   }
   return true;
 }();

@@ -71,7 +71,9 @@ const std::vector<BadInvocation>& catalogue() {
   static const std::vector<BadInvocation> cases = {
       // Sizes
       {{"run", "fragmentation", "-a", "sim", "--budget=-1"}, 2, "--budget: '-1' is not a size"},
-      {{"run", "fragmentation", "-a", "sim", "--budget=1e400"}, 2, "--budget: '1e400' is not a size"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=1e400"},
+       2,
+       "--budget: '1e400' is not a size"},
       {{"run", "fragmentation", "-a", "sim", "--budget=8XB"}, 2, "unknown unit 'XB'"},
       {{"run", "fragmentation", "-a", "sim", "--budget=0"}, 2, "a budget of 0 bytes"},
       {{"run", "fragmentation", "-a", "sim", "--budget=101%"}, 2, "'101%' is out of range"},
@@ -107,7 +109,8 @@ const std::vector<BadInvocation>& catalogue() {
       {{"run", "fragmentation", "-a", "sim", "--verify=maybe"}, 2, "'maybe' is not all, sample"},
       {{"run", "fragmentation", "-a", "sim", "-p", "touch=maybe"}, 2, "'maybe' is not on or off"},
       {{"matrix", "--scenarios=nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
-      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "nosuch"}, 2,
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "nosuch"},
+       2,
        "'nosuch' is not one of"},
       {{"list", "--bogus"}, 2, "--bogus"},
       // Missing and conflicting arguments
@@ -124,7 +127,8 @@ const std::vector<BadInvocation>& catalogue() {
       {{"run", "replay", "-a", "sim", "--trace", "@/folder"}, 2, "is a folder, not a trace file"},
       {{"run", "replay", "-a", "sim", "--trace", "@/fifo"}, 2, "not a regular file"},
       {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv"}, 2, "not a trace oomlab knows"},
-      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "rmm"}, 2,
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "rmm"},
+       2,
        "garbage.csv:1: the header lacks the column"},
       {{"run", "replay", "-a", "sim", "--trace", "@/rmm_bad_row.csv"}, 2, "rmm_bad_row.csv:2:"},
       {{"compare", "@/nonexistent.json", "@/nonexistent.json"}, 2, "cannot read"},
@@ -137,10 +141,14 @@ const std::vector<BadInvocation>& catalogue() {
       {{"report", "@/empty.csv"}, 2, "not valid JSON"},
       {{"report", "@/fifo"}, 2, "not a regular file"},
       // Outputs that cannot be written: refused before the run
-      {{"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-nope"}, 2, "--out: cannot create"},
+      {{"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-nope"},
+       2,
+       "--out: cannot create"},
       {{"run", "fragmentation", "-a", "sim", "--json", "@/nope/x.json"}, 2, "--json: cannot write"},
       {{"run", "fragmentation", "-a", "sim", "--csv", "@/folder"}, 2, "is a folder, not a file"},
-      {{"run", "fragmentation", "-a", "sim", "--junit", "@/nope/x.xml"}, 2, "--junit: cannot write"},
+      {{"run", "fragmentation", "-a", "sim", "--junit", "@/nope/x.xml"},
+       2,
+       "--junit: cannot write"},
       // Plugins
       {{"list", "--plugin", "@/nonexistent.so"}, 2, "no such file"},
       {{"list", "--plugin", "@/text.so"}, 2, "cannot be loaded"},
@@ -149,8 +157,10 @@ const std::vector<BadInvocation>& catalogue() {
       {{"list", "--plugin"}, 2, "--plugin: needs the path"},
       {{"list", "--plugin", plugin("no_entry")}, 2, "exports no extern \"C\" oomlab_register"},
       {{"list", "--plugin", plugin("empty")}, 2, "registered no scenario"},
-      {{"list", "--plugin", plugin("duplicate")}, 2, "registers scenario 'fragmentation', a name "
-                                                    "already taken"},
+      {{"list", "--plugin", plugin("duplicate")},
+       2,
+       "registers scenario 'fragmentation', a name "
+       "already taken"},
       {{"list", "--plugin", plugin("throwing")}, 2, "oomlab_register threw: this plugin refuses"},
       {{"list", "--plugin", plugin("unresolved")}, 2, "undefined symbol"},
   };
@@ -171,7 +181,8 @@ TEST(CliErrors, EveryBadInvocationEndsWithItsCodeAndAOneLineMessage) {
   for (const BadInvocation& c : catalogue()) {
     const std::vector<std::string> argv = expand(c.args);
     std::string shown;
-    for (std::size_t i = 1; i < argv.size(); ++i) shown += argv[i] + " ";
+    for (std::size_t i = 1; i < argv.size(); ++i)
+      shown += argv[i] + " ";
     SCOPED_TRACE("oomlab " + shown);
     const ChildResult r = run_child(argv, {.timeout = std::chrono::seconds(30)});
     ASSERT_FALSE(r.timed_out) << "hung";

@@ -253,6 +253,21 @@ TEST(CompareLoad, AMatrixGivesItsCellsOomPointsAndSpreads) {
   EXPECT_EQ(in.environment.at("driver"), "575.57.08");
 }
 
+TEST(CompareLoad, CellsAStoppedMatrixNeverRanAreMissingNotRefused) {
+  // `matrix` writes outcome "missing" (no summary) for the cells it did not reach when stopped.
+  const CompareInput in = parse_compare_input(
+      R"({"schema": "oomlab.matrix.v1", "environment": {}, "cells": [
+            {"key": {"scenario": "leak"}, "outcome": "completed", "summary": {}},
+            {"id": "replay-managed", "scenario": "replay", "allocator": "managed",
+             "budget": "4GiB", "outcome": "missing"}]})",
+      "stopped.json");
+  ASSERT_EQ(in.cells.size(), 1U);
+  EXPECT_EQ(in.cells[0].key.at("scenario"), "leak");
+  EXPECT_NE(refusal(R"({"schema": "oomlab.matrix.v1", "environment": {}, "cells": [
+            {"key": {}, "outcome": "vanished", "summary": null}]})"),
+            "accepted");
+}
+
 TEST(CompareLoad, ARunSummaryIsOneCellKeyedByWhatItRan) {
   const CompareInput in = load_compare_input(fixture("h100_run_growing-batch_async.json"));
   EXPECT_EQ(in.kind, "run");

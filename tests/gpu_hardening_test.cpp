@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli/child_process.hpp"
@@ -73,9 +73,9 @@ TEST_P(GpuHardening, AStickyCudaErrorIsReportedByNameWithTheLastEvents) {
 
 TEST_P(GpuHardening, ARunPastItsTimeoutFreesEverything) {
   const fs::path out = fresh("timeout_" + GetParam());
-  const ChildResult r = oomlab({"run", "fragmentation", "-a", GetParam(), "--budget", "8GiB", "-p",
-                                "block=4KiB", "--timeout", "0.2", "--quiet", "--out",
-                                out.string()});
+  const ChildResult r =
+      oomlab({"run", "fragmentation", "-a", GetParam(), "--budget", "8GiB", "-p", "block=4KiB",
+              "--timeout", "0.2", "--quiet", "--out", out.string()});
   EXPECT_EQ(r.exit_code, 4) << r.err_tail;
   const json s = read_json(out / "summary.json");
   ASSERT_FALSE(s.is_null());
@@ -86,9 +86,9 @@ TEST_P(GpuHardening, ARunPastItsTimeoutFreesEverything) {
 
 TEST_P(GpuHardening, ASoakOfOomCyclesGivesTheDeviceBackEveryTime) {
   const fs::path out = fresh("soak_" + GetParam());
-  const ChildResult r = oomlab({"run", "fragmentation", "-a", GetParam(), "--budget", "256MiB",
-                                "-p", "block=1MiB", "--verify", "off", "--no-probe", "--repeat",
-                                "50", "--out", out.string()});
+  const ChildResult r =
+      oomlab({"run", "fragmentation", "-a", GetParam(), "--budget", "256MiB", "-p", "block=1MiB",
+              "--verify", "off", "--no-probe", "--repeat", "50", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err_tail << r.out;
   const json s = read_json(out / "soak.json");
   ASSERT_FALSE(s.is_null());
@@ -96,7 +96,8 @@ TEST_P(GpuHardening, ASoakOfOomCyclesGivesTheDeviceBackEveryTime) {
   EXPECT_EQ(s["unbalanced_cycles"], 0);
   EXPECT_LE(s["worst_device_shortfall_bytes"].get<std::int64_t>(), 2 << 20);
   EXPECT_LE(s["rss_growth_bytes"].get<std::int64_t>(), 4 << 20);
-  for (const json& c : s["per_cycle"]) ASSERT_FALSE(c["device_free_after"].is_null());
+  for (const json& c : s["per_cycle"])
+    ASSERT_FALSE(c["device_free_after"].is_null());
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, GpuHardening, ::testing::Values("cuda", "async"),
@@ -113,12 +114,13 @@ TEST(GpuSharedDevice, SeveralProcessesKeepTheirOwnRecords) {
   std::vector<ChildResult> results(kProcesses);
   for (int i = 0; i < kProcesses; ++i) {
     threads.emplace_back([i, &root, &results] {
-      results[i] = oomlab({"run", "leak", "-a", "cuda", "--budget", "2GiB", "-p", "leak=8MiB",
-                           "--seed", std::to_string(i + 1), "--quiet", "--out",
-                           (root / std::to_string(i)).string()});
+      results[i] =
+          oomlab({"run", "leak", "-a", "cuda", "--budget", "2GiB", "-p", "leak=8MiB", "--seed",
+                  std::to_string(i + 1), "--quiet", "--out", (root / std::to_string(i)).string()});
     });
   }
-  for (std::thread& t : threads) t.join();
+  for (std::thread& t : threads)
+    t.join();
   const std::set<std::string> causes_allowed = {"leak", "capacity", "fragmentation",
                                                 "external-pressure", "transient"};
   for (int i = 0; i < kProcesses; ++i) {

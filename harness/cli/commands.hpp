@@ -36,8 +36,8 @@ struct RunOptions {
   bool expect_oom = false;
   bool expect_no_oom = false;
   bool quiet = false;
-  std::string junit;  // JUnit XML of the run, one testcase
-  std::string timeout;  // seconds; empty: none
+  std::string junit;         // JUnit XML of the run, one testcase
+  std::string timeout;       // seconds; empty: none
   std::string repeat = "1";  // > 1: a soak, every cycle in this process
 };
 

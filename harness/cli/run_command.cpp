@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -154,8 +154,9 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
   }
   if (r.outcome == Outcome::timeout) {
     *why = r.error_message.empty()
-               ? std::string("timeout: the run passed --timeout; everything was freed and the "
-                             "record so far was written")
+               ? std::string(
+                     "timeout: the run passed --timeout; everything was freed and the "
+                     "record so far was written")
                : fmt::format("timeout: {}", r.error_message);
     return kExitCellFailed;
   }
@@ -269,12 +270,10 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions
   const auto start = std::chrono::steady_clock::now();
   const SoakResult soak = oomlab::soak(config, cycles, [&](std::uint32_t i, const SoakCycle& c) {
     if (!console.progress_enabled()) return;
-    console.progress(fmt::format("soak {}/{} · cycle {} {} · resident {} · {:.0f} s", o.scenario,
-                                 backend_info(config.allocator).name, i + 1,
-                                 to_string(c.outcome), format_bytes(c.rss_bytes),
-                                 std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                               start)
-                                     .count()));
+    console.progress(fmt::format(
+        "soak {}/{} · cycle {} {} · resident {} · {:.0f} s", o.scenario,
+        backend_info(config.allocator).name, i + 1, to_string(c.outcome), format_bytes(c.rss_bytes),
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   });
   console.end_progress();
   write_text(folder / "soak.json", soak_json(soak, cycles).dump(2) + "\n");
@@ -283,9 +282,10 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions
   write_outputs(soak.last, last, argv, folder, out, err);
   if (!o.quiet) {
     (o.json == "-" ? err : out) << soak_text(soak, cycles)
-                                << fmt::format("wrote      {}/ (soak.json, summary.json of the "
-                                               "last cycle, events.csv of the first)\n",
-                                               folder.string());
+                                << fmt::format(
+                                       "wrote      {}/ (soak.json, summary.json of the "
+                                       "last cycle, events.csv of the first)\n",
+                                       folder.string());
   }
   std::string why;
   int code = exit_code_for(soak.last, o, &why);

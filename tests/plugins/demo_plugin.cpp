@@ -31,7 +31,8 @@ class PluginThrows final : public oomlab::Scenario {
   }
   [[nodiscard]] oomlab::ParamSpec params() const override { return {}; }
   void run(oomlab::RunContext& ctx) override {
-    for (int i = 0; i < 4; ++i) static_cast<void>(ctx.allocate(std::size_t{1} << 20, "held"));
+    for (int i = 0; i < 4; ++i)
+      static_cast<void>(ctx.allocate(std::size_t{1} << 20, "held"));
     throw std::runtime_error("plugin-throws: a bug in the plugin");
   }
 };

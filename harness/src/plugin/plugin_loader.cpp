@@ -35,8 +35,9 @@ std::vector<std::string> load_plugin(const std::filesystem::path& path, Registry
   const auto entry = reinterpret_cast<RegisterFunction>(dlsym(library, kPluginEntryPoint));
   if (entry == nullptr) {
     dlclose(library);
-    refuse(path, fmt::format("not an oomlab plugin: it exports no extern \"C\" {}(oomlab::Registry&)",
-                             kPluginEntryPoint));
+    refuse(path,
+           fmt::format("not an oomlab plugin: it exports no extern \"C\" {}(oomlab::Registry&)",
+                       kPluginEntryPoint));
   }
   // Into a registry of its own first: whatever goes wrong, the real one is untouched.
   Registry staged;
@@ -57,7 +58,8 @@ std::vector<std::string> load_plugin(const std::filesystem::path& path, Registry
     }
     names.push_back(e.name);
   }
-  for (const Registry::Entry& e : staged.entries()) registry.add(e.factory);
+  for (const Registry::Entry& e : staged.entries())
+    registry.add(e.factory);
   return names;
 }
 

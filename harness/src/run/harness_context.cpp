@@ -54,7 +54,8 @@ Block HarnessContext::allocate_block(Stream stream, std::size_t bytes, std::stri
   if (result.ok()) {
     const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes, stream.handle);
     // Kernels run on the run's stream alone: a block of another stream is left unfilled.
-    if (stream == settings_.stream && integrity_.fill_new(result.ptr, bytes)) blocks_.find(handle)->filled = true;
+    if (stream == settings_.stream && integrity_.fill_new(result.ptr, bytes))
+      blocks_.find(handle)->filled = true;
     peak_since_reset_ = std::max(peak_since_reset_, allocator_.live_bytes());
     return {result.ptr, bytes, AllocStatus::ok, handle.slot, handle.generation};
   }
@@ -78,8 +79,9 @@ Stream HarnessContext::stream(std::uint32_t index) {
   if (streams_.empty()) streams_.push_back(settings_.stream);
   while (streams_.size() <= index) {
     // The sim has no streams: distinct numbers keep them apart in events.csv.
-    streams_.push_back(settings_.new_stream ? settings_.new_stream()
-                                            : Stream{reinterpret_cast<void*>(streams_.size())});  // NOLINT
+    streams_.push_back(settings_.new_stream
+                           ? settings_.new_stream()
+                           : Stream{reinterpret_cast<void*>(streams_.size())});  // NOLINT
   }
   return streams_[index];
 }
@@ -88,7 +90,8 @@ void HarnessContext::release_all() {
   if (blocks_.empty()) return;
   allocator_.set_phase(phases_.intern("cleanup"));
   allocator_.mark();
-  blocks_.drain([&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, Stream{e.stream}); });
+  blocks_.drain(
+      [&](const LiveBlocks::Entry& e) { allocator_.deallocate(e.ptr, e.bytes, Stream{e.stream}); });
 }
 
 void HarnessContext::touch(const Block& block) {

@@ -35,7 +35,8 @@ struct ContextSettings {
   const std::atomic<bool>* stop = nullptr;
   const std::atomic<bool>* timed_out = nullptr;  // set by the runner's watchdog at --timeout
   kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
-  std::function<Stream()> new_stream;  // more streams for RunContext::stream(); null: the sim's numbers
+  std::function<Stream()>
+      new_stream;  // more streams for RunContext::stream(); null: the sim's numbers
 };
 
 class HarnessContext final : public RunContext {

@@ -50,7 +50,6 @@ constexpr std::chrono::seconds kLateReleaseWait{2};
 constexpr std::size_t kLastEvents = 8;  // in an error's record
 constexpr int kBallastAttempts = 5;
 
-
 // What a run holds on a device. Members are destroyed in reverse order: the ballast goes after
 // everything the run allocated (those are freed before this is destroyed), then the verify
 // counter, then the stream; counter and stream were made before free memory was measured.
@@ -130,21 +129,22 @@ class Watchdog {
       }
       record.outcome = Outcome::timeout;
       record.events = recording_ != nullptr ? recording_->events_seen() : 0;
-      record.duration_ms = std::chrono::duration<double, std::milli>(
-                               std::chrono::steady_clock::now() - start_)
-                               .count();
+      record.duration_ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start_)
+              .count();
       record.error_message =
-          cleaning_ ? fmt::format("freeing the run's memory did not end within {} s: a call never "
-                                  "returned (after event {}); the process ends without freeing, "
-                                  "and the driver takes its device memory back when it exits",
-                                  kCleanupGrace.count(), record.events)
-                    : fmt::format("the run passed its timeout of {:.3g} s and then did not stop "
-                                  "for {:.3g} s more: a call never returned (after event {}); the "
-                                  "process ends without freeing, and the driver takes its device "
-                                  "memory back when it exits",
-                                  std::chrono::duration<double>(config.timeout).count(),
-                                  std::chrono::duration<double>(config.hang_grace).count(),
-                                  record.events);
+          cleaning_ ? fmt::format(
+                          "freeing the run's memory did not end within {} s: a call never "
+                          "returned (after event {}); the process ends without freeing, "
+                          "and the driver takes its device memory back when it exits",
+                          kCleanupGrace.count(), record.events)
+                    : fmt::format(
+                          "the run passed its timeout of {:.3g} s and then did not stop "
+                          "for {:.3g} s more: a call never returned (after event {}); the "
+                          "process ends without freeing, and the driver takes its device "
+                          "memory back when it exits",
+                          std::chrono::duration<double>(config.timeout).count(),
+                          std::chrono::duration<double>(config.hang_grace).count(), record.events);
       config.on_hung(record);
     });
   }
@@ -342,8 +342,9 @@ void drive(const RunConfig& config, Scenario& scenario, std::unique_ptr<Allocato
        .stop = config.stop,
        .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,
        .mismatch_counter = hold.counter ? &*hold.counter : nullptr,
-       .new_stream = hold.session ? std::function<Stream()>([&hold] { return hold.session->create_stream(); })
-                                  : std::function<Stream()>()});
+       .new_stream =
+           hold.session ? std::function<Stream()>([&hold] { return hold.session->create_stream(); })
+                        : std::function<Stream()>()});
   {
     const Ticker ticker(config.progress_interval,
                         progress_tick(config, recording, phases, result.budget_bytes, start));
@@ -412,9 +413,9 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
     const bool all_freed = result.allocations == result.frees;
     if (missing > static_cast<std::int64_t>(kDevicePageBytes) &&
         result.cleanup->other_processes > 0) {
-      result.cleanup->not_counted = fmt::format(
-          "{} other process(es) use this device: the difference may be theirs",
-          result.cleanup->other_processes);
+      result.cleanup->not_counted =
+          fmt::format("{} other process(es) use this device: the difference may be theirs",
+                      result.cleanup->other_processes);
     } else if (missing > static_cast<std::int64_t>(kDevicePageBytes) &&
                kind == BackendKind::managed && all_freed) {
       // Measured on an H100: after some managed runs free memory stays 4 to 34 MiB lower for
@@ -434,8 +435,7 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
       notify(config, result,
              fmt::format("harness leak: device free memory is {} lower than before the run, "
                          "{} after it ended: memory was left behind",
-                         format_bytes(static_cast<std::uint64_t>(missing)),
-                         "2 s"));
+                         format_bytes(static_cast<std::uint64_t>(missing)), "2 s"));
     }
   } catch (const std::exception& e) {
     record_failure(result, "releasing the device", e.what());

@@ -38,9 +38,8 @@ std::int64_t SoakResult::worst_device_shortfall_bytes() const {
 }
 
 std::size_t SoakResult::unbalanced_cycles() const {
-  return static_cast<std::size_t>(std::count_if(cycles.begin(), cycles.end(), [](const SoakCycle& c) {
-    return c.allocations != c.frees;
-  }));
+  return static_cast<std::size_t>(std::count_if(
+      cycles.begin(), cycles.end(), [](const SoakCycle& c) { return c.allocations != c.frees; }));
 }
 
 SoakResult soak(const RunConfig& config, std::uint32_t cycles,

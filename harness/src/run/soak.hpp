@@ -18,7 +18,7 @@ struct SoakCycle {
   std::uint64_t events = 0;
   std::uint64_t allocations = 0;
   std::uint64_t frees = 0;
-  std::uint64_t rss_bytes = 0;  // the process's resident memory after the cycle
+  std::uint64_t rss_bytes = 0;     // the process's resident memory after the cycle
   std::optional<Cleanup> cleanup;  // real devices: free memory before and after the cycle
   double duration_ms = 0.0;
 };
@@ -42,8 +42,9 @@ struct SoakResult {
 // The process's resident memory now (VmRSS), 0 where /proc is not there.
 [[nodiscard]] std::uint64_t resident_bytes();
 
-// Runs `config` `cycles` times (events.csv, if asked for, of the first cycle only); `on_cycle(i, cycle)` after each (progress). Stops early when a
-// cycle is interrupted or times out. Throws what run_scenario throws for a bad request.
+// Runs `config` `cycles` times (events.csv, if asked for, of the first cycle only); `on_cycle(i,
+// cycle)` after each (progress). Stops early when a cycle is interrupted or times out. Throws what
+// run_scenario throws for a bad request.
 [[nodiscard]] SoakResult soak(const RunConfig& config, std::uint32_t cycles,
                               const std::function<void(std::uint32_t, const SoakCycle&)>& on_cycle);
 
