@@ -9,27 +9,13 @@
 #include <vector>
 
 #include "cli/child_process.hpp"
+#include "test_support.hpp"
 
 namespace oomlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string oomlab_binary() {  // beside this test (a staged folder), else the build tree's
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate :
-       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  return OOMLAB_BINARY;
-}
-
-std::string plugin(const std::string& name) {  // beside this test (staged), else the build tree's
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  const fs::path staged = self.parent_path() / "plugins" / ("oomlab_" + name + "_plugin.so");
-  if (fs::exists(staged)) return staged.string();
-  return (fs::path(OOMLAB_PLUGIN_DIR) / ("oomlab_" + name + "_plugin.so")).string();
-}
+using oomlab::testing::oomlab_binary;
 
 // Bad files, made once: an empty one, text that is no trace, JSON that is no summary, a folder,
 // a FIFO (reading it would block forever), a "library" that is text.
@@ -155,14 +141,18 @@ const std::vector<BadInvocation>& catalogue() {
       {{"list", "--plugin", "@/folder"}, 2, "is a folder, not a shared library"},
       {{"list", "--plugin", "@/fifo"}, 2, "not a regular file"},
       {{"list", "--plugin"}, 2, "--plugin: needs the path"},
-      {{"list", "--plugin", plugin("no_entry")}, 2, "exports no extern \"C\" oomlab_register"},
-      {{"list", "--plugin", plugin("empty")}, 2, "registered no scenario"},
-      {{"list", "--plugin", plugin("duplicate")},
+      {{"list", "--plugin", oomlab::testing::test_plugin("no_entry")},
+       2,
+       "exports no extern \"C\" oomlab_register"},
+      {{"list", "--plugin", oomlab::testing::test_plugin("empty")}, 2, "registered no scenario"},
+      {{"list", "--plugin", oomlab::testing::test_plugin("duplicate")},
        2,
        "registers scenario 'fragmentation', a name "
        "already taken"},
-      {{"list", "--plugin", plugin("throwing")}, 2, "oomlab_register threw: this plugin refuses"},
-      {{"list", "--plugin", plugin("unresolved")}, 2, "undefined symbol"},
+      {{"list", "--plugin", oomlab::testing::test_plugin("throwing")},
+       2,
+       "oomlab_register threw: this plugin refuses"},
+      {{"list", "--plugin", oomlab::testing::test_plugin("unresolved")}, 2, "undefined symbol"},
   };
   return cases;
 }

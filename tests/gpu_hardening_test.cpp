@@ -20,16 +20,8 @@ namespace oomlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using oomlab::testing::oomlab_binary;
 using json = nlohmann::json;
-
-std::string oomlab_binary() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate :
-       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  return OOMLAB_BINARY;
-}
 
 fs::path fresh(const std::string& name) {
   const fs::path dir = fs::temp_directory_path() / ("oomlab_gpu_hardening_" + name);

@@ -12,27 +12,17 @@
 #include <vector>
 
 #include "cli/child_process.hpp"
+#include "test_support.hpp"
 
 namespace oomlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using oomlab::testing::oomlab_binary;
 using json = nlohmann::json;
 
-std::string oomlab_binary() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate :
-       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  return OOMLAB_BINARY;
-}
-
 std::string demo_plugin() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  const fs::path staged = self.parent_path() / "plugins" / "oomlab_demo_plugin.so";
-  if (fs::exists(staged)) return staged.string();
-  return (fs::path(OOMLAB_PLUGIN_DIR) / "oomlab_demo_plugin.so").string();
+  return oomlab::testing::test_plugin("demo");
 }
 
 fs::path fresh(const std::string& name) {

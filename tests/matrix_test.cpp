@@ -9,21 +9,14 @@
 
 #include "cli/child_process.hpp"
 #include "cli/matrix_plan.hpp"
+#include "test_support.hpp"
 
 namespace oomlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using oomlab::testing::oomlab_binary;
 using json = nlohmann::json;
-
-std::string oomlab_binary() {  // beside this test (a staged folder), else the build tree's
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate :
-       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  return OOMLAB_BINARY;
-}
 
 struct Matrix {
   ChildResult child;

@@ -12,21 +12,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "test_support.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
+using oomlab::testing::oomlab_binary;
 
 // The oomlab binary beside this test binary (a staged folder: ci/stage-gpu.sh), else the one of
 // the build tree this test was built in.
-std::string oomlab_binary() {
-  const fs::path self = fs::read_symlink("/proc/self/exe");
-  for (const fs::path& candidate :
-       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
-    if (fs::exists(candidate)) return candidate.string();
-  }
-  return OOMLAB_BINARY;
-}
-
 int run_and_signal(const fs::path& out, int signal_number) {
   const std::string binary = oomlab_binary();
   const pid_t child = fork();

@@ -1,9 +1,29 @@
 #include "test_support.hpp"
 
+#include <filesystem>
+
 #include "allocators/backends.hpp"
 #include "oomlab/registry.hpp"
 
 namespace oomlab::testing {
+
+namespace fs = std::filesystem;
+
+std::string oomlab_binary() {
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  for (const fs::path& candidate :
+       {self.parent_path() / "oomlab", self.parent_path().parent_path() / "oomlab"}) {
+    if (fs::exists(candidate)) return candidate.string();
+  }
+  return OOMLAB_BINARY;
+}
+
+std::string test_plugin(const std::string& name) {
+  const std::string file = "oomlab_" + name + "_plugin.so";
+  const fs::path staged = fs::read_symlink("/proc/self/exe").parent_path() / "plugins" / file;
+  if (fs::exists(staged)) return staged.string();
+  return (fs::path(OOMLAB_PLUGIN_DIR) / file).string();
+}
 
 RunConfig make_run_config(const std::string& scenario, const std::string& allocator,
                           std::uint64_t budget_bytes) {

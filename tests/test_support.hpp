@@ -25,6 +25,14 @@ inline std::string test_data_dir() {
   return OOMLAB_TEST_DATA;
 }
 
+// The oomlab binary: beside this test binary (a staged folder such as .gpu/), else the build
+// tree's.
+std::string oomlab_binary();
+
+// tests/plugins/oomlab_<name>_plugin.so: in plugins/ beside this test binary (staged), else the
+// build tree's.
+std::string test_plugin(const std::string& name);
+
 // A complete RunConfig for `scenario` on `allocator` with defaults for everything else.
 RunConfig make_run_config(const std::string& scenario, const std::string& allocator,
                           std::uint64_t budget_bytes);
