@@ -109,6 +109,31 @@ TEST(CompareCli, H100BaselineAgainstH200WarnsShowsBothEnvironmentsAndFailsOnItsR
       << o.out;
 }
 
+// The two baselines that ci/nightly.sh wrote on real GPUs (ci/baselines): an H100 80 GB and an
+// H200 141 GB, same driver. The budget is held by a ballast, so the driver runs out at the same
+// place on both: every cell matches and none moved, and the environments still differ.
+TEST(CompareCli, TheCommittedH100AndH200BaselinesMatchCellByCellWithAWarning) {
+  const fs::path baselines = fs::path(testing::test_data_dir()) / ".." / ".." / "ci" / "baselines";
+  const Outcome o = oomlab({(baselines / "nvidia-h100-80gb-hbm3-580.json").string(),
+                            (baselines / "nvidia-h200-580.json").string()});
+  EXPECT_EQ(o.code, 0) << o.err;
+  EXPECT_NE(o.err.find("oomlab: warning: comparing different environments: device NVIDIA H100 "
+                       "80GB HBM3 vs NVIDIA H200"),
+            std::string::npos)
+      << o.err;
+  EXPECT_EQ(o.err.find("driver"), std::string::npos) << "one driver on both: " << o.err;
+  for (const char* scenario :
+       {"fragmentation", "growing-batch", "leak", "mixed-precision", "replay"}) {
+    for (const char* allocator : {"cuda", "async", "managed"}) {
+      const std::string row = row_of(o.out, scenario, allocator);
+      EXPECT_TRUE(ends_with(row, "same")) << row;
+      EXPECT_NE(row.find("+0.0% / +0.0%"), std::string::npos) << row;
+    }
+  }
+  EXPECT_NE(o.out.find("verdicts: 15 same"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("no regression in 15 cells"), std::string::npos) << o.out;
+}
+
 TEST(CompareCli, NoRegressionExitsZero) {
   const Outcome itself = oomlab({fixture("h100_matrix.json"), fixture("h100_matrix.json")});
   EXPECT_EQ(itself.code, 0) << itself.err;
