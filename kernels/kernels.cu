@@ -98,6 +98,10 @@ void cast(const float* source, void* target, std::size_t count, Precision precis
   OOMLAB_CUDA_TRY(cudaGetLastError());
 }
 
+void wait(Stream stream) {
+  OOMLAB_CUDA_TRY(cudaStreamSynchronize(cuda_stream(stream)));
+}
+
 void touch(void* ptr, std::size_t bytes, Stream stream) {
   if (ptr == nullptr || bytes == 0) return;
   const std::size_t pages = (bytes + kTouchStride - 1) / kTouchStride;

@@ -26,6 +26,9 @@ void fill(void* ptr, std::size_t bytes, std::uint64_t seed, Stream stream);
 // round to nearest even; fp8 e4m3 saturates to ±448 and keeps NaN).
 void cast(const float* source, void* target, std::size_t count, Precision precision, Stream stream);
 
+// Returns once every kernel launched on `stream` so far has run.
+void wait(Stream stream);
+
 // A device-side counter for verify(), allocated before the run so that checking data needs no
 // memory from the budget.
 class MismatchCounter {

@@ -22,6 +22,9 @@ void cast(const float* /*source*/, void* /*target*/, std::size_t /*count*/, Prec
           Stream /*stream*/) {
   no_cuda();
 }
+void wait(Stream /*stream*/) {
+  no_cuda();
+}
 MismatchCounter::MismatchCounter() {
   no_cuda();
 }

@@ -188,6 +188,9 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   rec.request_label = std::string(label);
   rec.live_bytes = allocator_.live_bytes();
   rec.live_count = allocator_.live_count();
+  // The run's kernels may still be writing the newest blocks, and a managed block takes device
+  // pages only once written: read the state after they have run, not halfway through.
+  if (!settings_.simulated) kernels::wait(settings_.stream);
   const MemoryState state = allocator_.state();  // before any probe disturbs it
   rec.reserved_bytes = state.reserved_bytes;
   rec.allocator_used_bytes = state.used_bytes;
