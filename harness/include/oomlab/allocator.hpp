@@ -5,7 +5,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
+#include <vector>
 
 namespace oomlab {
 
@@ -35,6 +38,14 @@ struct AllocResult {
   [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
 };
 
+// What a caching allocator in front of the device says of itself, as PyTorch's OOM message does.
+struct CacheState {
+  std::uint64_t allocated_bytes = 0;      // handed out to the program, in whole blocks
+  std::uint64_t reserved_bytes = 0;       // held from the device
+  std::uint64_t failed_device_bytes = 0;  // what the last failed request asked the device for
+  std::uint64_t allowed_bytes = 0;        // set_per_process_memory_fraction's cap; 0: none
+};
+
 // What the allocator holds and what the device still has. Live bytes (what the program asked
 // for) are not here: the recording adaptor counts them, since only it sees every request.
 struct MemoryState {
@@ -45,6 +56,31 @@ struct MemoryState {
   std::uint64_t used_bytes = 0;  // what the allocator counts as in use (pools: UsedMemCurrent)
   std::uint64_t cap_bytes = 0;   // oomlab's own cap (BudgetCap); 0 when there is none
   std::uint64_t cap_charged_bytes = 0;  // what the cap counts against it
+  std::optional<CacheState> cache;      // a caching allocator (torch); none otherwise
+};
+
+// Blocks that were live before a run began (a replayed program's weights, loaded before its
+// trace was recorded), with the segment each sat in as a caching allocator held them, so that a
+// model of that allocator can rebuild its state. `bytes` of a block is what was asked for.
+struct PlacedBlock {
+  std::uint64_t offset = 0;  // from the segment's start
+  std::uint64_t bytes = 0;
+  std::uint64_t block_bytes = 0;  // the allocator's block, when known (0: from its rules)
+};
+struct PlacedSegment {
+  std::uint64_t bytes = 0;  // the segment (or, expandable, the mapped range)
+  Stream stream;
+  bool small_pool = false;  // PyTorch's pool of requests up to 1 MiB
+  bool expandable = false;
+  std::vector<PlacedBlock> blocks;  // the live ones, by offset
+};
+
+// What a caching allocator asked the device for, as PyTorch's memory snapshot names it.
+enum class DeviceCallKind : std::uint8_t { segment_alloc, segment_free, segment_map, segment_unmap };
+struct DeviceCall {
+  DeviceCallKind kind = DeviceCallKind::segment_alloc;
+  std::uint64_t bytes = 0;
+  std::uint64_t address = 0;
 };
 
 class Allocator {
@@ -83,6 +119,22 @@ class Allocator {
 
   // True when no device memory is involved (the sim), so every output can say so.
   [[nodiscard]] virtual bool simulated() const { return false; }
+
+  // Allocates blocks that were live before the run began, in the segments a caching allocator
+  // held them in: one result per block, in order. An allocator with no segments of its own
+  // allocates each block alone (the default).
+  virtual std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) {
+    std::vector<AllocResult> results;
+    for (const PlacedSegment& segment : segments) {
+      for (const PlacedBlock& block : segment.blocks)
+        results.push_back(allocate(block.bytes, segment.stream));
+    }
+    return results;
+  }
+
+  // The calls a caching allocator made to the device so far, in order; none for an allocator
+  // that is the device itself.
+  [[nodiscard]] virtual std::span<const DeviceCall> device_calls() const { return {}; }
 };
 
 }  // namespace oomlab
