@@ -13,6 +13,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
+#include "segment_match.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab {
@@ -82,7 +83,7 @@ class Replay final : public Scenario {
 
   void prepare(const Params& p) override {
     const std::string& format = p.choice("format");
-    trace_ = trace::load(
+    trace_ = trace::load_shared(
         p.text("trace"),
         {.format = format == "oomlab"    ? trace::Format::oomlab
                    : format == "rmm"     ? trace::Format::rmm
@@ -90,30 +91,55 @@ class Replay final : public Scenario {
                                          : trace::Format::automatic,
          .level = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor,
          .device = static_cast<std::uint32_t>(p.integer("device"))});
-    if (p.flag("strict") && trace_.unknown_frees > 0) {
+    if (p.flag("strict") && trace_->unknown_frees > 0) {
       throw Error(
           ErrorKind::input,
           fmt::format("{}: event {} frees an address that was never allocated "
                       "({} such frees; --strict)",
-                      trace_.source.string(), trace_.first_unknown_free, trace_.unknown_frees));
+                      trace_->source.string(), trace_->first_unknown_free, trace_->unknown_frees));
     }
+  }
+
+  [[nodiscard]] std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
+      const override {
+    return trace_ ? trace_->allocator_settings : std::nullopt;
   }
 
   void run(RunContext& ctx) override {
     ctx.phase("replay");
     std::vector<Stream> streams;
-    for (std::uint32_t s = 0; s < trace_.streams.size(); ++s)
+    for (std::uint32_t s = 0; s < trace_->streams.size(); ++s)
       streams.push_back(ctx.stream(s));
     const bool original_pace = ctx.params().choice("pace") == "original";
     const auto start = std::chrono::steady_clock::now();
-    std::vector<Held> held(trace_.slots);  // one per block live at once, reused as they are freed
+    std::vector<Held> held(trace_->slots);  // one per block live at once, reused as they are freed
+    SegmentMatch match(*trace_, ctx.device_calls());
+    hint_segment_addresses(ctx);
+    const auto n = static_cast<std::uint32_t>(trace_->events.size());
     std::uint32_t i = 0;
-    for (; i < trace_.events.size(); ++i) {
-      const trace::Event& e = trace_.events[i];
+    if (!trace_->initial_segments.empty()) {
+      i = trace_->initial_events;
+      if (!place_initial_state(ctx, streams, held)) {
+        report(ctx, 0, held);
+        return;
+      }
+    }
+    for (; i < n; ++i) {
+      const trace::Event& e = trace_->events[i];
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
-      if (!replay_one(ctx, i, streams[e.stream], held)) break;
+      match.before();
+      if (e.release_before) ctx.trim();  // the program's torch.cuda.empty_cache()
+      const bool went_on = replay_one(ctx, i, streams[e.stream], held);
+      match.after(i);
+      if (!went_on) break;
+    }
+    if (i == n) {
+      match.before();
+      if (trace_->release_at_end) ctx.trim();
+      match.after(n);
     }
     report(ctx, i, held);
+    match.report(ctx);
   }
 
  private:
@@ -122,9 +148,90 @@ class Replay final : public Scenario {
     std::uint32_t event = 0;  // the allocation's index in Trace::events, for the leak report
   };
 
+  // The addresses the driver gave the program's segments (those there before the history, then
+  // each segment_alloc), for a model of its allocator to break ties between blocks as it did.
+  void hint_segment_addresses(RunContext& ctx) const {
+    std::vector<DeviceCall> recorded;
+    for (const trace::InitialSegment& s : trace_->initial_segments) {
+      if (!s.expandable) recorded.push_back({DeviceCallKind::segment_alloc, s.bytes, s.address});
+    }
+    for (const trace::SegmentEntry& e : trace_->segment_entries) {
+      if (e.action == trace::SegmentAction::alloc)
+        recorded.push_back({DeviceCallKind::segment_alloc, e.bytes, e.address});
+    }
+    if (!recorded.empty()) ctx.hint_device_calls(recorded);
+  }
+
+  // What was live when the history began, in the segments that held it; false when it does not
+  // fit (the run's OOM is then its first block that did not).
+  bool place_initial_state(RunContext& ctx, const std::vector<Stream>& streams,
+                           std::vector<Held>& held) {
+    std::vector<PlacedSegment> segments;
+    std::uint64_t live_bytes = 0;
+    std::uint64_t reserved = 0;
+    for (const trace::InitialSegment& s : trace_->initial_segments) {
+      PlacedSegment placed{.bytes = s.bytes,
+                           .stream = streams[s.stream],
+                           .small_pool = s.small_pool,
+                           .expandable = s.expandable};
+      for (const trace::InitialSegment::Live& b : s.blocks) {
+        placed.blocks.push_back({.offset = b.offset, .bytes = b.bytes, .block_bytes = b.block_bytes});
+        live_bytes += b.bytes;
+      }
+      reserved += s.bytes;
+      segments.push_back(std::move(placed));
+    }
+    ctx.note(fmt::format(
+        "{} blocks ({}) were live when the history began, in {} segments ({}): placed before "
+        "its first entry",
+        trace_->initial_events, format_bytes(live_bytes), segments.size(), format_bytes(reserved)));
+    const bool had_oom = ctx.oom_recorded();
+    std::vector<Block> blocks = ctx.allocate_placed(segments, "live before the trace began");
+    std::size_t k = 0;
+    bool fits = true;
+    for (const trace::InitialSegment& s : trace_->initial_segments) {
+      for (const trace::InitialSegment::Live& b : s.blocks) {
+        const trace::Event& e = trace_->events[b.event];
+        held[e.slot] = Held{blocks[k], b.event};
+        if (!blocks[k++] && fits) {
+          fits = false;
+          note_failure(e);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
+        }
+      }
+    }
+    live_ += live_bytes;
+    peak_ = std::max(peak_, live_);
+    stopped_ = !fits;
+    return fits;
+  }
+
+  // The Python frames of the failing request and of the largest blocks then, when recorded.
+  void describe_oom(RunContext& ctx, const trace::Event& failing, const std::vector<Held>& held) {
+    if (trace_->stacks.empty()) return;
+    const auto frames = [&](const trace::Event& e) {
+      return e.stack < trace_->stacks.size() ? trace_->stacks[e.stack] : std::vector<std::string>{};
+    };
+    std::vector<const Held*> live;
+    for (const Held& h : held) {
+      if (h.block.ok()) live.push_back(&h);
+    }
+    constexpr std::size_t kLargest = 10;
+    const std::size_t keep = std::min(kLargest, live.size());
+    std::partial_sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(keep), live.end(),
+                      [](const Held* a, const Held* b) { return a->block.bytes > b->block.bytes; });
+    std::vector<ProgramBlock> largest;
+    for (std::size_t i = 0; i < keep; ++i) {
+      const trace::Event& e = trace_->events[live[i]->event];
+      largest.push_back({.bytes = live[i]->block.bytes, .trace_index = e.index, .frames = frames(e)});
+    }
+    ctx.describe_oom(frames(failing), std::move(largest));
+  }
+
   // False when the replay cannot go on (an allocation the program made failed here).
   bool replay_one(RunContext& ctx, std::uint32_t index, Stream stream, std::vector<Held>& held) {
-    const trace::Event& e = trace_.events[index];
+    const trace::Event& e = trace_->events[index];
+    const bool had_oom = ctx.oom_recorded();
     switch (e.op) {
       case trace::Op::alloc: {
         Held& slot = held[e.slot];
@@ -132,6 +239,7 @@ class Replay final : public Scenario {
         slot.event = index;
         if (!slot.block) {
           note_failure(e);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
           stopped_ = true;
           return false;
         }
@@ -150,6 +258,7 @@ class Replay final : public Scenario {
         Block again = ctx.allocate_on(stream, e.bytes, "the trace's failed request");
         if (!again) {
           note_failure(e);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
         } else {
           ctx.release_on(stream, again);
         }
@@ -173,7 +282,7 @@ class Replay final : public Scenario {
   void report(RunContext& ctx, std::size_t replayed, const std::vector<Held>& held);
   void report_leaks(RunContext& ctx, const std::vector<Held>& held);
 
-  trace::Trace trace_;
+  std::shared_ptr<const trace::Trace> trace_;
   std::uint64_t live_ = 0;
   std::uint64_t peak_ = 0;
   std::uint64_t trace_failures_ = 0;
@@ -183,11 +292,13 @@ class Replay final : public Scenario {
 };
 
 void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Held>& held) {
-  ctx.metric("events_replayed", static_cast<double>(replayed));
-  ctx.metric("trace_events", static_cast<double>(trace_.events.size()));
+  const std::uint64_t initial = trace_->initial_events;
+  ctx.metric("events_replayed", static_cast<double>(replayed > initial ? replayed - initial : 0));
+  ctx.metric("trace_events", static_cast<double>(trace_->events.size() - initial));
+  ctx.metric("initial_blocks", static_cast<double>(initial));
   ctx.metric("peak_live_bytes", static_cast<double>(peak_));
-  ctx.metric("unknown_frees", static_cast<double>(trace_.unknown_frees));
-  ctx.metric("streams", static_cast<double>(trace_.streams.size()));
+  ctx.metric("unknown_frees", static_cast<double>(trace_->unknown_frees));
+  ctx.metric("streams", static_cast<double>(trace_->streams.size()));
   ctx.metric("trace_failures", static_cast<double>(trace_failures_));
   const auto where = [&](const trace::Event& e) {
     return fmt::format("event {}{}, {:.6f} s into the trace", format_count(e.index),
@@ -216,10 +327,18 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
         "the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
         where(*first_trace_failure_), format_bytes(first_trace_failure_->bytes)));
   }
-  if (trace_.unknown_frees > 0) {
+  if (trace_->initial_segments.empty() && initial > 0) {
+    std::uint64_t bytes = 0;
+    for (std::uint64_t k = 0; k < initial; ++k)
+      bytes += trace_->events[k].bytes;
+    ctx.note(fmt::format("{} segment allocations ({}) existed when the history began: made "
+                         "before its first entry",
+                         initial, format_bytes(bytes)));
+  }
+  if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(
         "{} frees of addresses the trace never allocated were skipped (the first at event {})",
-        trace_.unknown_frees, trace_.first_unknown_free));
+        trace_->unknown_frees, trace_->first_unknown_free));
   }
   report_leaks(ctx, held);
 }
@@ -238,7 +357,7 @@ void Replay::report_leaks(RunContext& ctx, const std::vector<Held>& held) {
   ctx.metric("still_live_blocks", static_cast<double>(count));
   ctx.metric("still_live_bytes", static_cast<double>(bytes));
   if (largest != nullptr) {
-    const trace::Event& e = trace_.events[largest->event];
+    const trace::Event& e = trace_->events[largest->event];
     ctx.note(fmt::format(
         "never freed by the end of the {}: {} blocks, {}; the largest, {}, from event {}{}",
         stopped_ ? "replay (it stopped at the failure)" : "trace", count, format_bytes(bytes),

@@ -30,7 +30,7 @@ struct Model {
   void free(void* p) { allocator.deallocate(p, 0, {}); }
   [[nodiscard]] std::vector<std::pair<DeviceCallKind, std::uint64_t>> calls() const {
     std::vector<std::pair<DeviceCallKind, std::uint64_t>> out;
-    for (const DeviceCall& c : allocator.device_calls())
+    for (const DeviceCall& c : *allocator.device_calls())
       out.emplace_back(c.kind, c.bytes);
     return out;
   }

@@ -338,8 +338,10 @@ AllocatorChoice parse_allocator(std::string_view text) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  return {info->kind, parse_params(info->options, assignments, fmt::format("allocator '{}'", name),
-                                   "--allocator")};
+  AllocatorChoice choice{info->kind, parse_params(info->options, assignments,
+                                                  fmt::format("allocator '{}'", name), "--allocator")};
+  if (info->validate != nullptr) info->validate(choice.options);
+  return choice;
 }
 
 VerifyMode parse_verify_mode(std::string_view text) {

@@ -191,8 +191,9 @@ namespace {
 }  // namespace
 
 void resolve_allocator(RunConfig& config, Console& console) {
-  config.environment =
-      config.allocator == BackendKind::sim ? probe_host_environment() : probe_environment();
+  const bool host_only = config.allocator != BackendKind::automatic &&
+                         !uses_device(config.allocator, config.allocator_options);
+  config.environment = host_only ? probe_host_environment() : probe_environment();
   if (config.allocator != BackendKind::automatic) return;
   std::string why;
   config.allocator = resolve_auto_allocator(*config.environment, &why);

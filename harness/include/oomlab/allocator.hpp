@@ -44,6 +44,7 @@ struct CacheState {
   std::uint64_t reserved_bytes = 0;       // held from the device
   std::uint64_t failed_device_bytes = 0;  // what the last failed request asked the device for
   std::uint64_t allowed_bytes = 0;        // set_per_process_memory_fraction's cap; 0: none
+  bool async_backend = false;             // PyTorch's cudaMallocAsync backend, not its cache
 };
 
 // What the allocator holds and what the device still has. Live bytes (what the program asked
@@ -132,9 +133,14 @@ class Allocator {
     return results;
   }
 
-  // The calls a caching allocator made to the device so far, in order; none for an allocator
-  // that is the device itself.
-  [[nodiscard]] virtual std::span<const DeviceCall> device_calls() const { return {}; }
+  // The calls a caching allocator made to the device so far, in order; null for an allocator
+  // that keeps no such journal (one that is the device itself).
+  [[nodiscard]] virtual const std::vector<DeviceCall>* device_calls() const { return nullptr; }
+  // The segments a recorded run got from the device, in order, with the addresses the driver
+  // gave them: a model of the allocator that made them may give its own segments those addresses
+  // while it makes the same calls, since the allocator breaks ties between equal blocks by
+  // address. Ignored by allocators that are the device.
+  virtual void hint_device_calls(std::span<const DeviceCall> /*recorded*/) {}
 };
 
 }  // namespace oomlab

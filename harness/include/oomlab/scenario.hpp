@@ -8,10 +8,14 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "oomlab/allocator.hpp"
 #include "oomlab/params.hpp"
+#include "oomlab/recorded_settings.hpp"
 #include "oomlab/rng.hpp"
 
 namespace oomlab {
@@ -44,6 +48,13 @@ struct Block {
 
   [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
   explicit operator bool() const { return ok(); }
+};
+
+// A block a replayed program held, with where it was made: its Python stack, innermost first.
+struct ProgramBlock {
+  std::uint64_t bytes = 0;
+  std::uint64_t trace_index = 0;  // the trace entry that allocated it
+  std::vector<std::string> frames;
 };
 
 class RunContext {
@@ -110,6 +121,24 @@ class RunContext {
   // The line through live bytes at the step boundaries marked so far.
   [[nodiscard]] virtual LeakEstimate leak_estimate() const = 0;
 
+  // Allocates what a replayed program held before its trace began, in the segments a caching
+  // allocator held it in (PlacedSegment): one block per placed block, in order. A failure is
+  // the run's OOM, as for allocate().
+  virtual std::vector<Block> allocate_placed(std::span<const PlacedSegment> segments,
+                                             std::string_view label) = 0;
+  // Gives the allocator's cached memory back to the device, as a program does with
+  // torch.cuda.empty_cache() (a pool is trimmed; allocators that cache nothing do nothing).
+  virtual void trim() = 0;
+  // The calls a caching allocator has made to the device so far (null: it keeps no journal).
+  [[nodiscard]] virtual const std::vector<DeviceCall>* device_calls() const = 0;
+  // The device calls the replayed program's allocator made, with the driver's addresses
+  // (Allocator::hint_device_calls).
+  virtual void hint_device_calls(std::span<const DeviceCall> recorded) = 0;
+  // For a replayed program whose trace has stack frames: the frames of the request that was the
+  // run's OOM and the largest blocks live then, added to the OOM record. Nothing without an OOM.
+  virtual void describe_oom(std::vector<std::string> frames,
+                            std::vector<ProgramBlock> largest_live) = 0;
+
   // The largest block the allocator could hand out now: bisection with probes that are freed
   // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.
   // Nothing (and no probe) when the user asked for --no-probe.
@@ -139,6 +168,12 @@ class Scenario {
   virtual void prepare(const Params& /*params*/) {}
   // Returns at the OOM, at its own end, or when ctx.stop_requested().
   virtual void run(RunContext& ctx) = 0;
+  // After prepare(): the settings of the allocator the scenario's input was recorded with (a
+  // replayed PyTorch snapshot's), for a model of that allocator to start from. None by default.
+  [[nodiscard]] virtual std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
+      const {
+    return std::nullopt;
+  }
 };
 
 }  // namespace oomlab

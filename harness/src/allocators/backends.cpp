@@ -3,6 +3,9 @@
 #include <algorithm>
 
 #include "allocators/sim_allocator.hpp"
+#include "allocators/torch/allocator_device_memory.hpp"
+#include "allocators/torch/torch_allocator.hpp"
+#include "allocators/torch/torch_options.hpp"
 
 namespace oomlab {
 
@@ -68,6 +71,15 @@ std::vector<BackendInfo> make_catalog() {
                     .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
        .needs_device = false});
   catalog.push_back(
+      {.kind = BackendKind::torch,
+       .name = "torch",
+       .summary = "a model of PyTorch's CUDA caching allocator (or its cudaMallocAsync backend) "
+                  "over the sim or, with upstream=cuda, the device",
+       .options = torch::torch_option_spec(),
+       .needs_device = false,
+       .holds_ballast = true,
+       .validate = &torch::validate_torch_options});
+  catalog.push_back(
       {.kind = BackendKind::automatic,
        .name = "auto",
        .summary = "async where a CUDA device is present, otherwise sim (with a notice)",
@@ -102,8 +114,24 @@ std::unique_ptr<Allocator> make_sim_backend(const Params& options, std::uint64_t
                             .device_total_bytes = options.bytes("total")});
 }
 
-bool uses_ballast(std::string_view name) {
-  return name == "cuda" || name == "async";
+bool uses_device(BackendKind kind, const Params& options) {
+  if (kind == BackendKind::torch) return torch::torch_upstream_is_cuda(options);
+  return backend_info(kind).needs_device;
+}
+
+std::uint64_t simulated_total_bytes(BackendKind /*kind*/, const Params& options) {
+  return options.bytes("total");
+}
+
+std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
+                                                  const Params& options,
+                                                  std::uint64_t budget_bytes) {
+  auto sim = std::make_unique<SimAllocator>(
+      SimAllocator::Options{.capacity_bytes = budget_bytes,
+                            .device_total_bytes = options.bytes("total")});
+  auto memory =
+      std::make_unique<torch::AllocatorDeviceMemory>(std::move(sim), Stream{}, options.bytes("total"));
+  return std::make_unique<torch::TorchAllocator>(config, std::move(memory), budget_bytes, true);
 }
 
 }  // namespace oomlab

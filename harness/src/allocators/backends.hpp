@@ -9,36 +9,46 @@
 #include <string_view>
 #include <vector>
 
+#include "allocators/torch/torch_config.hpp"
 #include "oomlab/allocator.hpp"
 #include "oomlab/params.hpp"
 
 namespace oomlab {
 
-enum class BackendKind : std::uint8_t { cuda, async, managed, sim, automatic };
+enum class BackendKind : std::uint8_t { cuda, async, managed, sim, torch, automatic };
 
 struct BackendInfo {
   BackendKind kind;
   std::string name;
   std::string summary;
   ParamSpec options;
-  bool needs_device = true;
+  bool needs_device = true;     // whatever its options (torch: only with upstream=cuda)
   bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
+  void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
 };
 
-// cuda, async, managed, sim — and auto, which resolves to async or sim.
+// cuda, async, managed, sim, torch — and auto, which resolves to async or sim.
 [[nodiscard]] const std::vector<BackendInfo>& backend_catalog();
 [[nodiscard]] const BackendInfo& backend_info(BackendKind kind);
 // For the CLI: the backend a user named, or nullptr.
 [[nodiscard]] const BackendInfo* find_backend(std::string_view name);
 
-// Builds `cuda`, `async` or `managed` on the current device. Throws Error(no_device) in a build
-// without CUDA. `managed` comes back already capped (BudgetCap at managed_cap_bytes).
-[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(BackendKind kind,
-                                                             const Params& options, int device,
-                                                             Stream stream,
-                                                             std::uint64_t budget_bytes);
+// Builds `cuda`, `async`, `managed` or `torch` (with `torch` its resolved config) on the current
+// device. Throws Error(no_device) in a build without CUDA. `managed` comes back already capped
+// (BudgetCap at managed_cap_bytes).
+[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(
+    BackendKind kind, const Params& options, int device, Stream stream, std::uint64_t budget_bytes,
+    const torch::TorchConfig* torch = nullptr);
+// `torch` over the sim: segments are the sim's 2 MiB pages, capacity the budget.
+[[nodiscard]] std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
+                                                                const Params& options,
+                                                                std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);
+// Whether a run on this backend, with these options, takes memory on a device.
+[[nodiscard]] bool uses_device(BackendKind kind, const Params& options);
+// The card a simulated run models: what --budget=N% and all refer to.
+[[nodiscard]] std::uint64_t simulated_total_bytes(BackendKind kind, const Params& options);
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
 // budget by the room its driver bookkeeping takes (managed_allocator.hpp).
 [[nodiscard]] std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes);

@@ -7,6 +7,9 @@
 #include "allocators/budget_cap.hpp"
 #include "allocators/cuda_allocator.hpp"
 #include "allocators/managed_allocator.hpp"
+#include "allocators/torch/allocator_device_memory.hpp"
+#include "allocators/torch/cuda_vmm_memory.hpp"
+#include "allocators/torch/torch_allocator.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
@@ -35,6 +38,31 @@ std::unique_ptr<Allocator> make_managed(const Params& options, int device, Strea
   return std::make_unique<BudgetCap>(std::move(managed), cap, ManagedAllocator::kCapGranularity);
 }
 
+// PyTorch's allocator in front of the device: cudaMalloc segments (or the virtual-memory API for
+// expandable segments) under the ballast; its cudaMallocAsync backend is a pool configured as
+// PyTorch configures the device's own (keep everything, every reuse allowed).
+std::unique_ptr<Allocator> make_torch(const torch::TorchConfig& config, int device, Stream stream,
+                                      std::uint64_t budget_bytes) {
+  if (config.backend == torch::Backend::async) {
+    if (config.budget_by == torch::BudgetBy::fraction) {
+      throw Error(ErrorKind::usage,
+                  "allocator 'torch': backend=async with upstream=cuda is capped by the device "
+                  "(the ballast): budget_by=fraction is modelled on the sim only");
+    }
+    return std::make_unique<AsyncPoolAllocator>(
+        device, stream, AsyncPoolOptions{.release_threshold = UINT64_MAX});
+  }
+  std::size_t free_bytes = 0;
+  std::size_t total_bytes = 0;
+  OOMLAB_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+  std::unique_ptr<torch::DeviceMemory> memory = std::make_unique<torch::AllocatorDeviceMemory>(
+      std::make_unique<CudaAllocator>(), stream, total_bytes);
+  if (config.expandable_segments) {
+    memory = std::make_unique<torch::CudaVmmMemory>(device, stream, std::move(memory));
+  }
+  return std::make_unique<torch::TorchAllocator>(config, std::move(memory), budget_bytes, false);
+}
+
 }  // namespace
 
 std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
@@ -52,7 +80,8 @@ void settle_managed_memory(Stream stream) {
 }
 
 std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& options, int device,
-                                               Stream stream, std::uint64_t budget_bytes) {
+                                               Stream stream, std::uint64_t budget_bytes,
+                                               const torch::TorchConfig* torch) {
   switch (kind) {
     case BackendKind::cuda:
       return std::make_unique<CudaAllocator>();
@@ -65,6 +94,9 @@ std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& o
                            .reuse_internal_deps = options.flag("reuse_internal_deps")});
     case BackendKind::managed:
       return make_managed(options, device, stream, budget_bytes);
+    case BackendKind::torch:
+      if (torch == nullptr) throw Error(ErrorKind::internal, "torch: no resolved configuration");
+      return make_torch(*torch, device, stream, budget_bytes);
     case BackendKind::sim:
     case BackendKind::automatic:
       break;

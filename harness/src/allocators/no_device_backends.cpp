@@ -16,7 +16,8 @@ void settle_managed_memory(Stream /*stream*/) {
 
 std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& /*options*/,
                                                int /*device*/, Stream /*stream*/,
-                                               std::uint64_t /*budget_bytes*/) {
+                                               std::uint64_t /*budget_bytes*/,
+                                               const torch::TorchConfig* /*torch*/) {
   throw Error(ErrorKind::no_device,
               fmt::format("no CUDA driver/device found: allocator '{}' needs CUDA, and this oomlab "
                           "was built without it (OOMLAB_CUDA=OFF)",

@@ -141,6 +141,79 @@ void describe_cap_refusal(const OomEvidence& e, Diagnosis& d) {
 
 }  // namespace
 
+namespace {
+
+constexpr std::string_view kCacheAdvice =
+    "PyTorch's cache holds memory it cannot reuse for this request: set "
+    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb) so that freed "
+    "segments can be remapped or are not split; `oomlab whatif --trace` compares the settings "
+    "on this trace";
+
+// Fragmentation where a model of PyTorch's allocator was in front of the device: inside its cache
+// (what it reserved but did not hand out is more than the request) or between the cache and the
+// device (together they hold it, neither alone).
+void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
+  const CacheState& c = *e.cache;
+  const std::uint64_t unallocated =
+      c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
+  if (c.async_backend) {
+    d.evidence = fmt::format(
+        "{} free in total >= request {}, but the cudaMallocAsync pool's chunks that hold it each "
+        "keep a live block (the pool reserves {})",
+        format_bytes(d.free_bytes), format_bytes(e.request_bytes), format_bytes(c.reserved_bytes));
+    d.advice =
+        "the pool cannot give back chunks in which a block still lives: free long-lived tensors "
+        "together, or try the native allocator with expandable_segments:True";
+    return;
+  }
+  d.evidence =
+      unallocated >= e.request_bytes
+          ? fmt::format("PyTorch reserved {} but allocated {}: {} cached, more than the request "
+                        "{}, in blocks none of which fits it (fragmentation inside the cache)",
+                        format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
+                        format_bytes(unallocated), format_bytes(e.request_bytes))
+          : fmt::format("{} cached by PyTorch (reserved {}, allocated {}) and {} free on the "
+                        "device hold the request {} together, but neither alone (a new "
+                        "segment needs {})",
+                        format_bytes(unallocated), format_bytes(c.reserved_bytes),
+                        format_bytes(c.allocated_bytes), format_bytes(e.device_free_now),
+                        format_bytes(e.request_bytes), format_bytes(c.failed_device_bytes));
+  d.advice = std::string(kCacheAdvice);
+}
+
+}  // namespace
+
+std::string pytorch_size(std::uint64_t bytes) {
+  if (bytes <= 1024) return fmt::format("{} bytes", bytes);
+  if (bytes <= 1048576) return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / 1024.0);
+  if (bytes <= 1073741824ULL) {
+    return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0);
+  }
+  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
+}
+
+std::string pytorch_oom_message(const CacheState& c, std::uint64_t request_bytes,
+                                std::uint64_t device_free_bytes,
+                                std::uint64_t device_total_bytes) {
+  if (c.async_backend) {
+    return fmt::format(
+        "Allocation on device 0 would exceed allowed memory. (out of memory) Currently allocated "
+        ": {} Requested : {} Device limit : {} Free (according to CUDA): {}",
+        pytorch_size(c.allocated_bytes), pytorch_size(request_bytes),
+        pytorch_size(device_total_bytes), pytorch_size(device_free_bytes));
+  }
+  const std::uint64_t unallocated =
+      c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
+  return fmt::format(
+      "CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is "
+      "free. {}Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch "
+      "but unallocated.",
+      pytorch_size(c.failed_device_bytes != 0 ? c.failed_device_bytes : request_bytes),
+      pytorch_size(device_total_bytes), pytorch_size(device_free_bytes),
+      c.allowed_bytes != 0 ? fmt::format("{} allowed; ", pytorch_size(c.allowed_bytes)) : "",
+      pytorch_size(c.allocated_bytes), pytorch_size(unallocated));
+}
+
 Diagnosis diagnose(const OomEvidence& e) {
   Diagnosis d;
   const std::uint64_t limit =
@@ -166,6 +239,9 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.advice =
         "the failure did not last: frees may still have been pending on a stream; "
         "synchronize before large allocations";
+  } else if (e.cache) {
+    d.cause = Cause::fragmentation;
+    describe_cache_fragmentation(e, d);
   } else {
     d.cause = Cause::fragmentation;
     d.evidence = e.largest_free_bytes

@@ -50,6 +50,7 @@ struct OomEvidence {
   std::uint64_t device_free_now = 0;
   std::uint64_t own_bytes_bound = 0;  // what this run's allocator can account for
   LeakFit leak;
+  std::optional<CacheState> cache;  // a caching allocator's own account (torch)
 };
 
 struct Diagnosis {
@@ -64,6 +65,15 @@ struct Diagnosis {
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right
 // after), fragmentation. A refusal by oomlab's cap is capacity or fragmentation against the cap.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
+
+// The message PyTorch's OutOfMemoryError gives for this state ("CUDA out of memory. Tried to
+// allocate 20.00 MiB. ... Of the allocated memory 2.65 GiB is allocated by PyTorch, and 108.48 MiB
+// is reserved by PyTorch but unallocated. ..."), sizes formatted as PyTorch formats them.
+[[nodiscard]] std::string pytorch_oom_message(const CacheState& cache, std::uint64_t request_bytes,
+                                              std::uint64_t device_free_bytes,
+                                              std::uint64_t device_total_bytes);
+// PyTorch's format_size: "512 bytes", "1.50 KiB", "108.48 MiB", "2.65 GiB".
+[[nodiscard]] std::string pytorch_size(std::uint64_t bytes);
 
 // The largest multiple of `resolution` in [0, upper_bytes] for which `probe` succeeds, by
 // bisection (allocation success is monotone in size). 0 means under one `resolution`.

@@ -8,6 +8,22 @@ Recording::Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::tim
 
 AllocResult Recording::allocate(std::size_t bytes, Stream stream) {
   const AllocResult result = inner_->allocate(bytes, stream);
+  note_allocation(bytes, stream, result);
+  return result;
+}
+
+std::vector<AllocResult> Recording::allocate_placed(std::span<const PlacedSegment> segments) {
+  std::vector<AllocResult> results = inner_->allocate_placed(segments);
+  std::size_t i = 0;
+  for (const PlacedSegment& segment : segments) {
+    for (const PlacedBlock& block : segment.blocks) {
+      if (i < results.size()) note_allocation(block.bytes, segment.stream, results[i++]);
+    }
+  }
+  return results;
+}
+
+void Recording::note_allocation(std::size_t bytes, Stream stream, const AllocResult& result) {
   if (result.ok()) {
     add_live(static_cast<std::int64_t>(bytes));
     ++live_count_;
@@ -20,7 +36,6 @@ AllocResult Recording::allocate(std::size_t bytes, Stream stream) {
     emit(result.status == AllocStatus::error ? Op::alloc : Op::oom, bytes, nullptr, stream,
          result.status);
   }
-  return result;
 }
 
 void Recording::deallocate(void* ptr, std::size_t bytes, Stream stream) {

@@ -28,6 +28,13 @@ class Recording final : public Allocator {
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
   void trim() override { inner_->trim(); }
   [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
+  std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) override;
+  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
+    return inner_->device_calls();
+  }
+  void hint_device_calls(std::span<const DeviceCall> recorded) override {
+    inner_->hint_device_calls(recorded);
+  }
 
   // A mark event: a step boundary or a new phase.
   void mark() { emit(Op::mark, 0, nullptr, Stream{}, AllocStatus::ok); }
@@ -62,6 +69,7 @@ class Recording final : public Allocator {
   [[nodiscard]] Allocator& inner() { return *inner_; }
 
  private:
+  void note_allocation(std::size_t bytes, Stream stream, const AllocResult& result);
   void emit(Op op, std::uint64_t bytes, const void* ptr, Stream stream, AllocStatus status) {
     const std::uint64_t reserved = inner_->reserved_bytes();
     peak_reserved_bytes_ = std::max(peak_reserved_bytes_, reserved);

@@ -68,6 +68,40 @@ Block HarnessContext::allocate_block(Stream stream, std::size_t bytes, std::stri
   return {nullptr, bytes, result.status, Block::kNoSlot};
 }
 
+std::vector<Block> HarnessContext::allocate_placed(std::span<const PlacedSegment> segments,
+                                                   std::string_view label) {
+  check_stop();
+  const std::vector<AllocResult> results = allocator_.allocate_placed(segments);
+  std::vector<Block> blocks;
+  std::size_t i = 0;
+  for (const PlacedSegment& segment : segments) {
+    for (const PlacedBlock& placed : segment.blocks) {
+      const AllocResult result = i < results.size() ? results[i++] : AllocResult{};
+      if (result.ok()) {
+        const LiveBlocks::Handle handle = blocks_.add(result.ptr, placed.bytes, segment.stream.handle);
+        blocks.push_back({result.ptr, placed.bytes, AllocStatus::ok, handle.slot, handle.generation});
+        continue;
+      }
+      if (result.status == AllocStatus::error) {
+        throw Error(ErrorKind::device, fmt::format("allocating {} ('{}') failed: {}",
+                                                   format_bytes(placed.bytes), label,
+                                                   cuda_error_name(result.error_code)));
+      }
+      if (!oom_) record_oom(placed.bytes, label, result);
+      blocks.push_back({nullptr, placed.bytes, result.status, Block::kNoSlot});
+    }
+  }
+  peak_since_reset_ = std::max(peak_since_reset_, allocator_.live_bytes());
+  return blocks;
+}
+
+void HarnessContext::describe_oom(std::vector<std::string> frames,
+                                  std::vector<ProgramBlock> largest_live) {
+  if (!oom_) return;
+  oom_->frames = std::move(frames);
+  oom_->largest_live = std::move(largest_live);
+}
+
 void HarnessContext::release_on(Stream stream, Block& block) {
   if (!block.ok()) return;
   const LiveBlocks::Entry entry = blocks_.remove({block.slot, block.generation}, block.ptr);
@@ -196,6 +230,7 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   rec.allocator_used_bytes = state.used_bytes;
   rec.device_free_bytes = state.device_free_bytes;
   rec.device_total_bytes = state.device_total_bytes;
+  rec.cache = state.cache;
   std::optional<bool> fits_now;
   if (settings_.probe) {
     fits_now = allocator_.probe(bytes, settings_.stream) == AllocStatus::ok;
@@ -215,10 +250,12 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
                             .device_free_at_start = settings_.device_free_at_start,
                             .device_free_now = state.device_free_bytes,
                             .own_bytes_bound = state.own_bytes_bound,
-                            .leak = rec.leak});
-  rec.source = capped ? "budget-cap" : "driver";
+                            .leak = rec.leak,
+                            .cache = state.cache});
+  const bool fraction = state.cache && state.cache->allowed_bytes > 0;
+  rec.source = capped ? "budget-cap" : fraction ? "fraction" : "driver";
   // The CUDA error's name, where a CUDA call was made: not for the cap, not on the sim.
-  if (!capped && !settings_.simulated) {
+  if (!capped && !fraction && !settings_.simulated) {
     rec.error =
         cuda_error_name(result.error_code != 0 ? result.error_code : kCudaErrorMemoryAllocation);
   }

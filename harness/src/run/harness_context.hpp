@@ -79,6 +79,17 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] std::uint64_t peak_live_bytes() const override { return peak_since_reset_; }
   void reset_peak() override { peak_since_reset_ = allocator_.live_bytes(); }
   [[nodiscard]] LeakEstimate leak_estimate() const override;
+  std::vector<Block> allocate_placed(std::span<const PlacedSegment> segments,
+                                     std::string_view label) override;
+  void trim() override { allocator_.trim(); }
+  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
+    return allocator_.device_calls();
+  }
+  void hint_device_calls(std::span<const DeviceCall> recorded) override {
+    allocator_.hint_device_calls(recorded);
+  }
+  void describe_oom(std::vector<std::string> frames,
+                    std::vector<ProgramBlock> largest_live) override;
   std::optional<std::uint64_t> largest_free_bytes() override;
 
   // The harness's side.

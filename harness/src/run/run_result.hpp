@@ -11,6 +11,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "device/device.hpp"
 #include "oomlab/params.hpp"
+#include "oomlab/scenario.hpp"
 #include "run/verify_mode.hpp"
 
 namespace oomlab {
@@ -33,7 +34,12 @@ struct OomRecord {
   std::uint64_t device_total_bytes = 0;
   std::optional<std::uint64_t> largest_free_bytes;
   Diagnosis diagnosis;
-  std::string source;                // "driver" | "budget-cap"
+  // A caching allocator's own account (torch): what PyTorch's OutOfMemoryError would say.
+  std::optional<CacheState> cache;
+  // A replayed program's stack at the failing request, and its largest blocks then.
+  std::vector<std::string> frames;
+  std::vector<ProgramBlock> largest_live;
+  std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;
 };

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocators/torch/torch_options.hpp"
 #include "device/device.hpp"
 #include "device/nvml.hpp"
 #include "kernels/kernels.hpp"
@@ -217,7 +218,8 @@ std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::ui
 }
 
 std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind kind,
-                                           RunResult& result, DeviceHold& hold) {
+                                           RunResult& result, DeviceHold& hold,
+                                           const torch::TorchConfig* torch) {
   hold.session.emplace(config.device);
   hold.counter.emplace();
   kernels::preload();  // module memory now, not from the budget
@@ -260,7 +262,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, BackendKind 
   hold.free_at_start = hold.session->free_bytes();
   if (kind == BackendKind::managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);
   return make_device_backend(kind, result.allocator_options, config.device, hold.session->stream(),
-                             result.budget_bytes);
+                             result.budget_bytes, torch);
 }
 
 void run_and_catch(Scenario& scenario, HarnessContext& ctx, RunResult& result) {
@@ -465,18 +467,28 @@ RunResult run_scenario(const RunConfig& config) {
     result.allocator_options = Params(backend_info(kind).options);
   }
   result.allocator = backend_info(kind).name;
-  result.simulated = !backend_info(kind).needs_device;
+  std::optional<torch::TorchConfig> torch;
+  if (kind == BackendKind::torch) {
+    const auto recorded = scenario->recorded_allocator_settings();
+    torch::ResolvedTorch resolved =
+        torch::resolve_torch(result.allocator_options, recorded ? &*recorded : nullptr);
+    result.allocator_options = std::move(resolved.effective);
+    torch = resolved.config;
+    if (!resolved.note.empty()) notify(config, result, std::move(resolved.note));
+  }
+  result.simulated = !uses_device(kind, result.allocator_options);
 
   std::atomic<bool> timed_out{false};
   Watchdog watchdog(config, result, timed_out);  // device set-up included
   DeviceHold hold;
   std::unique_ptr<Allocator> backend;
   if (result.simulated) {
-    const std::uint64_t total = result.allocator_options.bytes("total");
+    const std::uint64_t total = simulated_total_bytes(kind, result.allocator_options);
     result.budget_bytes = resolve_budget(config, result, total, total, "of the simulated card");
-    backend = make_sim_backend(result.allocator_options, result.budget_bytes);
+    backend = torch ? make_torch_sim_backend(*torch, result.allocator_options, result.budget_bytes)
+                    : make_sim_backend(result.allocator_options, result.budget_bytes);
   } else {
-    backend = place_on_device(config, kind, result, hold);
+    backend = place_on_device(config, kind, result, hold, torch ? &*torch : nullptr);
     for (const DeviceFacts& d : result.environment.devices) {
       if (d.index == config.device) result.device = d;
     }

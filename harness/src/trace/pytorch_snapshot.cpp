@@ -1,19 +1,23 @@
 // A PyTorch memory snapshot (torch.cuda.memory._dump_snapshot(): a pickle; or the same snapshot
-// dumped as JSON) as a trace, from device_traces[device]:
-//   tensor level:  alloc (size = requested bytes), free_completed (frees that address)
-//   segment level: segment_alloc / segment_map, segment_free / segment_unmap (the driver calls)
-//   both:          oom (the request that failed when the program ran)
-// Other entries (free_requested, snapshot, ...) are counted as ignored.
+// dumped as JSON), read into a Snapshot: device_traces[device] (alloc, free_completed,
+// segment_alloc / segment_map, segment_free / segment_unmap and oom entries, with their Python
+// frames when recorded), the `segments` of that device as they were at the end, and the
+// allocator_settings. Other entries (free_requested, snapshot, ...) are counted.
 #include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <sstream>
+#include <unordered_map>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
 #include "trace/pickle.hpp"
+#include "trace/pytorch_snapshot.hpp"
 
 namespace oomlab::trace {
 
@@ -41,6 +45,23 @@ struct PickleView {
   }
   [[nodiscard]] std::optional<std::string_view> text() const {
     return node->kind == pickle::Kind::text ? std::optional(node->text) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<bool> boolean() const {
+    return node->kind == pickle::Kind::boolean ? std::optional(node->integer != 0) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<double> number() const {
+    if (node->kind == pickle::Kind::real) return node->real;
+    if (node->kind == pickle::Kind::integer) return static_cast<double>(node->integer);
+    return std::nullopt;
+  }
+  // A dict's entries with text keys, in order.
+  template <typename F>
+  void for_each_entry(F&& f) const {
+    const auto items = doc->items(*node);
+    for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
+      const pickle::Node& key = doc->node(items[i]);
+      if (key.kind == pickle::Kind::text) f(key.text, PickleView{doc, &doc->node(items[i + 1])});
+    }
   }
   [[nodiscard]] std::string where() const { return fmt::format(" (byte {})", node->offset); }
 };
@@ -70,44 +91,39 @@ struct JsonView {
                ? std::optional<std::string_view>(value->get_ref<const std::string&>())
                : std::nullopt;
   }
+  [[nodiscard]] std::optional<bool> boolean() const {
+    return value->is_boolean() ? std::optional(value->get<bool>()) : std::nullopt;
+  }
+  [[nodiscard]] std::optional<double> number() const {
+    return value->is_number() ? std::optional(value->get<double>()) : std::nullopt;
+  }
+  template <typename F>
+  void for_each_entry(F&& f) const {
+    for (const auto& [key, item] : value->items())
+      f(std::string_view(key), JsonView{&item});
+  }
   [[nodiscard]] static std::string where() { return {}; }
 };
 
-enum class Action : std::uint8_t {
-  tensor_alloc,
-  tensor_free,
-  segment_alloc,
-  segment_free,
-  oom,
-  other
-};
+using Kind = SnapshotEntry::Kind;
 
-Action classify(std::string_view action) {
-  if (action == "alloc") return Action::tensor_alloc;
-  if (action == "free_completed") return Action::tensor_free;
-  if (action == "segment_alloc" || action == "segment_map") return Action::segment_alloc;
-  if (action == "segment_free" || action == "segment_unmap") return Action::segment_free;
-  if (action == "oom") return Action::oom;
-  return Action::other;
-}
-
-std::optional<Op> op_at_level(Action action, Level level) {
-  switch (action) {
-    case Action::tensor_alloc:
-      return level == Level::tensor ? std::optional(Op::alloc) : std::nullopt;
-    case Action::tensor_free:
-      return level == Level::tensor ? std::optional(Op::free) : std::nullopt;
-    case Action::segment_alloc:
-      return level == Level::segment ? std::optional(Op::alloc) : std::nullopt;
-    case Action::segment_free:
-      return level == Level::segment ? std::optional(Op::free) : std::nullopt;
-    case Action::oom:
-      return Op::failed;
-    case Action::other:
-      return std::nullopt;
-  }
+std::optional<Kind> classify(std::string_view action) {
+  if (action == "alloc") return Kind::alloc;
+  if (action == "free_completed") return Kind::free_completed;
+  if (action == "segment_alloc") return Kind::segment_alloc;
+  if (action == "segment_free") return Kind::segment_free;
+  if (action == "segment_map") return Kind::segment_map;
+  if (action == "segment_unmap") return Kind::segment_unmap;
+  if (action == "oom") return Kind::oom;
   return std::nullopt;
 }
+
+// Where in the snapshot a value is, formatted only for a message.
+struct At {
+  std::string_view list;  // "device_traces[0]", "segments"
+  std::size_t index;
+  [[nodiscard]] std::string text() const { return fmt::format("{}[{}]", list, index); }
+};
 
 template <typename View>
 class SnapshotReader {
@@ -115,13 +131,21 @@ class SnapshotReader {
   SnapshotReader(const std::filesystem::path& path, std::uint32_t device)
       : path_(path), device_(device) {}
 
+  Snapshot read(const View& root) {
+    if (!root.is_dict()) fail(root, "the top level", "not a dict: not a PyTorch memory snapshot");
+    read_entries(device_trace(root));
+    if (const auto segments = root.get("segments")) read_segments(*segments);
+    if (const auto settings = root.get("allocator_settings")) read_settings(*settings);
+    return std::move(snapshot_);
+  }
+
+ private:
   [[noreturn]] void fail(const View& at, std::string_view where, std::string_view what) const {
     throw Error(ErrorKind::input,
                 fmt::format("{}: {}{}: {}", path_.string(), where, at.where(), what));
   }
 
   View device_trace(const View& root) const {
-    if (!root.is_dict()) fail(root, "the top level", "not a dict: not a PyTorch memory snapshot");
     const auto traces = root.get("device_traces");
     if (!traces)
       fail(root, "the top level",
@@ -136,48 +160,150 @@ class SnapshotReader {
     return entries;
   }
 
-  std::uint64_t field(const View& entry, std::string_view where, std::string_view key,
-                      bool required) const {
+  std::uint64_t field(const View& entry, const At& at, std::string_view key, bool required) const {
     const auto value = entry.get(key);
     if (!value) {
-      if (required) fail(entry, where, fmt::format("'{}' is missing", key));
+      if (required) fail(entry, at.text(), fmt::format("'{}' is missing", key));
       return 0;
     }
     const auto number = value->integer();
-    if (!number) fail(*value, where, fmt::format("'{}' is not an integer", key));
-    if (*number < 0) fail(*value, where, fmt::format("'{}' is negative ({})", key, *number));
-    if (key == "size" && static_cast<std::uint64_t>(*number) > kLargestSize) {
-      fail(*value, where, fmt::format("'size' {} is not a size any allocator has", *number));
+    if (!number) fail(*value, at.text(), fmt::format("'{}' is not an integer", key));
+    if (*number < 0) fail(*value, at.text(), fmt::format("'{}' is negative ({})", key, *number));
+    if ((key == "size" || key == "total_size") && static_cast<std::uint64_t>(*number) > kLargestSize) {
+      fail(*value, at.text(), fmt::format("'{}' {} is not a size any allocator has", key, *number));
     }
     return static_cast<std::uint64_t>(*number);
   }
 
-  Trace read(const View& root, Level level) const {
-    const View entries = device_trace(root);
-    TraceBuilder builder(Format::pytorch, path_);
+  void read_entries(const View& entries) {
+    const std::string list = fmt::format("device_traces[{}]", device_);
+    snapshot_.entries.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
       const View entry = entries.at(i);
-      const std::string where = fmt::format("device_traces[{}][{}]", device_, i);
-      if (!entry.is_dict()) fail(entry, where, "not a dict");
+      const At at{list, i};
+      if (!entry.is_dict()) fail(entry, at.text(), "not a dict");
       const auto action_value = entry.get("action");
       const auto action = action_value ? action_value->text() : std::nullopt;
-      if (!action) fail(entry, where, "'action' is missing or not a string");
-      const std::optional<Op> op = op_at_level(classify(*action), level);
-      if (!op) {
-        builder.ignore();
+      if (!action) fail(entry, at.text(), "'action' is missing or not a string");
+      const std::optional<Kind> kind = classify(*action);
+      if (!kind) {
+        ++snapshot_.other_entries;
         continue;
       }
-      const std::uint64_t size = field(entry, where, "size", true);
-      const std::uint64_t address = field(entry, where, "addr", *op != Op::failed);
-      builder.add(*op, size, address, field(entry, where, "stream", false), 0,
-                  field(entry, where, "time_us", false) * 1000, i, 0);
+      SnapshotEntry e{.kind = *kind, .index = i};
+      e.bytes = field(entry, at, "size", true);
+      e.address = *kind == Kind::oom ? field(entry, at, "device_free", false)
+                                     : field(entry, at, "addr", true);
+      e.stream = field(entry, at, "stream", false);
+      e.t_ns = field(entry, at, "time_us", false) * 1000;
+      if (const auto frames = entry.get("frames"); frames && frames->is_list() && frames->size() > 0)
+        e.stack = intern_stack(*frames);
+      snapshot_.entries.push_back(e);
     }
-    return builder.finish();
   }
 
- private:
+  // A stack as "name (file:line)" lines, innermost first; the same stack is kept once.
+  std::uint32_t intern_stack(const View& frames) {
+    constexpr std::size_t kMostFrames = 32;
+    std::vector<std::string> lines;
+    for (std::size_t f = 0; f < frames.size() && lines.size() < kMostFrames; ++f) {
+      const View frame = frames.at(f);
+      if (!frame.is_dict()) continue;
+      const auto name = frame.get("name");
+      const auto file = frame.get("filename");
+      const auto line = frame.get("line");
+      lines.push_back(fmt::format("{} ({}:{})", name && name->text() ? *name->text() : "?",
+                                  file && file->text() ? *file->text() : "?",
+                                  line && line->integer() ? *line->integer() : 0));
+    }
+    std::string key = fmt::format("{}", fmt::join(lines, "\n"));
+    const auto [it, inserted] =
+        stack_ids_.emplace(std::move(key), static_cast<std::uint32_t>(snapshot_.stacks.size()));
+    if (inserted) snapshot_.stacks.push_back(std::move(lines));
+    return it->second;
+  }
+
+  void read_segments(const View& segments) {
+    if (!segments.is_list()) fail(segments, "segments", "not a list");
+    for (std::size_t i = 0; i < segments.size(); ++i) {
+      const View segment = segments.at(i);
+      const At at{"segments", i};
+      if (!segment.is_dict()) fail(segment, at.text(), "not a dict");
+      if (field(segment, at, "device", false) != device_) continue;
+      SnapshotSegment s;
+      s.address = field(segment, at, "address", true);
+      s.bytes = field(segment, at, "total_size", true);
+      s.stream = field(segment, at, "stream", false);
+      const auto type = segment.get("segment_type");
+      s.small_pool = type && type->text() && *type->text() == "small";
+      const auto expandable = segment.get("is_expandable");
+      s.expandable = expandable && expandable->boolean().value_or(false);
+      if (const auto blocks = segment.get("blocks"); blocks && blocks->is_list()) {
+        std::uint64_t address = s.address;
+        for (std::size_t b = 0; b < blocks->size(); ++b) {
+          const View block = blocks->at(b);
+          if (!block.is_dict()) fail(block, at.text(), "a block is not a dict");
+          SnapshotSegment::Block sb;
+          sb.bytes = field(block, at, "size", true);
+          sb.requested = field(block, at, "requested_size", false);
+          sb.address = block.get("address") ? field(block, at, "address", true) : address;
+          const auto state = block.get("state");
+          sb.active = state && state->text() && state->text()->starts_with("active");
+          address = sb.address + sb.bytes;
+          s.blocks.push_back(sb);
+        }
+      }
+      snapshot_.segments.push_back(std::move(s));
+    }
+  }
+
+  void read_settings(const View& settings) {
+    if (!settings.is_dict()) return;
+    RecordedAllocatorSettings r;
+    if (const auto v = settings.get("expandable_segments")) r.expandable_segments = v->boolean();
+    if (const auto v = settings.get("max_split_size"); v && v->integer()) {
+      r.max_split_size = *v->integer() < 0 ? UINT64_MAX : static_cast<std::uint64_t>(*v->integer());
+    }
+    if (const auto v = settings.get("garbage_collection_threshold"); v && v->number())
+      r.garbage_collection_threshold = *v->number();
+    if (const auto v = settings.get("roundup_power2_divisions"); v && v->is_dict()) {
+      std::array<std::uint32_t, 16> table{};
+      v->for_each_entry([&](std::string_view key, const View& value) {
+        std::uint64_t mb = 0;
+        for (const char c : key) mb = c >= '0' && c <= '9' ? mb * 10 + (c - '0') : 0;
+        const auto divisions = value.integer();
+        if (mb == 0 || (mb & (mb - 1)) != 0 || !divisions || *divisions < 0) return;
+        table[std::min<std::size_t>(std::bit_width(mb) - 1, table.size() - 1)] =
+            static_cast<std::uint32_t>(*divisions);
+      });
+      r.roundup_power2_divisions = table;
+    }
+    if (const auto v = settings.get("PYTORCH_CUDA_ALLOC_CONF"); v && v->text())
+      read_conf_text(*v->text(), r);
+    snapshot_.settings = r;
+  }
+
+  // The keys of PYTORCH_CUDA_ALLOC_CONF that the structured settings do not carry.
+  static void read_conf_text(std::string_view conf, RecordedAllocatorSettings& r) {
+    const auto megabytes = [&](std::string_view key) -> std::optional<std::uint64_t> {
+      const auto at = conf.find(key);
+      if (at == std::string_view::npos) return std::nullopt;
+      std::uint64_t mb = 0;
+      bool digits = false;
+      for (std::size_t i = at + key.size(); i < conf.size() && conf[i] >= '0' && conf[i] <= '9';
+           ++i, digits = true)
+        mb = mb * 10 + static_cast<std::uint64_t>(conf[i] - '0');
+      return digits && mb < (1ULL << 40U) ? std::optional(mb << 20U) : std::nullopt;
+    };
+    r.max_non_split_rounding = megabytes("max_non_split_rounding_mb:");
+    r.large_segment_size = megabytes("large_segment_size_mb:");
+    if (conf.find("backend:cudaMallocAsync") != std::string_view::npos) r.backend = "async";
+  }
+
   const std::filesystem::path& path_;
   std::uint32_t device_;
+  Snapshot snapshot_;
+  std::unordered_map<std::string, std::uint32_t> stack_ids_;
 };
 
 std::string read_file(const std::filesystem::path& path) {
@@ -187,8 +313,8 @@ std::string read_file(const std::filesystem::path& path) {
   return std::move(content).str();
 }
 
-Trace read_json(const std::filesystem::path& path, const std::string& text, Level level,
-                std::uint32_t device) {
+Snapshot read_json(const std::filesystem::path& path, const std::string& text,
+                   std::uint32_t device) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(text);
@@ -203,7 +329,7 @@ Trace read_json(const std::filesystem::path& path, const std::string& text, Leve
       what = what.substr(close + 2);
     throw Error(ErrorKind::input, fmt::format("{}: {}", path.string(), what));
   }
-  return SnapshotReader<JsonView>(path, device).read(JsonView{&doc}, level);
+  return SnapshotReader<JsonView>(path, device).read(JsonView{&doc});
 }
 
 }  // namespace
@@ -216,9 +342,10 @@ Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string cont
                              std::uint32_t device) {
   const auto first = content.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && content[first] == '{')
-    return read_json(path, content, level, device);
+    return build_pytorch_trace(path, read_json(path, content, device), level);
   const pickle::Document doc = pickle::Document::read(std::move(content), path.string());
-  return SnapshotReader<PickleView>(path, device).read(PickleView{&doc, &doc.root()}, level);
+  return build_pytorch_trace(
+      path, SnapshotReader<PickleView>(path, device).read(PickleView{&doc, &doc.root()}), level);
 }
 
 }  // namespace oomlab::trace

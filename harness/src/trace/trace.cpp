@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <mutex>
 #include <unordered_map>
 
 #include "oomlab/error.hpp"
@@ -98,6 +99,38 @@ Format detect_format(std::string_view head) {
   if (head.starts_with("Thread,Time,Action,Pointer,Size,Stream")) return Format::rmm;
   if (head.starts_with("seq,t_ns,step,phase,op,bytes,ptr")) return Format::oomlab;
   return Format::automatic;  // unknown
+}
+
+std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
+                                         const LoadOptions& options) {
+  struct Key {
+    std::filesystem::path path;
+    std::uintmax_t size = 0;
+    std::filesystem::file_time_type modified;
+    Format format = Format::automatic;
+    Level level = Level::tensor;
+    std::uint32_t device = 0;
+    bool operator==(const Key&) const = default;
+  };
+  static std::mutex mutex;
+  static Key cached_key;
+  static std::shared_ptr<const Trace> cached;
+  std::error_code ec;
+  Key key{.path = std::filesystem::absolute(path, ec),
+          .size = std::filesystem::file_size(path, ec),
+          .modified = std::filesystem::last_write_time(path, ec),
+          .format = options.format,
+          .level = options.level,
+          .device = options.device};
+  const std::lock_guard lock(mutex);
+  if (!ec && cached && key == cached_key) return cached;
+  cached.reset();  // the old one goes before the new one is read
+  auto trace = std::make_shared<const Trace>(load(path, options));
+  if (!ec) {
+    cached_key = std::move(key);
+    cached = trace;
+  }
+  return trace;
 }
 
 Trace load(const std::filesystem::path& path, const LoadOptions& options) {

@@ -6,8 +6,12 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "oomlab/recorded_settings.hpp"
 
 namespace oomlab::trace {
 
@@ -37,7 +41,40 @@ struct Event {
   std::uint32_t slot = kNoPartner;
   std::uint32_t stream = 0;  // numbered in order of first appearance
   std::uint32_t thread = 0;
+  std::uint32_t stack = kNoPartner;  // PyTorch: its Python frames, in Trace::stacks
   Op op = Op::alloc;
+  // PyTorch: the program emptied its allocator's cache (torch.cuda.empty_cache()) just before.
+  bool release_before = false;
+  // An allocation live before the trace began, placed before its first entry.
+  bool preexisting = false;
+};
+
+// PyTorch snapshots, replayed at the tensor level: what the real caching allocator did with the
+// device meanwhile, to compare with what a model of it does.
+enum class SegmentAction : std::uint8_t { alloc, free, map, unmap };
+struct SegmentEntry {
+  std::uint64_t index = 0;  // in the device trace
+  std::uint64_t bytes = 0;
+  std::uint64_t address = 0;
+  std::uint32_t before = 0;  // the position in Trace::events of the event it came before
+  SegmentAction action = SegmentAction::alloc;
+};
+
+// A segment that existed when the trace began, with the blocks then live in it (in address
+// order, each with its pre-existing event in Trace::events).
+struct InitialSegment {
+  struct Live {
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;        // what was asked for
+    std::uint64_t block_bytes = 0;  // the allocator's block, when the snapshot says (else 0)
+    std::uint32_t event = 0;
+  };
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t stream = 0;
+  bool small_pool = false;
+  bool expandable = false;
+  std::vector<Live> blocks;
 };
 
 struct Trace {
@@ -50,6 +87,14 @@ struct Trace {
   std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
   std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
   std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
+
+  // PyTorch snapshots.
+  std::vector<InitialSegment> initial_segments;  // what was there before the first entry
+  std::uint32_t initial_events = 0;  // the first events are its live blocks (preexisting)
+  std::vector<SegmentEntry> segment_entries;  // tensor level: the real allocator's device calls
+  bool release_at_end = false;  // the program emptied its cache after its last request
+  std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first
+  std::optional<RecordedAllocatorSettings> allocator_settings;
 };
 
 struct LoadOptions {
@@ -61,6 +106,11 @@ struct LoadOptions {
 // Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with
 // "file:line: what" (or "file: byte N: what") for anything it cannot read.
 [[nodiscard]] Trace load(const std::filesystem::path& path, const LoadOptions& options);
+// The same, read once per process: the last trace loaded is kept, and handed out again while
+// the file (size and modification time) and the options are the same. A frontier's trials, or a
+// what-if's settings, parse their trace once.
+[[nodiscard]] std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
+                                                       const LoadOptions& options);
 
 // Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers.
 [[nodiscard]] Format detect_format(std::string_view head);
@@ -76,6 +126,9 @@ class TraceBuilder {
   void add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
            std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index, std::uint64_t line);
   void ignore() { ++trace_.ignored; }
+  // The number add() gives a stream (for entries that are not events).
+  std::uint32_t stream_number(std::uint64_t stream) { return number(trace_.streams, stream); }
+  [[nodiscard]] Trace& trace() { return trace_; }
   [[nodiscard]] Trace finish();
 
  private:

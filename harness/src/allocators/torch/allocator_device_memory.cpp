@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
 #include <vector>
 
 #include "oomlab/error.hpp"
@@ -12,6 +13,9 @@ namespace oomlab::torch {
 namespace {
 // Virtual ranges are numbered from here, apart from every address the sim or a GPU hands out.
 constexpr std::uint64_t kFirstRange = 1ULL << 52U;
+// Segments of a hinted run that follow no record are numbered from here: above every address of
+// a process (48 bits), below the virtual ranges.
+constexpr std::uint64_t kFirstOwnAddress = 1ULL << 48U;
 
 void* as_pointer(std::uint64_t address) {
   return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
@@ -23,7 +27,8 @@ AllocatorDeviceMemory::AllocatorDeviceMemory(std::unique_ptr<Allocator> upstream
     : upstream_(std::move(upstream)),
       stream_(stream),
       total_bytes_(total_bytes),
-      next_range_(kFirstRange) {}
+      next_range_(kFirstRange),
+      next_own_address_(kFirstOwnAddress) {}
 
 AllocatorDeviceMemory::~AllocatorDeviceMemory() {
   try {
@@ -31,8 +36,8 @@ AllocatorDeviceMemory::~AllocatorDeviceMemory() {
       const auto& range = ranges_.at(range_of(page));
       upstream_->deallocate(allocation, range.page, stream_);
     }
-    for (const auto& [address, bytes] : segments_)
-      upstream_->deallocate(as_pointer(address), bytes, stream_);
+    for (const auto& [address, segment] : segments_)
+      upstream_->deallocate(segment.allocation, segment.bytes, stream_);
   } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor must not throw; the driver
                    // takes a process's memory back when it exits
   }
@@ -46,14 +51,44 @@ std::uint64_t AllocatorDeviceMemory::allocate(std::uint64_t bytes) {
                             r.error_code));
   }
   if (!r.ok()) return 0;
-  const auto address = reinterpret_cast<std::uint64_t>(r.ptr);
-  segments_.emplace(address, bytes);
+  const std::uint64_t address = address_for(bytes, r.ptr);
+  segments_.emplace(address, Segment{r.ptr, bytes});
   return address;
 }
 
+void AllocatorDeviceMemory::hint(std::span<const DeviceCall> recorded) {
+  hints_.assign(recorded.begin(), recorded.end());
+  next_hint_ = 0;
+}
+
+std::uint64_t AllocatorDeviceMemory::address_for(std::uint64_t bytes, void* allocation) {
+  if (hints_.empty()) return reinterpret_cast<std::uint64_t>(allocation);
+  if (next_hint_ < hints_.size()) {
+    const DeviceCall& next = hints_[next_hint_];
+    if (next.bytes == bytes && next.address != 0 && !overlaps(next.address, bytes)) {
+      ++next_hint_;
+      return next.address;
+    }
+    next_hint_ = hints_.size();  // the model took another way: no record to follow
+  }
+  const std::uint64_t address = next_own_address_;
+  next_own_address_ += round_up(bytes, 2_MiB);
+  return address;
+}
+
+bool AllocatorDeviceMemory::overlaps(std::uint64_t address, std::uint64_t bytes) const {
+  const auto next = segments_.lower_bound(address);
+  if (next != segments_.end() && next->first < address + bytes) return true;
+  if (next == segments_.begin()) return false;
+  const auto prev = std::prev(next);
+  return prev->first + prev->second.bytes > address;
+}
+
 void AllocatorDeviceMemory::free(std::uint64_t address, std::uint64_t bytes) {
-  upstream_->deallocate(as_pointer(address), bytes, stream_);
-  segments_.erase(address);
+  const auto it = segments_.find(address);
+  if (it == segments_.end()) return;
+  upstream_->deallocate(it->second.allocation, bytes, stream_);
+  segments_.erase(it);
 }
 
 std::uint64_t AllocatorDeviceMemory::reserve(std::uint64_t bytes, std::uint64_t page) {

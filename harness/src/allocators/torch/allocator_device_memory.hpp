@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <unordered_map>
+#include <vector>
 
 #include "allocators/torch/device_memory.hpp"
 #include "oomlab/allocator.hpp"
@@ -24,6 +26,9 @@ class AllocatorDeviceMemory final : public DeviceMemory {
   AllocatorDeviceMemory& operator=(AllocatorDeviceMemory&&) = delete;
 
   std::uint64_t allocate(std::uint64_t bytes) override;
+  // Segments then take the recorded addresses, in order, while their sizes follow the record
+  // and the address is free; from the first that does not, addresses of their own.
+  void hint(std::span<const DeviceCall> recorded) override;
   void free(std::uint64_t address, std::uint64_t bytes) override;
   std::uint64_t reserve(std::uint64_t bytes, std::uint64_t page) override;
   bool map(std::uint64_t address, std::uint64_t bytes) override;
@@ -40,12 +45,21 @@ class AllocatorDeviceMemory final : public DeviceMemory {
     std::uint64_t bytes;
     std::uint64_t page;
   };
+  struct Segment {
+    void* allocation;
+    std::uint64_t bytes;
+  };
   [[nodiscard]] std::uint64_t range_of(std::uint64_t address) const;
+  [[nodiscard]] std::uint64_t address_for(std::uint64_t bytes, void* allocation);
+  [[nodiscard]] bool overlaps(std::uint64_t address, std::uint64_t bytes) const;
 
   std::unique_ptr<Allocator> upstream_;
   Stream stream_;
   std::uint64_t total_bytes_;
-  std::unordered_map<std::uint64_t, std::uint64_t> segments_;  // address -> bytes
+  std::map<std::uint64_t, Segment> segments_;  // by the address the model sees
+  std::vector<DeviceCall> hints_;
+  std::size_t next_hint_ = 0;
+  std::uint64_t next_own_address_;
   std::unordered_map<std::uint64_t, Range> ranges_;            // virtual base -> range
   std::unordered_map<std::uint64_t, void*> pages_;             // virtual page -> allocation
   std::uint64_t next_range_;

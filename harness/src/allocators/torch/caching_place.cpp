@@ -27,10 +27,24 @@ std::vector<std::uint64_t> CachingModel::place(const PlacedSegment& placed) {
   Pool& pool = pool_for(placed.small_pool);
   const std::uint64_t stream = stream_key(placed.stream);
   const Unjournaled quiet(*this);
+  if (placed.expandable != config_.expandable_segments) {
+    // Held under the other kind of segment: the blocks are asked for again, in address order,
+    // as this allocator would have placed them when the program made them.
+    std::vector<std::uint64_t> addresses;
+    for (const PlacedBlock& block : placed.blocks)
+      addresses.push_back(malloc(block.bytes, stream));
+    return addresses;
+  }
   Block* space = nullptr;
+  std::uint64_t base = 0;
   if (placed.expandable) {
-    space = find_expandable_block(pool, stream, placed.bytes);
-    if (!space->mapped && !map_block(space, std::min(space->size, placed.bytes))) return {};
+    // Pages mapped where the segment's unmapped space begins; they may join a free block before.
+    Block* candidate = find_expandable_block(pool, stream, placed.bytes);
+    Block* unmapped = candidate->mapped ? candidate->next : candidate;
+    if (unmapped == nullptr || unmapped->mapped || unmapped->size < placed.bytes) return {};
+    base = unmapped->address;
+    if (!map_block(unmapped, placed.bytes)) return {};
+    space = unmapped;  // now mapped and free, covering [base, base + bytes)
   } else {
     const std::uint64_t address = device_.allocate(placed.bytes);
     if (address == 0) return {};
@@ -38,8 +52,8 @@ std::vector<std::uint64_t> CachingModel::place(const PlacedSegment& placed) {
     stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, reserved_);
     space = new_block(address, placed.bytes, stream, &pool);
     insert_cached(space);
+    base = address;
   }
-  const std::uint64_t base = space->address;
   std::vector<std::uint64_t> addresses(placed.blocks.size(), 0);
   for (std::size_t i = 0; i < placed.blocks.size() && space != nullptr; ++i) {
     const std::uint64_t address = base + placed.blocks[i].offset;

@@ -5,6 +5,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+
+#include "oomlab/allocator.hpp"
 
 namespace oomlab::torch {
 
@@ -19,6 +22,9 @@ class DeviceMemory {
 
   // A segment's address, or 0 when the device has no room for it.
   virtual std::uint64_t allocate(std::uint64_t bytes) = 0;
+  // The addresses a recorded run's segments got (Allocator::hint_device_calls); a device that
+  // chooses its own addresses ignores them.
+  virtual void hint(std::span<const DeviceCall> /*recorded*/) {}
   virtual void free(std::uint64_t address, std::uint64_t bytes) = 0;
 
   // A virtual range of `bytes` whose pages of `page` bytes are mapped on demand.

@@ -41,8 +41,12 @@ class TorchAllocator final : public Allocator {
   void trim() override { model_->empty_cache(); }
   [[nodiscard]] bool simulated() const override { return simulated_; }
   std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) override;
-  [[nodiscard]] std::span<const DeviceCall> device_calls() const override {
-    return model_->calls();
+  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
+    return &model_->calls();
+  }
+  // On the sim only: on a device, addresses are the driver's own and blocks are written to.
+  void hint_device_calls(std::span<const DeviceCall> recorded) override {
+    if (simulated_) device_->hint(recorded);
   }
 
   [[nodiscard]] const CacheModel& model() const { return *model_; }

@@ -19,6 +19,7 @@ inline constexpr std::uint64_t kSmallSegmentBytes = 2_MiB;  // the small pool's 
 inline constexpr std::uint64_t kMinLargeAllocBytes = 10_MiB;  // from here a segment fits the request
 inline constexpr std::uint64_t kLargeRoundBytes = 2_MiB;
 inline constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
+inline constexpr std::uint64_t kSmallestMaxSplitBytes = 20_MiB;  // PyTorch refuses less
 // roundup_power2_divisions: one value per power-of-two interval of sizes, from below 2 MiB
 // ("1" MB) to 32 GiB and above ("32768" MB).
 inline constexpr std::size_t kRoundupIntervals = 16;

@@ -1,0 +1,30 @@
+// The `torch` allocator's options, named as PyTorch names them (PYTORCH_CUDA_ALLOC_CONF without
+// the _mb), their checks, and how a snapshot's recorded allocator settings become their defaults
+// with the user's options over them.
+#pragma once
+
+#include <string>
+
+#include "allocators/torch/torch_config.hpp"
+#include "oomlab/params.hpp"
+#include "oomlab/recorded_settings.hpp"
+
+namespace oomlab::torch {
+
+[[nodiscard]] ParamSpec torch_option_spec();
+// PyTorch's own limits (max_split_size >= 20 MiB, garbage_collection_threshold in [0, 1),
+// roundup_power2_divisions a power of two or 0); throws Error(usage) naming the option.
+void validate_torch_options(const Params& options);
+
+[[nodiscard]] bool torch_upstream_is_cuda(const Params& options);
+
+struct ResolvedTorch {
+  TorchConfig config;
+  Params effective;  // the options as the run used them
+  std::string note;  // what came from the recorded settings; empty when nothing did
+};
+// The user's options over the recorded settings over PyTorch's defaults.
+[[nodiscard]] ResolvedTorch resolve_torch(const Params& options,
+                                          const RecordedAllocatorSettings* recorded);
+
+}  // namespace oomlab::torch
