@@ -293,7 +293,7 @@ class Assembler {
 
   void event(Trace& t, const SnapshotEntry& e) {
     if (e.kind == Kind::oom) {
-      add(Op::failed, e.bytes, 0, e);
+      add(Op::failed, e.bytes, e.address, e);  // a failed request's address: the device's free
     } else if (level_ == Level::tensor) {
       add(e.kind == Kind::alloc ? Op::alloc : Op::free, e.bytes, e.address, e);
     } else {

@@ -90,6 +90,30 @@ Trace TraceBuilder::finish() {
   return std::move(trace_);
 }
 
+std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {
+  if (trace.format != Format::pytorch) return std::nullopt;
+  const auto oom = std::find_if(trace.events.begin(), trace.events.end(),
+                                [](const Event& e) { return e.op == Op::failed; });
+  if (oom == trace.events.end() || oom->address >= oom->bytes) return std::nullopt;
+  const auto position = static_cast<std::uint32_t>(oom - trace.events.begin());
+  std::uint64_t reserved = 0;
+  if (trace.initial_segments.empty() && trace.segment_entries.empty()) {  // the segment level
+    for (auto e = trace.events.begin(); e != oom; ++e) {
+      if (e->op == Op::alloc) reserved += e->bytes;
+      if (e->op == Op::free && e->partner != Event::kNoPartner) reserved -= e->bytes;
+    }
+    return reserved + oom->address;
+  }
+  for (const InitialSegment& s : trace.initial_segments)
+    reserved += s.bytes;
+  for (const SegmentEntry& s : trace.segment_entries) {
+    if (s.before > position) break;
+    const bool takes = s.action == SegmentAction::alloc || s.action == SegmentAction::map;
+    reserved = takes ? reserved + s.bytes : reserved - std::min(reserved, s.bytes);
+  }
+  return reserved + oom->address;
+}
+
 Format detect_format(std::string_view head) {
   if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
     return Format::pytorch;  // pickle PROTO

@@ -31,7 +31,8 @@ struct Event {
   static constexpr std::uint32_t kNoPartner = UINT32_MAX;
 
   std::uint64_t bytes = 0;
-  std::uint64_t address = 0;  // the address the program got, or freed
+  std::uint64_t address = 0;  // the address the program got, or freed (PyTorch's failed
+                              // request: the device's free memory then)
   std::uint64_t t_ns = 0;     // since the trace's first event
   std::uint64_t index = 0;    // the event's index in its source (row, or PyTorch trace entry)
   std::uint64_t line = 0;     // the source line, for text formats (0 otherwise)
@@ -111,6 +112,12 @@ struct LoadOptions {
 // what-if's settings, parse their trace once.
 [[nodiscard]] std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
                                                        const LoadOptions& options);
+
+// PyTorch, tensor level: what the program had when its first OOM found the device full (what
+// its allocator had reserved then, plus the device's free memory); none when the trace has no
+// OOM, or its OOM left the device room for the request (a set_per_process_memory_fraction cap,
+// which the snapshot does not record).
+[[nodiscard]] std::optional<std::uint64_t> recorded_device_budget(const Trace& trace);
 
 // Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers.
 [[nodiscard]] Format detect_format(std::string_view head);
