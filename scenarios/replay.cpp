@@ -170,7 +170,8 @@ class Replay final : public Scenario {
     std::uint64_t live_bytes = 0;
     std::uint64_t reserved = 0;
     for (const trace::InitialSegment& s : trace_->initial_segments) {
-      PlacedSegment placed{.bytes = s.bytes,
+      PlacedSegment placed{.address = s.address,
+                           .bytes = s.bytes,
                            .stream = streams[s.stream],
                            .small_pool = s.small_pool,
                            .expandable = s.expandable};

@@ -69,7 +69,9 @@ struct PlacedBlock {
   std::uint64_t block_bytes = 0;  // the allocator's block, when known (0: from its rules)
 };
 struct PlacedSegment {
-  std::uint64_t bytes = 0;  // the segment (or, expandable, the mapped range)
+  std::uint64_t address = 0;  // where it was: the mapped ranges of one expandable segment
+                              // keep their distances
+  std::uint64_t bytes = 0;    // the segment (or, expandable, the mapped range)
   Stream stream;
   bool small_pool = false;  // PyTorch's pool of requests up to 1 MiB
   bool expandable = false;

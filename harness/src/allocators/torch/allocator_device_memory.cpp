@@ -17,9 +17,6 @@ constexpr std::uint64_t kFirstRange = 1ULL << 52U;
 // a process (48 bits), below the virtual ranges.
 constexpr std::uint64_t kFirstOwnAddress = 1ULL << 48U;
 
-void* as_pointer(std::uint64_t address) {
-  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
-}
 }  // namespace
 
 AllocatorDeviceMemory::AllocatorDeviceMemory(std::unique_ptr<Allocator> upstream, Stream stream,
@@ -27,8 +24,8 @@ AllocatorDeviceMemory::AllocatorDeviceMemory(std::unique_ptr<Allocator> upstream
     : upstream_(std::move(upstream)),
       stream_(stream),
       total_bytes_(total_bytes),
-      next_range_(kFirstRange),
-      next_own_address_(kFirstOwnAddress) {}
+      next_own_address_(kFirstOwnAddress),
+      next_range_(kFirstRange) {}
 
 AllocatorDeviceMemory::~AllocatorDeviceMemory() {
   try {

@@ -117,11 +117,13 @@ bool AsyncPoolModel::would_fit(std::uint64_t bytes, std::uint64_t /*stream*/) co
 }
 
 // The pool has no segments of PyTorch's: each block live before the run is a request again.
-std::vector<std::uint64_t> AsyncPoolModel::place(const PlacedSegment& segment) {
+std::vector<std::uint64_t> AsyncPoolModel::place(std::span<const PlacedSegment> segments) {
   const Unjournaled quiet(*this);
   std::vector<std::uint64_t> addresses;
-  for (const PlacedBlock& block : segment.blocks)
-    addresses.push_back(malloc(block.bytes, stream_key(segment.stream)));
+  for (const PlacedSegment& segment : segments) {
+    for (const PlacedBlock& block : segment.blocks)
+      addresses.push_back(malloc(block.bytes, stream_key(segment.stream)));
+  }
   return addresses;
 }
 

@@ -32,7 +32,7 @@ class AsyncPoolModel final : public CacheModel {
   void free(std::uint64_t address) override;
   void empty_cache() override { release_free_chunks(); }
   [[nodiscard]] bool would_fit(std::uint64_t bytes, std::uint64_t stream) const override;
-  std::vector<std::uint64_t> place(const PlacedSegment& segment) override;
+  std::vector<std::uint64_t> place(std::span<const PlacedSegment> segments) override;
   [[nodiscard]] CacheStats stats() const override;
 
  private:

@@ -45,9 +45,9 @@ class CacheModel {
   virtual void empty_cache() = 0;
   // Whether malloc(bytes) would succeed now, releasing what it may; changes nothing.
   [[nodiscard]] virtual bool would_fit(std::uint64_t bytes, std::uint64_t stream) const = 0;
-  // Rebuilds a segment that held live blocks before the run began; the addresses of its live
-  // blocks, in order, or an empty vector when the device has no room for the segment.
-  virtual std::vector<std::uint64_t> place(const PlacedSegment& segment) = 0;
+  // Rebuilds the segments that held live blocks before the run began: the addresses of their
+  // live blocks, in order, 0 for each that the device had no room for.
+  virtual std::vector<std::uint64_t> place(std::span<const PlacedSegment> segments) = 0;
 
   [[nodiscard]] virtual CacheStats stats() const = 0;
   [[nodiscard]] const std::vector<DeviceCall>& calls() const { return calls_; }

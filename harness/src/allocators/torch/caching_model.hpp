@@ -33,7 +33,7 @@ class CachingModel final : public CacheModel {
   void free(std::uint64_t address) override;
   void empty_cache() override { release_cached_blocks(); }
   [[nodiscard]] bool would_fit(std::uint64_t bytes, std::uint64_t stream) const override;
-  std::vector<std::uint64_t> place(const PlacedSegment& segment) override;
+  std::vector<std::uint64_t> place(std::span<const PlacedSegment> segments) override;
   [[nodiscard]] CacheStats stats() const override;
 
  private:
@@ -106,6 +106,12 @@ class CachingModel final : public CacheModel {
   void release_expandable_segment(Block* block);
 
   // Placement of what was live before the run (caching_place.cpp).
+  struct Run;  // blocks laid out in an expandable segment
+  void place_segment(const PlacedSegment& placed, std::uint64_t* addresses);
+  void place_expandable(Pool& pool, std::uint64_t stream, std::vector<Run>& runs);
+  Block* split_unmapped(Block* unmapped, std::uint64_t address);
+  Block* free_block_holding(const Pool& pool, std::uint64_t stream, std::uint64_t address,
+                            std::uint64_t size) const;
   Block* carve(Block* free_block, std::uint64_t address, std::uint64_t size);
   [[nodiscard]] std::uint64_t placed_block_size(const PlacedSegment& segment, std::size_t i) const;
 

@@ -2,6 +2,8 @@
 // their offsets, the gaps cached as free blocks), and the side-effect-free question a probe asks:
 // would a request fit now?
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include "allocators/torch/caching_model.hpp"
 
@@ -23,53 +25,158 @@ std::uint64_t CachingModel::placed_block_size(const PlacedSegment& segment, std:
   return split ? size : size + remainder;
 }
 
-std::vector<std::uint64_t> CachingModel::place(const PlacedSegment& placed) {
-  Pool& pool = pool_for(placed.small_pool);
-  const std::uint64_t stream = stream_key(placed.stream);
+// Blocks laid out in one expandable segment: each from a placed segment, at its distance from the
+// first (expandable ranges) or after the one before (segments of the other kind).
+struct CachingModel::Run {
+  std::uint64_t offset;
+  const PlacedSegment* segment;
+  std::uint64_t* addresses;  // where its blocks' addresses go
+};
+
+std::vector<std::uint64_t> CachingModel::place(std::span<const PlacedSegment> segments) {
   const Unjournaled quiet(*this);
-  if (placed.expandable != config_.expandable_segments) {
-    // Held under the other kind of segment: the blocks are asked for again, in address order,
-    // as this allocator would have placed them when the program made them.
-    std::vector<std::uint64_t> addresses;
-    for (const PlacedBlock& block : placed.blocks)
-      addresses.push_back(malloc(block.bytes, stream));
-    return addresses;
+  std::size_t total = 0;
+  for (const PlacedSegment& s : segments)
+    total += s.blocks.size();
+  std::vector<std::uint64_t> addresses(total, 0);
+  std::uint64_t* next = addresses.data();
+  // Expandable segments gather every placed segment of a stream and pool into one.
+  std::map<std::pair<std::uint64_t, bool>, std::vector<Run>> groups;
+  for (const PlacedSegment& s : segments) {
+    std::uint64_t* out = next;
+    next += s.blocks.size();
+    if (config_.expandable_segments) {
+      groups[{stream_key(s.stream), s.small_pool}].push_back({0, &s, out});
+    } else if (s.expandable) {
+      // Held in an expandable segment: the blocks are asked for again, in address order, as this
+      // allocator would have placed them when the program made them.
+      for (std::size_t i = 0; i < s.blocks.size(); ++i)
+        out[i] = malloc(s.blocks[i].bytes, stream_key(s.stream));
+    } else {
+      place_segment(s, out);
+    }
   }
-  Block* space = nullptr;
-  std::uint64_t base = 0;
-  if (placed.expandable) {
-    // Pages mapped where the segment's unmapped space begins; they may join a free block before.
-    Block* candidate = find_expandable_block(pool, stream, placed.bytes);
-    Block* unmapped = candidate->mapped ? candidate->next : candidate;
-    if (unmapped == nullptr || unmapped->mapped || unmapped->size < placed.bytes) return {};
-    base = unmapped->address;
-    if (!map_block(unmapped, placed.bytes)) return {};
-    space = unmapped;  // now mapped and free, covering [base, base + bytes)
-  } else {
-    const std::uint64_t address = device_.allocate(placed.bytes);
-    if (address == 0) return {};
-    reserved_ += placed.bytes;
-    stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, reserved_);
-    space = new_block(address, placed.bytes, stream, &pool);
-    insert_cached(space);
-    base = address;
+  for (auto& [key, runs] : groups) {
+    // Expandable ranges keep their distances; other segments follow them, one after another.
+    std::uint64_t lowest = UINT64_MAX;
+    for (const Run& r : runs) {
+      if (r.segment->expandable) lowest = std::min(lowest, r.segment->address);
+    }
+    std::uint64_t end = 0;
+    for (Run& r : runs) {
+      if (r.segment->expandable) {
+        r.offset = r.segment->address - lowest;
+        end = std::max(end, r.offset + r.segment->bytes);
+      }
+    }
+    // A segment of the other kind keeps the gaps between its live blocks (what the program freed
+    // there), not the unused space after its last one: an expandable segment has no such ends.
+    for (Run& r : runs) {
+      if (!r.segment->expandable && !r.segment->blocks.empty()) {
+        r.offset = end;
+        const std::size_t last = r.segment->blocks.size() - 1;
+        end += round_up(r.segment->blocks[last].offset + placed_block_size(*r.segment, last),
+                        kMinBlockBytes);
+      }
+    }
+    place_expandable(pool_for(key.second), key.first, runs);
   }
-  std::vector<std::uint64_t> addresses(placed.blocks.size(), 0);
+  return addresses;
+}
+
+void CachingModel::place_segment(const PlacedSegment& placed, std::uint64_t* addresses) {
+  Pool& pool = pool_for(placed.small_pool);
+  const std::uint64_t base = device_.allocate(placed.bytes);
+  if (base == 0) return;
+  reserved_ += placed.bytes;
+  stats_.peak_reserved_bytes = std::max(stats_.peak_reserved_bytes, reserved_);
+  Block* space = new_block(base, placed.bytes, stream_key(placed.stream), &pool);
+  insert_cached(space);
   for (std::size_t i = 0; i < placed.blocks.size() && space != nullptr; ++i) {
     const std::uint64_t address = base + placed.blocks[i].offset;
     const std::uint64_t size = placed_block_size(placed, i);
-    // Blocks come in address order, each inside the free rest of the segment (the trace
-    // reader checks it); one that does not is left out rather than overlap another.
-    if (space->allocated || !space->mapped || address < space->address ||
+    // Blocks come in address order inside the segment (the trace reader checks it); one that
+    // does not fit the free rest is left out rather than overlap another.
+    if (space->allocated || address < space->address ||
         address + size > space->address + space->size) {
       continue;
     }
     Block* block = carve(space, address, size);
     hand_out(block, placed.blocks[i].bytes);
     addresses[i] = block->address;
-    space = block->next;  // the free rest of the segment, if any
+    space = block->next;
   }
-  return addresses;
+}
+
+// Maps the pages under every run's blocks in one segment of the stream's pool, then carves them.
+void CachingModel::place_expandable(Pool& pool, std::uint64_t stream, std::vector<Run>& runs) {
+  Block* start = find_expandable_block(pool, stream, 1);
+  if (start->mapped) start = start->next;
+  if (start == nullptr || start->mapped) return;
+  const std::uint64_t base = start->address;
+  const std::uint64_t page = start->segment->page;
+  std::set<std::uint64_t> pages;  // the pages holding a live block, by index from base
+  for (const Run& r : runs) {
+    for (std::size_t i = 0; i < r.segment->blocks.size(); ++i) {
+      const std::uint64_t from = r.offset + r.segment->blocks[i].offset;
+      const std::uint64_t to = from + placed_block_size(*r.segment, i);
+      for (std::uint64_t p = from / page; p * page < to; ++p)
+        pages.insert(p);
+    }
+  }
+  for (auto it = pages.begin(); it != pages.end();) {  // each run of consecutive pages at once
+    const std::uint64_t first = *it;
+    std::uint64_t last = first;
+    for (++it; it != pages.end() && *it == last + 1; ++it)
+      last = *it;
+    Block* unmapped = nullptr;
+    for (Block* b : pool.unmapped) {
+      if (b->stream == stream && b->address <= base + first * page &&
+          base + first * page < b->address + b->size) {
+        unmapped = b;
+      }
+    }
+    if (unmapped == nullptr) return;
+    unmapped = split_unmapped(unmapped, base + first * page);
+    if (!map_block(unmapped, (last - first + 1) * page)) return;
+  }
+  for (Run& r : runs) {
+    for (std::size_t i = 0; i < r.segment->blocks.size(); ++i) {
+      const std::uint64_t address = base + r.offset + r.segment->blocks[i].offset;
+      const std::uint64_t size = placed_block_size(*r.segment, i);
+      Block* space = free_block_holding(pool, stream, address, size);
+      if (space == nullptr) continue;
+      Block* block = carve(space, address, size);
+      hand_out(block, r.segment->blocks[i].bytes);
+      r.addresses[i] = block->address;
+    }
+  }
+}
+
+// The unmapped block from `address` on (an unmapped head before it stays unmapped).
+CachingModel::Block* CachingModel::split_unmapped(Block* unmapped, std::uint64_t address) {
+  if (address == unmapped->address) return unmapped;
+  Pool& pool = *unmapped->pool;
+  pool.unmapped.erase(unmapped);
+  Block* head = new_block(unmapped->address, address - unmapped->address, unmapped->stream, &pool);
+  head->mapped = false;
+  head->segment = unmapped->segment;
+  head->splice(unmapped->prev, unmapped);
+  unmapped->size -= head->size;
+  unmapped->address = address;
+  pool.unmapped.insert(head);
+  pool.unmapped.insert(unmapped);
+  return unmapped;
+}
+
+CachingModel::Block* CachingModel::free_block_holding(const Pool& pool, std::uint64_t stream,
+                                                       std::uint64_t address,
+                                                       std::uint64_t size) const {
+  for (Block* b : pool.blocks) {
+    if (b->stream == stream && b->address <= address && address + size <= b->address + b->size)
+      return b;
+  }
+  return nullptr;
 }
 
 // Cuts [address, address + size) out of a cached free block that covers it; the parts before and

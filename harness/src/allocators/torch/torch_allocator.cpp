@@ -56,16 +56,12 @@ AllocStatus TorchAllocator::probe(std::size_t bytes, Stream stream) {
 
 std::vector<AllocResult> TorchAllocator::allocate_placed(std::span<const PlacedSegment> segments) {
   std::vector<AllocResult> results;
-  for (const PlacedSegment& segment : segments) {
-    const std::vector<std::uint64_t> addresses = model_->place(segment);
-    for (std::size_t i = 0; i < segment.blocks.size(); ++i) {
-      const std::uint64_t address = i < addresses.size() ? addresses[i] : 0;
-      if (address == 0) {
-        results.push_back({nullptr, AllocStatus::out_of_memory, 0});
-      } else {
-        results.push_back({reinterpret_cast<void*>(address),  // NOLINT(performance-no-int-to-ptr)
-                           AllocStatus::ok, 0});
-      }
+  for (const std::uint64_t address : model_->place(segments)) {
+    if (address == 0) {
+      results.push_back({nullptr, AllocStatus::out_of_memory, 0});
+    } else {
+      results.push_back({reinterpret_cast<void*>(address),  // NOLINT(performance-no-int-to-ptr)
+                         AllocStatus::ok, 0});
     }
   }
   return results;

@@ -1,0 +1,73 @@
+// What if the program had run with other allocator settings? One PyTorch snapshot replayed
+// through the model of PyTorch's caching allocator (`torch` over the sim) under the settings
+// users reach for when they run out of memory: for each, the smallest budget at which the replay
+// completes (its frontier) and, when a budget is known, what happens at that budget.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/oom_analysis.hpp"
+#include "oomlab/params.hpp"
+#include "run/run_result.hpp"
+
+namespace oomlab {
+
+// Where the budget of the what-if came from.
+enum class WhatIfBudgetSource : std::uint8_t {
+  none,      // not known: only frontiers are shown
+  given,     // --budget
+  snapshot,  // the snapshot's OOM found the device full: what the program had then
+};
+[[nodiscard]] std::string_view to_string(WhatIfBudgetSource source);
+
+struct WhatIfRequest {
+  std::filesystem::path trace;
+  std::uint32_t device = 0;                 // whose device trace
+  std::optional<std::uint64_t> budget_bytes;  // none: the snapshot's, when it recorded one
+  const std::atomic<bool>* stop = nullptr;
+  unsigned threads = 0;  // 0: as many as the machine has cores, at most one per setting
+};
+
+// The replay at the budget under one setting.
+struct WhatIfAtBudget {
+  Outcome outcome = Outcome::completed;
+  std::optional<std::uint64_t> first_failure_index;  // the trace entry that failed
+  std::optional<Cause> cause;
+  std::uint64_t request_bytes = 0;  // the failing request
+};
+
+struct WhatIfRow {
+  std::string name;  // "native", "expandable_segments", "max_split_size=128MiB", ...
+  Params options;    // as the run used them (the snapshot's settings resolved under them)
+  std::optional<std::uint64_t> frontier_bytes;  // none: not even the modelled card completes
+  std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
+  std::size_t trials = 0;
+  std::optional<WhatIfAtBudget> at_budget;
+};
+
+struct WhatIfResult {
+  std::filesystem::path trace;
+  std::uint64_t entries = 0;  // the trace's allocations, frees and failed requests
+  std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
+  std::optional<std::uint64_t> budget_bytes;
+  WhatIfBudgetSource budget_source = WhatIfBudgetSource::none;
+  std::vector<std::string> notes;
+  std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
+  std::optional<std::size_t> best;    // the row with the smallest frontier (first on a tie)
+  std::optional<std::size_t> native;  // the row of PyTorch's defaults
+  double duration_ms = 0.0;
+};
+
+inline constexpr std::uint64_t kWhatIfCardBytes = 80ULL << 30U;
+
+// Throws Error(input) naming the file when it cannot be read or is not a PyTorch snapshot, and
+// Interrupted when `stop` is set during the search.
+[[nodiscard]] WhatIfResult what_if(const WhatIfRequest& request);
+
+}  // namespace oomlab
