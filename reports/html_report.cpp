@@ -58,18 +58,11 @@ footer { margin-top: 36px; font-size: 12px; color: #777; }
 )";
 
 std::string page_start(const std::string& title) {
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n",
-      xml_escape(title), kStyle);
+  return html_page_start(title);
 }
 
 std::string page_end(const ReportEnvironment& env) {
-  return fmt::format(
-      "<footer>Written by oomlab {}. One self-contained file: no scripts, nothing "
-      "loaded from elsewhere.</footer>\n</body>\n</html>\n",
-      xml_escape(env.oomlab_version));
+  return html_page_end(env.oomlab_version);
 }
 
 std::string kv_table(const std::vector<ReportRow>& rows, const char* id) {
@@ -108,10 +101,36 @@ std::string oom_section(const ReportOom& oom) {
   if (!advice.empty()) {
     out += fmt::format("<p class=\"advice\"><b>Advice:</b> {}</p>\n", xml_escape(advice));
   }
-  return out + "</div>\n</section>\n";
+  out += "</div>\n";
+  if (!oom.frames.empty()) {
+    out += "<h3>The failing request's stack (innermost first)</h3>\n<ol id=\"oom-frames\">\n";
+    for (const std::string& frame : oom.frames)
+      out += "<li><code>" + xml_escape(frame) + "</code></li>\n";
+    out += "</ol>\n";
+  }
+  if (!oom.largest_live.empty()) {
+    out += "<h3>The largest live blocks then</h3>\n" +
+           kv_table(largest_live_rows(oom), "largest-live");
+  }
+  return out + "</section>\n";
 }
 
 }  // namespace
+
+std::string html_page_start(const std::string& title, std::string_view extra_css) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<style>{}{}</style>\n</head>\n<body>\n",
+      xml_escape(title), kStyle, extra_css);
+}
+
+std::string html_page_end(const std::string& oomlab_version) {
+  return fmt::format(
+      "<footer>Written by oomlab {}. One self-contained file: no scripts, nothing "
+      "loaded from elsewhere.</footer>\n</body>\n</html>\n",
+      xml_escape(oomlab_version));
+}
 
 std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));

@@ -3,11 +3,17 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "reports/matrix_report.hpp"
 #include "reports/run_report.hpp"
 
 namespace oomlab {
+
+// The page every report shares: the inline CSS (with `extra_css` after it), and the footer.
+[[nodiscard]] std::string html_page_start(const std::string& title,
+                                          std::string_view extra_css = {});
+[[nodiscard]] std::string html_page_end(const std::string& oomlab_version);
 
 [[nodiscard]] std::string run_html(const RunReport& run);
 // Each cell links to "<its run folder>/report.html", relative to the matrix report.

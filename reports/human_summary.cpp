@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace oomlab {
@@ -60,6 +61,43 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, boo
   fmt::format_to(it, "advice     {}\n", d.advice);
 }
 
+// PyTorch's own figures, as its OutOfMemoryError gives them.
+std::string pytorch_line(const CacheState& c, const OomRecord& oom) {
+  if (c.async_backend) {
+    return fmt::format("cudaMallocAsync backend: {} allocated, requested {}, device limit {}",
+                       pytorch_size(c.allocated_bytes), pytorch_size(oom.request_bytes),
+                       pytorch_size(oom.device_total_bytes));
+  }
+  const std::uint64_t unallocated =
+      c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
+  return fmt::format(
+      "tried to allocate {} · {} allocated by PyTorch · {} reserved but unallocated{}",
+      pytorch_size(c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes),
+      pytorch_size(c.allocated_bytes), pytorch_size(unallocated),
+      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", pytorch_size(c.allowed_bytes)) : "");
+}
+
+constexpr std::size_t kFramesShown = 5;
+
+// The replayed program's side of the OOM: where it asked, and its largest live blocks then.
+void write_program(std::string& out, const OomRecord& oom) {
+  auto it = std::back_inserter(out);
+  if (oom.cache) fmt::format_to(it, "pytorch    {}\n", pytorch_line(*oom.cache, oom));
+  const std::size_t shown = std::min(kFramesShown, oom.frames.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    fmt::format_to(it, "{:<10} {}{}\n", i == 0 ? "frames" : "", oom.frames[i],
+                   i + 1 == shown && oom.frames.size() > shown
+                       ? fmt::format(" (+{} more)", oom.frames.size() - shown)
+                       : "");
+  }
+  for (const ProgramBlock& b : oom.largest_live) {
+    fmt::format_to(it, "{:<10} {} live since entry {}{}\n",
+                   &b == &oom.largest_live.front() ? "blocks" : "", format_bytes(b.bytes),
+                   format_count(b.trace_index),
+                   b.frames.empty() ? std::string() : " · " + b.frames.front());
+  }
+}
+
 }  // namespace
 
 std::string human_summary(const RunResult& r, const std::string& written_to) {
@@ -74,7 +112,10 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
                    &e == &r.last_events.front() ? "last" : "", e.seq, e.op, format_bytes(e.bytes),
                    e.status, e.phase, e.step, format_bytes(e.live_bytes));
   }
-  if (r.oom) write_oom(out, *r.oom, r.budget_bytes, r.simulated);
+  if (r.oom) {
+    write_oom(out, *r.oom, r.budget_bytes, r.simulated);
+    write_program(out, *r.oom);
+  }
   fmt::format_to(it, "peaks      live {} · reserved {}\n", format_bytes(r.peak_live_bytes),
                  format_bytes(r.peak_reserved_bytes));
   fmt::format_to(it, "counts     {} allocations · {} frees · {} failed · {} events in {:.1f} ms\n",

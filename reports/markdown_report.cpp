@@ -62,7 +62,33 @@ std::string timeline_md(const RunReport& run) {
   return out;
 }
 
+// A replayed program's stack at the failing request (a code block: frames such as "<module>"
+// stay as written), and its largest live blocks then.
+std::string program_md(const ReportOom& oom) {
+  std::string out;
+  if (!oom.frames.empty()) {
+    out += "### The failing request's stack (innermost first)\n\n```\n";
+    for (std::string frame : oom.frames) {
+      std::replace(frame.begin(), frame.end(), '`', '\'');  // no frame may close the block
+      std::replace(frame.begin(), frame.end(), '\n', ' ');
+      out += frame + "\n";
+    }
+    out += "```\n\n";
+  }
+  if (!oom.largest_live.empty()) {
+    out += "### The largest live blocks then\n\n| Block | Allocated at |\n| --- | --- |\n";
+    for (const ReportRow& row : largest_live_rows(oom))
+      out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
+    out += "\n";
+  }
+  return out;
+}
+
 }  // namespace
+
+std::string markdown_cell(const std::string& text) {
+  return cell_text(text);
+}
 
 std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t first_seq,
                       std::uint64_t last_seq, std::uint64_t top, std::size_t columns) {
@@ -103,6 +129,7 @@ std::string run_markdown(const RunReport& run) {
     });
     out += "## The out-of-memory error\n\n" + kv_table(rows, "OOM record");
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
+    out += program_md(*run.oom);
   }
   out += "## The run\n\n" + kv_table(run_rows(run), "Run");
   if (run.metrics.is_object() && !run.metrics.empty()) {

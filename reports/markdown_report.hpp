@@ -10,6 +10,9 @@
 
 namespace oomlab {
 
+// Text safe inside a Markdown table cell: one line, pipes escaped, no HTML.
+[[nodiscard]] std::string markdown_cell(const std::string& text);
+
 [[nodiscard]] std::string run_markdown(const RunReport& run);
 // Each cell links to "<its run folder>/report.md", relative to the matrix report.
 [[nodiscard]] std::string matrix_markdown(const MatrixReport& matrix);

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "analysis/oom_analysis.hpp"
 #include "oomlab/units.hpp"
 #include "reports/report_input.hpp"
 
@@ -34,6 +35,20 @@ std::string duration_text(double ms) {
   if (ms < 10) return fmt::format("{:.1f} ms", ms);
   if (ms < 1000) return fmt::format("{:.0f} ms", ms);
   return fmt::format("{:.1f} s", ms / 1000);
+}
+
+// PyTorch's key figures, as its OutOfMemoryError gives them.
+std::string pytorch_figures(const ReportPytorch& p) {
+  if (p.backend == "async") {
+    return fmt::format("cudaMallocAsync backend: {} allocated, requested {}",
+                       pytorch_size(p.allocated_bytes), pytorch_size(p.tried_to_allocate_bytes));
+  }
+  return fmt::format("tried to allocate {} · {} allocated by PyTorch · {} reserved but "
+                     "unallocated{}",
+                     pytorch_size(p.tried_to_allocate_bytes), pytorch_size(p.allocated_bytes),
+                     pytorch_size(p.reserved_unallocated_bytes),
+                     p.allowed_bytes ? fmt::format(" · {} allowed", pytorch_size(*p.allowed_bytes))
+                                     : std::string());
 }
 
 }  // namespace
@@ -78,7 +93,21 @@ std::vector<ReportRow> oom_rows(const ReportOom& oom) {
   if (!oom.error.empty()) source += " (" + oom.error + ")";
   rows.push_back({"Source", source});
   if (!oom.evidence.empty()) rows.push_back({"Evidence", oom.evidence});
+  if (oom.pytorch) {
+    rows.push_back({"PyTorch", pytorch_figures(*oom.pytorch)});
+    rows.push_back({"PyTorch says", oom.pytorch->message});
+  }
   if (!oom.advice.empty()) rows.push_back({"Advice", oom.advice});
+  return rows;
+}
+
+std::vector<ReportRow> largest_live_rows(const ReportOom& oom) {
+  std::vector<ReportRow> rows;
+  for (const ReportBlock& b : oom.largest_live) {
+    rows.push_back({format_bytes(b.bytes),
+                    fmt::format("entry {}{}", format_count(b.trace_index),
+                                b.frames.empty() ? std::string() : " · " + b.frames.front())});
+  }
   return rows;
 }
 

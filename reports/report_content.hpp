@@ -24,6 +24,9 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
 
 [[nodiscard]] std::vector<ReportRow> environment_rows(const ReportEnvironment& env);
 [[nodiscard]] std::vector<ReportRow> oom_rows(const ReportOom& oom);
+// A replayed program's largest live blocks at the OOM: the size, then the trace entry that
+// allocated it and its innermost frame.
+[[nodiscard]] std::vector<ReportRow> largest_live_rows(const ReportOom& oom);
 [[nodiscard]] std::vector<ReportRow> run_rows(const RunReport& run);
 // Metrics by name, values shown as people read them (*_bytes as sizes).
 [[nodiscard]] std::vector<ReportRow> json_rows(const nlohmann::json& object);

@@ -204,6 +204,30 @@ ReportEnvironment read_environment(const JsonFields& top) {
 
 namespace {
 
+std::optional<ReportPytorch> read_pytorch(const JsonFields& oom) {
+  const auto pytorch = oom.optional_object("pytorch");
+  if (!pytorch) return std::nullopt;
+  return ReportPytorch{
+      .allocated_bytes = pytorch->optional_count("allocated_bytes").value_or(0),
+      .reserved_bytes = pytorch->optional_count("reserved_bytes").value_or(0),
+      .reserved_unallocated_bytes = pytorch->optional_count("reserved_unallocated_bytes").value_or(0),
+      .tried_to_allocate_bytes = pytorch->optional_count("tried_to_allocate_bytes").value_or(0),
+      .allowed_bytes = pytorch->optional_count("allowed_bytes"),
+      .backend = pytorch->optional_text("backend"),
+      .message = pytorch->optional_text("message")};
+}
+
+std::vector<ReportBlock> read_largest_live(const JsonFields& oom) {
+  std::vector<ReportBlock> blocks;
+  if (!oom.has("largest_live")) return blocks;  // summaries written before it existed
+  for (const JsonFields& b : oom.objects("largest_live")) {
+    blocks.push_back({.bytes = b.count("bytes"),
+                      .trace_index = b.optional_count("trace_index").value_or(0),
+                      .frames = b.texts("frames")});
+  }
+  return blocks;
+}
+
 ReportOom read_oom(const JsonFields& oom) {
   ReportOom o;
   o.event = oom.count("event");
@@ -223,6 +247,9 @@ ReportOom read_oom(const JsonFields& oom) {
   o.error = oom.optional_text("error");
   o.advice = oom.optional_text("advice");
   o.evidence = oom.optional_text("evidence");
+  o.pytorch = read_pytorch(oom);
+  o.frames = oom.texts("frames");
+  o.largest_live = read_largest_live(oom);
   return o;
 }
 

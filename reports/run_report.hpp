@@ -26,6 +26,24 @@ struct ReportEnvironment {
   std::string oomlab_git;  // with "-dirty" when the tree was
 };
 
+// PyTorch's own account of an OOM (its OutOfMemoryError), where the run's allocator kept one.
+struct ReportPytorch {
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::uint64_t reserved_unallocated_bytes = 0;
+  std::uint64_t tried_to_allocate_bytes = 0;
+  std::optional<std::uint64_t> allowed_bytes;  // set_per_process_memory_fraction's cap
+  std::string backend;                         // "native" | "async"
+  std::string message;
+};
+
+// One of a replayed program's largest live blocks at the OOM.
+struct ReportBlock {
+  std::uint64_t bytes = 0;
+  std::uint64_t trace_index = 0;
+  std::vector<std::string> frames;  // innermost first
+};
+
 struct ReportOom {
   std::uint64_t event = 0;
   std::uint64_t step = 0;
@@ -44,6 +62,9 @@ struct ReportOom {
   std::string error;
   std::string advice;
   std::string evidence;
+  std::optional<ReportPytorch> pytorch;
+  std::vector<std::string> frames;  // the failing request's stack, innermost first
+  std::vector<ReportBlock> largest_live;
 };
 
 // One point of a timeline series: the value at event `seq`.

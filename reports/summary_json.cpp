@@ -33,6 +33,30 @@ json leak_json(const LeakFit& leak) {
           {"predicted_oom_step", or_null(leak.predicted_oom_step)}};
 }
 
+// PyTorch's own account of the failure (its OutOfMemoryError), where a caching allocator kept one.
+json pytorch_json(const OomRecord& oom) {
+  if (!oom.cache) return nullptr;
+  const CacheState& c = *oom.cache;
+  return {{"allocated_bytes", c.allocated_bytes},
+          {"reserved_bytes", c.reserved_bytes},
+          {"reserved_unallocated_bytes",
+           c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0},
+          // What PyTorch says it tried: the device request that failed, else the program's.
+          {"tried_to_allocate_bytes",
+           c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes},
+          {"allowed_bytes", c.allowed_bytes != 0 ? json(c.allowed_bytes) : json(nullptr)},
+          {"backend", c.async_backend ? "async" : "native"},
+          {"message", pytorch_oom_message(c, oom.request_bytes, oom.device_free_bytes,
+                                          oom.device_total_bytes)}};
+}
+
+json largest_live_json(const std::vector<ProgramBlock>& blocks) {
+  json out = json::array();
+  for (const ProgramBlock& b : blocks)
+    out.push_back({{"bytes", b.bytes}, {"trace_index", b.trace_index}, {"frames", b.frames}});
+  return out;
+}
+
 json oom_json(const OomRecord& oom) {
   const Diagnosis& d = oom.diagnosis;
   return {{"event", oom.event},
@@ -57,7 +81,10 @@ json oom_json(const OomRecord& oom) {
           {"free_bytes", d.free_bytes},
           {"external_bytes", d.external_bytes},
           {"evidence", d.evidence},
-          {"leak", leak_json(oom.leak)}};
+          {"leak", leak_json(oom.leak)},
+          {"pytorch", pytorch_json(oom)},
+          {"frames", oom.frames},
+          {"largest_live", largest_live_json(oom.largest_live)}};
 }
 
 json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {

@@ -84,6 +84,62 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
   EXPECT_EQ(doc.at("metrics").at("fill_blocks"), 16384) << "integral metrics are integers";
   expect_field(doc, "duration_ms", kNumber);
   expect_field(doc, "ballast_bytes", kInteger);
+  // A run with no caching allocator and no program behind it: nothing of PyTorch's to say.
+  EXPECT_TRUE(oom.at("pytorch").is_null());
+  EXPECT_EQ(oom.at("frames"), json::array());
+  EXPECT_EQ(oom.at("largest_live"), json::array());
+}
+
+RunConfig torch_replay(const std::string& job, std::uint64_t budget) {
+  RunConfig config = testing::make_run_config("replay", "torch", budget);
+  config.params.set("trace", testing::test_data_dir() + "/pytorch/" + job + ".pickle");
+  config.probe = false;
+  return config;
+}
+
+// PyTorch 2.11 on the GPU said exactly this (tests/data/pytorch/captures.jsonl); the snapshot's
+// own settings make the model cap itself at 2 GiB as PyTorch did.
+TEST(SummaryJson, TorchOomSaysWhatPyTorchSaid) {
+  const json oom = summary_json(run_scenario(torch_replay("grow_cap2g_native", 2'147'483'648)), {})
+                       .at("oom");
+  const json& pytorch = oom.at("pytorch");
+  ASSERT_TRUE(pytorch.is_object()) << oom.dump();
+  for (const char* key : {"allocated_bytes", "reserved_bytes", "reserved_unallocated_bytes",
+                          "tried_to_allocate_bytes", "allowed_bytes"}) {
+    expect_field(pytorch, key, kInteger);
+  }
+  EXPECT_EQ(pytorch.at("tried_to_allocate_bytes"), 268'435'456);
+  EXPECT_EQ(pytorch.at("allowed_bytes"), 2'147'483'648);
+  EXPECT_EQ(pytorch.at("backend"), "native");
+  EXPECT_EQ(pytorch.at("reserved_unallocated_bytes").get<std::uint64_t>(),
+            pytorch.at("reserved_bytes").get<std::uint64_t>() -
+                pytorch.at("allocated_bytes").get<std::uint64_t>());
+  const std::string message = pytorch.at("message");
+  for (const char* part : {"Tried to allocate 256.00 MiB", "2.00 GiB allowed",
+                           "1.73 GiB is allocated by PyTorch, and 178.04 MiB is reserved by "
+                           "PyTorch but unallocated"}) {
+    EXPECT_NE(message.find(part), std::string::npos) << part << " not in: " << message;
+  }
+}
+
+TEST(SummaryJson, ReplayedOomNamesTheStackAndTheLargestLiveBlocks) {
+  const json oom =
+      summary_json(run_scenario(torch_replay("train_fixed_native", 1536_MiB)), {}).at("oom");
+  ASSERT_TRUE(oom.at("frames").is_array());
+  ASSERT_FALSE(oom.at("frames").empty()) << "the snapshot recorded stacks";
+  EXPECT_TRUE(oom.at("frames").front().is_string());
+  const json& largest = oom.at("largest_live");
+  ASSERT_FALSE(largest.empty());
+  EXPECT_LE(largest.size(), 10U);
+  std::uint64_t previous = UINT64_MAX;
+  for (const json& block : largest) {
+    expect_field(block, "bytes", kInteger);
+    expect_field(block, "trace_index", kInteger);
+    ASSERT_TRUE(block.at("frames").is_array());
+    EXPECT_LE(block.at("bytes").get<std::uint64_t>(), previous) << "largest first";
+    previous = block.at("bytes").get<std::uint64_t>();
+  }
+  EXPECT_FALSE(largest.front().at("frames").empty());
 }
 
 TEST(SummaryJson, NoProbeLeavesTheLargestBlockUnknown) {

@@ -30,6 +30,7 @@ constexpr std::string_view kDescription =
 struct Parsed {
   RunOptions run;
   RunOptions frontier;
+  WhatIfOptions whatif;
   MatrixOptions matrix;
   ReportOptions report;
   CompareOptions compare;
@@ -119,6 +120,50 @@ void add_frontier(CLI::App& app, Parsed& p) {
       "budget.");
 }
 
+constexpr std::string_view kWhatIfFooter =
+    "How to read it:\n"
+    "  The first line is the answer: the setting that needs the least memory against native\n"
+    "  (PyTorch's defaults) and, when a budget is known, which settings fit in it.\n"
+    "  frontier   the smallest budget at which the replay completes (bisection to 2 MiB, on a\n"
+    "             simulated 80 GiB card, or --budget when larger); 'over N': not even then\n"
+    "  vs native  how much more or less that is than native's frontier\n"
+    "  at BUDGET  'fits', or the snapshot entry whose request ran out of memory, and its cause\n"
+    "  Rows: as recorded (the snapshot's own allocator_settings, when they differ from the\n"
+    "  defaults), native, expandable_segments, max_split_size=128MiB and 512MiB,\n"
+    "  garbage_collection_threshold=0.8 (under set_per_process_memory_fraction, the only place\n"
+    "  PyTorch collects), backend=async (cudaMallocAsync). The budget is --budget, else what the\n"
+    "  program had when its OOM found the device full; a run capped by\n"
+    "  set_per_process_memory_fraction does not record its cap, so then only frontiers show.\n"
+    "Examples:\n"
+    "  oomlab whatif --trace memory_snapshot.pickle\n"
+    "  oomlab whatif --trace memory_snapshot.pickle --budget 24GiB --out whatif/\n"
+    "Exit codes: 0 the table was made, 2 bad usage or a file that is not a PyTorch snapshot, 130 "
+    "interrupted.";
+
+void add_whatif(CLI::App& app, Parsed& p) {
+  CLI::App* w = app.add_subcommand(
+      "whatif",
+      "would other PyTorch allocator settings have avoided the OOM? A snapshot replayed on a "
+      "model of PyTorch's caching allocator under each (no GPU needed)");
+  WhatIfOptions& o = p.whatif;
+  w->add_option("--trace", o.trace,
+                "the PyTorch memory snapshot (torch.cuda.memory._dump_snapshot(), pickle or JSON)")
+      ->required();
+  w->add_option("--budget,-b", o.budget,
+                "the memory the program had (8GiB, 1.5GB): adds 'fits' or 'OOM at entry N' per "
+                "setting (default: the snapshot's own, when its OOM found the device full)");
+  w->add_option("--json", o.json,
+                "also write oomlab.whatif.v1 JSON to FILE; '-' prints it alone on stdout and the "
+                "table on stderr");
+  w->add_option("--out,-o", o.out, "folder for whatif.json, report.html and report.md");
+  w->add_option("--level", o.level, "what is replayed: tensor (the program's requests)")
+      ->capture_default_str();
+  w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
+      ->capture_default_str();
+  w->add_flag("--quiet,-q", o.quiet, "only the answer line");
+  w->footer(std::string(kWhatIfFooter));
+}
+
 void add_matrix(CLI::App& app, Parsed& p) {
   CLI::App* m = app.add_subcommand(
       "matrix",
@@ -202,6 +247,7 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
       "  oomlab run replay --trace memory_snapshot.pickle -a sim --budget=24GiB\n"
       "  oomlab frontier replay --trace memory_snapshot.pickle -a sim\n"
+      "  oomlab whatif --trace memory_snapshot.pickle\n"
       "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --out runs/nightly\n"
       "  oomlab report runs/nightly\n"
       "  oomlab compare ci/baselines/h100.json runs/nightly/matrix.json\n"
@@ -212,6 +258,7 @@ void build_app(CLI::App& app, Parsed& p) {
       "interrupted.");
   add_run(app, p);
   add_frontier(app, p);
+  add_whatif(app, p);
   add_matrix(app, p);
   add_report(app, p);
   add_compare(app, p);
@@ -236,8 +283,8 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run",     "frontier", "matrix", "report",
-                                             "compare", "list",     "info"};
+  const std::vector<std::string> commands = {"run",     "frontier", "whatif", "matrix",
+                                             "report",  "compare",  "list",   "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << fmt::format("oomlab: error: unknown command '{}'{} (commands: {})\n", args[1],
                      did_you_mean(args[1], commands), fmt::join(commands, ", "));
@@ -324,6 +371,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   try {
     if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
     if (app.got_subcommand("frontier")) return frontier_command(parsed.frontier, out, err);
+    if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
     if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
     if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
     if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);

@@ -73,9 +73,21 @@ struct CompareOptions {
   std::string junit;     // FILE
 };
 
+// `oomlab whatif --trace SNAPSHOT`: the snapshot under several settings of PyTorch's allocator.
+struct WhatIfOptions {
+  std::string trace;
+  std::string budget;  // empty: the snapshot's own, when it recorded one
+  std::string json;    // FILE or '-'
+  std::string out;     // folder for whatif.json, report.html and report.md
+  std::string level = "tensor";
+  std::string device = "0";
+  bool quiet = false;
+};
+
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err);
 int frontier_command(const RunOptions& options, std::ostream& out, std::ostream& err);
+int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,
                    std::ostream& out, std::ostream& err);

@@ -59,7 +59,8 @@ struct WhatIfResult {
   WhatIfBudgetSource budget_source = WhatIfBudgetSource::none;
   std::vector<std::string> notes;
   std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
-  std::optional<std::size_t> best;    // the row with the smallest frontier (first on a tie)
+  // The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
+  std::optional<std::size_t> best;
   std::optional<std::size_t> native;  // the row of PyTorch's defaults
   double duration_ms = 0.0;
 };

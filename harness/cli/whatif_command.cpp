@@ -1,0 +1,134 @@
+// `oomlab whatif`: one PyTorch snapshot under the allocator settings people reach for after an
+// OOM, on the model of PyTorch's caching allocator; one table, the answer first.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "cli/parse.hpp"
+#include "cli/signals.hpp"
+#include "oomlab/error.hpp"
+#include "reports/whatif_report.hpp"
+#include "run/whatif.hpp"
+#include "trace/importers.hpp"
+#include "trace/trace.hpp"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::uint64_t parse_whatif_budget(const std::string& text) {
+  std::uint64_t bytes = 0;
+  try {
+    bytes = parse_size(text).value;
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--budget: {}", e.what()));
+  }
+  if (bytes == 0) throw_usage(fmt::format("--budget: '{}' is 0 bytes: nothing could run", text));
+  return bytes;
+}
+
+// Refused before any replay, naming the file: one that cannot be read (the trace loader's
+// words), or content that is not a PyTorch snapshot (whatif's).
+void check_pytorch_snapshot(const fs::path& path) {
+  std::ifstream file = trace::open_trace(path);
+  std::string head(64, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(file.gcount()));
+  const trace::Format format = trace::detect_format(head);
+  if (format == trace::Format::pytorch) return;
+  throw Error(ErrorKind::input,
+              fmt::format("{}: not a PyTorch memory snapshot{}: whatif replays what "
+                          "torch.cuda.memory._dump_snapshot() writes",
+                          path.string(),
+                          format == trace::Format::automatic
+                              ? std::string()
+                              : fmt::format(" (it reads as {})", trace::to_string(format))));
+}
+
+// --json FILE is looked at before the replays: their result is not to be lost for want of a folder.
+void check_json_destination(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const fs::path file(path);
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::is_directory(file, ec)) throw_usage(fmt::format("--json: {} is a folder, not a file", path));
+  if (!fs::is_directory(folder, ec))
+    throw_usage(fmt::format("--json: cannot write {}: no folder {}", path, folder.string()));
+}
+
+WhatIfRequest request_from(const WhatIfOptions& o) {
+  if (o.trace.empty()) throw_usage("whatif needs a snapshot: --trace FILE");
+  check_json_destination(o.json);
+  if (o.level != "tensor") {
+    throw_usage(fmt::format(
+        "--level: '{}': whatif replays what the program asked for (tensor); the segments its "
+        "allocator got are what each setting decides anew",
+        o.level));
+  }
+  WhatIfRequest request{.trace = o.trace};
+  std::uint64_t device = 0;
+  try {
+    device = parse_unsigned(o.device);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--device: {}", e.what()));
+  }
+  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
+  request.device = static_cast<std::uint32_t>(device);
+  if (!o.budget.empty()) request.budget_bytes = parse_whatif_budget(o.budget);
+  return request;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  file.close();
+  if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", path.string()));
+}
+
+void write_out_folder(const fs::path& folder, const WhatIfResult& result, const std::string& json) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec || !fs::is_directory(folder)) {
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
+                            ec ? ec.message() : "a file of that name exists"));
+  }
+  write_file(folder / "whatif.json", json);
+  write_file(folder / "report.html", whatif_html(result));
+  write_file(folder / "report.md", whatif_markdown(result));
+}
+
+}  // namespace
+
+int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err) {
+  WhatIfRequest request = request_from(o);
+  check_pytorch_snapshot(request.trace);
+  const StopOnSignal signals;
+  request.stop = StopOnSignal::flag();
+  WhatIfResult result;
+  try {
+    result = what_if(request);
+  } catch (const Interrupted&) {
+    err << "oomlab: interrupted: the what-if stopped; every replay freed what it took\n";
+    return kExitInterrupted;
+  }
+  const bool to_stdout = o.json == "-";
+  std::ostream& text = to_stdout ? err : out;
+  text << (o.quiet ? whatif_answer(result) + "\n" : whatif_text(result));
+  const std::string json = whatif_json(result).dump(2) + "\n";
+  if (to_stdout) {
+    out << json;
+  } else if (!o.json.empty()) {
+    write_file(o.json, json);
+  }
+  if (!o.out.empty()) {
+    write_out_folder(o.out, result, json);
+    if (!o.quiet) text << fmt::format("wrote {}/ (whatif.json, report.html, report.md)\n", o.out);
+  }
+  return kExitOk;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,106 @@
+// A replayed PyTorch program's OOM everywhere a run is reported: PyTorch's own account and
+// message, the failing request's stack and the largest live blocks, in the human summary and in
+// the run reports (escaped in HTML). The reports' other content: report_test.cpp.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "reports/html_report.hpp"
+#include "reports/human_summary.hpp"
+#include "reports/markdown_report.hpp"
+#include "reports/run_report.hpp"
+#include "reports/summary_json.hpp"
+#include "run/runner.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+namespace fs = std::filesystem;
+
+RunResult torch_replay(const std::string& job, std::uint64_t budget) {
+  RunConfig config = testing::make_run_config("replay", "torch", budget);
+  config.params.set("trace", testing::test_data_dir() + "/pytorch/" + job + ".pickle");
+  config.probe = false;
+  return run_scenario(config);
+}
+
+// The run's summary.json written to a folder of its own, and read back as `oomlab report` does.
+RunReport report_of(const RunResult& result, const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("oomlab_report_pytorch_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "summary.json") << summary_json(result, {}).dump(2);
+  return load_run_report(dir);
+}
+
+TEST(ReportPytorch, CappedJobShowsPyTorchsFiguresAndMessage) {
+  const RunResult r = torch_replay("grow_cap2g_native", 2'147'483'648);
+  ASSERT_TRUE(r.oom && r.oom->cache);
+  const std::string summary = human_summary(r, "");
+  EXPECT_NE(summary.find("pytorch    tried to allocate 256.00 MiB · 1.73 GiB allocated by "
+                         "PyTorch · 178.04 MiB reserved but unallocated · 2.00 GiB allowed"),
+            std::string::npos)
+      << summary;
+  const RunReport report = report_of(r, "capped");
+  ASSERT_TRUE(report.oom && report.oom->pytorch);
+  EXPECT_EQ(report.oom->pytorch->allowed_bytes, 2'147'483'648U);
+  for (const std::string& text : {run_html(report), run_markdown(report)}) {
+    EXPECT_NE(text.find("PyTorch says"), std::string::npos);
+    EXPECT_NE(text.find("Tried to allocate 256.00 MiB"), std::string::npos);
+    EXPECT_NE(text.find("1.73 GiB is allocated by PyTorch, and 178.04 MiB is reserved by PyTorch "
+                        "but unallocated"),
+              std::string::npos);
+  }
+}
+
+TEST(ReportPytorch, StackAndLargestLiveBlocksInSummaryAndReports) {
+  const RunResult r = torch_replay("train_fixed_native", 1536_MiB);
+  ASSERT_TRUE(r.oom);
+  ASSERT_FALSE(r.oom->frames.empty());
+  ASSERT_FALSE(r.oom->largest_live.empty());
+  const std::string summary = human_summary(r, "");
+  EXPECT_NE(summary.find("frames     " + r.oom->frames.front()), std::string::npos) << summary;
+  const ProgramBlock& largest = r.oom->largest_live.front();
+  EXPECT_NE(summary.find(fmt::format("blocks     {} live since entry {}",
+                                     format_bytes(largest.bytes),
+                                     format_count(largest.trace_index))),
+            std::string::npos)
+      << summary;
+
+  const RunReport report = report_of(r, "stacks");
+  ASSERT_TRUE(report.oom);
+  EXPECT_EQ(report.oom->frames, r.oom->frames);
+  ASSERT_EQ(report.oom->largest_live.size(), r.oom->largest_live.size());
+  const std::string html = run_html(report);
+  const std::string md = run_markdown(report);
+  EXPECT_NE(html.find("id=\"oom-frames\""), std::string::npos);
+  EXPECT_NE(html.find("id=\"largest-live\""), std::string::npos);
+  EXPECT_NE(md.find("### The failing request's stack"), std::string::npos);
+  EXPECT_NE(md.find("### The largest live blocks then"), std::string::npos);
+  EXPECT_NE(md.find("| " + format_bytes(largest.bytes) + " | entry " +
+                    format_count(largest.trace_index)),
+            std::string::npos);
+}
+
+// Python names frames "<module>" and "<lambda>": text in HTML, never markup.
+TEST(ReportPytorch, FramesAreEscapedInHtml) {
+  RunResult r;
+  r.scenario = "replay";
+  r.allocator = "torch";
+  r.outcome = Outcome::oom;
+  r.oom = OomRecord{};
+  r.oom->frames = {"<module> (train.py:12)", "f<script>x</script> (a&b.py:3)"};
+  r.oom->largest_live = {{.bytes = 1_GiB, .trace_index = 7, .frames = {"<lambda> (m.py:1)"}}};
+  const std::string html = run_html(report_of(r, "escaped"));
+  EXPECT_NE(html.find("&lt;module&gt; (train.py:12)"), std::string::npos);
+  EXPECT_NE(html.find("&lt;lambda&gt; (m.py:1)"), std::string::npos);
+  EXPECT_EQ(html.find("<script>"), std::string::npos);
+  EXPECT_EQ(html.find("<module>"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oomlab

@@ -1,0 +1,193 @@
+// `oomlab whatif`: a PyTorch snapshot under several settings of the model of PyTorch's caching
+// allocator, one table with the answer first; its frontiers are `oomlab frontier`'s, its budget
+// is said or its absence explained, and bad input is exit 2 with one line.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "oomlab/error.hpp"
+#include "run/whatif.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kSample = fs::path(testing::test_data_dir()) / "pytorch_gpt_fp32_snapshot.pickle";
+const fs::path kJobs = fs::path(testing::test_data_dir()) / "pytorch";
+
+struct Cli {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Cli oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+fs::path temp_path(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_whatif_test_" + name);
+  fs::remove_all(path);
+  return path;
+}
+
+json read_json(const fs::path& path) {
+  std::ifstream in(path);
+  return json::parse(in);
+}
+
+const json& row_named(const json& doc, const std::string& name) {
+  for (const json& row : doc.at("rows")) {
+    if (row.at("name") == name) return row;
+  }
+  throw std::runtime_error("no row " + name + " in " + doc.dump());
+}
+
+// The line of the table that starts with `name` and two spaces.
+std::string table_line(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(name + "  ")) return line;
+  }
+  return {};
+}
+
+TEST(WhatIf, NativeFrontierIsTheFrontierCommandsForTheSameSettings) {
+  const fs::path json_path = temp_path("sample.json");
+  const Cli whatif = oomlab({"whatif", "--trace", kSample.string(), "--json", json_path.string()});
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  const json doc = read_json(json_path);
+  EXPECT_EQ(doc.at("schema"), "oomlab.whatif.v1");
+  const json& native = row_named(doc, "native");
+  ASSERT_TRUE(native.at("frontier_bytes").is_number());
+
+  const fs::path frontier_path = temp_path("frontier.json");
+  const Cli frontier = oomlab(
+      {"frontier", "replay", "--trace", kSample.string(), "--no-probe", "--budget", "all", "-a",
+       "torch:upstream=sim,expandable_segments=off,backend=native,max_split_size=max,"
+       "garbage_collection_threshold=0,roundup_power2_divisions=0,budget_by=device,"
+       "max_non_split_rounding=20MiB,large_segment_size=20MiB",
+       "--json", frontier_path.string(), "--quiet"});
+  ASSERT_EQ(frontier.code, 0) << frontier.err;
+  const json expected = read_json(frontier_path);
+  EXPECT_EQ(native.at("frontier_bytes"), expected.at("frontier_bytes"));
+  EXPECT_EQ(native.at("failing_bytes"), expected.at("failing_bytes"));
+  EXPECT_EQ(native.at("options"), expected.at("allocator").at("options"));
+}
+
+TEST(WhatIf, ExpandableSegmentsNeedNoMoreThanNativeWhenShapesChange) {
+  const WhatIfResult r = what_if({.trace = kJobs / "infer_varlen_native.pickle"});
+  ASSERT_TRUE(r.native);
+  const auto find = [&](const std::string& name) -> const WhatIfRow& {
+    for (const WhatIfRow& row : r.rows) {
+      if (row.name == name) return row;
+    }
+    throw std::runtime_error("no row " + name);
+  };
+  const WhatIfRow& native = find("native");
+  const WhatIfRow& expandable = find("expandable_segments");
+  ASSERT_TRUE(native.frontier_bytes && expandable.frontier_bytes);
+  EXPECT_LE(*expandable.frontier_bytes, *native.frontier_bytes);
+  EXPECT_LT(*expandable.frontier_bytes, *native.frontier_bytes * 0.85)
+      << "PyTorch needed ~25% less with expandable segments on this job";
+  EXPECT_TRUE(expandable.options.flag("expandable_segments"));
+  EXPECT_FALSE(native.options.flag("expandable_segments"));
+}
+
+TEST(WhatIf, FractionCappedSnapshotShowsOnlyFrontiersAndSaysWhy) {
+  const Cli r = oomlab({"whatif", "--trace", kSample.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string header = table_line(r.out, "setting");
+  ASSERT_FALSE(header.empty()) << r.out;
+  EXPECT_NE(header.find("frontier"), std::string::npos);
+  EXPECT_EQ(header.find("at "), std::string::npos) << "no budget column: " << header;
+  EXPECT_NE(r.out.find("set_per_process_memory_fraction, whose cap a snapshot does not record"),
+            std::string::npos)
+      << r.out;
+  EXPECT_FALSE(table_line(r.out, "as recorded").empty()) << "the snapshot ran budget_by=fraction";
+  for (const char* row : {"native", "expandable_segments", "max_split_size=128MiB",
+                          "max_split_size=512MiB", "garbage_collection_threshold=0.8",
+                          "backend=async"}) {
+    EXPECT_FALSE(table_line(r.out, row).empty()) << row << " missing in\n" << r.out;
+  }
+}
+
+TEST(WhatIf, AtTheOriginalBudgetNativeFailsWherePyTorchDid) {
+  const fs::path out = temp_path("out");
+  const Cli r = oomlab({"whatif", "--trace", kSample.string(), "--budget", "8501749350", "--out",
+                        out.string(), "--json", "-"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string native = table_line(r.err, "native");
+  EXPECT_NE(native.find("OOM at entry 16,794"), std::string::npos) << r.err;
+  const json doc = json::parse(r.out);  // stdout: the JSON alone
+  EXPECT_EQ(doc.at("budget_bytes"), 8501749350ULL);
+  EXPECT_EQ(doc.at("budget_source"), "--budget");
+  const json& at = row_named(doc, "native").at("at_budget");
+  EXPECT_EQ(at.at("outcome"), "oom");
+  EXPECT_EQ(at.at("first_failure_index"), 16794);
+  EXPECT_TRUE(at.at("cause").is_string());
+  EXPECT_TRUE(doc.at("best").is_string());
+  for (const char* file : {"whatif.json", "report.html", "report.md"})
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  std::ifstream html_file(out / "report.html");
+  const std::string html((std::istreambuf_iterator<char>(html_file)), {});
+  EXPECT_LT(html.find("id=\"answer\""), html.find("id=\"whatif-table\""));
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("OOM at entry 16,794"), std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST(WhatIf, StopsWhenAsked) {
+  const std::atomic<bool> stop{true};
+  EXPECT_THROW((void)what_if({.trace = kJobs / "grow_native.pickle", .stop = &stop}), Interrupted);
+}
+
+struct BadWhatIf {
+  std::vector<std::string> args;
+  std::string fragment;
+};
+
+class WhatIfRejects : public ::testing::TestWithParam<BadWhatIf> {};
+
+TEST_P(WhatIfRejects, WithExitTwoAndOneLine) {
+  std::vector<std::string> args = {"whatif"};
+  for (std::string a : GetParam().args) {
+    if (a == "@sample") a = kSample.string();
+    if (a.starts_with("@data")) a.replace(0, 5, testing::test_data_dir());
+    args.push_back(a);
+  }
+  const Cli r = oomlab(args);
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(GetParam().fragment), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadInput, WhatIfRejects,
+    ::testing::Values(
+        BadWhatIf{{}, "--trace is required"},
+        BadWhatIf{{"--trace", "/nonexistent/snapshot.pickle"}, "/nonexistent/snapshot.pickle"},
+        BadWhatIf{{"--trace", "@data/rmm_allocate_failure.csv"},
+                  "rmm_allocate_failure.csv: not a PyTorch memory snapshot (it reads as rmm)"},
+        BadWhatIf{{"--trace", "@data"}, "is a folder"},
+        BadWhatIf{{"--trace", "@sample", "--budget", "0"}, "--budget: '0' is 0 bytes"},
+        BadWhatIf{{"--trace", "@sample", "--budget", "lots"}, "--budget:"},
+        BadWhatIf{{"--trace", "@sample", "--level", "segment"}, "--level: 'segment'"},
+        BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"},
+        BadWhatIf{{"--trace", "@sample", "--json", "/nonexistent/w.json"}, "no folder"}));
+
+}  // namespace
+}  // namespace oomlab
