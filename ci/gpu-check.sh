@@ -21,9 +21,12 @@
 # 5. the PyTorch sample snapshot replayed at level=segment on cuda, async and managed at the
 #    original run's budget: where each fails, next to where PyTorch did;
 # 6. a soak: 1,000 OOM-and-recover cycles in one process on async and on cuda (run --repeat),
-#    which must give back the process's memory, the device's and the allocator's every time.
+#    which must give back the process's memory, the device's and the allocator's every time;
+# 7. torch: the captured PyTorch snapshots replayed through the `torch` allocator on the sim and
+#    on the device (upstream=cuda) at the budgets their jobs ran under, and each job's frontier on
+#    both next to PyTorch's measured one (ci/torch-check.py).
 # Artifacts (test log, summaries) go to $OUT if set, else ./gpu-check-out. Exit 1 on any failure.
-# GPU_CHECK_SECTIONS="tests sanitizer smoke replay soak" (the default) picks sections.
+# GPU_CHECK_SECTIONS="tests sanitizer smoke replay soak torch" (the default) picks sections.
 set -uo pipefail
 
 bin="${1:-.gpu}"
@@ -47,7 +50,7 @@ done
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # GPU_CHECK_SECTIONS picks sections (default: all of them, in this order).
-want() { [[ " ${GPU_CHECK_SECTIONS:-tests sanitizer smoke replay soak} " == *" $1 "* ]]; }
+want() { [[ " ${GPU_CHECK_SECTIONS:-tests sanitizer smoke replay soak torch} " == *" $1 "* ]]; }
 
 echo "== oomlab info"
 "$oomlab" info || fail "oomlab info found no usable device"
@@ -225,6 +228,12 @@ for allocator in async cuda; do
   sed 's/^/  /' "$out/soak-$allocator.txt"
   [[ $rc -eq 0 ]] || fail "soak on $allocator exited $rc"
 done
+
+fi
+
+if want torch; then
+echo "== torch: PyTorch's allocator modelled, on the sim and on the device"
+python3 "$root/ci/torch-check.py" "$bin" "$out/torch" || fail "torch-check"
 
 fi
 

@@ -106,8 +106,7 @@ TEST_P(GpuTorchFrontier, AgreesWithTheSimWithinOnePercent) {
 INSTANTIATE_TEST_SUITE_P(
     Settings, GpuTorchFrontier,
     ::testing::Values(Setting{"native", {}},
-                      Setting{"expandable", {{"expandable_segments", true}}},
-                      Setting{"async", {{"backend", std::string("async")}}}),
+                      Setting{"expandable", {{"expandable_segments", true}}}),
     [](const auto& p) { return p.param.name; });
 
 // Expandable segments through the virtual-memory API: pages mapped, unmapped at empty_cache and

@@ -39,7 +39,10 @@ struct BackendInfo {
 [[nodiscard]] std::unique_ptr<Allocator> make_device_backend(
     BackendKind kind, const Params& options, int device, Stream stream, std::uint64_t budget_bytes,
     const torch::TorchConfig* torch = nullptr);
-// `torch` over the sim: segments are the sim's 2 MiB pages, capacity the budget.
+// `torch` over the sim: segments are the sim's 2 MiB pages; the card holds the budget less the
+// page the driver keeps, or under a fraction cap the whole modelled card (PyTorch caps itself).
+[[nodiscard]] std::uint64_t torch_sim_capacity(const torch::TorchConfig& config,
+                                               std::uint64_t total_bytes, std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
                                                                 const Params& options,
                                                                 std::uint64_t budget_bytes);
