@@ -6,12 +6,16 @@
 // tensor level the real allocator's own segment calls are kept beside the events, and a release
 // of cached segments that PyTorch would not have made by itself (an explicit empty_cache()) marks
 // the event after it.
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <set>
+#include <iterator>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "allocators/torch/torch_config.hpp"
+#include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "trace/pytorch_snapshot.hpp"
 
@@ -20,14 +24,48 @@ namespace oomlab::trace {
 namespace {
 
 using Kind = SnapshotEntry::Kind;
-constexpr std::uint64_t kPage = 2_MiB;  // the unit expandable mappings are walked back in
+constexpr std::uint64_t kPage = 2_MiB;  // segment level: expandable mappings, page by page
 
 bool is_segment_call(Kind k) {
   return k == Kind::segment_alloc || k == Kind::segment_free || k == Kind::segment_map ||
          k == Kind::segment_unmap;
 }
-bool gives_back(Kind k) { return k == Kind::segment_free || k == Kind::segment_unmap; }
-bool takes(Kind k) { return k == Kind::segment_alloc || k == Kind::segment_map; }
+bool gives_back(Kind k) {
+  return k == Kind::segment_free || k == Kind::segment_unmap;
+}
+bool takes(Kind k) {
+  return k == Kind::segment_alloc || k == Kind::segment_map;
+}
+
+// Address ranges [start, end), joined where they touch.
+class Ranges {
+ public:
+  void add(std::uint64_t start, std::uint64_t end) {
+    auto it = ranges_.upper_bound(start);
+    if (it != ranges_.begin() && std::prev(it)->second >= start) --it;
+    while (it != ranges_.end() && it->first <= end) {
+      start = std::min(start, it->first);
+      end = std::max(end, it->second);
+      it = ranges_.erase(it);
+    }
+    ranges_.emplace(start, end);
+  }
+  void remove(std::uint64_t start, std::uint64_t end) {
+    auto it = ranges_.upper_bound(start);
+    if (it != ranges_.begin() && std::prev(it)->second > start) --it;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> kept;
+    while (it != ranges_.end() && it->first < end) {
+      if (it->first < start) kept.emplace_back(it->first, start);
+      if (it->second > end) kept.emplace_back(end, it->second);
+      it = ranges_.erase(it);
+    }
+    ranges_.insert(kept.begin(), kept.end());
+  }
+  [[nodiscard]] const std::map<std::uint64_t, std::uint64_t>& all() const { return ranges_; }
+
+ private:
+  std::map<std::uint64_t, std::uint64_t> ranges_;
+};
 
 // Segments alive when the history began.
 std::vector<InitialSegment> initial_segments(const Snapshot& s) {
@@ -42,11 +80,10 @@ std::vector<InitialSegment> initial_segments(const Snapshot& s) {
                      .small_pool = e.bytes == torch::kSmallSegmentBytes});
     }
   }
-  std::set<std::uint64_t> pages;  // expandable: mapped at the end, walked back to the start
+  Ranges mapped;  // expandable: mapped at the end, walked back to the start
   for (const SnapshotSegment& seg : s.segments) {
     if (seg.expandable) {
-      for (std::uint64_t a = seg.address; a < seg.address + seg.bytes; a += kPage)
-        pages.insert(a);
+      if (seg.bytes > 0) mapped.add(seg.address, seg.address + seg.bytes);
     } else if (!made.contains(seg.address)) {
       out.push_back({.address = seg.address,
                      .bytes = seg.bytes,
@@ -55,17 +92,12 @@ std::vector<InitialSegment> initial_segments(const Snapshot& s) {
     }
   }
   for (auto it = s.entries.rbegin(); it != s.entries.rend(); ++it) {
-    for (std::uint64_t a = it->address; a < it->address + it->bytes && is_segment_call(it->kind);
-         a += kPage) {
-      if (it->kind == Kind::segment_map) pages.erase(a);
-      if (it->kind == Kind::segment_unmap) pages.insert(a);
-    }
+    if (it->bytes == 0) continue;
+    if (it->kind == Kind::segment_map) mapped.remove(it->address, it->address + it->bytes);
+    if (it->kind == Kind::segment_unmap) mapped.add(it->address, it->address + it->bytes);
   }
-  for (auto it = pages.begin(); it != pages.end();) {
-    InitialSegment run{.address = *it, .expandable = true};
-    std::uint64_t next = *it;
-    for (; it != pages.end() && *it == next; ++it, next += kPage)
-      run.bytes += kPage;
+  for (const auto& [start, end] : mapped.all()) {
+    InitialSegment run{.address = start, .bytes = end - start, .expandable = true};
     for (const SnapshotSegment& seg : s.segments) {
       if (seg.expandable && seg.address < run.address + run.bytes &&
           run.address < seg.address + seg.bytes) {
@@ -125,17 +157,18 @@ void place_blocks(std::vector<InitialSegment>& segments, const std::vector<LiveB
                          .bytes = small ? torch::kSmallSegmentBytes : round_up(extent, kPage),
                          .stream = static_cast<std::uint32_t>(b.stream),
                          .small_pool = small};
-      it = segments.insert(
-          std::upper_bound(segments.begin(), segments.end(), b.address,
-                           [](std::uint64_t a, const InitialSegment& seg) { return a < seg.address; }),
-          own);
+      it = segments.insert(std::upper_bound(segments.begin(), segments.end(), b.address,
+                                            [](std::uint64_t a, const InitialSegment& seg) {
+                                              return a < seg.address;
+                                            }),
+                           own);
       home = &*it;
     }
     const std::uint64_t offset = b.address - home->address;
-    const bool overlaps = !home->blocks.empty() &&
-                          offset < home->blocks.back().offset +
-                                       std::max(home->blocks.back().block_bytes,
-                                                home->blocks.back().bytes);
+    const bool overlaps =
+        !home->blocks.empty() &&
+        offset < home->blocks.back().offset +
+                     std::max(home->blocks.back().block_bytes, home->blocks.back().bytes);
     if (overlaps || offset + extent > home->bytes) continue;
     home->blocks.push_back({.offset = offset, .bytes = b.bytes, .block_bytes = b.block_bytes});
   }
@@ -146,8 +179,8 @@ void place_blocks(std::vector<InitialSegment>& segments, const std::vector<LiveB
 // PyTorch gives segments back by itself only on the way to a new segment (or an OOM), and only
 // when the new one would not fit beside what it held: past the most it ever held.
 struct ReleaseClassifier {
-  std::uint64_t peak = 0;      // the most reserved at any point of the history
-  bool collects = false;       // garbage_collection_threshold frees segments by itself too
+  std::uint64_t peak = 0;  // the most reserved at any point of the history
+  bool collects = false;   // garbage_collection_threshold frees segments by itself too
   [[nodiscard]] bool explicit_release(const SnapshotEntry* next, std::uint64_t reserved_before,
                                       std::uint64_t taken_after) const {
     if (next == nullptr || next->kind == Kind::free_completed) return true;
@@ -171,7 +204,7 @@ ReleaseClassifier classifier_for(const Snapshot& s, std::uint64_t initial_reserv
 class Assembler {
  public:
   Assembler(const std::filesystem::path& path, const Snapshot& snapshot, Level level)
-      : snapshot_(snapshot), level_(level), builder_(Format::pytorch, path) {}
+      : snapshot_(snapshot), level_(level), path_(path), builder_(Format::pytorch, path) {}
 
   Trace assemble() {
     Trace& t = builder_.trace();
@@ -214,6 +247,7 @@ class Assembler {
       seg.stream = builder_.stream_number(stream);
       for (InitialSegment::Live& live : seg.blocks) {
         if (seg.expandable && level_ == Level::segment) {
+          count_pages(live.bytes, origin);
           for (std::uint64_t a = 0; a < live.bytes; a += kPage) {  // page by page, as it is walked
             builder_.add(Op::alloc, kPage, seg.address + a, stream, 0, origin.t_ns, 0, 0);
             t.events.back().preexisting = true;
@@ -221,7 +255,8 @@ class Assembler {
           continue;
         }
         live.event = static_cast<std::uint32_t>(t.events.size());
-        builder_.add(Op::alloc, live.bytes, seg.address + live.offset, stream, 0, origin.t_ns, 0, 0);
+        builder_.add(Op::alloc, live.bytes, seg.address + live.offset, stream, 0, origin.t_ns, 0,
+                     0);
         t.events.back().preexisting = true;
       }
     }
@@ -238,7 +273,8 @@ class Assembler {
     const auto end_group = [&](const SnapshotEntry* next) {
       if (!releasing) return;
       releasing = false;
-      const bool own = classifier.explicit_release(next, reserved_before_release, taken_after_release);
+      const bool own =
+          classifier.explicit_release(next, reserved_before_release, taken_after_release);
       if (!own) return;
       if (next == nullptr) {
         t.release_at_end = true;
@@ -270,15 +306,14 @@ class Assembler {
 
   void segment_call(Trace& t, const SnapshotEntry& e) {
     if (level_ == Level::tensor) {
-      t.segment_entries.push_back(
-          {.index = e.index,
-           .bytes = e.bytes,
-           .address = e.address,
-           .before = static_cast<std::uint32_t>(t.events.size()),
-           .action = e.kind == Kind::segment_alloc  ? SegmentAction::alloc
-                     : e.kind == Kind::segment_free ? SegmentAction::free
-                     : e.kind == Kind::segment_map  ? SegmentAction::map
-                                                    : SegmentAction::unmap});
+      t.segment_entries.push_back({.index = e.index,
+                                   .bytes = e.bytes,
+                                   .address = e.address,
+                                   .before = static_cast<std::uint32_t>(t.events.size()),
+                                   .action = e.kind == Kind::segment_alloc  ? SegmentAction::alloc
+                                             : e.kind == Kind::segment_free ? SegmentAction::free
+                                             : e.kind == Kind::segment_map  ? SegmentAction::map
+                                                                           : SegmentAction::unmap});
       builder_.ignore();
       return;
     }
@@ -287,8 +322,20 @@ class Assembler {
       add(op, e.bytes, e.address, e);
       return;
     }
+    count_pages(e.bytes, e);
     for (std::uint64_t a = e.address; a < e.address + e.bytes; a += kPage)  // pages pair up
       add(op, kPage, a, e);
+  }
+
+  // Expandable mappings are replayed page by page at the segment level; no GPU maps this many.
+  void count_pages(std::uint64_t bytes, const SnapshotEntry& at) {
+    paged_ += ceil_div(bytes, kPage);
+    if (paged_ > kMostPages) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}: device_traces entry {}: expandable segments map more than {} "
+                              "pages: not a trace of any GPU",
+                              path_.string(), at.index, kMostPages));
+    }
   }
 
   void event(Trace& t, const SnapshotEntry& e) {
@@ -304,8 +351,12 @@ class Assembler {
     pending_release_ = false;
   }
 
+  static constexpr std::uint64_t kMostPages = 1ULL << 24U;  // 32 TiB mapped over a history
+
   const Snapshot& snapshot_;
   Level level_;
+  const std::filesystem::path& path_;
+  std::uint64_t paged_ = 0;
   TraceBuilder builder_;
   std::uint64_t initial_reserved_ = 0;
   bool pending_release_ = false;

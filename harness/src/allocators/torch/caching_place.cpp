@@ -15,8 +15,8 @@ std::uint64_t CachingModel::placed_block_size(const PlacedSegment& segment, std:
   const PlacedBlock& block = segment.blocks[i];
   if (block.block_bytes != 0) return block.block_bytes;
   const std::uint64_t size = round_size(block.bytes, config_);
-  const std::uint64_t end = i + 1 < segment.blocks.size() ? segment.blocks[i + 1].offset
-                                                          : segment.bytes;
+  const std::uint64_t end =
+      i + 1 < segment.blocks.size() ? segment.blocks[i + 1].offset : segment.bytes;
   if (block.offset + size >= end) return size;
   const std::uint64_t remainder = end - block.offset - size;
   const bool split = segment.small_pool || config_.expandable_segments
@@ -120,6 +120,7 @@ void CachingModel::place_expandable(Pool& pool, std::uint64_t stream, std::vecto
     for (std::size_t i = 0; i < r.segment->blocks.size(); ++i) {
       const std::uint64_t from = r.offset + r.segment->blocks[i].offset;
       const std::uint64_t to = from + placed_block_size(*r.segment, i);
+      if (to > start->size) continue;  // past the segment's reserved range: left out
       for (std::uint64_t p = from / page; p * page < to; ++p)
         pages.insert(p);
     }
@@ -170,8 +171,8 @@ CachingModel::Block* CachingModel::split_unmapped(Block* unmapped, std::uint64_t
 }
 
 CachingModel::Block* CachingModel::free_block_holding(const Pool& pool, std::uint64_t stream,
-                                                       std::uint64_t address,
-                                                       std::uint64_t size) const {
+                                                      std::uint64_t address,
+                                                      std::uint64_t size) const {
   for (Block* b : pool.blocks) {
     if (b->stream == stream && b->address <= address && address + size <= b->address + b->size)
       return b;
@@ -186,8 +187,8 @@ CachingModel::Block* CachingModel::carve(Block* free_block, std::uint64_t addres
   Pool& pool = *free_block->pool;
   pool.blocks.erase(free_block);
   if (address > free_block->address) {
-    Block* head = new_block(free_block->address, address - free_block->address,
-                            free_block->stream, &pool);
+    Block* head =
+        new_block(free_block->address, address - free_block->address, free_block->stream, &pool);
     head->segment = free_block->segment;
     head->splice(free_block->prev, free_block);
     insert_cached(head);
@@ -232,8 +233,8 @@ bool CachingModel::would_fit(std::uint64_t bytes, std::uint64_t stream) const {
   if (find_free_block(r) != nullptr) return true;
   const std::uint64_t releasable = releasable_bytes();
   if (allowed_ && reserved_ - releasable + r.alloc_size > *allowed_) return false;
-  const std::uint64_t need = config_.expandable_segments ? round_up(r.size, kLargeRoundBytes)
-                                                         : r.alloc_size;
+  const std::uint64_t need =
+      config_.expandable_segments ? round_up(r.size, kLargeRoundBytes) : r.alloc_size;
   return device_.free_bytes() + releasable >= need;
 }
 
