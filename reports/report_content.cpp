@@ -43,12 +43,13 @@ std::string pytorch_figures(const ReportPytorch& p) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}",
                        pytorch_size(p.allocated_bytes), pytorch_size(p.tried_to_allocate_bytes));
   }
-  return fmt::format("tried to allocate {} · {} allocated by PyTorch · {} reserved but "
-                     "unallocated{}",
-                     pytorch_size(p.tried_to_allocate_bytes), pytorch_size(p.allocated_bytes),
-                     pytorch_size(p.reserved_unallocated_bytes),
-                     p.allowed_bytes ? fmt::format(" · {} allowed", pytorch_size(*p.allowed_bytes))
-                                     : std::string());
+  return fmt::format(
+      "tried to allocate {} · {} allocated by PyTorch · {} reserved but "
+      "unallocated{}",
+      pytorch_size(p.tried_to_allocate_bytes), pytorch_size(p.allocated_bytes),
+      pytorch_size(p.reserved_unallocated_bytes),
+      p.allowed_bytes ? fmt::format(" · {} allowed", pytorch_size(*p.allowed_bytes))
+                      : std::string());
 }
 
 }  // namespace

@@ -210,7 +210,8 @@ std::optional<ReportPytorch> read_pytorch(const JsonFields& oom) {
   return ReportPytorch{
       .allocated_bytes = pytorch->optional_count("allocated_bytes").value_or(0),
       .reserved_bytes = pytorch->optional_count("reserved_bytes").value_or(0),
-      .reserved_unallocated_bytes = pytorch->optional_count("reserved_unallocated_bytes").value_or(0),
+      .reserved_unallocated_bytes =
+          pytorch->optional_count("reserved_unallocated_bytes").value_or(0),
       .tried_to_allocate_bytes = pytorch->optional_count("tried_to_allocate_bytes").value_or(0),
       .allowed_bytes = pytorch->optional_count("allowed_bytes"),
       .backend = pytorch->optional_text("backend"),

@@ -32,12 +32,12 @@ std::vector<ReportRow> facts(const WhatIfResult& r) {
   std::vector<ReportRow> rows = {
       {"Snapshot", r.trace.string()},
       {"Entries", format_count(r.entries)},
-      {"Budget", r.budget_bytes ? fmt::format("{} ({} B, {})", format_bytes(*r.budget_bytes),
-                                              format_count(*r.budget_bytes),
-                                              r.budget_source == WhatIfBudgetSource::given
-                                                  ? "--budget"
-                                                  : "from the snapshot")
-                                : std::string("not known")},
+      {"Budget",
+       r.budget_bytes
+           ? fmt::format(
+                 "{} ({} B, {})", format_bytes(*r.budget_bytes), format_count(*r.budget_bytes),
+                 r.budget_source == WhatIfBudgetSource::given ? "--budget" : "from the snapshot")
+           : std::string("not known")},
       {"Allocator", "torch over the sim (a model of PyTorch's caching allocator; no GPU)"},
       {"Modelled card", format_bytes(r.upper_bytes)},
       {"Resolution", format_bytes(kDevicePageBytes)},
@@ -49,12 +49,13 @@ std::vector<ReportRow> facts(const WhatIfResult& r) {
     for (const auto& [name, value] : row.options.values()) {
       if (native != nullptr && &row.options != native && native->values().at(name) == value)
         continue;
-      options += fmt::format("{}{}={}", options.empty() ? "" : ", ", name, format_param_value(value));
+      options +=
+          fmt::format("{}{}={}", options.empty() ? "" : ", ", name, format_param_value(value));
     }
     const bool changed = native != nullptr && &row.options != native;
-    rows.push_back({"Options: " + row.name,
-                    changed ? "native's with " + (options.empty() ? "no change" : options)
-                            : options});
+    rows.push_back(
+        {"Options: " + row.name,
+         changed ? "native's with " + (options.empty() ? "no change" : options) : options});
   }
   return rows;
 }

@@ -32,8 +32,9 @@ double percent_change(std::uint64_t value, std::uint64_t base) {
 std::string at_budget_text(const WhatIfAtBudget& at) {
   if (at.outcome == Outcome::completed) return "fits";
   if (at.outcome != Outcome::oom) return std::string(to_string(at.outcome));
-  return at.first_failure_index ? fmt::format("OOM at entry {}", format_count(*at.first_failure_index))
-                                 : std::string("OOM");
+  return at.first_failure_index
+             ? fmt::format("OOM at entry {}", format_count(*at.first_failure_index))
+             : std::string("OOM");
 }
 
 bool fits_at_budget(const WhatIfRow& row) {
@@ -62,16 +63,17 @@ std::string frontier_answer(const WhatIfResult& r) {
   }
   const std::uint64_t n = *native->frontier_bytes;
   if (*best.frontier_bytes >= n) {
-    return fmt::format("no setting fits in less than native ({}): PyTorch's defaults are as good "
-                       "as any of these for this program",
-                       format_bytes(n));
+    return fmt::format(
+        "no setting fits in less than native ({}): PyTorch's defaults are as good "
+        "as any of these for this program",
+        format_bytes(n));
   }
   const double saving = -percent_change(*best.frontier_bytes, n);
   if (saving < kNegligiblePercent) {
-    return fmt::format("no setting needs much less than native ({}): the best, {}, saves {} "
-                       "({}), so PyTorch's defaults are about as good as any of these here",
-                       format_bytes(n), best.name, format_bytes(n - *best.frontier_bytes),
-                       percent_text(saving));
+    return fmt::format(
+        "no setting needs much less than native ({}): the best, {}, saves {} "
+        "({}), so PyTorch's defaults are about as good as any of these here",
+        format_bytes(n), best.name, format_bytes(n - *best.frontier_bytes), percent_text(saving));
   }
   return fmt::format("{} fits in {}, {} less than native ({})", best.name,
                      format_bytes(*best.frontier_bytes),
@@ -99,10 +101,11 @@ std::string budget_answer(const WhatIfResult& r) {
   out += "; none of these settings fits in it";
   if (r.best && *r.rows[*r.best].frontier_bytes > *r.budget_bytes) {
     const WhatIfRow& best = r.rows[*r.best];
-    out += fmt::format(": the smallest frontier, {} ({}), is {} more (a smaller batch or shorter "
-                       "sequences, not an allocator setting, would have to make up the rest)",
-                       format_bytes(*best.frontier_bytes), best.name,
-                       format_bytes(*best.frontier_bytes - *r.budget_bytes));
+    out += fmt::format(
+        ": the smallest frontier, {} ({}), is {} more (a smaller batch or shorter "
+        "sequences, not an allocator setting, would have to make up the rest)",
+        format_bytes(*best.frontier_bytes), best.name,
+        format_bytes(*best.frontier_bytes - *r.budget_bytes));
   }
   return out;
 }
@@ -145,15 +148,15 @@ std::string whatif_answer(const WhatIfResult& r) {
 std::string whatif_heading(const WhatIfResult& r) {
   std::string budget = "no budget known";
   if (r.budget_bytes) {
-    budget = fmt::format("budget {} ({})", format_bytes(*r.budget_bytes),
-                         r.budget_source == WhatIfBudgetSource::given ? "--budget"
-                                                                      : "from the snapshot");
+    budget = fmt::format(
+        "budget {} ({})", format_bytes(*r.budget_bytes),
+        r.budget_source == WhatIfBudgetSource::given ? "--budget" : "from the snapshot");
   }
-  return fmt::format("what if {} ({} allocations and frees) had run with other allocator "
-                     "settings? {} · "
-                     "simulated {} card",
-                     r.trace.filename().string(), format_count(r.entries), budget,
-                     format_bytes(r.upper_bytes));
+  return fmt::format(
+      "what if {} ({} allocations and frees) had run with other allocator "
+      "settings? {} · "
+      "simulated {} card",
+      r.trace.filename().string(), format_count(r.entries), budget, format_bytes(r.upper_bytes));
 }
 
 WhatIfTable whatif_table(const WhatIfResult& r) {
@@ -163,11 +166,11 @@ WhatIfTable whatif_table(const WhatIfResult& r) {
     table.header.emplace_back("cause");
   }
   for (const WhatIfRow& row : r.rows) {
-    std::vector<std::string> cells = {
-        row.name,
-        row.frontier_bytes ? format_bytes(*row.frontier_bytes)
-                           : fmt::format("over {}", format_bytes(r.upper_bytes)),
-        vs_native_text(r, row)};
+    std::vector<std::string> cells = {row.name,
+                                      row.frontier_bytes
+                                          ? format_bytes(*row.frontier_bytes)
+                                          : fmt::format("over {}", format_bytes(r.upper_bytes)),
+                                      vs_native_text(r, row)};
     if (r.budget_bytes) {
       cells.push_back(row.at_budget ? at_budget_text(*row.at_budget) : "-");
       cells.push_back(cause_text(row));
@@ -191,8 +194,8 @@ std::string whatif_text(const WhatIfResult& r) {
       // Sizes and percentages read best right-aligned; words left-aligned.
       const bool right = c == 1 || c == 2;
       out += c + 1 == cells.size() ? cells[c]
-             : right ? fmt::format("{:>{}}  ", cells[c], widths[c])
-                     : fmt::format("{:<{}}  ", cells[c], widths[c]);
+             : right               ? fmt::format("{:>{}}  ", cells[c], widths[c])
+                                   : fmt::format("{:<{}}  ", cells[c], widths[c]);
     }
     return out + "\n";
   };

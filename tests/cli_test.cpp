@@ -167,8 +167,8 @@ TEST(Cli, ARefusedRunLeavesNoEmptyFolder) {
 TEST(Cli, AnRmmLogReplaysWithItsFailingEventAndFailsExpectNoOom) {
   const auto folder = temp_folder("rmm");
   const std::string log = oomlab::testing::test_data_dir() + "/rmm_allocate_failure.csv";
-  const Outcome o = oomlab({"run", "replay", "--trace", log, "-a", "sim", "-b", "1GiB", "--expect-no-oom", "--json", "-",
-                            "--out", folder.string()});
+  const Outcome o = oomlab({"run", "replay", "--trace", log, "-a", "sim", "-b", "1GiB",
+                            "--expect-no-oom", "--json", "-", "--out", folder.string()});
   EXPECT_EQ(o.code, 1) << o.err;
   const auto doc = nlohmann::json::parse(o.out);
   EXPECT_EQ(doc.at("metrics").at("first_failure_index"), 2);
@@ -177,23 +177,28 @@ TEST(Cli, AnRmmLogReplaysWithItsFailingEventAndFailsExpectNoOom) {
 }
 
 TEST(Cli, ABadTraceIsBadInputNamingItsPlace) {
-  const Outcome o = oomlab({"run", "replay", "--trace", oomlab::testing::test_data_dir() + "/rmm_allocate_failure.csv",
+  const Outcome o = oomlab({"run", "replay", "--trace",
+                            oomlab::testing::test_data_dir() + "/rmm_allocate_failure.csv",
                             "--format", "pytorch", "-a", "sim"});
   EXPECT_EQ(o.code, 2);
-  EXPECT_NE(o.err.find("rmm_allocate_failure.csv: byte 0: not a pickle"), std::string::npos) << o.err;
-  EXPECT_EQ(oomlab({"run", "fragmentation", "--trace", "x.csv"}).code, 2) << "fragmentation reads no trace";
+  EXPECT_NE(o.err.find("rmm_allocate_failure.csv: byte 0: not a pickle"), std::string::npos)
+      << o.err;
+  EXPECT_EQ(oomlab({"run", "fragmentation", "--trace", "x.csv"}).code, 2)
+      << "fragmentation reads no trace";
   EXPECT_EQ(oomlab({"run", "replay", "-a", "sim"}).code, 2) << "replay needs a trace";
 }
 
 TEST(Cli, FrontierAnswersAndSaysWhenNothingFits) {
-  const std::string snapshot = oomlab::testing::test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle";
-  const Outcome fits = oomlab({"frontier", "replay", "--trace", snapshot, "-a", "sim:total=24GiB", "-p", "level=segment",
-                               "-q", "--json", "-"});
+  const std::string snapshot =
+      oomlab::testing::test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle";
+  const Outcome fits = oomlab({"frontier", "replay", "--trace", snapshot, "-a", "sim:total=24GiB",
+                               "-p", "level=segment", "-q", "--json", "-"});
   EXPECT_EQ(fits.code, 0) << fits.err;
   const auto doc = nlohmann::json::parse(fits.out);
   EXPECT_EQ(doc.at("schema"), "oomlab.frontier.v1");
   EXPECT_EQ(doc.at("frontier_bytes"), 9'311'354'880ULL + 69'206'016ULL);
-  const Outcome no = oomlab({"frontier", "replay", "--trace", snapshot, "-a", "sim:total=8GiB", "-q"});
+  const Outcome no =
+      oomlab({"frontier", "replay", "--trace", snapshot, "-a", "sim:total=8GiB", "-q"});
   EXPECT_EQ(no.code, 1);
   EXPECT_NE(no.out.find("does not complete even at 8.00 GiB"), std::string::npos) << no.out;
 }

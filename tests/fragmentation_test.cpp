@@ -12,13 +12,7 @@ namespace {
 using namespace oomlab::literals;
 using testing::make_run_config;
 
-double metric(const RunResult& r, const std::string& name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
+using testing::metric;
 
 TEST(Fragmentation, OomsWithMostMemoryFree_OnSim) {
   const RunResult r = run_scenario(make_run_config("fragmentation", "sim", 1_GiB));

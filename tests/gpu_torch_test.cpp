@@ -20,13 +20,7 @@ namespace fs = std::filesystem;
 
 const fs::path kData = fs::path(testing::test_data_dir());
 
-double metric(const RunResult& r, const std::string& name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
+using testing::metric;
 
 RunConfig torch_on(const std::string& upstream, const fs::path& trace, std::uint64_t budget,
                    const std::vector<std::pair<std::string, ParamValue>>& options = {}) {
@@ -103,11 +97,10 @@ TEST_P(GpuTorchFrontier, AgreesWithTheSimWithinOnePercent) {
   EXPECT_FALSE(gpu.simulated);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Settings, GpuTorchFrontier,
-    ::testing::Values(Setting{"native", {}},
-                      Setting{"expandable", {{"expandable_segments", true}}}),
-    [](const auto& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(Settings, GpuTorchFrontier,
+                         ::testing::Values(Setting{"native", {}},
+                                           Setting{"expandable", {{"expandable_segments", true}}}),
+                         [](const auto& p) { return p.param.name; });
 
 // Expandable segments through the virtual-memory API: pages mapped, unmapped at empty_cache and
 // OOM, and every page and range given back at the end.

@@ -65,10 +65,10 @@ TEST(ReportPytorch, StackAndLargestLiveBlocksInSummaryAndReports) {
   const std::string summary = human_summary(r, "");
   EXPECT_NE(summary.find("frames     " + r.oom->frames.front()), std::string::npos) << summary;
   const ProgramBlock& largest = r.oom->largest_live.front();
-  EXPECT_NE(summary.find(fmt::format("blocks     {} live since entry {}",
-                                     format_bytes(largest.bytes),
-                                     format_count(largest.trace_index))),
-            std::string::npos)
+  EXPECT_NE(
+      summary.find(fmt::format("blocks     {} live since entry {}", format_bytes(largest.bytes),
+                               format_count(largest.trace_index))),
+      std::string::npos)
       << summary;
 
   const RunReport report = report_of(r, "stacks");
@@ -81,9 +81,9 @@ TEST(ReportPytorch, StackAndLargestLiveBlocksInSummaryAndReports) {
   EXPECT_NE(html.find("id=\"largest-live\""), std::string::npos);
   EXPECT_NE(md.find("### The failing request's stack"), std::string::npos);
   EXPECT_NE(md.find("### The largest live blocks then"), std::string::npos);
-  EXPECT_NE(md.find("| " + format_bytes(largest.bytes) + " | entry " +
-                    format_count(largest.trace_index)),
-            std::string::npos);
+  EXPECT_NE(
+      md.find("| " + format_bytes(largest.bytes) + " | entry " + format_count(largest.trace_index)),
+      std::string::npos);
 }
 
 // Python names frames "<module>" and "<lambda>": text in HTML, never markup.

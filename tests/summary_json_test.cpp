@@ -100,8 +100,8 @@ RunConfig torch_replay(const std::string& job, std::uint64_t budget) {
 // PyTorch 2.11 on the GPU said exactly this (tests/data/pytorch/captures.jsonl); the snapshot's
 // own settings make the model cap itself at 2 GiB as PyTorch did.
 TEST(SummaryJson, TorchOomSaysWhatPyTorchSaid) {
-  const json oom = summary_json(run_scenario(torch_replay("grow_cap2g_native", 2'147'483'648)), {})
-                       .at("oom");
+  const json oom =
+      summary_json(run_scenario(torch_replay("grow_cap2g_native", 2'147'483'648)), {}).at("oom");
   const json& pytorch = oom.at("pytorch");
   ASSERT_TRUE(pytorch.is_object()) << oom.dump();
   for (const char* key : {"allocated_bytes", "reserved_bytes", "reserved_unallocated_bytes",

@@ -25,6 +25,14 @@ std::string test_plugin(const std::string& name) {
   return (fs::path(OOMLAB_PLUGIN_DIR) / file).string();
 }
 
+double metric(const RunResult& result, const std::string& name) {
+  for (const auto& [n, v] : result.metrics) {
+    if (n == name) return v;
+  }
+  ADD_FAILURE() << "no metric " << name;
+  return -1;
+}
+
 RunConfig make_run_config(const std::string& scenario, const std::string& allocator,
                           std::uint64_t budget_bytes) {
   RunConfig config;

@@ -33,6 +33,9 @@ std::string oomlab_binary();
 // build tree's.
 std::string test_plugin(const std::string& name);
 
+// The run's metric `name`; a test failure (and -1) when the run has none.
+double metric(const RunResult& result, const std::string& name);
+
 // A complete RunConfig for `scenario` on `allocator` with defaults for everything else.
 RunConfig make_run_config(const std::string& scenario, const std::string& allocator,
                           std::uint64_t budget_bytes);

@@ -17,11 +17,12 @@ using namespace oomlab::literals;
 
 struct Model {
   explicit Model(std::uint64_t budget, TorchConfig config = {})
-      : allocator(config,
-                  std::make_unique<AllocatorDeviceMemory>(
-                      std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = budget}),
-                      Stream{}, 80_GiB),
-                  budget, true) {}
+      : allocator(
+            config,
+            std::make_unique<AllocatorDeviceMemory>(
+                std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = budget}),
+                Stream{}, 80_GiB),
+            budget, true) {}
 
   void* alloc(std::uint64_t bytes, std::uintptr_t stream = 0) {
     const AllocResult r = allocator.allocate(bytes, Stream{reinterpret_cast<void*>(stream)});
@@ -106,7 +107,7 @@ TEST(TorchModel, BestFitTakesTheSmallestCachedBlockThatFits) {
   void* b = m.alloc(12_MiB);  // segment 1, the rest
   void* c = m.alloc(6_MiB);   // segment 2: [c 6][14 free]
   ASSERT_TRUE(a && b && c);
-  m.free(a);  // 8 MiB free in segment 1; 14 MiB free in segment 2
+  m.free(a);                     // 8 MiB free in segment 1; 14 MiB free in segment 2
   EXPECT_EQ(m.alloc(5_MiB), a);  // the 8 MiB block, not the 14
   EXPECT_EQ(m.calls().size(), 2U);
 }
@@ -150,7 +151,7 @@ TEST(TorchModel, OutOfMemoryReportsWhatItAskedTheDeviceFor) {
   EXPECT_EQ(s.reserved_bytes, 30_MiB);
   EXPECT_EQ(m.allocator.probe(2_MiB, {}), AllocStatus::out_of_memory);
   EXPECT_EQ(m.allocator.probe(10_MiB, {}), AllocStatus::ok);  // a 10 MiB segment fits
-  EXPECT_EQ(m.calls().size(), 1U);  // probes change nothing
+  EXPECT_EQ(m.calls().size(), 1U);                            // probes change nothing
 }
 
 TEST(TorchModel, OversizeBlocksAreNeitherSplitNorUsedForSmallRequests) {
@@ -194,7 +195,7 @@ TEST(TorchModel, GarbageCollectionActsOnlyUnderAFraction) {
     void* a = m.alloc(30_MiB);
     void* b = m.alloc(24_MiB);
     m.free(a);
-    m.free(b);  // 54 MiB cached in two whole segments, over half the cap
+    m.free(b);                            // 54 MiB cached in two whole segments, over half the cap
     ASSERT_NE(m.alloc(40_MiB), nullptr);  // fits beside them: 54 + 40 <= 100
     const bool collected = m.calls().size() > 3;
     EXPECT_EQ(collected, by == BudgetBy::fraction);
@@ -258,9 +259,9 @@ TEST(TorchModel, TwoMiBRequestsUnderA64MiBFraction) {
 
 TEST(TorchModel, PlacedSegmentsHoldTheirLiveBlocksAndCacheTheGaps) {
   Model m(1_GiB);
-  const PlacedSegment segment{.bytes = 20_MiB,
-                              .blocks = {{.offset = 2_MiB, .bytes = 4_MiB},
-                                         {.offset = 10_MiB, .bytes = 3_MiB}}};
+  const PlacedSegment segment{
+      .bytes = 20_MiB,
+      .blocks = {{.offset = 2_MiB, .bytes = 4_MiB}, {.offset = 10_MiB, .bytes = 3_MiB}}};
   const std::vector<AllocResult> placed = m.allocator.allocate_placed({&segment, 1});
   ASSERT_EQ(placed.size(), 2U);
   ASSERT_TRUE(placed[0].ok() && placed[1].ok());
@@ -276,9 +277,13 @@ TEST(TorchModel, PlacedSegmentsHoldTheirLiveBlocksAndCacheTheGaps) {
 TEST(TorchAsync, ThePoolGrowsInChunksOf32MiB) {
   TorchConfig config;
   config.backend = Backend::async;
-  for (const auto& [bytes, reserved] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{
-           {256, 32_MiB}, {31_MiB, 32_MiB}, {33_MiB, 64_MiB}, {65_MiB, 96_MiB},
-           {100_MiB, 128_MiB}, {200_MiB, 224_MiB}}) {
+  for (const auto& [bytes, reserved] :
+       std::vector<std::pair<std::uint64_t, std::uint64_t>>{{256, 32_MiB},
+                                                            {31_MiB, 32_MiB},
+                                                            {33_MiB, 64_MiB},
+                                                            {65_MiB, 96_MiB},
+                                                            {100_MiB, 128_MiB},
+                                                            {200_MiB, 224_MiB}}) {
     Model m(1_GiB, config);
     ASSERT_NE(m.alloc(bytes), nullptr);
     EXPECT_EQ(m.stats().reserved_bytes, reserved) << bytes;

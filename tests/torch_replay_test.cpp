@@ -23,13 +23,7 @@ namespace fs = std::filesystem;
 const fs::path kData = fs::path(testing::test_data_dir());
 const fs::path kJobs = kData / "pytorch";
 
-double metric(const RunResult& r, const std::string& name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
+using testing::metric;
 
 RunConfig torch_replay(const fs::path& trace, std::uint64_t budget,
                        const std::vector<std::pair<std::string, ParamValue>>& options = {}) {
@@ -49,8 +43,8 @@ void expect_all_segment_calls_matched(const RunResult& r) {
 
 // The acceptance case: the shared sample at the budget it ran under.
 TEST(TorchReplay, TheSampleFailsWherePyTorchDidWithEverySegmentCallMatched) {
-  const RunResult r = run_scenario(torch_replay(kData / "pytorch_gpt_fp32_snapshot.pickle",
-                                                8'501'749'350));
+  const RunResult r =
+      run_scenario(torch_replay(kData / "pytorch_gpt_fp32_snapshot.pickle", 8'501'749'350));
   ASSERT_EQ(r.outcome, Outcome::oom);
   EXPECT_EQ(metric(r, "first_failure_index"), 16'794.0);
   EXPECT_EQ(metric(r, "segment_calls"), 121.0 + 37);
@@ -78,9 +72,9 @@ INSTANTIATE_TEST_SUITE_P(Captured, UncappedJob,
 struct CappedJob {
   std::string name;
   std::uint64_t cap;
-  std::string tried;       // "Tried to allocate ..."
-  std::string allocated;   // "... is allocated by PyTorch"
-  std::string unallocated; // "... is reserved by PyTorch but unallocated"
+  std::string tried;        // "Tried to allocate ..."
+  std::string allocated;    // "... is allocated by PyTorch"
+  std::string unallocated;  // "... is reserved by PyTorch but unallocated"
 };
 
 class Capped : public ::testing::TestWithParam<CappedJob> {};
@@ -92,9 +86,8 @@ TEST_P(Capped, RunsOutOfMemoryAtTheEntryPyTorchDidAndSaysWhatPyTorchSaid) {
   EXPECT_EQ(metric(r, "first_failure_index"), metric(r, "trace_first_failure_index"));
   expect_all_segment_calls_matched(r);
   ASSERT_TRUE(r.oom && r.oom->cache);
-  const std::string message = pytorch_oom_message(*r.oom->cache, r.oom->request_bytes,
-                                                  r.oom->device_free_bytes,
-                                                  r.oom->device_total_bytes);
+  const std::string message = pytorch_oom_message(
+      *r.oom->cache, r.oom->request_bytes, r.oom->device_free_bytes, r.oom->device_total_bytes);
   EXPECT_NE(message.find("Tried to allocate " + job.tried + "."), std::string::npos) << message;
   EXPECT_NE(message.find(job.allocated + " is allocated by PyTorch, and " + job.unallocated +
                          " is reserved by PyTorch but unallocated"),
@@ -102,15 +95,14 @@ TEST_P(Capped, RunsOutOfMemoryAtTheEntryPyTorchDidAndSaysWhatPyTorchSaid) {
       << message;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Captured, Capped,
-    ::testing::Values(CappedJob{"grow_cap2g_native", 2'147'483'648, "256.00 MiB", "1.73 GiB",
-                                "178.04 MiB"},
-                      CappedJob{"grow_cap3g_native", 3'221'225'472, "512.00 MiB", "2.65 GiB",
-                                "108.48 MiB"},
-                      CappedJob{"grow_cap3g_expandable", 3'221'225'472, "512.00 MiB", "2.65 GiB",
-                                "91.48 MiB"}),
-    [](const auto& p) { return p.param.name; });
+INSTANTIATE_TEST_SUITE_P(Captured, Capped,
+                         ::testing::Values(CappedJob{"grow_cap2g_native", 2'147'483'648,
+                                                     "256.00 MiB", "1.73 GiB", "178.04 MiB"},
+                                           CappedJob{"grow_cap3g_native", 3'221'225'472,
+                                                     "512.00 MiB", "2.65 GiB", "108.48 MiB"},
+                                           CappedJob{"grow_cap3g_expandable", 3'221'225'472,
+                                                     "512.00 MiB", "2.65 GiB", "91.48 MiB"}),
+                         [](const auto& p) { return p.param.name; });
 
 // The real frontiers: measured with a ballast on an H100 (frontiers.json), predicted from the
 // job's snapshot (the native one, as a user would have it) under each setting.

@@ -26,13 +26,7 @@ const fs::path kData = fs::path(testing::test_data_dir());
 const fs::path kPickle = kData / "pytorch_gpt_fp32_snapshot.pickle";
 const fs::path kJson = kData / "pytorch_gpt_fp32_snapshot.json";
 
-double metric(const RunResult& r, const std::string& name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
+using testing::metric;
 
 RunResult replay(const fs::path& trace, std::uint64_t budget, const std::string& level = "tensor",
                  const std::string& allocator = "sim") {

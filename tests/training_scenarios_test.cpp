@@ -18,13 +18,7 @@ namespace {
 using namespace oomlab::literals;
 using testing::make_run_config;
 
-double metric(const RunResult& r, const std::string& name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return v;
-  }
-  ADD_FAILURE() << "no metric " << name;
-  return -1;
-}
+using testing::metric;
 
 TEST(TrainingModel, LayerActivationsFollowKorthikanti) {
   training::Shape s{.layers = 4, .hidden = 1024, .heads = 16, .seq = 2048, .vocab = 50000};

@@ -1,6 +1,8 @@
 // `oomlab whatif`: a PyTorch snapshot under several settings of the model of PyTorch's caching
 // allocator, one table with the answer first; its frontiers are `oomlab frontier`'s, its budget
 // is said or its absence explained, and bad input is exit 2 with one line.
+#include "run/whatif.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -11,7 +13,6 @@
 
 #include "cli/cli.hpp"
 #include "oomlab/error.hpp"
-#include "run/whatif.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
@@ -117,9 +118,9 @@ TEST(WhatIf, FractionCappedSnapshotShowsOnlyFrontiersAndSaysWhy) {
             std::string::npos)
       << r.out;
   EXPECT_FALSE(table_line(r.out, "as recorded").empty()) << "the snapshot ran budget_by=fraction";
-  for (const char* row : {"native", "expandable_segments", "max_split_size=128MiB",
-                          "max_split_size=512MiB", "garbage_collection_threshold=0.8",
-                          "backend=async"}) {
+  for (const char* row :
+       {"native", "expandable_segments", "max_split_size=128MiB", "max_split_size=512MiB",
+        "garbage_collection_threshold=0.8", "backend=async"}) {
     EXPECT_FALSE(table_line(r.out, row).empty()) << row << " missing in\n" << r.out;
   }
 }

@@ -283,8 +283,8 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run",     "frontier", "whatif", "matrix",
-                                             "report",  "compare",  "list",   "info"};
+  const std::vector<std::string> commands = {"run",    "frontier", "whatif", "matrix",
+                                             "report", "compare",  "list",   "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << fmt::format("oomlab: error: unknown command '{}'{} (commands: {})\n", args[1],
                      did_you_mean(args[1], commands), fmt::join(commands, ", "));

@@ -338,8 +338,9 @@ AllocatorChoice parse_allocator(std::string_view text) {
       rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
     }
   }
-  AllocatorChoice choice{info->kind, parse_params(info->options, assignments,
-                                                  fmt::format("allocator '{}'", name), "--allocator")};
+  AllocatorChoice choice{
+      info->kind,
+      parse_params(info->options, assignments, fmt::format("allocator '{}'", name), "--allocator")};
   if (info->validate != nullptr) info->validate(choice.options);
   return choice;
 }

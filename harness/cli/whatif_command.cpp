@@ -55,7 +55,8 @@ void check_json_destination(const std::string& path) {
   const fs::path file(path);
   const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
   std::error_code ec;
-  if (fs::is_directory(file, ec)) throw_usage(fmt::format("--json: {} is a folder, not a file", path));
+  if (fs::is_directory(file, ec))
+    throw_usage(fmt::format("--json: {} is a folder, not a file", path));
   if (!fs::is_directory(folder, ec))
     throw_usage(fmt::format("--json: cannot write {}: no folder {}", path, folder.string()));
 }

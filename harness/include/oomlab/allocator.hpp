@@ -79,7 +79,12 @@ struct PlacedSegment {
 };
 
 // What a caching allocator asked the device for, as PyTorch's memory snapshot names it.
-enum class DeviceCallKind : std::uint8_t { segment_alloc, segment_free, segment_map, segment_unmap };
+enum class DeviceCallKind : std::uint8_t {
+  segment_alloc,
+  segment_free,
+  segment_map,
+  segment_unmap
+};
 struct DeviceCall {
   DeviceCallKind kind = DeviceCallKind::segment_alloc;
   std::uint64_t bytes = 0;

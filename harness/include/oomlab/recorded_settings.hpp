@@ -17,7 +17,7 @@ struct RecordedAllocatorSettings {
   std::optional<std::uint64_t> large_segment_size;
   std::optional<double> garbage_collection_threshold;
   std::optional<std::array<std::uint32_t, 16>> roundup_power2_divisions;  // per interval
-  std::optional<std::string> backend;  // "native" or "async"
+  std::optional<std::string> backend;                                     // "native" or "async"
   // The program's own OOM left the device with room for the request: it was capped by
   // set_per_process_memory_fraction, not by the device.
   std::optional<bool> fraction_capped;

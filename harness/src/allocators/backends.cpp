@@ -138,8 +138,8 @@ std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& conf
   auto sim = std::make_unique<SimAllocator>(SimAllocator::Options{
       .capacity_bytes = torch_sim_capacity(config, options.bytes("total"), budget_bytes),
       .device_total_bytes = options.bytes("total")});
-  auto memory =
-      std::make_unique<torch::AllocatorDeviceMemory>(std::move(sim), Stream{}, options.bytes("total"));
+  auto memory = std::make_unique<torch::AllocatorDeviceMemory>(std::move(sim), Stream{},
+                                                               options.bytes("total"));
   return std::make_unique<torch::TorchAllocator>(config, std::move(memory), budget_bytes, true);
 }
 

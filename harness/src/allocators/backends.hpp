@@ -22,7 +22,7 @@ struct BackendInfo {
   std::string name;
   std::string summary;
   ParamSpec options;
-  bool needs_device = true;     // whatever its options (torch: only with upstream=cuda)
+  bool needs_device = true;    // whatever its options (torch: only with upstream=cuda)
   bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
   void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
 };
@@ -42,7 +42,8 @@ struct BackendInfo {
 // `torch` over the sim: segments are the sim's 2 MiB pages; the card holds the budget less the
 // page the driver keeps, or under a fraction cap the whole modelled card (PyTorch caps itself).
 [[nodiscard]] std::uint64_t torch_sim_capacity(const torch::TorchConfig& config,
-                                               std::uint64_t total_bytes, std::uint64_t budget_bytes);
+                                               std::uint64_t total_bytes,
+                                               std::uint64_t budget_bytes);
 [[nodiscard]] std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
                                                                 const Params& options,
                                                                 std::uint64_t budget_bytes);

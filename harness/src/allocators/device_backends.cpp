@@ -49,8 +49,8 @@ std::unique_ptr<Allocator> make_torch(const torch::TorchConfig& config, int devi
                   "allocator 'torch': backend=async with upstream=cuda is capped by the device "
                   "(the ballast): budget_by=fraction is modelled on the sim only");
     }
-    return std::make_unique<AsyncPoolAllocator>(
-        device, stream, AsyncPoolOptions{.release_threshold = UINT64_MAX});
+    return std::make_unique<AsyncPoolAllocator>(device, stream,
+                                                AsyncPoolOptions{.release_threshold = UINT64_MAX});
   }
   std::size_t free_bytes = 0;
   std::size_t total_bytes = 0;

@@ -166,18 +166,19 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
         "together, or try the native allocator with expandable_segments:True";
     return;
   }
-  d.evidence =
-      unallocated >= e.request_bytes
-          ? fmt::format("PyTorch reserved {} but allocated {}: {} cached, more than the request "
-                        "{}, in blocks none of which fits it (fragmentation inside the cache)",
-                        format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
-                        format_bytes(unallocated), format_bytes(e.request_bytes))
-          : fmt::format("{} cached by PyTorch (reserved {}, allocated {}) and {} free on the "
-                        "device hold the request {} together, but neither alone (a new "
-                        "segment needs {})",
-                        format_bytes(unallocated), format_bytes(c.reserved_bytes),
-                        format_bytes(c.allocated_bytes), format_bytes(e.device_free_now),
-                        format_bytes(e.request_bytes), format_bytes(c.failed_device_bytes));
+  d.evidence = unallocated >= e.request_bytes
+                   ? fmt::format(
+                         "PyTorch reserved {} but allocated {}: {} cached, more than the request "
+                         "{}, in blocks none of which fits it (fragmentation inside the cache)",
+                         format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
+                         format_bytes(unallocated), format_bytes(e.request_bytes))
+                   : fmt::format(
+                         "{} cached by PyTorch (reserved {}, allocated {}) and {} free on the "
+                         "device hold the request {} together, but neither alone (a new "
+                         "segment needs {})",
+                         format_bytes(unallocated), format_bytes(c.reserved_bytes),
+                         format_bytes(c.allocated_bytes), format_bytes(e.device_free_now),
+                         format_bytes(e.request_bytes), format_bytes(c.failed_device_bytes));
   d.advice = std::string(kCacheAdvice);
 }
 
@@ -193,8 +194,7 @@ std::string pytorch_size(std::uint64_t bytes) {
 }
 
 std::string pytorch_oom_message(const CacheState& c, std::uint64_t request_bytes,
-                                std::uint64_t device_free_bytes,
-                                std::uint64_t device_total_bytes) {
+                                std::uint64_t device_free_bytes, std::uint64_t device_total_bytes) {
   if (c.async_backend) {
     return fmt::format(
         "Allocation on device 0 would exceed allowed memory. (out of memory) Currently allocated "

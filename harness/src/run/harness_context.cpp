@@ -50,7 +50,12 @@ void HarnessContext::check_stop() const {
 Block HarnessContext::allocate_block(Stream stream, std::size_t bytes, std::string_view label,
                                      bool is_the_oom) {
   check_stop();
-  const AllocResult result = allocator_.allocate(bytes, stream);
+  return take(allocator_.allocate(bytes, stream), stream, bytes, label, is_the_oom);
+}
+
+// A block the allocator handed out (kept, filled), or the OOM it refused with (recorded).
+Block HarnessContext::take(const AllocResult& result, Stream stream, std::size_t bytes,
+                           std::string_view label, bool is_the_oom) {
   if (result.ok()) {
     const LiveBlocks::Handle handle = blocks_.add(result.ptr, bytes, stream.handle);
     // Kernels run on the run's stream alone: a block of another stream is left unfilled.
@@ -76,22 +81,12 @@ std::vector<Block> HarnessContext::allocate_placed(std::span<const PlacedSegment
   std::size_t i = 0;
   for (const PlacedSegment& segment : segments) {
     for (const PlacedBlock& placed : segment.blocks) {
-      const AllocResult result = i < results.size() ? results[i++] : AllocResult{};
-      if (result.ok()) {
-        const LiveBlocks::Handle handle = blocks_.add(result.ptr, placed.bytes, segment.stream.handle);
-        blocks.push_back({result.ptr, placed.bytes, AllocStatus::ok, handle.slot, handle.generation});
-        continue;
-      }
-      if (result.status == AllocStatus::error) {
-        throw Error(ErrorKind::device, fmt::format("allocating {} ('{}') failed: {}",
-                                                   format_bytes(placed.bytes), label,
-                                                   cuda_error_name(result.error_code)));
-      }
-      if (!oom_) record_oom(placed.bytes, label, result);
-      blocks.push_back({nullptr, placed.bytes, result.status, Block::kNoSlot});
+      const AllocResult result = i < results.size()
+                                     ? results[i++]
+                                     : AllocResult{nullptr, AllocStatus::out_of_memory, 0};
+      blocks.push_back(take(result, segment.stream, placed.bytes, label, true));
     }
   }
-  peak_since_reset_ = std::max(peak_since_reset_, allocator_.live_bytes());
   return blocks;
 }
 

@@ -106,6 +106,8 @@ class HarnessContext final : public RunContext {
 
  private:
   Block allocate_block(Stream stream, std::size_t bytes, std::string_view label, bool is_the_oom);
+  Block take(const AllocResult& result, Stream stream, std::size_t bytes, std::string_view label,
+             bool is_the_oom);
   void record_oom(std::size_t bytes, std::string_view label, const AllocResult& result);
   std::uint64_t probe_largest(std::uint64_t upper_bytes);
   void check_stop() const;

@@ -89,9 +89,10 @@ std::vector<Setting> settings(const trace::Trace& trace, std::uint64_t card,
   const std::vector<std::string> differences = recorded_differences(trace, card);
   if (!differences.empty()) {
     out.push_back({std::string(kAsRecorded), torch_on_card(card)});
-    notes.push_back(fmt::format("as recorded: the snapshot's allocator_settings, which differ from "
-                                "PyTorch's defaults in {}",
-                                fmt::join(differences, ", ")));
+    notes.push_back(
+        fmt::format("as recorded: the snapshot's allocator_settings, which differ from "
+                    "PyTorch's defaults in {}",
+                    fmt::join(differences, ", ")));
   }
   const Params native = native_options(card);
   out.push_back({"native", native});
@@ -209,8 +210,9 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
     result.budget_source = WhatIfBudgetSource::given;
     return;
   }
-  const auto first_oom = std::find_if(trace.events.begin(), trace.events.end(),
-                                      [](const trace::Event& e) { return e.op == trace::Op::failed; });
+  const auto first_oom =
+      std::find_if(trace.events.begin(), trace.events.end(),
+                   [](const trace::Event& e) { return e.op == trace::Op::failed; });
   if (const auto recorded = trace::recorded_device_budget(trace)) {
     result.budget_bytes = recorded;
     result.budget_source = WhatIfBudgetSource::snapshot;

@@ -28,7 +28,7 @@ enum class WhatIfBudgetSource : std::uint8_t {
 
 struct WhatIfRequest {
   std::filesystem::path trace;
-  std::uint32_t device = 0;                 // whose device trace
+  std::uint32_t device = 0;                   // whose device trace
   std::optional<std::uint64_t> budget_bytes;  // none: the snapshot's, when it recorded one
   const std::atomic<bool>* stop = nullptr;
   unsigned threads = 0;  // 0: as many as the machine has cores, at most one per setting
@@ -53,7 +53,7 @@ struct WhatIfRow {
 
 struct WhatIfResult {
   std::filesystem::path trace;
-  std::uint64_t entries = 0;  // the trace's allocations, frees and failed requests
+  std::uint64_t entries = 0;      // the trace's allocations, frees and failed requests
   std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
   std::optional<std::uint64_t> budget_bytes;
   WhatIfBudgetSource budget_source = WhatIfBudgetSource::none;

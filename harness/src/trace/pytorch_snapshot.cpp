@@ -3,21 +3,22 @@
 // segment_alloc / segment_map, segment_free / segment_unmap and oom entries, with their Python
 // frames when recorded), the `segments` of that device as they were at the end, and the
 // allocator_settings. Other entries (free_requested, snapshot, ...) are counted.
+#include "trace/pytorch_snapshot.hpp"
+
 #include <fmt/format.h>
 
-#include <fstream>
-#include <nlohmann/json.hpp>
-#include <optional>
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
 #include "trace/pickle.hpp"
-#include "trace/pytorch_snapshot.hpp"
 
 namespace oomlab::trace {
 
@@ -169,7 +170,8 @@ class SnapshotReader {
     const auto number = value->integer();
     if (!number) fail(*value, at.text(), fmt::format("'{}' is not an integer", key));
     if (*number < 0) fail(*value, at.text(), fmt::format("'{}' is negative ({})", key, *number));
-    if ((key == "size" || key == "total_size") && static_cast<std::uint64_t>(*number) > kLargestSize) {
+    if ((key == "size" || key == "total_size") &&
+        static_cast<std::uint64_t>(*number) > kLargestSize) {
       fail(*value, at.text(), fmt::format("'{}' {} is not a size any allocator has", key, *number));
     }
     return static_cast<std::uint64_t>(*number);
@@ -196,7 +198,8 @@ class SnapshotReader {
                                      : field(entry, at, "addr", true);
       e.stream = field(entry, at, "stream", false);
       e.t_ns = field(entry, at, "time_us", false) * 1000;
-      if (const auto frames = entry.get("frames"); frames && frames->is_list() && frames->size() > 0)
+      if (const auto frames = entry.get("frames");
+          frames && frames->is_list() && frames->size() > 0)
         e.stack = intern_stack(*frames);
       snapshot_.entries.push_back(e);
     }
@@ -270,7 +273,8 @@ class SnapshotReader {
       std::array<std::uint32_t, 16> table{};
       v->for_each_entry([&](std::string_view key, const View& value) {
         std::uint64_t mb = 0;
-        for (const char c : key) mb = c >= '0' && c <= '9' ? mb * 10 + (c - '0') : 0;
+        for (const char c : key)
+          mb = c >= '0' && c <= '9' ? mb * 10 + (c - '0') : 0;
         const auto divisions = value.integer();
         if (mb == 0 || (mb & (mb - 1)) != 0 || !divisions || *divisions < 0) return;
         table[std::min<std::size_t>(std::bit_width(mb) - 1, table.size() - 1)] =

@@ -51,7 +51,7 @@ struct SnapshotSegment {
 
 struct Snapshot {
   std::vector<SnapshotEntry> entries;
-  std::uint64_t other_entries = 0;  // free_requested, snapshot, ...
+  std::uint64_t other_entries = 0;        // free_requested, snapshot, ...
   std::vector<SnapshotSegment> segments;  // of this device
   std::vector<std::vector<std::string>> stacks;
   std::optional<RecordedAllocatorSettings> settings;

@@ -91,7 +91,7 @@ struct Trace {
 
   // PyTorch snapshots.
   std::vector<InitialSegment> initial_segments;  // what was there before the first entry
-  std::uint32_t initial_events = 0;  // the first events are its live blocks (preexisting)
+  std::uint32_t initial_events = 0;           // the first events are its live blocks (preexisting)
   std::vector<SegmentEntry> segment_entries;  // tensor level: the real allocator's device calls
   bool release_at_end = false;  // the program emptied its cache after its last request
   std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first

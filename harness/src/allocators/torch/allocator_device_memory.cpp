@@ -25,7 +25,8 @@ AllocatorDeviceMemory::AllocatorDeviceMemory(std::unique_ptr<Allocator> upstream
       stream_(stream),
       total_bytes_(total_bytes),
       next_own_address_(kFirstOwnAddress),
-      next_range_(kFirstRange) {}
+      next_range_(kFirstRange) {
+}
 
 AllocatorDeviceMemory::~AllocatorDeviceMemory() {
   try {
@@ -43,9 +44,8 @@ AllocatorDeviceMemory::~AllocatorDeviceMemory() {
 std::uint64_t AllocatorDeviceMemory::allocate(std::uint64_t bytes) {
   const AllocResult r = upstream_->allocate(bytes, stream_);
   if (r.status == AllocStatus::error) {
-    throw Error(ErrorKind::device,
-                fmt::format("a segment of {} failed with CUDA error {}", format_bytes(bytes),
-                            r.error_code));
+    throw Error(ErrorKind::device, fmt::format("a segment of {} failed with CUDA error {}",
+                                               format_bytes(bytes), r.error_code));
   }
   if (!r.ok()) return 0;
   const std::uint64_t address = address_for(bytes, r.ptr);
@@ -108,9 +108,8 @@ bool AllocatorDeviceMemory::map(std::uint64_t address, std::uint64_t bytes) {
       for (const auto& [where, allocation] : mapped)
         upstream_->deallocate(allocation, page, stream_);
       if (r.status == AllocStatus::error) {
-        throw Error(ErrorKind::device,
-                    fmt::format("mapping a page of {} failed with CUDA error {}",
-                                format_bytes(page), r.error_code));
+        throw Error(ErrorKind::device, fmt::format("mapping a page of {} failed with CUDA error {}",
+                                                   format_bytes(page), r.error_code));
       }
       return false;
     }

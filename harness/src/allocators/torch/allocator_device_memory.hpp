@@ -60,8 +60,8 @@ class AllocatorDeviceMemory final : public DeviceMemory {
   std::vector<DeviceCall> hints_;
   std::size_t next_hint_ = 0;
   std::uint64_t next_own_address_;
-  std::unordered_map<std::uint64_t, Range> ranges_;            // virtual base -> range
-  std::unordered_map<std::uint64_t, void*> pages_;             // virtual page -> allocation
+  std::unordered_map<std::uint64_t, Range> ranges_;  // virtual base -> range
+  std::unordered_map<std::uint64_t, void*> pages_;   // virtual page -> allocation
   std::uint64_t next_range_;
 };
 

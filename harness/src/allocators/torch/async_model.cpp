@@ -6,7 +6,8 @@
 namespace oomlab::torch {
 
 AsyncPoolModel::AsyncPoolModel(DeviceMemory& device, std::optional<std::uint64_t> allowed)
-    : device_(device), allowed_(allowed) {}
+    : device_(device), allowed_(allowed) {
+}
 
 std::uint64_t AsyncPoolModel::malloc(std::uint64_t bytes, std::uint64_t /*stream*/) {
   // PyTorch's own check under a fraction counts the bytes asked for, not what the pool holds.

@@ -39,7 +39,7 @@ class AsyncPoolModel final : public CacheModel {
   struct Chunk {
     std::uint64_t address = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t live = 0;                  // blocks handed out from it
+    std::uint64_t live = 0;                       // blocks handed out from it
     std::map<std::uint64_t, std::uint64_t> free;  // address -> size, coalesced
   };
   struct Range {

@@ -24,7 +24,7 @@ CachingModel::Block* CachingModel::try_allocate_expandable(const Request& r) {
 // The lowest address, in a segment of this stream and pool, where free and unmapped space
 // together hold `size`; else a new segment.
 CachingModel::Block* CachingModel::find_expandable_block(Pool& pool, std::uint64_t stream,
-                                                          std::uint64_t size) {
+                                                         std::uint64_t size) {
   const auto allocatable = [](const Block* b) { return b != nullptr && !b->allocated; };
   const auto has_room = [&](const Block* b) {
     std::uint64_t bytes = 0;

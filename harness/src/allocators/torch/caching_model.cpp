@@ -46,7 +46,9 @@ CachingModel::Block* CachingModel::new_block(std::uint64_t address, std::uint64_
   return block;
 }
 
-void CachingModel::delete_block(Block* block) { spare_.push_back(block); }
+void CachingModel::delete_block(Block* block) {
+  spare_.push_back(block);
+}
 
 void CachingModel::insert_cached(Block* block) {
   block->gc_base = block->pool->free_block_searches;
@@ -120,9 +122,9 @@ CachingModel::Block* CachingModel::find_free_block(const Request& r) const {
       const auto growable = [](const Block* b) {
         return b->size + (b->next != nullptr && !b->next->mapped ? b->next->size : 0);
       };
-      for (auto next = std::next(it); (*it)->segment != nullptr && next != pool.blocks.end() &&
-                                      (*next)->stream == r.stream &&
-                                      growable(*next) < growable(*it);
+      for (auto next = std::next(it);
+           (*it)->segment != nullptr && next != pool.blocks.end() && (*next)->stream == r.stream &&
+           growable(*next) < growable(*it);
            ++next) {
         it = next;
       }
@@ -230,8 +232,8 @@ void CachingModel::release_block(Block* block) {
 // since they were cached), above the average wait first, until reserved memory is back under
 // threshold x the fraction's cap.
 void CachingModel::garbage_collect() {
-  const auto threshold =
-      static_cast<std::uint64_t>(config_.garbage_collection_threshold * static_cast<double>(*allowed_));
+  const auto threshold = static_cast<std::uint64_t>(config_.garbage_collection_threshold *
+                                                    static_cast<double>(*allowed_));
   if (reserved_ <= threshold) return;
   const std::uint64_t target = reserved_ - threshold;
   const auto age = [&](const Block* b) {

@@ -51,7 +51,7 @@ MemoryState TorchAllocator::state() const {
 
 AllocStatus TorchAllocator::probe(std::size_t bytes, Stream stream) {
   return model_->would_fit(bytes, stream_key(stream)) ? AllocStatus::ok
-                                                       : AllocStatus::out_of_memory;
+                                                      : AllocStatus::out_of_memory;
 }
 
 std::vector<AllocResult> TorchAllocator::allocate_placed(std::span<const PlacedSegment> segments) {

@@ -16,7 +16,8 @@ namespace oomlab::torch {
 inline constexpr std::uint64_t kMinBlockBytes = 512;        // every block a multiple of this
 inline constexpr std::uint64_t kSmallRequestBytes = 1_MiB;  // the small pool's largest request
 inline constexpr std::uint64_t kSmallSegmentBytes = 2_MiB;  // the small pool's segments
-inline constexpr std::uint64_t kMinLargeAllocBytes = 10_MiB;  // from here a segment fits the request
+inline constexpr std::uint64_t kMinLargeAllocBytes =
+    10_MiB;  // from here a segment fits the request
 inline constexpr std::uint64_t kLargeRoundBytes = 2_MiB;
 inline constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
 inline constexpr std::uint64_t kSmallestMaxSplitBytes = 20_MiB;  // PyTorch refuses less

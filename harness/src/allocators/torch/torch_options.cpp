@@ -15,7 +15,8 @@ ParamSpec torch_option_spec() {
       {.name = "expandable_segments",
        .type = ParamType::flag,
        .default_value = false,
-       .help = "one segment per stream that grows and shrinks by pages (2 MiB small, 20 MiB large)"},
+       .help =
+           "one segment per stream that grows and shrinks by pages (2 MiB small, 20 MiB large)"},
       {.name = "max_split_size",
        .type = ParamType::bytes,
        .default_value = Bytes{kUnlimited},
@@ -74,9 +75,9 @@ void validate_torch_options(const Params& options) {
   }
   const double gc = options.real("garbage_collection_threshold");
   if (!(gc >= 0.0 && gc < 1.0)) {
-    throw Error(ErrorKind::usage,
-                fmt::format("allocator 'torch': garbage_collection_threshold {} is not in [0, 1)",
-                            gc));
+    throw Error(
+        ErrorKind::usage,
+        fmt::format("allocator 'torch': garbage_collection_threshold {} is not in [0, 1)", gc));
   }
   const std::int64_t divisions = options.integer("roundup_power2_divisions");
   if (divisions != 0 && !std::has_single_bit(static_cast<std::uint64_t>(divisions))) {
@@ -87,8 +88,8 @@ void validate_torch_options(const Params& options) {
   }
   for (const char* name : {"max_non_split_rounding", "large_segment_size"}) {
     if (options.bytes(name) < 2_MiB || options.bytes(name) % 2_MiB != 0) {
-      throw Error(ErrorKind::usage, fmt::format("allocator 'torch': {} must be a multiple of 2 MiB",
-                                                name));
+      throw Error(ErrorKind::usage,
+                  fmt::format("allocator 'torch': {} must be a multiple of 2 MiB", name));
     }
   }
 }
@@ -115,7 +116,8 @@ TorchConfig config_from(const Params& p) {
   c.max_split_size = p.bytes("max_split_size");
   c.max_non_split_rounding = p.bytes("max_non_split_rounding");
   c.large_segment_size = p.bytes("large_segment_size");
-  c.roundup_power2_divisions.fill(static_cast<std::uint32_t>(p.integer("roundup_power2_divisions")));
+  c.roundup_power2_divisions.fill(
+      static_cast<std::uint32_t>(p.integer("roundup_power2_divisions")));
   c.garbage_collection_threshold = p.real("garbage_collection_threshold");
   c.budget_by = p.choice("budget_by") == "fraction" ? BudgetBy::fraction : BudgetBy::device;
   return c;
@@ -132,11 +134,13 @@ ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettin
   const RecordedAllocatorSettings& r = *recorded;
   Params& e = out.effective;
   std::vector<std::string> taken;
-  take(e, taken, "expandable_segments", r.expandable_segments, r.expandable_segments.value_or(false));
+  take(e, taken, "expandable_segments", r.expandable_segments,
+       r.expandable_segments.value_or(false));
   take(e, taken, "max_split_size", r.max_split_size, Bytes{r.max_split_size.value_or(0)});
   take(e, taken, "max_non_split_rounding", r.max_non_split_rounding,
        Bytes{r.max_non_split_rounding.value_or(0)});
-  take(e, taken, "large_segment_size", r.large_segment_size, Bytes{r.large_segment_size.value_or(0)});
+  take(e, taken, "large_segment_size", r.large_segment_size,
+       Bytes{r.large_segment_size.value_or(0)});
   take(e, taken, "garbage_collection_threshold", r.garbage_collection_threshold,
        r.garbage_collection_threshold.value_or(0.0));
   take(e, taken, "backend", r.backend, r.backend.value_or("native"));
@@ -144,8 +148,8 @@ ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettin
     take(e, taken, "budget_by", r.fraction_capped, std::string("fraction"));
   }
   const auto& table = r.roundup_power2_divisions;
-  const bool uniform =
-      table && std::all_of(table->begin(), table->end(), [&](std::uint32_t d) { return d == (*table)[0]; });
+  const bool uniform = table && std::all_of(table->begin(), table->end(),
+                                            [&](std::uint32_t d) { return d == (*table)[0]; });
   if (table && uniform) {
     take(e, taken, "roundup_power2_divisions", table, std::int64_t{(*table)[0]});
   }
