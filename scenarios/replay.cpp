@@ -176,7 +176,8 @@ class Replay final : public Scenario {
                            .small_pool = s.small_pool,
                            .expandable = s.expandable};
       for (const trace::InitialSegment::Live& b : s.blocks) {
-        placed.blocks.push_back({.offset = b.offset, .bytes = b.bytes, .block_bytes = b.block_bytes});
+        placed.blocks.push_back(
+            {.offset = b.offset, .bytes = b.bytes, .block_bytes = b.block_bytes});
         live_bytes += b.bytes;
       }
       reserved += s.bytes;
@@ -224,7 +225,8 @@ class Replay final : public Scenario {
     std::vector<ProgramBlock> largest;
     for (std::size_t i = 0; i < keep; ++i) {
       const trace::Event& e = trace_->events[live[i]->event];
-      largest.push_back({.bytes = live[i]->block.bytes, .trace_index = e.index, .frames = frames(e)});
+      largest.push_back(
+          {.bytes = live[i]->block.bytes, .trace_index = e.index, .frames = frames(e)});
     }
     ctx.describe_oom(frames(failing), std::move(largest));
   }
@@ -332,9 +334,10 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
     std::uint64_t bytes = 0;
     for (std::uint64_t k = 0; k < initial; ++k)
       bytes += trace_->events[k].bytes;
-    ctx.note(fmt::format("{} segment allocations ({}) existed when the history began: made "
-                         "before its first entry",
-                         initial, format_bytes(bytes)));
+    ctx.note(
+        fmt::format("{} segment allocations ({}) existed when the history began: made "
+                    "before its first entry",
+                    initial, format_bytes(bytes)));
   }
   if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(

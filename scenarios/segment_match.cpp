@@ -42,7 +42,8 @@ std::string_view name_of(DeviceCallKind kind) {
 }  // namespace
 
 SegmentMatch::SegmentMatch(const trace::Trace& trace, const std::vector<DeviceCall>* calls)
-    : trace_(trace), calls_(trace.format == trace::Format::pytorch ? calls : nullptr) {}
+    : trace_(trace), calls_(trace.format == trace::Format::pytorch ? calls : nullptr) {
+}
 
 std::string SegmentMatch::describe(const std::vector<Call>& calls) {
   if (calls.empty()) return "none";
@@ -76,8 +77,8 @@ void SegmentMatch::after(std::uint32_t position) {
   extra_ += made.size() - common.size();
   if (recorded == made || !first_mismatch_.empty()) return;
   const bool at_end = position >= trace_.events.size();
-  const std::uint64_t index = recorded.empty() ? (at_end ? 0 : trace_.events[position].index)
-                                               : first_index;
+  const std::uint64_t index =
+      recorded.empty() ? (at_end ? 0 : trace_.events[position].index) : first_index;
   first_mismatch_index_ = index;
   first_mismatch_ = fmt::format("{} entry {}: the snapshot has {}; the model made {}",
                                 at_end ? "after the last request, at" : "before", index,
@@ -97,9 +98,10 @@ void SegmentMatch::report(RunContext& ctx) const {
     return;
   }
   ctx.metric("segment_first_mismatch_index", static_cast<double>(first_mismatch_index_));
-  ctx.note(fmt::format("segment calls: {} of {} matched, {} made that the snapshot does not "
-                       "have; first difference {}",
-                       matched_, recorded_, extra_, first_mismatch_));
+  ctx.note(
+      fmt::format("segment calls: {} of {} matched, {} made that the snapshot does not "
+                  "have; first difference {}",
+                  matched_, recorded_, extra_, first_mismatch_));
 }
 
 }  // namespace oomlab
