@@ -1,7 +1,11 @@
 // `oomlab list`, `oomlab info`, `--version` and the scenario help texts.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "allocators/backends.hpp"
 #include "cli/commands.hpp"
@@ -17,15 +21,23 @@ using json = nlohmann::ordered_json;
 namespace {
 
 std::string param_lines(const ParamSpec& spec, std::string_view indent) {
-  std::string out;
+  std::vector<std::pair<std::string, std::string>> columns;  // name=default, type
+  std::size_t name_width = 26;
+  std::size_t type_width = 12;
   for (const ParamDef& def : spec) {
     std::string type(to_string(def.type));
     if (def.type == ParamType::choice) type = fmt::format("{}", fmt::join(def.choices, "|"));
     if (def.type == ParamType::choices)
       type = fmt::format("list of {}", fmt::join(def.choices, ","));
-    out += fmt::format("{}{:<26} {:<12} {}\n", indent,
-                       fmt::format("{}={}", def.name, format_param_value(def.default_value)), type,
-                       def.help);
+    columns.emplace_back(fmt::format("{}={}", def.name, format_param_value(def.default_value)),
+                         std::move(type));
+    name_width = std::max(name_width, columns.back().first.size());
+    type_width = std::max(type_width, columns.back().second.size());
+  }
+  std::string out;
+  for (std::size_t i = 0; i < spec.size(); ++i) {
+    out += fmt::format("{}{:<{}} {:<{}} {}\n", indent, columns[i].first, name_width,
+                       columns[i].second, type_width, spec[i].help);
   }
   return out;
 }
