@@ -1,5 +1,10 @@
 #include "batch_search.hpp"
 
+#include <fmt/format.h>
+
+#include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
+
 namespace oomlab::training {
 
 namespace {
@@ -101,6 +106,39 @@ SearchSettings search_settings(const Params& p) {
           .start = static_cast<std::uint64_t>(p.integer("start")),
           .stride = static_cast<std::uint64_t>(p.integer("stride")),
           .steps = static_cast<std::uint64_t>(p.integer("steps"))};
+}
+
+void validate_search(const Params& p) {
+  const SearchSettings settings = search_settings(p);
+  if (settings.start > settings.limit) {
+    throw_usage(fmt::format("start = {} is above the search's limit ({}): no batch could be tried",
+                            settings.start, settings.limit));
+  }
+}
+
+PagePrediction predict_max_batch(const Shape& shape, const SearchSettings& settings,
+                                 std::uint64_t budget) {
+  PagePrediction prediction;
+  prediction.analytic =
+      largest_fitting([&](std::uint64_t b) { return analytic_peak(shape, b, settings.steps); },
+                      budget, settings.limit);
+  prediction.pages = largest_fitting(
+      [&](std::uint64_t b) { return page_model_peak(shape, b, settings.steps, kDevicePageBytes); },
+      round_down(budget, kDevicePageBytes), settings.limit);
+  return prediction;
+}
+
+void note_page_gap(RunContext& ctx, const Shape& shape, const SearchSettings& settings,
+                   std::uint64_t found, std::uint64_t analytic, std::string_view label) {
+  if (found == analytic || analytic == 0) return;
+  ctx.note(fmt::format(
+      "{}max batch {} vs {} from the model's arithmetic: at batch {} the plan needs {} of live "
+      "memory, and the allocator more ({} in 2 MiB pages, as the sim and cudaMalloc place it; "
+      "budget {})",
+      label, found, analytic, analytic,
+      format_bytes(analytic_peak(shape, analytic, settings.steps)),
+      format_bytes(page_model_peak(shape, analytic, settings.steps, kDevicePageBytes)),
+      format_bytes(ctx.budget_bytes())));
 }
 
 }  // namespace oomlab::training

@@ -51,5 +51,20 @@ class ContextSink final : public Sink {
 // Settings from a scenario's schedule/start/stride/steps parameters.
 [[nodiscard]] ParamSpec search_params();
 [[nodiscard]] SearchSettings search_settings(const Params& params);
+// Usage errors in those parameters (start beyond the search's limit).
+void validate_search(const Params& params);
+
+// The largest batch the plan fits in `budget` before anything runs: by its arithmetic alone, and
+// in the 2 MiB pages cudaMalloc and the sim hand out.
+struct PagePrediction {
+  std::uint64_t analytic = 0;
+  std::uint64_t pages = 0;
+};
+[[nodiscard]] PagePrediction predict_max_batch(const Shape& shape, const SearchSettings& settings,
+                                               std::uint64_t budget);
+// A note where the search found a batch other than the arithmetic's: by how much the pages take
+// the difference. `label` starts the note ("fp16: "), empty for one precision.
+void note_page_gap(RunContext& ctx, const Shape& shape, const SearchSettings& settings,
+                   std::uint64_t found, std::uint64_t analytic, std::string_view label);
 
 }  // namespace oomlab::training

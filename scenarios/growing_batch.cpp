@@ -41,13 +41,15 @@ class GrowingBatch final : public Scenario {
     return spec;
   }
 
-  void validate(const Params& p) const override { training::validate_shape(p); }
+  void validate(const Params& p) const override {
+    training::validate_shape(p);
+    training::validate_search(p);
+  }
 
   void run(RunContext& ctx) override {
     const Params& p = ctx.params();
     const training::Shape shape = training::shape_from(p);
     const training::SearchSettings settings = training::search_settings(p);
-    const std::uint64_t budget = ctx.budget_bytes();
     report_prediction(ctx, shape, settings, static_cast<std::uint64_t>(p.integer("batch")));
 
     const training::SearchResult found = training::find_max_batch(ctx, shape, settings);
@@ -57,18 +59,7 @@ class GrowingBatch final : public Scenario {
     if (found.hit_limit)
       ctx.note(fmt::format("no OOM up to batch {}: the search stopped there", settings.limit));
 
-    const std::uint64_t analytic = analytic_max_batch_;
-    if (found.max_batch != analytic) {
-      ctx.note(fmt::format(
-          "max batch {} vs {} from the model's arithmetic: at batch {} the plan needs {} of live "
-          "memory, and the "
-          "allocator more ({} in 2 MiB pages, as the sim and cudaMalloc place it; budget {})",
-          found.max_batch, analytic, analytic,
-          format_bytes(training::analytic_peak(shape, analytic, settings.steps)),
-          format_bytes(
-              training::page_model_peak(shape, analytic, settings.steps, kDevicePageBytes)),
-          format_bytes(budget)));
-    }
+    training::note_page_gap(ctx, shape, settings, found.max_batch, analytic_max_batch_, "");
   }
 
  private:
@@ -76,21 +67,14 @@ class GrowingBatch final : public Scenario {
   // and by the sim's pages.
   void report_prediction(RunContext& ctx, const training::Shape& shape,
                          const training::SearchSettings& settings, std::uint64_t report_batch) {
-    const std::uint64_t budget = ctx.budget_bytes();
-    const std::uint64_t steps = settings.steps;
-    analytic_max_batch_ = training::largest_fitting(
-        [&](std::uint64_t b) { return training::analytic_peak(shape, b, steps); }, budget,
-        settings.limit);
-    const std::uint64_t pages = training::largest_fitting(
-        [&](std::uint64_t b) {
-          return training::page_model_peak(shape, b, steps, kDevicePageBytes);
-        },
-        round_down(budget, kDevicePageBytes), settings.limit);
-    ctx.metric("analytic_max_batch", static_cast<double>(analytic_max_batch_));
-    ctx.metric("page_model_max_batch", static_cast<double>(pages));
+    const training::PagePrediction predicted =
+        training::predict_max_batch(shape, settings, ctx.budget_bytes());
+    analytic_max_batch_ = predicted.analytic;
+    ctx.metric("analytic_max_batch", static_cast<double>(predicted.analytic));
+    ctx.metric("page_model_max_batch", static_cast<double>(predicted.pages));
     ctx.metric("parameters", static_cast<double>(training::parameter_count(shape)));
     ctx.metric("analytic_peak_bytes_at_batch",
-               static_cast<double>(training::analytic_peak(shape, report_batch, steps)));
+               static_cast<double>(training::analytic_peak(shape, report_batch, settings.steps)));
   }
 
   std::uint64_t analytic_max_batch_ = 0;

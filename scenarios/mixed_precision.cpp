@@ -28,7 +28,8 @@ class MixedPrecision final : public Scenario {
            "always; a working copy cast with CUDA's own types, and activations, in the lower "
            "precision). "
            "Metrics per precision: max_batch_<p>, ratio_<p> (to fp32), analytic_max_batch_<p>, "
-           "analytic_peak_bytes_at_batch_1_<p>.\n"
+           "page_model_max_batch_<p> (in 2 MiB pages: the sim's exact answer), "
+           "analytic_peak_bytes_at_batch_1_<p>; a note per precision where pages cost a batch.\n"
            "Two configurations to try at --budget=2GiB:\n"
            "  activation-dominated (the usual gain, 16-bit fits >= 1.6x the fp32 batch): the "
            "defaults,\n"
@@ -50,7 +51,10 @@ class MixedPrecision final : public Scenario {
     return spec;
   }
 
-  void validate(const Params& p) const override { training::validate_shape(p); }
+  void validate(const Params& p) const override {
+    training::validate_shape(p);
+    training::validate_search(p);
+  }
 
   void run(RunContext& ctx) override {
     const Params& p = ctx.params();
@@ -59,9 +63,10 @@ class MixedPrecision final : public Scenario {
     for (const std::string& name : p.choices("precisions")) {
       training::Shape shape = training::shape_from(p);
       shape.precision = training::precision_from(name);
-      report_prediction(ctx, shape, settings, name);
+      const std::uint64_t analytic = report_prediction(ctx, shape, settings, name);
       ctx.phase(name);
       const training::SearchResult result = training::find_max_batch(ctx, shape, settings);
+      training::note_page_gap(ctx, shape, settings, result.max_batch, analytic, name + ": ");
       ctx.metric("max_batch_" + name, static_cast<double>(result.max_batch));
       ctx.metric("bytes_at_max_batch_" + name, static_cast<double>(result.bytes_at_max_batch));
       found.emplace_back(name, result.max_batch);
@@ -70,14 +75,17 @@ class MixedPrecision final : public Scenario {
   }
 
  private:
-  static void report_prediction(RunContext& ctx, const training::Shape& shape,
-                                const training::SearchSettings& settings, const std::string& name) {
-    const auto peak = [&](std::uint64_t b) {
-      return training::analytic_peak(shape, b, settings.steps);
-    };
-    ctx.metric("analytic_max_batch_" + name, static_cast<double>(training::largest_fitting(
-                                                 peak, ctx.budget_bytes(), settings.limit)));
-    ctx.metric("analytic_peak_bytes_at_batch_1_" + name, static_cast<double>(peak(1)));
+  // The precision's predicted largest batch, by arithmetic and in pages; returns the former.
+  static std::uint64_t report_prediction(RunContext& ctx, const training::Shape& shape,
+                                         const training::SearchSettings& settings,
+                                         const std::string& name) {
+    const training::PagePrediction predicted =
+        training::predict_max_batch(shape, settings, ctx.budget_bytes());
+    ctx.metric("analytic_max_batch_" + name, static_cast<double>(predicted.analytic));
+    ctx.metric("page_model_max_batch_" + name, static_cast<double>(predicted.pages));
+    ctx.metric("analytic_peak_bytes_at_batch_1_" + name,
+               static_cast<double>(training::analytic_peak(shape, 1, settings.steps)));
+    return predicted.analytic;
   }
 
   static void compare_with_fp32(RunContext& ctx, const Params& p,

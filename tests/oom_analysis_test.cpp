@@ -34,6 +34,30 @@ TEST(Diagnose, FragmentationWhenFreeInTotalButNoBlockFits) {
   EXPECT_NE(d.advice.find("expandable_segments"), std::string::npos);
 }
 
+// 1,000 live blocks of 2 MiB + 4 KiB each take two pages apiece: 3.9 GiB of pages under a 4 GiB
+// budget that their 1.96 GiB of bytes would leave half free. A 200 MiB request cannot be placed
+// however the blocks lie: capacity, and no fragmentation remedy is offered.
+TEST(Diagnose, CapacityWhenTheLiveBlocksPagesLeaveNoRoom) {
+  OomEvidence e = base_evidence();
+  e.budget_bytes = 4_GiB;
+  e.live_bytes = 1000 * (2_MiB + 4_KiB);
+  e.live_footprint_bytes = 1000 * 4_MiB;
+  e.request_bytes = 200_MiB;
+  e.request_footprint_bytes = 200_MiB;
+  e.device_free_at_start = 4_GiB;
+  e.device_free_now = 4_GiB - 1000 * 4_MiB;
+  e.own_bytes_bound = 1000 * 4_MiB;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::capacity) << d.evidence;
+  EXPECT_NE(d.evidence.find("whole pages"), std::string::npos) << d.evidence;
+  EXPECT_EQ(d.advice.find("expandable_segments"), std::string::npos) << d.advice;
+  ASSERT_TRUE(d.footprint_bytes.has_value());
+  EXPECT_EQ(*d.footprint_bytes, 1000 * 4_MiB + 200_MiB);
+  // The same blocks in fewer pages leave room: then it is fragmentation again.
+  e.live_footprint_bytes = e.live_bytes;
+  EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
+}
+
 TEST(Diagnose, FragmentationIsInferredWithoutAProbe) {
   OomEvidence e = base_evidence();
   e.largest_free_bytes.reset();

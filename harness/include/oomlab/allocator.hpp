@@ -125,6 +125,10 @@ class Allocator {
   // Give cached memory back to the device (pools); waits until pending frees are done.
   virtual void trim() {}
 
+  // The least memory a block of `bytes` takes from this allocator's capacity, however the
+  // others lie: the request itself, or whole pages where the allocator hands out pages.
+  [[nodiscard]] virtual std::uint64_t footprint(std::size_t bytes) const { return bytes; }
+
   // True when no device memory is involved (the sim), so every output can say so.
   [[nodiscard]] virtual bool simulated() const { return false; }
 

@@ -29,6 +29,9 @@ class BudgetCap final : public Allocator {
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
   AllocStatus probe(std::size_t bytes, Stream stream) override;
   void trim() override { inner_->trim(); }
+  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
+    return inner_->footprint(bytes);
+  }
   [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
 
   [[nodiscard]] std::uint64_t accounted_bytes() const { return accounted_; }

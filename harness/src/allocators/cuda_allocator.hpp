@@ -6,6 +6,7 @@
 
 #include "allocators/device_usage.hpp"
 #include "oomlab/allocator.hpp"
+#include "oomlab/units.hpp"
 
 namespace oomlab {
 
@@ -18,6 +19,11 @@ class CudaAllocator final : public Allocator {
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
   [[nodiscard]] MemoryState state() const override { return usage_.measure(own_bytes_bound_); }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
+  // The driver hands out 2 MiB pages: a request of a page or more takes whole pages, smaller ones
+  // share pages (shared/device-notes.md).
+  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
+    return bytes >= kDevicePageBytes ? round_up(bytes, kDevicePageBytes) : bytes;
+  }
 
  private:
   DeviceUsage usage_;

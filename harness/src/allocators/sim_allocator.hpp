@@ -37,6 +37,10 @@ class SimAllocator final : public Allocator {
     return (capacity_pages_ - free_pages_) * page_bytes_;
   }
   [[nodiscard]] bool simulated() const override { return true; }
+  // A request of a page or more takes whole pages; smaller ones pack together.
+  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
+    return bytes >= page_bytes_ ? round_up(bytes, page_bytes_) : bytes;
+  }
 
   [[nodiscard]] std::uint64_t free_pages() const { return free_pages_; }
   [[nodiscard]] std::uint64_t capacity_pages() const { return capacity_pages_; }

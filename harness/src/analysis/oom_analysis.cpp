@@ -113,6 +113,25 @@ constexpr std::string_view kCapacityAdvice =
 
 namespace {
 
+// Capacity in whole pages: the live blocks' pages and the request's together exceed `limit`, so
+// no placement of the same blocks would have served it (what the allocator can give, pages
+// included), although the bytes alone would fit.
+bool describe_page_capacity(const OomEvidence& e, std::uint64_t limit, std::string_view what,
+                            Diagnosis& d) {
+  if (!e.live_footprint_bytes || !e.request_footprint_bytes) return false;
+  const std::uint64_t needed = *e.live_footprint_bytes + *e.request_footprint_bytes;
+  if (needed <= limit) return false;
+  d.cause = Cause::capacity;
+  d.evidence = fmt::format(
+      "live {} takes {} in whole pages and the request {} takes {}: {} > {} {} (the allocator "
+      "hands out pages, so no placement fits it)",
+      format_bytes(e.live_bytes), format_bytes(*e.live_footprint_bytes),
+      format_bytes(e.request_bytes), format_bytes(*e.request_footprint_bytes), format_bytes(needed),
+      what, format_bytes(limit));
+  d.advice = std::string(kCapacityAdvice);
+  return true;
+}
+
 constexpr std::string_view kFragmentationAdvice =
     "memory is free but scattered: allocate long-lived buffers first and together, or let the "
     "allocator remap pages (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; a pool with a "
@@ -130,6 +149,7 @@ void describe_cap_refusal(const OomEvidence& e, Diagnosis& d) {
     d.advice = std::string(kCapacityAdvice);
     return;
   }
+  if (describe_page_capacity(e, e.cap_bytes, "cap", d)) return;
   d.cause = Cause::fragmentation;
   d.evidence = fmt::format(
       "live {} + request {} fit under the cap {}, but {} is held against it: freed blocks' pages "
@@ -219,6 +239,9 @@ Diagnosis diagnose(const OomEvidence& e) {
   const std::uint64_t limit =
       e.cap_bytes > 0 ? std::min(e.cap_bytes, e.budget_bytes) : e.budget_bytes;
   d.free_bytes = limit > e.live_bytes ? limit - e.live_bytes : 0;
+  if (e.live_footprint_bytes && e.request_footprint_bytes) {
+    d.footprint_bytes = *e.live_footprint_bytes + *e.request_footprint_bytes;
+  }
   if (e.largest_free_bytes && d.free_bytes > 0) {
     d.fragmentation = std::clamp(
         1.0 - static_cast<double>(*e.largest_free_bytes) / static_cast<double>(d.free_bytes), 0.0,
@@ -232,6 +255,8 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.evidence = fmt::format("live {} + request {} > budget {}", format_bytes(e.live_bytes),
                              format_bytes(e.request_bytes), format_bytes(e.budget_bytes));
     d.advice = std::string(kCapacityAdvice);
+  } else if (!e.cache && describe_page_capacity(e, limit, "budget", d)) {
+    // capacity, in pages
   } else if (e.request_fits_now.value_or(false)) {
     d.cause = Cause::transient;
     d.evidence = fmt::format("the same {} request succeeded right after the failure",

@@ -41,6 +41,10 @@ struct OomEvidence {
   std::uint64_t request_bytes = 0;
   std::uint64_t budget_bytes = 0;
   std::uint64_t live_bytes = 0;
+  // What the live blocks and the request take at the least from the allocator (whole pages where
+  // it hands out pages, e.g. cudaMalloc's 2 MiB): none where not known.
+  std::optional<std::uint64_t> live_footprint_bytes;
+  std::optional<std::uint64_t> request_footprint_bytes;
   std::optional<std::uint64_t> largest_free_bytes;  // none when not probed
   std::optional<bool> request_fits_now;             // the same request, probed right after
   std::uint64_t cap_bytes = 0;                      // oomlab's cap when it refused (else 0)
@@ -55,15 +59,19 @@ struct OomEvidence {
 
 struct Diagnosis {
   Cause cause = Cause::capacity;
-  std::uint64_t free_bytes = 0;         // budget − live: free in total
-  std::optional<double> fragmentation;  // 1 − largest / free, when probed
-  std::uint64_t external_bytes = 0;     // taken by others during the run
-  std::string evidence;                 // the figures that decided it, one line
-  std::string advice;                   // the usual remedy, one line
+  std::uint64_t free_bytes = 0;                  // budget − live: free in total
+  std::optional<double> fragmentation;           // 1 − largest / free, when probed
+  std::uint64_t external_bytes = 0;              // taken by others during the run
+  std::optional<std::uint64_t> footprint_bytes;  // live + request in the allocator's pages
+  std::string evidence;                          // the figures that decided it, one line
+  std::string advice;                            // the usual remedy, one line
 };
 
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right
 // after), fragmentation. A refusal by oomlab's cap is capacity or fragmentation against the cap.
+// Capacity is decided against what the allocator can give: when the live blocks' pages and the
+// request's pages together exceed the limit, no placement would have served it, so the cause is
+// capacity and no remedy for fragmentation is offered.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
 
 // The message PyTorch's OutOfMemoryError gives for this state ("CUDA out of memory. Tried to

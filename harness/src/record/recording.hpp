@@ -27,6 +27,9 @@ class Recording final : public Allocator {
   [[nodiscard]] MemoryState state() const override { return inner_->state(); }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
   void trim() override { inner_->trim(); }
+  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
+    return inner_->footprint(bytes);
+  }
   [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
   std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) override;
   [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {

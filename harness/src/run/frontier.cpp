@@ -23,10 +23,12 @@ class Search {
     config_.notice = nullptr;  // the first run's notices are enough
     if (run.outcome == Outcome::interrupted) throw Interrupted();
     if (run.outcome == Outcome::error) {
-      throw Error(ErrorKind::device, fmt::format("the run at a budget of {} ended in {}: {}", format_bytes(run.budget_bytes),
+      throw Error(ErrorKind::device, fmt::format("the run at a budget of {} ended in {}: {}",
+                                                 format_bytes(run.budget_bytes),
                                                  to_string(run.outcome), run.error_message));
     }
-    FrontierTrial trial{.budget_bytes = run.budget_bytes, .outcome = run.outcome, .duration_ms = run.duration_ms};
+    FrontierTrial trial{
+        .budget_bytes = run.budget_bytes, .outcome = run.outcome, .duration_ms = run.duration_ms};
     if (run.oom) trial.cause = run.oom->diagnosis.cause;
     result.trials.push_back(trial);
     result.allocator = run.allocator;
@@ -54,10 +56,12 @@ FrontierResult find_frontier(const RunConfig& config, std::uint64_t resolution_b
   }
   // Bisect in whole units of the resolution: `good` completes, `bad` does not (0 never does).
   std::uint64_t good = ceil_div(result.upper_bytes, resolution_bytes);
-  std::uint64_t bad = 0;
+  // Budgets under one device page are refused as usage, so the search never tries them.
+  std::uint64_t bad = ceil_div(kDevicePageBytes, resolution_bytes) - 1;
   while (good - bad > 1) {
     const std::uint64_t mid = bad + (good - bad) / 2;
-    if (search.completes({.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{mid * resolution_bytes}}, result)) {
+    if (search.completes(
+            {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{mid * resolution_bytes}}, result)) {
       good = mid;
     } else {
       bad = mid;

@@ -81,9 +81,8 @@ std::vector<Block> HarnessContext::allocate_placed(std::span<const PlacedSegment
   std::size_t i = 0;
   for (const PlacedSegment& segment : segments) {
     for (const PlacedBlock& placed : segment.blocks) {
-      const AllocResult result = i < results.size()
-                                     ? results[i++]
-                                     : AllocResult{nullptr, AllocStatus::out_of_memory, 0};
+      const AllocResult result =
+          i < results.size() ? results[i++] : AllocResult{nullptr, AllocStatus::out_of_memory, 0};
       blocks.push_back(take(result, segment.stream, placed.bytes, label, true));
     }
   }
@@ -234,9 +233,14 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   integrity_.verify_live(blocks_);  // did anything overwrite live data on the way to the OOM?
   rec.leak = fit_leak(step_samples_, settings_.budget_bytes);
   const bool capped = result.status == AllocStatus::budget_cap;
+  std::uint64_t live_footprint = 0;
+  blocks_.for_each_live(
+      [&](const LiveBlocks::Entry& block) { live_footprint += allocator_.footprint(block.bytes); });
   rec.diagnosis = diagnose({.request_bytes = bytes,
                             .budget_bytes = settings_.budget_bytes,
                             .live_bytes = rec.live_bytes,
+                            .live_footprint_bytes = live_footprint,
+                            .request_footprint_bytes = allocator_.footprint(bytes),
                             .largest_free_bytes = rec.largest_free_bytes,
                             .request_fits_now = fits_now,
                             .cap_bytes = capped ? state.cap_bytes : 0,
