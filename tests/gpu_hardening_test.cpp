@@ -14,6 +14,8 @@
 #include <vector>
 
 #include "cli/child_process.hpp"
+#include "device/cuda_check.hpp"
+#include "oomlab/error.hpp"
 #include "test_support.hpp"
 
 namespace oomlab::cli {
@@ -46,11 +48,10 @@ class GpuHardening : public ::testing::TestWithParam<std::string> {
 };
 
 TEST_P(GpuHardening, AStickyCudaErrorIsReportedByNameWithTheLastEvents) {
-  ::setenv("OOMLAB_TEST_SCENARIOS", "1", 1);
   const fs::path out = fresh("sticky_" + GetParam());
-  const ChildResult r = oomlab({"run", "test-sticky", "-a", GetParam(), "--budget", "1GiB",
-                                "--quiet", "--out", out.string()});
-  ::unsetenv("OOMLAB_TEST_SCENARIOS");
+  const ChildResult r =
+      oomlab({"run", "test-sticky", "--plugin", oomlab::testing::test_plugin("faults"), "-a",
+              GetParam(), "--budget", "1GiB", "--quiet", "--out", out.string()});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.signal, 0) << signal_name(r.signal) << "\n" << r.err_tail;
   EXPECT_EQ(r.exit_code, 1) << r.err_tail;
@@ -137,3 +138,30 @@ TEST(GpuSharedDevice, SeveralProcessesKeepTheirOwnRecords) {
 
 }  // namespace
 }  // namespace oomlab::cli
+
+namespace oomlab {
+namespace {
+
+// One mapping from a CUDA status to what it means to an allocator, and a typed "refused for
+// memory" on the error a failed CUDA call throws (the ballast retries only on that): no device
+// needed, the statuses are CUDA's own values.
+TEST(CudaStatus, OnlyMemoryAllocationIsAnOutOfMemory) {
+  EXPECT_EQ(alloc_status(cudaSuccess), AllocStatus::ok);
+  EXPECT_EQ(alloc_status(cudaErrorMemoryAllocation), AllocStatus::out_of_memory);
+  EXPECT_EQ(alloc_status(cudaErrorInvalidValue), AllocStatus::error);
+  EXPECT_EQ(alloc_status(cudaErrorIllegalAddress), AllocStatus::error);
+  const auto thrown = [](cudaError_t status) {
+    try {
+      detail::throw_cuda_error(status, "cudaMalloc(&ballast, bytes)", __FILE__, __LINE__);
+    } catch (const Error& e) {
+      return e.out_of_memory();
+    }
+    ADD_FAILURE() << "nothing thrown";
+    return false;
+  };
+  EXPECT_TRUE(thrown(cudaErrorMemoryAllocation));
+  EXPECT_FALSE(thrown(cudaErrorInvalidValue));
+}
+
+}  // namespace
+}  // namespace oomlab

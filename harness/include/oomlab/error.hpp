@@ -20,9 +20,19 @@ class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   [[nodiscard]] ErrorKind kind() const noexcept { return kind_; }
+  // A device call refused for want of memory (cudaErrorMemoryAllocation), as opposed to any other
+  // failure: the caller may wait and retry where another process's allocations are the cause.
+  [[nodiscard]] bool out_of_memory() const noexcept { return out_of_memory_; }
+
+  [[nodiscard]] static Error device_out_of_memory(const std::string& message) {
+    Error error(ErrorKind::device, message);
+    error.out_of_memory_ = true;
+    return error;
+  }
 
  private:
   ErrorKind kind_;
+  bool out_of_memory_ = false;
 };
 
 [[noreturn]] inline void throw_usage(const std::string& message) {

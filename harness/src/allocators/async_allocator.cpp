@@ -64,9 +64,7 @@ AllocResult AsyncPoolAllocator::allocate(std::size_t bytes, Stream stream) {
   const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cuda_stream(stream));
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return {nullptr,
-            status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error,
-            static_cast<int>(status)};
+    return {nullptr, alloc_status(status), static_cast<int>(status)};
   }
   used_ += bytes;
   reserved_ = std::max(reserved_, used_);
@@ -99,7 +97,7 @@ AllocStatus AsyncPoolAllocator::probe(std::size_t bytes, Stream stream) {
   const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cuda_stream(stream));
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error;
+    return alloc_status(status);
   }
   // Give back what the probe made the pool reserve, so that probing leaves no trace.
   OOMLAB_CUDA_TRY(cudaFreeAsync(ptr, cuda_stream(stream)));

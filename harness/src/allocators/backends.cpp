@@ -18,58 +18,70 @@ ParamDef flag_option(std::string name, std::string help) {
           .help = std::move(help)};
 }
 
-std::vector<BackendInfo> make_catalog() {
+BackendInfo async_backend() {
+  return {
+      .kind = BackendKind::async,
+      .name = "async",
+      .summary =
+          "cudaMallocFromPoolAsync / cudaFreeAsync from a pool made for the run, on its "
+          "own stream",
+      .options =
+          {{.name = "release_threshold",
+            .type = ParamType::bytes,
+            .default_value = Bytes{0},
+            .help =
+                "memory the pool keeps across synchronisations (CUDA's default 0; max keeps all)",
+            .accepts_max = true},
+           flag_option("reuse_follow_events",
+                       "reuse memory freed on another stream after an event"),
+           flag_option("reuse_opportunistic",
+                       "reuse memory whose free has completed, across streams"),
+           flag_option("reuse_internal_deps",
+                       "let the driver insert dependencies to reuse memory")},
+      .holds_ballast = true};
+}
+
+BackendInfo managed_backend() {
+  return {.kind = BackendKind::managed,
+          .name = "managed",
+          .summary = "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
+          .options = {{.name = "advise",
+                       .type = ParamType::choice,
+                       .default_value = std::string("none"),
+                       .help = "cudaMemAdvise for every allocation, towards the run's device",
+                       .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
+                      {.name = "prefetch",
+                       .type = ParamType::flag,
+                       .default_value = false,
+                       .help = "cudaMemPrefetchAsync each allocation to the device"}}};
+}
+
+BackendInfo sim_backend() {
   using namespace oomlab::literals;
+  return {
+      .kind = BackendKind::sim,
+      .name = "sim",
+      .summary = "host-side model of cudaMalloc's 2 MiB pages: no GPU needed, deterministic",
+      .options = {{.name = "page",
+                   .type = ParamType::bytes,
+                   .default_value = Bytes{2_MiB},
+                   .help = "the physical page of the model"},
+                  {.name = "total",
+                   .type = ParamType::bytes,
+                   .default_value = Bytes{80_GiB},
+                   .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
+      .needs_device = false};
+}
+
+std::vector<BackendInfo> make_catalog() {
   std::vector<BackendInfo> catalog;
   catalog.push_back({.kind = BackendKind::cuda,
                      .name = "cuda",
                      .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
                      .holds_ballast = true});
-  catalog.push_back(
-      {.kind = BackendKind::async,
-       .name = "async",
-       .summary = "cudaMallocFromPoolAsync / cudaFreeAsync from a pool made for the run, on its "
-                  "own stream",
-       .options =
-           {{.name = "release_threshold",
-             .type = ParamType::bytes,
-             .default_value = Bytes{0},
-             .help =
-                 "memory the pool keeps across synchronisations (CUDA's default 0; max keeps all)",
-             .accepts_max = true},
-            flag_option("reuse_follow_events",
-                        "reuse memory freed on another stream after an event"),
-            flag_option("reuse_opportunistic",
-                        "reuse memory whose free has completed, across streams"),
-            flag_option("reuse_internal_deps",
-                        "let the driver insert dependencies to reuse memory")},
-       .holds_ballast = true});
-  catalog.push_back(
-      {.kind = BackendKind::managed,
-       .name = "managed",
-       .summary = "cudaMallocManaged / cudaFree, capped at the budget (never oversubscribed)",
-       .options = {{.name = "advise",
-                    .type = ParamType::choice,
-                    .default_value = std::string("none"),
-                    .help = "cudaMemAdvise for every allocation, towards the run's device",
-                    .choices = {"none", "preferred-location", "accessed-by", "read-mostly"}},
-                   {.name = "prefetch",
-                    .type = ParamType::flag,
-                    .default_value = false,
-                    .help = "cudaMemPrefetchAsync each allocation to the device"}}});
-  catalog.push_back(
-      {.kind = BackendKind::sim,
-       .name = "sim",
-       .summary = "host-side model of cudaMalloc's 2 MiB pages: no GPU needed, deterministic",
-       .options = {{.name = "page",
-                    .type = ParamType::bytes,
-                    .default_value = Bytes{2_MiB},
-                    .help = "the physical page of the model"},
-                   {.name = "total",
-                    .type = ParamType::bytes,
-                    .default_value = Bytes{80_GiB},
-                    .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
-       .needs_device = false});
+  catalog.push_back(async_backend());
+  catalog.push_back(managed_backend());
+  catalog.push_back(sim_backend());
   catalog.push_back(
       {.kind = BackendKind::torch,
        .name = "torch",

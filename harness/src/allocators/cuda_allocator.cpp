@@ -15,9 +15,7 @@ AllocResult CudaAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
     return {ptr, AllocStatus::ok, 0};
   }
   (void)cudaGetLastError();  // an OOM is not sticky: clear it for the next launch check
-  return {nullptr,
-          status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error,
-          static_cast<int>(status)};
+  return {nullptr, alloc_status(status), static_cast<int>(status)};
 }
 
 void CudaAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {

@@ -6,6 +6,7 @@
 #include "allocators/backends.hpp"
 #include "allocators/budget_cap.hpp"
 #include "allocators/cuda_allocator.hpp"
+#include "allocators/device_usage_cap.hpp"
 #include "allocators/managed_allocator.hpp"
 #include "allocators/torch/allocator_device_memory.hpp"
 #include "allocators/torch/cuda_vmm_memory.hpp"
@@ -33,9 +34,10 @@ std::unique_ptr<Allocator> make_managed(const Params& options, int device, Strea
   auto managed = std::make_unique<ManagedAllocator>(
       device, stream,
       ManagedOptions{.advice = advice_from(options.choice("advise")),
-                     .prefetch = options.flag("prefetch"),
-                     .cap_bytes = cap});
-  return std::make_unique<BudgetCap>(std::move(managed), cap, ManagedAllocator::kCapGranularity);
+                     .prefetch = options.flag("prefetch")});
+  auto device_capped = std::make_unique<DeviceUsageCap>(std::move(managed), cap);
+  return std::make_unique<BudgetCap>(std::move(device_capped), cap,
+                                     ManagedAllocator::kCapGranularity);
 }
 
 // PyTorch's allocator in front of the device: cudaMalloc segments (or the virtual-memory API for

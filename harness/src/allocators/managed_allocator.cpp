@@ -13,22 +13,13 @@ ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedO
     : device_(device), options_(options) {
 }
 
-bool ManagedAllocator::device_has_room_for(std::size_t bytes) const {
-  usage_.read();
-  const std::uint64_t pages = round_up(bytes, kDevicePageBytes);
-  return pages <= options_.cap_bytes && usage_.used_since_start() <= options_.cap_bytes - pages;
-}
-
 AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   if (bytes == 0) return {};
-  if (!device_has_room_for(bytes)) return {nullptr, AllocStatus::budget_cap, 0};
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return {nullptr,
-            status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error,
-            static_cast<int>(status)};
+    return {nullptr, alloc_status(status), static_cast<int>(status)};
   }
   try {
     place(ptr, bytes, stream);
@@ -53,20 +44,16 @@ void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*
 MemoryState ManagedAllocator::state() const {
   // What this run can hold: freed blocks keep their pages while a neighbour lives, so neither the
   // live pages nor the most ever charged alone bound it; the larger of the two does.
-  MemoryState s = usage_.measure(std::max(charged_high_water_, live_pages_bytes_));
-  s.cap_bytes = options_.cap_bytes;
-  s.cap_charged_bytes = usage_.used_since_start();
-  return s;
+  return usage_.measure(std::max(charged_high_water_, live_pages_bytes_));
 }
 
 AllocStatus ManagedAllocator::probe(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return AllocStatus::ok;
-  if (!device_has_room_for(bytes)) return AllocStatus::budget_cap;
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
   if (status != cudaSuccess) {
     (void)cudaGetLastError();
-    return status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error;
+    return alloc_status(status);
   }
   OOMLAB_CUDA_TRY(cudaFree(ptr));
   return AllocStatus::ok;

@@ -1,14 +1,12 @@
 // `managed`: cudaMallocManaged / cudaFree, with optional cudaMemAdvise and a prefetch to the
-// device. Managed memory migrates to the host instead of failing, so there is no ballast and
-// oomlab enforces the budget itself, two ways (both refusals are AllocStatus::budget_cap):
-// - what is asked for: the run wraps this backend in BudgetCap, counting each request rounded up
-//   to kCapGranularity (a touched managed allocation holds its size rounded up to 64 KiB), so
-//   managed memory is never asked for beyond the budget, touched or not;
-// - what the device holds: before each allocation, device memory taken since the run began
-//   (cudaMemGetInfo, ~5 µs) plus the request in whole 2 MiB pages must fit under the cap. Measured
-//   on an H200 (driver 580.159.04), freed managed memory stays on the device while any block of
-//   its 2 MiB chunk lives, exactly like cudaMalloc's pages, so a new block can take new memory
-//   while the requests still fit: only a measurement bounds the device's share.
+// device. Managed memory migrates to the host instead of failing, so there is no ballast and the
+// run enforces the budget around this backend with two adaptors (both refusals are
+// AllocStatus::budget_cap; this backend itself never knows it is capped):
+// - BudgetCap on what is asked for, each request rounded up to kCapGranularity (a touched managed
+//   allocation holds its size rounded up to 64 KiB), so managed memory is never asked for beyond
+//   the budget, touched or not;
+// - DeviceUsageCap on what the device holds, measured before each allocation: freed managed
+//   memory stays on the device while any block of its 2 MiB chunk lives (H200, driver 580).
 // The cap is the budget less cap_headroom() for the driver's own bookkeeping, measured at 2 to
 // 6.5 MiB at budgets from 512 MiB to 32 GiB. Apart from that, the driver takes about 126 MiB of
 // its own at a process's first managed allocation and keeps or gives it back as it sees fit
@@ -28,8 +26,7 @@ enum class ManagedAdvice : std::uint8_t { none, preferred_location, accessed_by,
 
 struct ManagedOptions {
   ManagedAdvice advice = ManagedAdvice::none;
-  bool prefetch = false;                 // cudaMemPrefetchAsync to the device after each allocation
-  std::uint64_t cap_bytes = UINT64_MAX;  // device memory the run's managed blocks may hold
+  bool prefetch = false;  // cudaMemPrefetchAsync to the device after each allocation
 };
 
 class ManagedAllocator final : public Allocator {
@@ -46,13 +43,12 @@ class ManagedAllocator final : public Allocator {
   AllocResult allocate(std::size_t bytes, Stream stream) override;
   void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
   [[nodiscard]] MemoryState state() const override;
-  // Read before every allocation, so exact at allocation events.
+  // Read every DeviceUsage::kSampleEvery frees (the run's DeviceUsageCap reads at allocations).
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
   // Allocates and frees, untouched: holds nothing, charges nothing.
   AllocStatus probe(std::size_t bytes, Stream stream) override;
 
  private:
-  [[nodiscard]] bool device_has_room_for(std::size_t bytes) const;
   void place(void* ptr, std::size_t bytes, Stream stream) const;
 
   int device_;

@@ -10,10 +10,12 @@ namespace oomlab::detail {
 
 void throw_cuda_error(cudaError_t status, const char* call, const char* file, int line) {
   (void)cudaGetLastError();
-  throw Error(
-      ErrorKind::device,
+  const std::string message =
       fmt::format("{}:{}: {} failed: {} ({})", std::filesystem::path(file).filename().string(),
-                  line, call, cudaGetErrorName(status), cudaGetErrorString(status)));
+                  line, call, cudaGetErrorName(status), cudaGetErrorString(status));
+  if (alloc_status(status) == AllocStatus::out_of_memory)
+    throw Error::device_out_of_memory(message);
+  throw Error(ErrorKind::device, message);
 }
 
 }  // namespace oomlab::detail

@@ -4,6 +4,19 @@
 
 #include <cuda_runtime_api.h>
 
+#include "oomlab/allocator.hpp"
+
+namespace oomlab {
+
+// What a CUDA status means to an allocator: ok, out of memory (the only status that is an OOM),
+// or an error.
+[[nodiscard]] constexpr AllocStatus alloc_status(cudaError_t status) {
+  if (status == cudaSuccess) return AllocStatus::ok;
+  return status == cudaErrorMemoryAllocation ? AllocStatus::out_of_memory : AllocStatus::error;
+}
+
+}  // namespace oomlab
+
 namespace oomlab::detail {
 
 // Clears the error (so it does not resurface at the next check) and throws Error(device).

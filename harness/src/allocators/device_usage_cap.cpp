@@ -1,0 +1,36 @@
+#include "allocators/device_usage_cap.hpp"
+
+#include <algorithm>
+
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+
+DeviceUsageCap::DeviceUsageCap(std::unique_ptr<Allocator> inner, std::uint64_t cap_bytes)
+    : inner_(std::move(inner)), cap_bytes_(cap_bytes) {
+}
+
+bool DeviceUsageCap::device_has_room_for(std::size_t bytes) const {
+  usage_.read();
+  const std::uint64_t pages = round_up(bytes, kDevicePageBytes);
+  return pages <= cap_bytes_ && usage_.used_since_start() <= cap_bytes_ - pages;
+}
+
+AllocResult DeviceUsageCap::allocate(std::size_t bytes, Stream stream) {
+  if (bytes != 0 && !device_has_room_for(bytes)) return {nullptr, AllocStatus::budget_cap, 0};
+  return inner_->allocate(bytes, stream);
+}
+
+AllocStatus DeviceUsageCap::probe(std::size_t bytes, Stream stream) {
+  if (bytes != 0 && !device_has_room_for(bytes)) return AllocStatus::budget_cap;
+  return inner_->probe(bytes, stream);
+}
+
+MemoryState DeviceUsageCap::state() const {
+  MemoryState s = inner_->state();
+  s.cap_bytes = s.cap_bytes == 0 ? cap_bytes_ : std::min(s.cap_bytes, cap_bytes_);
+  s.cap_charged_bytes = std::max(s.cap_charged_bytes, usage_.used_since_start());
+  return s;
+}
+
+}  // namespace oomlab
