@@ -19,6 +19,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using oomlab::testing::oomlab_binary;
+using oomlab::testing::test_plugin;
 using json = nlohmann::json;
 
 std::string demo_plugin() {
@@ -107,12 +108,11 @@ TEST(Timeout, ARunPastItsTimeoutStopsFreesEverythingAndSaysTimeout) {
 }
 
 TEST(Timeout, ACallThatNeverReturnsEndsTheProcessWithARecord) {
-  ::setenv("OOMLAB_TEST_SCENARIOS", "1", 1);
   const fs::path out = fresh("hang");
-  const ChildResult r = oomlab({"run", "test-hang", "-a", "sim", "--budget", "64MiB", "--timeout",
-                                "1", "--quiet", "--out", out.string()},
+  const ChildResult r = oomlab({"run", "test-hang", "--plugin", test_plugin("faults"), "-a", "sim",
+                                "--budget", "64MiB", "--timeout", "1", "--quiet", "--out",
+                                out.string()},
                                std::chrono::seconds(30));
-  ::unsetenv("OOMLAB_TEST_SCENARIOS");
   ASSERT_FALSE(r.timed_out) << "the watchdog did not end it";
   EXPECT_EQ(r.exit_code, 4) << r.err_tail;
   EXPECT_LT(r.seconds, 10.0) << "timeout 1 s + grace 1 s";
