@@ -24,6 +24,7 @@
 #include "reports/junit.hpp"
 #include "reports/soak_report.hpp"
 #include "reports/summary_json.hpp"
+#include "run/run_plan.hpp"
 #include "run/runner.hpp"
 #include "run/soak.hpp"
 
@@ -184,23 +185,17 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
   return kExitOk;
 }
 
-namespace {
-
 // `auto` becomes a concrete backend here, with that backend's default options, so that the run
 // folder is named after what really runs; the probed environment goes on to the runner.
-}  // namespace
-
 void resolve_allocator(RunConfig& config, Console& console) {
   const bool host_only = config.allocator != BackendKind::automatic &&
                          !uses_device(config.allocator, config.allocator_options);
   config.environment = host_only ? probe_host_environment() : probe_environment();
-  if (config.allocator != BackendKind::automatic) return;
-  std::string why;
-  config.allocator = resolve_auto_allocator(*config.environment, &why);
-  config.allocator_options = Params(backend_info(config.allocator).options);
-  if (config.allocator == BackendKind::sim) {
-    console.notice(fmt::format("{}: using the simulated allocator 'sim'", why));
-  }
+  ResolvedAllocator choice =
+      resolve_automatic(config.allocator, config.allocator_options, *config.environment);
+  config.allocator = choice.kind;
+  config.allocator_options = std::move(choice.options);
+  if (!choice.notice.empty()) console.notice(choice.notice);
 }
 
 namespace {

@@ -70,7 +70,4 @@ struct RunConfig {
 // freed.
 [[nodiscard]] RunResult run_scenario(const RunConfig& config);
 
-// async where a device is usable, otherwise sim; `why` gets the reason for sim.
-[[nodiscard]] BackendKind resolve_auto_allocator(const Environment& env, std::string* why);
-
 }  // namespace oomlab

@@ -7,96 +7,9 @@
 #include <limits>
 
 #include "oomlab/error.hpp"
+#include "trace/pickle_opcodes.hpp"
 
 namespace oomlab::trace::pickle {
-
-namespace {
-
-// Opcodes by their byte (Python's pickletools).
-enum Op : unsigned char {
-  kMark = '(',
-  kStop = '.',
-  kPop = '0',
-  kPopMark = '1',
-  kDup = '2',
-  kBinInt = 'J',
-  kBinInt1 = 'K',
-  kBinInt2 = 'M',
-  kNone = 'N',
-  kBinString = 'T',
-  kShortBinString = 'U',
-  kBinUnicode = 'X',
-  kAppend = 'a',
-  kEmptyDict = '}',
-  kAppends = 'e',
-  kBinGet = 'h',
-  kLongBinGet = 'j',
-  kEmptyList = ']',
-  kBinPut = 'q',
-  kLongBinPut = 'r',
-  kSetItem = 's',
-  kTuple = 't',
-  kEmptyTuple = ')',
-  kSetItems = 'u',
-  kBinFloat = 'G',
-  kProto = 0x80,
-  kTuple1 = 0x85,
-  kTuple2 = 0x86,
-  kTuple3 = 0x87,
-  kNewTrue = 0x88,
-  kNewFalse = 0x89,
-  kLong1 = 0x8a,
-  kLong4 = 0x8b,
-  kBinBytes = 'B',
-  kShortBinBytes = 'C',
-  kShortBinUnicode = 0x8c,
-  kBinUnicode8 = 0x8d,
-  kBinBytes8 = 0x8e,
-  kEmptySet = 0x8f,
-  kAddItems = 0x90,
-  kFrozenSet = 0x91,
-  kMemoize = 0x94,
-  kFrame = 0x95,
-  kByteArray8 = 0x96,
-};
-
-// What a refused opcode is, in words.
-const char* refused_name(unsigned char op) {
-  switch (op) {
-    case 'c':
-      return "GLOBAL";
-    case 0x93:
-      return "STACK_GLOBAL";
-    case 'R':
-      return "REDUCE";
-    case 'b':
-      return "BUILD";
-    case 'i':
-      return "INST";
-    case 'o':
-      return "OBJ";
-    case 0x81:
-      return "NEWOBJ";
-    case 0x92:
-      return "NEWOBJ_EX";
-    case 0x82:
-    case 0x83:
-    case 0x84:
-      return "EXT";
-    case 'P':
-      return "PERSID";
-    case 'Q':
-      return "BINPERSID";
-    case 0x97:
-      return "NEXT_BUFFER";
-    case 0x98:
-      return "READONLY_BUFFER";
-    default:
-      return nullptr;
-  }
-}
-
-}  // namespace
 
 class Reader {
  public:
@@ -152,7 +65,9 @@ class Reader {
   void extend(std::size_t mark, Kind a, Kind b, const char* op);
   void integer(std::string_view bytes);
   bool data_op(unsigned char op);
+  bool text_op(unsigned char op);
   bool container_op(unsigned char op);
+  bool tuple_op(unsigned char op);
   bool memo_op(unsigned char op);
 
   Document& doc_;
@@ -234,6 +149,14 @@ bool Reader::data_op(unsigned char op) {
       push_new(Node{.kind = Kind::real, .real = std::bit_cast<double>(bits)});
       return true;
     }
+    default:
+      return text_op(op);
+  }
+}
+
+// Strings and bytes: the length, then that many bytes.
+bool Reader::text_op(unsigned char op) {
+  switch (op) {
     case kShortBinUnicode:
     case kShortBinString:
       push_new(
@@ -302,6 +225,14 @@ bool Reader::container_op(unsigned char op) {
       items.push_back(value);
       return true;
     }
+    default:
+      return tuple_op(op);
+  }
+}
+
+// Tuples (and frozensets, read as lists) built from the values on the stack.
+bool Reader::tuple_op(unsigned char op) {
+  switch (op) {
     case kTuple:
     case kFrozenSet: {
       const std::size_t mark = pop_mark();

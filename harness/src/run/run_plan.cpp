@@ -1,0 +1,78 @@
+#include "run/run_plan.hpp"
+
+#include <fmt/format.h>
+
+#include "allocators/torch/torch_options.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+
+ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
+                                  const Environment& environment) {
+  if (kind != BackendKind::automatic) return {.kind = kind, .options = options};
+  // async where a device is usable, otherwise sim, saying why.
+  const bool device = !environment.devices.empty();
+  ResolvedAllocator choice{.kind = device ? BackendKind::async : BackendKind::sim};
+  choice.options = Params(backend_info(choice.kind).options);
+  if (!device) {
+    choice.notice =
+        fmt::format("{}: using the simulated allocator 'sim'", environment.cuda_problem);
+  }
+  return choice;
+}
+
+RunPlan plan_run(const RunConfig& config, const Scenario& scenario, const Environment& environment,
+                 RunResult& result) {
+  ResolvedAllocator choice =
+      resolve_automatic(config.allocator, config.allocator_options, environment);
+  if (!choice.notice.empty()) notify(config, result, std::move(choice.notice));
+  RunPlan plan{.kind = choice.kind, .allocator_options = std::move(choice.options)};
+  if (plan.kind == BackendKind::torch) {
+    const auto recorded = scenario.recorded_allocator_settings();
+    torch::ResolvedTorch resolved =
+        torch::resolve_torch(plan.allocator_options, recorded ? &*recorded : nullptr);
+    plan.allocator_options = std::move(resolved.effective);
+    plan.torch = resolved.config;
+    if (!resolved.note.empty()) notify(config, result, std::move(resolved.note));
+  }
+  plan.simulated = !uses_device(plan.kind, plan.allocator_options);
+  return plan;
+}
+
+void notify(const RunConfig& config, RunResult& result, std::string text) {
+  if (config.notice) config.notice(text);
+  result.notices.push_back(std::move(text));
+}
+
+void record_failure(RunResult& result, std::string_view what, std::string_view why) {
+  result.outcome = Outcome::error;
+  if (!result.error_message.empty()) result.error_message += "; ";
+  result.error_message += fmt::format("{}: {}", what, why);
+}
+
+std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
+                             std::uint64_t available, std::string_view available_what) {
+  const BudgetRequest& request = config.budget;
+  std::uint64_t budget = request.bytes.value;
+  if (request.kind == BudgetRequest::Kind::percent) {
+    budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
+  } else if (request.kind == BudgetRequest::Kind::all) {
+    budget = available;
+  }
+  if (budget > available) {
+    notify(config, result,
+           fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget),
+                       format_bytes(available), available_what, format_bytes(available)));
+    budget = available;
+  }
+  if (budget < kDevicePageBytes) {
+    throw_usage(
+        fmt::format("the budget resolves to {} ({} bytes), less than one {} page of device "
+                    "memory: nothing could be allocated",
+                    format_bytes(budget), budget, format_bytes(kDevicePageBytes)));
+  }
+  return budget;
+}
+
+}  // namespace oomlab
