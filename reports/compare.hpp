@@ -13,11 +13,10 @@
 #include <string_view>
 #include <vector>
 
+#include "record/formats.hpp"
 #include "reports/junit.hpp"
 
 namespace oomlab {
-
-inline constexpr std::string_view kCompareSchema = "oomlab.compare.v1";
 
 // One OOM figure over a cell's repeats (matrix --repeat).
 struct Spread {

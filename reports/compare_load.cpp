@@ -12,6 +12,7 @@
 
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "record/formats.hpp"
 #include "reports/compare.hpp"
 
 namespace oomlab {
@@ -21,8 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view kRunInputSchema = "oomlab.run.v1";
-constexpr std::string_view kMatrixInputSchema = "oomlab.matrix.v1";
 constexpr std::array<std::string_view, 6> kOutcomes = {"oom",         "completed", "error",
                                                        "interrupted", "timeout",   "crash"};
 
@@ -221,18 +220,17 @@ CompareInput parse_compare_input(std::string_view text, const std::string& name)
   if (!doc.is_object()) r.fail("", "not an oomlab result: the top level is not a JSON object");
   const auto schema = doc.find("schema");
   if (schema == doc.end() || !schema->is_string()) {
-    r.fail("",
-           fmt::format("no \"schema\": expected {} or {}", kRunInputSchema, kMatrixInputSchema));
+    r.fail("", fmt::format("no \"schema\": expected {} or {}", kRunSchema, kMatrixSchema));
   }
-  if (*schema != kRunInputSchema && *schema != kMatrixInputSchema) {
+  if (*schema != kRunSchema && *schema != kMatrixSchema) {
     r.fail("", fmt::format("schema '{}' is not one compare reads ({} or {})",
-                           schema->get<std::string>(), kRunInputSchema, kMatrixInputSchema));
+                           schema->get<std::string>(), kRunSchema, kMatrixSchema));
   }
   CompareInput input;
   input.path = name;
   input.environment = r.object(doc, "", "environment");
   input.oomlab = doc.value("oomlab", json());
-  if (*schema == kRunInputSchema) {
+  if (*schema == kRunSchema) {
     input.kind = "run";
     input.cells.push_back(run_cell(r, doc));
   } else {

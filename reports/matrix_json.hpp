@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-namespace oomlab {
+#include "record/formats.hpp"
 
-inline constexpr std::string_view kMatrixSchema = "oomlab.matrix.v1";
+namespace oomlab {
 
 struct MatrixRepeat {
   std::string outcome;  // the child's own (oom, completed, error, interrupted), or crash/timeout

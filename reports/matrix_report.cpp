@@ -5,13 +5,12 @@
 #include <algorithm>
 
 #include "oomlab/error.hpp"
+#include "record/formats.hpp"
 #include "reports/report_input.hpp"
 
 namespace oomlab {
 
 namespace {
-
-constexpr std::string_view kMatrixSchemaName = "oomlab.matrix.v1";
 
 void add_unique(std::vector<std::string>& list, const std::string& name) {
   if (std::find(list.begin(), list.end(), name) == list.end()) list.push_back(name);
@@ -150,8 +149,8 @@ MatrixReport load_matrix_report(const std::filesystem::path& path) {
   const std::filesystem::path file = is_dir ? path / "matrix.json" : path;
   const nlohmann::json doc = read_json_file(file);
   const JsonFields top(doc, file);
-  if (top.optional_text("schema") != kMatrixSchemaName) {
-    top.fail("schema", fmt::format("\"{}\" (a matrix.json)", kMatrixSchemaName));
+  if (top.optional_text("schema") != kMatrixSchema) {
+    top.fail("schema", fmt::format("\"{}\" (a matrix.json)", kMatrixSchema));
   }
   MatrixReport m;
   m.dir = file.parent_path();

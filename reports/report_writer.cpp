@@ -8,6 +8,7 @@
 #include <set>
 
 #include "oomlab/error.hpp"
+#include "record/formats.hpp"
 #include "reports/html_report.hpp"
 #include "reports/markdown_report.hpp"
 #include "reports/matrix_report.hpp"
@@ -53,7 +54,7 @@ bool is_matrix(const fs::path& input) {
   }
   if (input.filename() == "matrix.json") return true;
   const nlohmann::json doc = read_json_file(input);
-  return doc.is_object() && doc.contains("schema") && doc["schema"] == "oomlab.matrix.v1";
+  return doc.is_object() && doc.contains("schema") && doc["schema"] == kMatrixSchema;
 }
 
 void write_run(const RunReport& run, const fs::path& dir, WrittenReports& written) {

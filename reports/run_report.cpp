@@ -9,15 +9,13 @@
 #include <string_view>
 
 #include "oomlab/error.hpp"
+#include "record/formats.hpp"
 #include "reports/report_input.hpp"
 
 namespace oomlab {
 
 namespace {
 
-constexpr std::string_view kRunSchemaName = "oomlab.run.v1";
-constexpr std::string_view kEventsHeader =
-    "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes";
 constexpr std::size_t kEventsColumns = 12;
 
 struct Extremes {
@@ -137,10 +135,10 @@ Timeline read_timeline(std::istream& in, const std::string& name, std::size_t bu
     timeline.missing = "events.csv is empty: no events were recorded";
     return timeline;
   }
-  if (row != kEventsHeader) {
+  if (row != kEventsCsvHeader) {
     throw Error(ErrorKind::input,
                 fmt::format("{}:1: not an oomlab events.csv (the header is not '{}')", name,
-                            kEventsHeader));
+                            kEventsCsvHeader));
   }
   TimelineBuilder builder(buckets);
   std::array<std::string_view, kEventsColumns> fields;
@@ -262,8 +260,8 @@ nlohmann::json object_or_empty(const JsonFields& fields, const std::string& key)
 }  // namespace
 
 RunReport read_run_summary(const JsonFields& summary) {
-  if (summary.optional_text("schema") != kRunSchemaName) {
-    summary.fail("schema", fmt::format("\"{}\" (a run's summary.json)", kRunSchemaName));
+  if (summary.optional_text("schema") != kRunSchema) {
+    summary.fail("schema", fmt::format("\"{}\" (a run's summary.json)", kRunSchema));
   }
   RunReport r;
   r.environment = read_environment(summary);

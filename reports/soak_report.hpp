@@ -4,11 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "record/formats.hpp"
 #include "run/soak.hpp"
 
 namespace oomlab {
-
-inline constexpr std::string_view kSoakSchema = "oomlab.soak.v1";
 
 // What a soak may leave behind and still pass: resident memory growth after the first tenth of
 // the cycles, and device free memory short after any cycle (the harness's own 2 MiB).

@@ -6,11 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "record/formats.hpp"
 #include "run/run_result.hpp"
 
 namespace oomlab {
-
-inline constexpr std::string_view kRunSchema = "oomlab.run.v1";
 
 // How this oomlab was invoked, for the "oomlab" block.
 struct Invocation {

@@ -8,11 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "record/formats.hpp"
 #include "run/whatif.hpp"
 
 namespace oomlab {
-
-inline constexpr std::string_view kWhatIfSchema = "oomlab.whatif.v1";
 
 // One line, leading: the setting that fits in the least memory against native, and, at the
 // budget, which settings run out of memory and which fit. Never recommends one that does not.

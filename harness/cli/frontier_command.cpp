@@ -8,6 +8,7 @@
 #include "cli/console.hpp"
 #include "cli/signals.hpp"
 #include "oomlab/error.hpp"
+#include "record/formats.hpp"
 #include "reports/summary_json.hpp"
 #include "run/frontier.hpp"
 
@@ -30,7 +31,7 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
                       {"duration_ms", t.duration_ms}});
   }
   return {
-      {"schema", "oomlab.frontier.v1"},
+      {"schema", kFrontierSchema},
       {"oomlab", version_json()},
       {"scenario",
        {{"name", config.scenario}, {"params", params_json(config.params)}, {"seed", config.seed}}},

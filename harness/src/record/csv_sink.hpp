@@ -7,12 +7,10 @@
 #include <vector>
 
 #include "record/event_log.hpp"
+#include "record/formats.hpp"
 #include "record/phase_table.hpp"
 
 namespace oomlab {
-
-inline constexpr std::string_view kEventsCsvHeader =
-    "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes";
 
 class CsvFileSink final : public EventSink {
  public:

@@ -1,0 +1,20 @@
+// The names of the formats oomlab writes (DESIGN.md "Output formats"): one constant each, for
+// the writers and the readers alike.
+#pragma once
+
+#include <string_view>
+
+namespace oomlab {
+
+inline constexpr std::string_view kRunSchema = "oomlab.run.v1";            // summary.json
+inline constexpr std::string_view kMatrixSchema = "oomlab.matrix.v1";      // matrix.json
+inline constexpr std::string_view kCompareSchema = "oomlab.compare.v1";    // compare --json
+inline constexpr std::string_view kFrontierSchema = "oomlab.frontier.v1";  // frontier --json
+inline constexpr std::string_view kSoakSchema = "oomlab.soak.v1";          // soak.json
+inline constexpr std::string_view kWhatIfSchema = "oomlab.whatif.v1";      // whatif --json
+
+// The first line of events.csv.
+inline constexpr std::string_view kEventsCsvHeader =
+    "seq,t_ns,step,phase,op,bytes,ptr,stream,thread,status,live_bytes,reserved_bytes";
+
+}  // namespace oomlab
