@@ -2,8 +2,9 @@
 # The nightly job of a GPU runner: build, `oomlab info`, the matrix with fixed seeds and budget,
 # the report, and `compare` against the baseline of this GPU model and driver family
 # (ci/baselines/<gpu>-<driver major>.json). Exits with compare's code: 0 no regression,
-# 1 a regression (earlier OOM, new OOM, crash, timeout), 2 bad usage or input. Everything it
-# makes lands in one folder (the CI uploads it as the artifact).
+# 1 a regression (earlier OOM, new OOM, crash, timeout), 2 bad usage or input, 5 a file could not
+# be written, 6 baseline cells missing from the run or nothing matched (another budget, seed or
+# scenario list than the baseline's). Everything it makes lands in one folder (the CI uploads it).
 #
 #   ci/nightly.sh [--out DIR] [--bin DIR] [--refresh-baseline]
 #

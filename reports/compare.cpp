@@ -174,6 +174,19 @@ std::vector<EnvironmentRow> environment_rows(const CompareInput& b, const Compar
   return rows;
 }
 
+// The key as cells match by it: a parameter whose file's content is recorded stands for that
+// content, so the same trace under another path (or another checkout) is the same cell.
+json matching_key(const json& key) {
+  const auto files = key.find("files");
+  if (files == key.end() || !files->is_object()) return key;
+  json out = key;
+  out.erase("files");
+  if (!out.contains("params") || !out["params"].is_object()) out["params"] = json::object();
+  for (const auto& [name, digest] : files->items())
+    out["params"][name] = digest;
+  return out;
+}
+
 }  // namespace
 
 double Spread::relative() const {
@@ -239,11 +252,15 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
   out.tolerance = tolerance;
   out.environment = environment_rows(baseline, current);
   std::vector<bool> matched(current.cells.size(), false);
+  std::vector<json> current_keys;
+  for (const CompareCell& c : current.cells)
+    current_keys.push_back(matching_key(c.key));
   for (const CompareCell& b : baseline.cells) {
     CellVerdict v;
     v.baseline = b;
+    const json key = matching_key(b.key);
     for (std::size_t i = 0; i < current.cells.size(); ++i) {
-      if (!matched[i] && current.cells[i].key == b.key) {
+      if (!matched[i] && current_keys[i] == key) {
         matched[i] = true;
         v.current = current.cells[i];
         break;
@@ -283,6 +300,24 @@ std::string environment_warning(const Comparison& comparison) {
       fmt::join(parts, "; "));
 }
 
+std::string incomplete_reason(const Comparison& comparison) {
+  const std::size_t missing = comparison.count(Verdict::missing);
+  const std::size_t matched = comparison.cells.size() - missing - comparison.count(Verdict::added);
+  if (matched == 0) return "incomplete: no cell matched";
+  if (missing == 0) return "";
+  std::vector<std::string> names;
+  for (const CellVerdict& v : comparison.cells) {
+    if (v.verdict != Verdict::missing) continue;
+    if (names.size() == 3) {
+      names.emplace_back("...");
+      break;
+    }
+    names.push_back(fmt::format("{}/{}", v.cell().scenario, v.cell().allocator));
+  }
+  return fmt::format("incomplete: {} of {} baseline cells missing from the current ({})", missing,
+                     comparison.baseline.cells.size(), fmt::join(names, ", "));
+}
+
 std::string no_match_warning(const Comparison& comparison) {
   const std::size_t unmatched =
       comparison.count(Verdict::missing) + comparison.count(Verdict::added);
@@ -290,7 +325,7 @@ std::string no_match_warning(const Comparison& comparison) {
       unmatched != comparison.cells.size())
     return "";
   return "no baseline cell is in the current: cells match by scenario, allocator, options, params "
-         "and budget, so compare runs made with the same settings";
+         "(a file by its content) and budget, so compare runs made with the same settings";
 }
 
 std::string verdict_counts(const Comparison& comparison) {

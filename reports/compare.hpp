@@ -36,7 +36,9 @@ struct OomPoint {
 
 // One cell of a compared input: a matrix cell, or the one cell a summary.json is.
 struct CompareCell {
-  nlohmann::json key;     // scenario, allocator, options, params, budget: what cells match by
+  // scenario, allocator, options, params, budget, and files (what the params' files held):
+  // what cells match by
+  nlohmann::json key;
   std::string scenario;   // the rest is for people
   std::string allocator;  // as the matrix was asked ("async:release_threshold=0") or the run's name
   std::string budget;     // as asked ("8GiB"), or the run's budget_bytes in binary units
@@ -130,11 +132,16 @@ struct Comparison {
 };
 
 // Matches cells by JSON-equal keys (a key found twice, as on several devices, matches in order)
-// and gives each its verdict. `tolerance` is relative (0.02 for 2%), 0 to 1.
+// and gives each its verdict. A parameter that names a file matches by the file's content where
+// the key records it (key.files: {"trace": "sha256:..."}), not by its path. `tolerance` is
+// relative (0.02 for 2%), 0 to 1.
 [[nodiscard]] Comparison compare(CompareInput baseline, CompareInput current, double tolerance);
 
 // "comparing different environments: device NVIDIA H100 80GB HBM3 vs NVIDIA H200; ..." or "".
 [[nodiscard]] std::string environment_warning(const Comparison& comparison);
+// "incomplete: 2 of 6 baseline cells missing from the current (leak/cuda, ...)", "incomplete: no
+// cell matched", or "" when every baseline cell found its current one.
+[[nodiscard]] std::string incomplete_reason(const Comparison& comparison);
 // "no baseline cell is in the current: ..." when both have cells and none matched, else "".
 [[nodiscard]] std::string no_match_warning(const Comparison& comparison);
 // "3 same, 1 earlier-oom, 1 crash"

@@ -152,6 +152,10 @@ CompareCell run_cell(const Reader& r, const json& doc) {
               {"options", r.object(allocator, "allocator", "options")},
               {"params", r.object(scenario, "scenario", "params")},
               {"budget", budget}};
+  if (const auto files = scenario.find("files"); files != scenario.end()) {
+    if (!files->is_object()) r.fail("scenario.files", "expected an object");
+    cell.key["files"] = *files;
+  }
   cell.budget = format_bytes(budget);
   cell.outcome = r.outcome(doc, "");
   cell.oom = oom_point(r, doc, "", cell.outcome);

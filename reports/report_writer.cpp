@@ -2,11 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <set>
 
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
 #include "reports/html_report.hpp"
@@ -22,19 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 
 void write_file(const fs::path& path, const std::string& text, WrittenReports& written) {
-  std::error_code ec;
-  if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
-  if (ec) {
-    throw Error(ErrorKind::usage,
-                fmt::format("cannot create {}: {}", path.parent_path().string(), ec.message()));
-  }
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) {
-    throw Error(ErrorKind::usage,
-                fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
-  }
+  write_output_file(path, text);
   written.files.push_back(path);
 }
 

@@ -15,7 +15,7 @@ struct WrittenReports {
 
 // `input`: a run folder, a matrix folder, or their summary.json / matrix.json. `out_dir` empty:
 // beside the input. Cell reports go to `<out>/<cell dir>/`, so the matrix report's links hold.
-// Throws Error(input) naming the bad file, Error(usage) when the output cannot be written.
+// Throws Error(input) naming the bad file, Error(io) when an output cannot be written.
 [[nodiscard]] WrittenReports write_reports(const std::filesystem::path& input,
                                            const std::filesystem::path& out_dir);
 

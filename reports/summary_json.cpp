@@ -165,6 +165,7 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"notices", r.notices},
       {"notes", r.notes},
   };
+  if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
   if (!r.last_events.empty()) {
     json events = json::array();
     for (const RunResult::RecentEvent& e : r.last_events) {

@@ -2,6 +2,7 @@
 // Field names are fixed; fields may be added, never renamed or removed.
 #pragma once
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -11,9 +12,11 @@
 
 namespace oomlab {
 
-// How this oomlab was invoked, for the "oomlab" block.
+// How this oomlab was invoked: its command line for the "oomlab" block, and what the files its
+// parameters name held ("trace" -> "sha256:...", io/file_digest.hpp) for scenario.files.
 struct Invocation {
   std::vector<std::string> argv;
+  std::map<std::string, std::string> files;
 };
 
 [[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,

@@ -205,11 +205,10 @@ TEST(Cli, FrontierAnswersAndSaysWhenNothingFits) {
 
 TEST(Cli, ExpectationsSetTheExitCode) {
   const auto folder = temp_folder("expect");
-  const std::vector<std::string> base = {"run",   "fragmentation", "-a", "sim", "-b", "64MiB", "-q",
-                                         "--out", folder.string()};
+  const std::vector<std::string> base = {"run", "fragmentation", "-a", "sim", "-b", "64MiB", "-q"};
   auto with = [&](const std::string& flag) {
     std::vector<std::string> args = base;
-    args.push_back(flag);
+    args.insert(args.end(), {flag, "--out", (folder / flag).string()});  // a folder per run
     return oomlab(args);
   };
   EXPECT_EQ(with("--expect-oom").code, 0);

@@ -207,6 +207,13 @@ INSTANTIATE_TEST_SUITE_P(
         Ending{{.signal = 6}, "oom", "crash"},
         Ending{{.signal = 15, .timed_out = true}, nullptr, "timeout"},
         Ending{{.signal = 15, .stopped = true}, nullptr, "interrupted"},
+        // The child ended its run and exited on its own; the stop or the deadline came after.
+        Ending{{.exit_code = 0, .stopped = true}, "oom", "oom"},
+        Ending{{.exit_code = 0, .timed_out = true}, "completed", "completed"},
+        Ending{{.exit_code = 130, .stopped = true}, "interrupted", "interrupted"},
+        Ending{{.exit_code = 130, .timed_out = true}, "interrupted", "timeout"},
+        // run's exit 5: a file it could not write.
+        Ending{{.exit_code = 5}, "oom", "error"}, Ending{{.exit_code = 5}, nullptr, "error"},
         Ending{{.exit_code = 0, .out_overflow = true}, "oom", "error"}));
 
 TEST(RunJunit, OneTestcaseFailedWhenTheExpectationIsNotMet) {

@@ -71,9 +71,11 @@ void add_run(CLI::App& app, Parsed& p) {
                   "memory the run may use: a size (8GiB, 512MiB, 1.5GB), N% of the device, or all; "
                   "clamped to free memory")
       ->capture_default_str();
-  run->add_option("--out,-o", p.run.out,
-                  "folder for events.csv and summary.json (default oomlab-runs/<UTC "
-                  "time>-<scenario>-<allocator>)");
+  auto* out = run->add_option("--out,-o", p.run.out,
+                              "folder for events.csv and summary.json (default oomlab-runs/<UTC "
+                              "time>-<scenario>-<allocator>); not one that holds a run");
+  run->add_flag("--no-out", p.run.no_out, "write no run folder (CI with --json -)")->excludes(out);
+  run->add_flag("--force", p.run.force, "--out may name a folder holding a run: replace it");
   run->add_option("--json", p.run.json,
                   "also write summary.json to FILE; '-' prints it alone on stdout");
   run->add_option("--csv", p.run.csv, "also write events.csv to FILE");
@@ -193,6 +195,7 @@ void add_matrix(CLI::App& app, Parsed& p) {
       ->capture_default_str();
   m->add_option("--out,-o", o.out,
                 "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
+  m->add_flag("--force", o.force, "--out may name a folder holding a matrix: replace it");
   m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
   m->add_flag("--quiet,-q", o.quiet, "only the table");
   m->footer(
@@ -230,6 +233,12 @@ void add_compare(CLI::App& app, Parsed& p) {
   c->add_option("--markdown", o.markdown,
                 "also write a Markdown table to FILE; '-' prints it alone");
   c->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
+  c->add_flag("--allow-missing", o.allow_missing,
+              "baseline cells missing from the current, or no cell matched, do not fail (exit 6)");
+  c->footer(
+      "Exit codes: 0 no regression, 1 a regression, 2 bad usage or input, 5 an output file\n"
+      "could not be written, 6 baseline cells missing from the current or none matched\n"
+      "(--allow-missing: 0). A parameter naming a file (a trace) matches by its content.");
 }
 
 void build_app(CLI::App& app, Parsed& p) {
@@ -254,8 +263,8 @@ void build_app(CLI::App& app, Parsed& p) {
       "  oomlab list\n"
       "  oomlab info\n"
       "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
-      "3 no usable device for the allocator, 4 a run or a matrix cell crashed or timed out, 130 "
-      "interrupted.");
+      "3 no usable device for the allocator, 4 a run or a matrix cell crashed or timed out,\n"
+      "5 an output file could not be written, 6 compare: baseline cells missing, 130 interrupted.");
   add_run(app, p);
   add_frontier(app, p);
   add_whatif(app, p);
@@ -275,6 +284,8 @@ int exit_code_for_error(const Error& e) {
       return kExitUsage;
     case ErrorKind::no_device:
       return kExitNoDevice;
+    case ErrorKind::io:
+      return kExitIo;
     default:
       return kExitCheckFailed;
   }

@@ -16,6 +16,9 @@ inline constexpr int kExitCheckFailed = 1;
 inline constexpr int kExitUsage = 2;
 inline constexpr int kExitNoDevice = 3;
 inline constexpr int kExitCellFailed = 4;  // a run or a matrix cell crashed or timed out
+inline constexpr int kExitIo = 5;          // an output file could not be written (reason named)
+// compare: baseline cells missing from the current, or nothing matched (--allow-missing: off)
+inline constexpr int kExitIncomplete = 6;
 inline constexpr int kExitInterrupted = 130;
 
 struct RunOptions {
@@ -25,6 +28,8 @@ struct RunOptions {
   std::string seed = "1";
   std::vector<std::string> params;
   std::string out;
+  bool no_out = false;  // no run folder: CI that only wants --json -
+  bool force = false;   // --out may name a folder that holds a run: its files are replaced
   std::string json;
   std::string csv;
   std::string device = "0";
@@ -52,6 +57,7 @@ struct MatrixOptions {
   std::string devices = "0";
   std::vector<std::string> params;
   std::string out;
+  bool force = false;  // --out may name a folder that holds a matrix
   std::string verify = "sample";
   std::string junit;
   bool quiet = false;
@@ -63,14 +69,16 @@ struct ReportOptions {
   std::string out;  // where the files go (default: beside each input)
 };
 
-// `oomlab compare BASELINE CURRENT`: verdicts per cell; exit 1 on any regression.
+// `oomlab compare BASELINE CURRENT`: verdicts per cell; exit 1 on any regression, 6 when baseline
+// cells are missing from the current or nothing matched.
 struct CompareOptions {
   std::string baseline;
   std::string current;
   std::string tolerance = "2%";
-  std::string json;      // FILE or '-'
-  std::string markdown;  // FILE or '-'
-  std::string junit;     // FILE
+  std::string json;            // FILE or '-'
+  std::string markdown;        // FILE or '-'
+  std::string junit;           // FILE
+  bool allow_missing = false;  // missing baseline cells, or no match at all, do not fail
 };
 
 // `oomlab whatif --trace SNAPSHOT`: the snapshot under several settings of PyTorch's allocator.

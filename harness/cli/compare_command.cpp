@@ -1,23 +1,20 @@
 // `oomlab compare BASELINE CURRENT`: the tolerance parsed, both inputs read, the verdicts
-// written where asked; exit 1 on any regression (DESIGN.md "Exit codes").
+// written where asked; exit 1 on any regression, 6 when baseline cells are missing from the
+// current or nothing matched (DESIGN.md "Exit codes").
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/output_failures.hpp"
 #include "cli/parse.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "reports/compare.hpp"
 #include "reports/junit.hpp"
 
 namespace oomlab::cli {
-
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -53,17 +50,6 @@ CompareInput load(std::string_view side, const std::string& path) {
   }
 }
 
-void write_file(std::string_view flag, const std::string& path, const std::string& text) {
-  const fs::path file(path);
-  std::error_code ec;
-  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
-  std::ofstream stream(file, std::ios::binary | std::ios::trunc);
-  stream << text;
-  stream.close();
-  if (!stream)
-    throw_usage(fmt::format("{}: cannot write {}: {}", flag, path, std::strerror(errno)));
-}
-
 std::string junit_text(const Comparison& comparison) {
   std::ostringstream xml;
   const std::vector<JUnitCase> cases = compare_junit_cases(comparison);
@@ -87,19 +73,31 @@ int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& er
   if (const std::string warning = no_match_warning(comparison); !warning.empty()) {
     err << fmt::format("oomlab: warning: {}\n", warning);
   }
-  const auto emit = [&](const std::string& flag_value, std::string_view flag,
-                        const std::string& text) {
+  OutputFailures failures;
+  const auto emit = [&](const std::string& flag_value, const std::string& text) {
     if (flag_value == "-") {
       out << text;
     } else if (!flag_value.empty()) {
-      write_file(flag, flag_value, text);
+      failures.attempt([&] { write_output_file(flag_value, text); });
     }
   };
-  if (!o.json.empty()) emit(o.json, "--json", compare_json(comparison).dump(2) + "\n");
-  if (!o.markdown.empty()) emit(o.markdown, "--markdown", compare_markdown(comparison));
-  if (!o.junit.empty()) emit(o.junit, "--junit", junit_text(comparison));
+  if (!o.json.empty()) emit(o.json, compare_json(comparison).dump(2) + "\n");
+  if (!o.markdown.empty()) emit(o.markdown, compare_markdown(comparison));
+  if (!o.junit.empty()) emit(o.junit, junit_text(comparison));
   (to_stdout > 0 ? err : out) << compare_table(comparison);
-  return comparison.regressions() > 0 ? kExitCheckFailed : kExitOk;
+  const std::string incomplete = incomplete_reason(comparison);
+  if (!incomplete.empty()) {
+    err << fmt::format(
+        "oomlab: {}{}\n", incomplete,
+        o.allow_missing ? " (--allow-missing: not a failure)" : " (exit 6 unless --allow-missing)");
+  }
+  int code = kExitOk;
+  if (comparison.regressions() > 0) {
+    code = kExitCheckFailed;
+  } else if (!incomplete.empty() && !o.allow_missing) {
+    code = kExitIncomplete;
+  }
+  return failures.report(err, code);
 }
 
 }  // namespace oomlab::cli

@@ -1,12 +1,12 @@
 // `oomlab frontier`: the smallest budget at which a scenario completes.
 #include <fmt/format.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/signals.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
 #include "reports/summary_json.hpp"
@@ -84,9 +84,7 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
     if (to_stdout) {
       out << json;
     } else {
-      std::ofstream file(o.json, std::ios::binary | std::ios::trunc);
-      file << json;
-      if (!file) throw Error(ErrorKind::io, fmt::format("--json: cannot write {}", o.json));
+      write_output_file(o.json, json);
     }
   }
   return result.frontier_bytes ? kExitOk : kExitCheckFailed;

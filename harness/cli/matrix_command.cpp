@@ -9,15 +9,17 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <thread>
 
 #include "cli/child_process.hpp"
 #include "cli/cli.hpp"
 #include "cli/commands.hpp"
 #include "cli/matrix_plan.hpp"
+#include "cli/output_failures.hpp"
 #include "cli/signals.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "reports/junit.hpp"
 #include "reports/matrix_json.hpp"
@@ -55,6 +57,7 @@ MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const s
                                    plan.verify,
                                    "--out",
                                    (plan.out / dir).string(),
+                                   "--force",  // the cell's folder is this matrix's own
                                    "--json",
                                    "-",
                                    "--quiet"};
@@ -206,37 +209,44 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
   Runner runner(plan, err, options.quiet);
   const std::vector<MatrixCell> cells = runner.run(StopOnSignal::flag());
   const bool stopped = StopOnSignal::flag()->load();
-  write_matrix_json(plan, cells);
+  OutputFailures failures;
+  const bool written = failures.attempt([&] { write_matrix_json(plan, cells); });
   out << matrix_table(cells);
-  out << fmt::format("matrix.json and one folder per cell in {}/\n", plan.out.string());
+  if (written)
+    out << fmt::format("matrix.json and one folder per cell in {}/\n", plan.out.string());
   if (!options.junit.empty()) {
-    std::ofstream file(options.junit);
-    write_junit(file, "oomlab matrix", junit_cases(cells));
-    file.close();
-    if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", options.junit));
+    failures.attempt([&] {
+      std::ostringstream xml;
+      write_junit(xml, "oomlab matrix", junit_cases(cells));
+      write_output_file(options.junit, xml.str());
+    });
   }
   const int code = exit_code_of(cells, stopped);
   if (code == kExitCellFailed) err << "oomlab: a cell crashed or timed out (see the table)\n";
   if (code == kExitCheckFailed) err << "oomlab: a cell failed to run (see the table)\n";
-  return code;
+  return failures.report(err, code);
 }
 
 std::string cell_outcome(const ChildResult& child, const nlohmann::json& summary) {
+  const std::string outcome = summary.is_object() ? summary.value("outcome", "error") : "";
+  // `run` exits 1 for a failed check (corrupted data, memory left on the device) and 5 for a file
+  // it could not write, with a summary that still says oom or completed: the cell failed.
+  const bool check_failed = child.exit_code != kExitOk && child.exit_code != kExitInterrupted;
+  const bool ran_to_its_end = outcome == "oom" || outcome == "completed";
+  // A child that exited on its own after its run ended keeps its outcome, even when a stop or
+  // the deadline came between its end and ours (a matrix interrupted right after the cell).
+  if (child.signal == 0 && !child.out_overflow && ran_to_its_end)
+    return check_failed ? "error" : outcome;
   if (child.timed_out) return "timeout";
   if (child.stopped) return "interrupted";
   if (child.out_overflow) return "error";
   if (child.signal != 0) return "crash";
-  if (summary.is_object()) {
-    const std::string outcome = summary.value("outcome", "error");
-    // `run` exits 1 for a failed check (corrupted data, memory left on the device) with a summary
-    // that still says oom or completed: the cell failed all the same.
-    const bool check_failed = child.exit_code != kExitOk && child.exit_code != kExitInterrupted;
-    return check_failed && (outcome == "oom" || outcome == "completed") ? "error" : outcome;
-  }
-  // No summary: oomlab's own exits (1, 2, 3, 130) are errors it explained; any other code is a
+  if (summary.is_object()) return outcome;
+  // No summary: oomlab's own exits (1, 2, 3, 5, 130) are errors it explained; any other code is a
   // process that died on its way (exit() in a library, a failed assertion's handler).
   const bool oomlab_exit = child.exit_code == kExitCheckFailed || child.exit_code == kExitUsage ||
-                           child.exit_code == kExitNoDevice || child.exit_code == kExitInterrupted;
+                           child.exit_code == kExitNoDevice || child.exit_code == kExitIo ||
+                           child.exit_code == kExitInterrupted;
   return oomlab_exit ? "error" : "crash";
 }
 

@@ -5,13 +5,15 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <fstream>
+#include <map>
 #include <set>
 
 #include "allocators/backends.hpp"
 #include "cli/child_process.hpp"
 #include "cli/parse.hpp"
 #include "device/device.hpp"
+#include "io/file_digest.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "reports/summary_json.hpp"
@@ -143,8 +145,11 @@ std::string folder_name(std::string text) {
   return text;
 }
 
+// What the files a scenario's parameters name held, hashed once for all its allocators.
+using FileDigests = std::map<std::string, std::map<std::string, std::string>>;
+
 PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
-                      const std::string& allocator, int device) {
+                      const std::string& allocator, int device, FileDigests& digests) {
   PlannedCell cell{.id = folder_name(scenario.name + "-" + allocator),
                    .scenario = scenario.name,
                    .allocator = allocator,
@@ -168,7 +173,34 @@ PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
       {"options", params_json(config.allocator_options)},
       {"params", params_json(config.params)},
       {"budget", budget_key(o.budget)}};
+  auto [files, fresh] = digests.try_emplace(scenario.name);
+  if (fresh) files->second = file_digests(scenario.params, config.params);
+  if (!files->second.empty()) cell.key["files"] = files->second;
   return cell;
+}
+
+// The matrix's folder, made. One that holds a matrix is refused, or with --force its record and
+// reports go first (the cells' folders are then replaced one by one as they run).
+void prepare_folder(const fs::path& folder, bool force) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec || !fs::is_directory(folder)) {
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
+                            ec ? ec.message() : "a file of that name exists"));
+  }
+  if (!fs::exists(folder / "matrix.json", ec)) return;
+  if (!force) {
+    throw_usage(fmt::format(
+        "--out: {} already holds a matrix (matrix.json): give a new folder, or --force to "
+        "replace it",
+        folder.string()));
+  }
+  for (const char* name : {"matrix.json", "report.html", "report.md"}) {
+    if (fs::remove(folder / name, ec); ec) {
+      throw Error(ErrorKind::io, fmt::format("--force: cannot remove {}: {}",
+                                             (folder / name).string(), ec.message()));
+    }
+  }
 }
 
 fs::path default_folder() {
@@ -223,9 +255,10 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   const Environment env = probe_environment();
   plan.devices = choose_devices(o.devices, env);
   std::set<std::string> ids;
+  FileDigests digests;
   for (const Registry::Entry* scenario : scenarios) {
     for (const std::string& allocator : allocators) {
-      PlannedCell cell = plan_cell(o, *scenario, allocator, plan.devices.front());
+      PlannedCell cell = plan_cell(o, *scenario, allocator, plan.devices.front(), digests);
       for (int n = 2; !ids.insert(cell.id).second; ++n)
         cell.id = folder_name(fmt::format("{}-{}-{}", scenario->name, allocator, n));
       plan.cells.push_back(std::move(cell));
@@ -234,11 +267,7 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   plan.scenario_count = scenarios.size();
   plan.allocator_count = allocators.size();
   plan.out = o.out.empty() ? default_folder() : fs::path(o.out);
-  std::error_code ec;
-  fs::create_directories(plan.out, ec);
-  if (ec || !fs::is_directory(plan.out))
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", plan.out.string(),
-                            ec ? ec.message() : "a file of that name exists"));
+  prepare_folder(plan.out, o.force);
   plan.self = self_executable();
   const auto device =
       std::find_if(env.devices.begin(), env.devices.end(),
@@ -265,15 +294,8 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
 }
 
 void write_matrix_json(const MatrixPlan& plan, const std::vector<MatrixCell>& cells) {
-  const fs::path path = plan.out / "matrix.json";
-  const fs::path partial = plan.out / "matrix.json.partial";
-  {
-    std::ofstream file(partial, std::ios::trunc);
-    file << matrix_json(plan.environment, plan.config, cells).dump(2) << '\n';
-    file.close();
-    if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", partial.string()));
-  }
-  fs::rename(partial, path);  // readers never see half a file
+  write_output_file(plan.out / "matrix.json",
+                    matrix_json(plan.environment, plan.config, cells).dump(2) + "\n");
 }
 
 }  // namespace oomlab::cli

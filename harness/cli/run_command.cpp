@@ -10,18 +10,18 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/parse.hpp"
+#include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
 #include "device/device.hpp"
+#include "io/file_digest.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
-#include "reports/human_summary.hpp"
-#include "reports/junit.hpp"
 #include "reports/soak_report.hpp"
 #include "reports/summary_json.hpp"
 #include "run/run_plan.hpp"
@@ -98,56 +98,6 @@ RunConfig config_from(const RunOptions& o) {
   return config;
 }
 
-namespace {
-
-fs::path default_run_folder(const std::string& scenario, std::string_view allocator) {
-  const auto now = std::chrono::system_clock::now();
-  const std::string stamp =
-      fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
-  fs::path folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}", stamp, scenario, allocator);
-  for (int n = 2; fs::exists(folder); ++n) {
-    folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}-{}", stamp, scenario, allocator, n);
-  }
-  return folder;
-}
-
-fs::path prepare_folder(const RunOptions& o, std::string_view allocator) {
-  fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec || !fs::is_directory(folder)) {
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
-                            ec ? ec.message() : "a file of that name exists"));
-  }
-  return folder;
-}
-
-// --json, --csv and --junit are looked at before the run: a run is not made to be lost at the end
-// for want of a folder.
-void check_destination(std::string_view flag, const std::string& path) {
-  if (path.empty() || path == "-") return;
-  const fs::path file(path);
-  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (fs::is_directory(file, ec))
-    throw_usage(fmt::format("{}: {} is a folder, not a file", flag, path));
-  if (!fs::is_directory(folder, ec))
-    throw_usage(fmt::format("{}: cannot write {}: no folder {}", flag, path, folder.string()));
-  // An existing file is rewritten in place (its folder need not be writable); a new one is made.
-  const bool writable = fs::exists(file, ec) ? ::access(file.c_str(), W_OK) == 0
-                                             : ::access(folder.c_str(), W_OK) == 0;
-  if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
-}
-
-void write_text(const fs::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", path.string()));
-}
-
-}  // namespace
-
 int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
   if (r.outcome == Outcome::interrupted) {
     *why = "interrupted: everything was freed and the record so far was written";
@@ -200,69 +150,23 @@ void resolve_allocator(RunConfig& config, Console& console) {
 
 namespace {
 
-RunResult run_with_signals(const RunConfig& config, const fs::path& folder, bool created_folder) {
-  const StopOnSignal signals;
+// Refused before it started (bad usage, no device): no empty run folder is left behind.
+RunResult run_or_clean_up(const RunConfig& config, const std::optional<fs::path>& folder,
+                          bool created_folder) {
   try {
     return run_scenario(config);
   } catch (...) {
-    // Refused before it started (bad usage, no device): leave no empty run folder behind.
     std::error_code ec;
-    if (created_folder) fs::remove_all(folder, ec);
+    if (folder && created_folder) fs::remove_all(*folder, ec);
     throw;
   }
 }
 
-void write_outputs(const RunResult& result, const RunOptions& o,
-                   const std::vector<std::string>& argv, const fs::path& folder, std::ostream& out,
-                   std::ostream& err) {
-  const std::string json = summary_json(result, Invocation{argv}).dump(2) + "\n";
-  write_text(folder / "summary.json", json);
-  if (o.json == "-") {
-    out << json;
-  } else if (!o.json.empty()) {
-    write_text(o.json, json);
-  }
-  if (!o.csv.empty()) {
-    std::error_code ec;
-    fs::copy_file(folder / "events.csv", o.csv, fs::copy_options::overwrite_existing, ec);
-    if (ec)
-      throw Error(ErrorKind::io, fmt::format("--csv: cannot write {}: {}", o.csv, ec.message()));
-  }
-  if (!o.quiet) {
-    (o.json == "-" ? err : out) << human_summary(
-        result, fmt::format("{}/ (events.csv, summary.json)", folder.string()));
-  }
-}
-
-// One testcase: passed when the run did what it was asked (a provoked OOM included).
-void write_run_junit(const RunResult& result, const std::string& path, int code,
-                     const std::string& why) {
-  JUnitCase c{.classname = "oomlab.run." + result.scenario,
-              .name = result.allocator,
-              .seconds = result.duration_ms / 1e3};
-  const std::string line = result.oom ? fmt::format("oom at {} live (request {}, {})",
-                                                    format_bytes(result.oom->live_bytes),
-                                                    format_bytes(result.oom->request_bytes),
-                                                    to_string(result.oom->diagnosis.cause))
-                                      : std::string(to_string(result.outcome));
-  c.details = line;
-  if (code != kExitOk) {
-    c.result =
-        result.outcome == Outcome::error ? JUnitCase::Result::error : JUnitCase::Result::failure;
-    c.message = why;
-  }
-  std::ofstream file(path, std::ios::trunc);
-  write_junit(file, "oomlab run", std::span<const JUnitCase>(&c, 1));
-  file.close();
-  if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", path));
-}
-
 // --repeat N: the soak. The last cycle's record as for any run, soak.json beside it, the soak's
 // lines, and exit 1 when something did not come back.
-int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions& o,
-                 const std::vector<std::string>& argv, const fs::path& folder, Console& console,
-                 std::ostream& out, std::ostream& err) {
-  const StopOnSignal signals;
+int soak_command(const RunConfig& config, std::uint32_t cycles, const RunRecord& record,
+                 Console& console, std::ostream& out, std::ostream& err) {
+  const RunOptions& o = record.options;
   const auto start = std::chrono::steady_clock::now();
   const SoakResult soak = oomlab::soak(config, cycles, [&](std::uint32_t i, const SoakCycle& c) {
     if (!console.progress_enabled()) return;
@@ -272,16 +176,20 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()));
   });
   console.end_progress();
-  write_text(folder / "soak.json", soak_json(soak, cycles).dump(2) + "\n");
+  OutputFailures failures;
+  const bool soak_written = record.folder && failures.attempt([&] {
+    write_output_file(*record.folder / "soak.json", soak_json(soak, cycles).dump(2) + "\n");
+  });
   RunOptions last = o;
   last.quiet = true;  // the soak's lines instead of the last cycle's summary
-  write_outputs(soak.last, last, argv, folder, out, err);
+  write_outputs(soak.last, {last, record.invocation, record.folder}, out, err, failures);
   if (!o.quiet) {
-    (o.json == "-" ? err : out) << soak_text(soak, cycles)
-                                << fmt::format(
-                                       "wrote      {}/ (soak.json, summary.json of the "
-                                       "last cycle, events.csv of the first)\n",
-                                       folder.string());
+    (o.json == "-" ? err : out) << soak_text(soak, cycles);
+    if (soak_written) {
+      (o.json == "-" ? err : out) << fmt::format(
+          "wrote      {}/ (soak.json, summary.json of the last cycle, events.csv of the first)\n",
+          record.folder->string());
+    }
   }
   std::string why;
   int code = exit_code_for(soak.last, o, &why);
@@ -289,9 +197,22 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunOptions
     code = kExitCheckFailed;
     why = fmt::format("soak: {}", fmt::join(soak_problems(soak), "; "));
   }
-  if (!o.junit.empty()) write_run_junit(soak.last, o.junit, code, why);
+  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(soak.last, o.junit, code, why); });
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
-  return code;
+  return failures.report(err, code);
+}
+
+// The record, the junit file and the reason, once the run has ended; the exit code.
+int finish_run(const RunResult& result, const RunRecord& record, std::ostream& out,
+               std::ostream& err) {
+  const RunOptions& o = record.options;
+  OutputFailures failures;
+  write_outputs(result, record, out, err, failures);
+  std::string why;
+  const int code = exit_code_for(result, o, &why);
+  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why); });
+  if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
+  return failures.report(err, code);
 }
 
 }  // namespace
@@ -303,14 +224,19 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   const std::uint64_t cycles = with_flag("--repeat", [&] { return parse_unsigned(o.repeat); });
   if (cycles < 1 || cycles > 1'000'000)
     throw_usage(fmt::format("--repeat: '{}' is not between 1 and 1000000", o.repeat));
-  check_destination("--json", o.json);
-  check_destination("--csv", o.csv);
-  check_destination("--junit", o.junit);
+  check_destinations(o);
   resolve_allocator(config, console);
   const std::string allocator_name = backend_info(config.allocator).name;
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
-  const fs::path folder = prepare_folder(o, allocator_name);
-  config.events_csv = folder / "events.csv";
+  const RunRecord record{
+      o,
+      {argv, file_digests(Registry::global().find(o.scenario)->params, config.params)},
+      prepare_run_folder(o, allocator_name)};
+  // With --no-out the events go straight to --csv, when it is given.
+  config.events_csv = record.folder ? *record.folder / "events.csv" : fs::path(o.csv);
+  // Held until the record is written: a stop that comes after the run's end (a matrix stopped
+  // right then) waits for the record instead of killing the process half-way through it.
+  const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
   config.notice = [&](std::string_view text) { console.notice(text); };
   if (console.progress_enabled()) {
@@ -319,34 +245,20 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   }
   // A call that never returned: the record so far, then the process ends (the driver takes its
   // memory back); this runs on the watchdog's thread while the run's thread is stuck.
-  config.on_hung = [&](const RunResult& record) {
+  config.on_hung = [&](const RunResult& hung) {
     console.end_progress();
-    std::string why;
-    const int code = exit_code_for(record, o, &why);
-    try {
-      write_outputs(record, o, argv, folder, out, err);
-      if (!o.junit.empty()) write_run_junit(record, o.junit, code, why);
-    } catch (const std::exception& e) {
-      err << fmt::format("oomlab: error: {}\n", e.what());
-    }
-    err << fmt::format("oomlab: {}\n", why);
+    const int code = finish_run(hung, record, out, err);
     out.flush();
     err.flush();
     std::_Exit(code);
   };
   if (cycles > 1) {
     config.progress = {};
-    return soak_command(config, static_cast<std::uint32_t>(cycles), o, argv, folder, console, out,
-                        err);
+    return soak_command(config, static_cast<std::uint32_t>(cycles), record, console, out, err);
   }
-  const RunResult result = run_with_signals(config, folder, !folder_existed);
+  const RunResult result = run_or_clean_up(config, record.folder, !folder_existed);
   console.end_progress();
-  write_outputs(result, o, argv, folder, out, err);
-  std::string why;
-  const int code = exit_code_for(result, o, &why);
-  if (!o.junit.empty()) write_run_junit(result, o.junit, code, why);
-  if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
-  return code;
+  return finish_run(result, record, out, err);
 }
 
 }  // namespace oomlab::cli

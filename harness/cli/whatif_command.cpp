@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
 #include "cli/signals.hpp"
+#include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "reports/whatif_report.hpp"
 #include "run/whatif.hpp"
@@ -83,23 +84,10 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
   return request;
 }
 
-void write_file(const fs::path& path, const std::string& text) {
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << text;
-  file.close();
-  if (!file) throw Error(ErrorKind::io, fmt::format("cannot write {}", path.string()));
-}
-
 void write_out_folder(const fs::path& folder, const WhatIfResult& result, const std::string& json) {
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec || !fs::is_directory(folder)) {
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
-                            ec ? ec.message() : "a file of that name exists"));
-  }
-  write_file(folder / "whatif.json", json);
-  write_file(folder / "report.html", whatif_html(result));
-  write_file(folder / "report.md", whatif_markdown(result));
+  write_output_file(folder / "whatif.json", json);
+  write_output_file(folder / "report.html", whatif_html(result));
+  write_output_file(folder / "report.md", whatif_markdown(result));
 }
 
 }  // namespace
@@ -123,7 +111,7 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
   if (to_stdout) {
     out << json;
   } else if (!o.json.empty()) {
-    write_file(o.json, json);
+    write_output_file(o.json, json);
   }
   if (!o.out.empty()) {
     write_out_folder(o.out, result, json);

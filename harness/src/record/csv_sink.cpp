@@ -2,12 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <system_error>
-
-#include "oomlab/error.hpp"
 
 namespace oomlab {
 
@@ -74,19 +70,11 @@ char* write_row(char* p, std::uint64_t seq, const Event& e, std::string_view pha
 }  // namespace
 
 CsvFileSink::CsvFileSink(const std::filesystem::path& path, const PhaseTable& phases)
-    : path_(path), phases_(phases), file_(std::fopen(path.c_str(), "wb")) {
-  if (file_ == nullptr) {
-    throw Error(ErrorKind::usage, fmt::format("cannot write events to {}: {}", path.string(),
-                                              std::generic_category().message(errno)));
-  }
+    : phases_(phases), file_(path) {
   buffer_.reserve(kFlushBytes + 4096);
   row_.resize(kRowBytes);
   buffer_.append(kEventsCsvHeader);
   buffer_.push_back('\n');
-}
-
-CsvFileSink::~CsvFileSink() {
-  if (file_ != nullptr) std::fclose(file_);
 }
 
 void CsvFileSink::write(std::uint64_t first_seq, std::span<const Event> events) {
@@ -105,21 +93,13 @@ void CsvFileSink::write(std::uint64_t first_seq, std::span<const Event> events) 
 
 void CsvFileSink::flush_buffer() {
   if (buffer_.empty()) return;
-  if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_) != buffer_.size()) {
-    throw Error(ErrorKind::io, fmt::format("writing {} failed: {}", path_.string(),
-                                           std::generic_category().message(errno)));
-  }
+  file_.write(buffer_);
   buffer_.clear();
 }
 
 void CsvFileSink::finish() {
   flush_buffer();
-  const int closed = std::fclose(file_);
-  file_ = nullptr;
-  if (closed != 0) {
-    throw Error(ErrorKind::io, fmt::format("writing {} failed: {}", path_.string(),
-                                           std::generic_category().message(errno)));
-  }
+  file_.commit();
 }
 
 }  // namespace oomlab

@@ -1,11 +1,12 @@
-// Writes events as events.csv (the DESIGN.md contract), on the event log's writer thread.
+// Writes events as events.csv (the DESIGN.md contract), on the event log's writer thread: into a
+// temporary file renamed to events.csv when the run ends (io/output_file.hpp).
 #pragma once
 
-#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "io/output_file.hpp"
 #include "record/event_log.hpp"
 #include "record/formats.hpp"
 #include "record/phase_table.hpp"
@@ -14,9 +15,9 @@ namespace oomlab {
 
 class CsvFileSink final : public EventSink {
  public:
-  // Throws Error(usage) when the file cannot be created.
+  // Throws Error(io) when the file cannot be created.
   CsvFileSink(const std::filesystem::path& path, const PhaseTable& phases);
-  ~CsvFileSink() override;
+  ~CsvFileSink() override = default;
   CsvFileSink(const CsvFileSink&) = delete;
   CsvFileSink& operator=(const CsvFileSink&) = delete;
   CsvFileSink(CsvFileSink&&) = delete;
@@ -28,9 +29,8 @@ class CsvFileSink final : public EventSink {
  private:
   void flush_buffer();
 
-  std::filesystem::path path_;
   const PhaseTable& phases_;
-  std::FILE* file_ = nullptr;
+  OutputFile file_;
   std::string buffer_;
   std::vector<char> row_;  // one row, sized for the current phase's text
   std::uint32_t cached_phase_ = UINT32_MAX;

@@ -81,6 +81,8 @@ struct RunResult {
 
   Outcome outcome = Outcome::completed;
   std::string error_message;
+  // events.csv could not be written (a full disk): the system's reason; the outcome still holds.
+  std::string events_error;
   // An error or a timeout: the run's last events before it (what was it doing?).
   struct RecentEvent {
     std::uint64_t seq = 0;

@@ -164,6 +164,13 @@ void drive(const RunConfig& config, Scenario& scenario, const RunPlan& plan,
   collect(ctx, recording, result);
   try {
     log.close();
+  } catch (const Error& e) {
+    // A full disk loses the file, not the run: its outcome stands, the CLI says what is missing.
+    if (e.kind() == ErrorKind::io) {
+      result.events_error = e.what();
+    } else {
+      record_failure(result, "writing events", e.what());
+    }
   } catch (const std::exception& e) {
     record_failure(result, "writing events", e.what());
   }

@@ -52,8 +52,11 @@ SoakResult soak(const RunConfig& config, std::uint32_t cycles,
   // thread's heap) is then there before the figures settle, not a jump at the end.
   RunConfig quiet = config;
   quiet.events_csv.clear();
+  std::string events_error;  // the first cycle's: the record the last cycle's summary carries
   for (std::uint32_t i = 0; i < cycles; ++i) {
     RunResult r = run_scenario(i == 0 ? config : quiet);
+    if (i == 0) events_error = r.events_error;
+    r.events_error = events_error;
     SoakCycle c{.outcome = r.outcome,
                 .oom_live_bytes = r.oom ? r.oom->live_bytes : 0,
                 .events = r.events,

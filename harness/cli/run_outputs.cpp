@@ -1,0 +1,142 @@
+#include "cli/run_outputs.hpp"
+
+#include <fmt/chrono.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <span>
+#include <sstream>
+
+#include "io/output_file.hpp"
+#include "oomlab/error.hpp"
+#include "reports/human_summary.hpp"
+#include "reports/junit.hpp"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What --force removes from a folder before the run: a run's files and the reports made of them.
+constexpr std::array<std::string_view, 5> kReplacedFiles = {
+    "summary.json", "events.csv", "soak.json", "report.html", "report.md"};
+
+fs::path default_run_folder(const std::string& scenario, std::string_view allocator) {
+  const auto now = std::chrono::system_clock::now();
+  const std::string stamp =
+      fmt::format("{:%Y%m%dT%H%M%SZ}", fmt::gmtime(std::chrono::system_clock::to_time_t(now)));
+  fs::path folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}", stamp, scenario, allocator);
+  for (int n = 2; fs::exists(folder); ++n) {
+    folder = fs::path("oomlab-runs") / fmt::format("{}-{}-{}-{}", stamp, scenario, allocator, n);
+  }
+  return folder;
+}
+
+// Two runs in one folder would mix: refused, or with --force the old run's files go first.
+void claim_folder(const fs::path& folder, bool force) {
+  std::error_code ec;
+  const auto held =
+      std::find_if(kRunFolderFiles.begin(), kRunFolderFiles.end(),
+                   [&](std::string_view name) { return fs::exists(folder / name, ec); });
+  if (held == kRunFolderFiles.end()) return;
+  if (!force) {
+    throw_usage(fmt::format(
+        "--out: {} already holds a run ({}): give a new folder, or --force to replace it",
+        folder.string(), *held));
+  }
+  for (const std::string_view name : kReplacedFiles) {
+    if (fs::remove(folder / name, ec); ec) {
+      throw Error(ErrorKind::io, fmt::format("--force: cannot remove {}: {}",
+                                             (folder / name).string(), ec.message()));
+    }
+  }
+}
+
+void check_destination(std::string_view flag, const std::string& path) {
+  if (path.empty() || path == "-") return;
+  const fs::path file(path);
+  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
+  std::error_code ec;
+  if (fs::is_directory(file, ec))
+    throw_usage(fmt::format("{}: {} is a folder, not a file", flag, path));
+  if (!fs::is_directory(folder, ec))
+    throw_usage(fmt::format("{}: cannot write {}: no folder {}", flag, path, folder.string()));
+  // A file is written beside its target and renamed over it, so its folder must be writable;
+  // a device or a FIFO (/dev/null, /dev/stdout) is written in place.
+  const bool in_place = fs::exists(file, ec) && !fs::is_regular_file(file, ec);
+  const bool writable =
+      ::access(in_place ? file.c_str() : folder.c_str(), W_OK) == 0;  // NOLINT: POSIX
+  if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
+}
+
+}  // namespace
+
+void check_destinations(const RunOptions& o) {
+  check_destination("--json", o.json);
+  check_destination("--csv", o.csv);
+  check_destination("--junit", o.junit);
+}
+
+std::optional<fs::path> prepare_run_folder(const RunOptions& o, std::string_view allocator) {
+  if (o.no_out) return std::nullopt;
+  fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
+  if (!o.out.empty()) claim_folder(folder, o.force);
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec || !fs::is_directory(folder)) {
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
+                            ec ? ec.message() : "a file of that name exists"));
+  }
+  return folder;
+}
+
+void write_outputs(const RunResult& result, const RunRecord& record, std::ostream& out,
+                   std::ostream& err, OutputFailures& failures) {
+  const RunOptions& o = record.options;
+  const std::string json = summary_json(result, record.invocation).dump(2) + "\n";
+  if (o.json == "-") out << json;  // what CI reads, whatever the disk says
+  if (!result.events_error.empty()) failures.add(result.events_error);
+  std::vector<std::string> written;
+  std::error_code ec;
+  if (record.folder) {
+    if (fs::exists(*record.folder / "events.csv", ec)) written.emplace_back("events.csv");
+    if (failures.attempt([&] { write_output_file(*record.folder / "summary.json", json); }))
+      written.emplace_back("summary.json");
+  }
+  if (!o.json.empty() && o.json != "-") failures.attempt([&] { write_output_file(o.json, json); });
+  if (!o.csv.empty() && !written.empty() && written.front() == "events.csv")
+    failures.attempt([&] { copy_output_file(*record.folder / "events.csv", o.csv); });
+  if (!o.quiet) {
+    const std::string where = written.empty() ? std::string()
+                                              : fmt::format("{}/ ({})", record.folder->string(),
+                                                            fmt::join(written, ", "));
+    (o.json == "-" ? err : out) << human_summary(result, where);
+  }
+}
+
+void write_run_junit(const RunResult& result, const std::string& path, int code,
+                     const std::string& why) {
+  JUnitCase c{.classname = "oomlab.run." + result.scenario,
+              .name = result.allocator,
+              .seconds = result.duration_ms / 1e3};
+  const std::string line = result.oom ? fmt::format("oom at {} live (request {}, {})",
+                                                    format_bytes(result.oom->live_bytes),
+                                                    format_bytes(result.oom->request_bytes),
+                                                    to_string(result.oom->diagnosis.cause))
+                                      : std::string(to_string(result.outcome));
+  c.details = line;
+  if (code != kExitOk) {
+    c.result =
+        result.outcome == Outcome::error ? JUnitCase::Result::error : JUnitCase::Result::failure;
+    c.message = why;
+  }
+  std::ostringstream xml;
+  write_junit(xml, "oomlab run", std::span<const JUnitCase>(&c, 1));
+  write_output_file(path, xml.str());
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,161 @@
+// Where a run's and a matrix's files go: --no-out writes no folder, --out refuses a folder that
+// holds a run or a matrix unless --force, and a matrix stopped right after a cell keeps that
+// cell's outcome.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "cli/child_process.hpp"
+#include "test_support.hpp"
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using testing::oomlab_binary;
+
+fs::path fresh_folder(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_run_outputs_test_" + name);
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+cli::ChildResult oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), oomlab_binary());
+  return cli::run_child(args, {.timeout = std::chrono::seconds(120)});
+}
+
+// In `folder` as the working directory, where a default run folder would appear.
+cli::ChildResult oomlab_in(const fs::path& folder, const std::string& args) {
+  return cli::run_child(
+      {"/bin/sh", "-c", "cd '" + folder.string() + "' && exec '" + oomlab_binary() + "' " + args},
+      {.timeout = std::chrono::seconds(60)});
+}
+
+TEST(NoOut, PrintsTheJsonAndWritesNoFolder) {
+  const fs::path cwd = fresh_folder("no_out");
+  const cli::ChildResult r =
+      oomlab_in(cwd, "run fragmentation -a sim --budget 64MiB --no-out --json -");
+  EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  EXPECT_EQ(json::parse(r.out).at("outcome"), "oom");
+  EXPECT_TRUE(fs::is_empty(cwd)) << "no oomlab-runs/ folder";
+
+  const cli::ChildResult csv =
+      oomlab_in(cwd, "run fragmentation -a sim --budget 64MiB --no-out --json - --csv events.csv");
+  EXPECT_EQ(csv.exit_code, 0) << csv.err_tail;
+  EXPECT_EQ(read_text(cwd / "events.csv").rfind("seq,t_ns,step,", 0), 0U)
+      << "the events go straight to --csv";
+  EXPECT_EQ(std::distance(fs::directory_iterator(cwd), fs::directory_iterator()), 1);
+
+  const cli::ChildResult both = oomlab_in(cwd, "run fragmentation -a sim --no-out --out x");
+  EXPECT_EQ(both.exit_code, 2) << both.err_tail;
+  EXPECT_FALSE(fs::exists(cwd / "x"));
+}
+
+TEST(OutFolder, HoldingARunIsRefusedUnlessForced) {
+  const fs::path out = fresh_folder("existing") / "run";
+  const std::vector<std::string> run = {"run",      "fragmentation", "-a",    "sim",
+                                        "--budget", "64MiB",         "--out", out.string(),
+                                        "--quiet",  "--seed",        "1"};
+  ASSERT_EQ(oomlab(run).exit_code, 0);
+  const std::string first = read_text(out / "summary.json");
+  std::ofstream(out / "report.html") << "<p>the first run's report</p>";
+
+  std::vector<std::string> again = run;
+  again.back() = "2";
+  const cli::ChildResult refused = oomlab(again);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_EQ(refused.err_tail, "oomlab: error: --out: " + out.string() +
+                                  " already holds a run (summary.json): give a new folder, or "
+                                  "--force to replace it\n");
+  EXPECT_EQ(read_text(out / "summary.json"), first) << "untouched";
+
+  again.emplace_back("--force");
+  const cli::ChildResult forced = oomlab(again);
+  EXPECT_EQ(forced.exit_code, 0) << forced.err_tail;
+  EXPECT_EQ(json::parse(read_text(out / "summary.json")).at("scenario").at("seed"), 2);
+  EXPECT_FALSE(fs::exists(out / "report.html")) << "the old run's report goes with it";
+}
+
+TEST(OutFolder, AMatrixFolderIsRefusedUnlessForcedAndItsCellsAreReplaced) {
+  const fs::path out = fresh_folder("matrix") / "m";
+  const std::vector<std::string> matrix = {"matrix",     "-s",       "fragmentation", "-a",
+                                           "sim",        "--budget", "64MiB",         "--out",
+                                           out.string(), "--quiet"};
+  ASSERT_EQ(oomlab(matrix).exit_code, 0);
+  const cli::ChildResult refused = oomlab(matrix);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err_tail.find("already holds a matrix (matrix.json)"), std::string::npos)
+      << refused.err_tail;
+
+  std::vector<std::string> forced = matrix;
+  forced.emplace_back("--force");
+  const cli::ChildResult again = oomlab(forced);
+  EXPECT_EQ(again.exit_code, 0) << again.err_tail << again.out;
+  const json doc = json::parse(read_text(out / "matrix.json"));
+  EXPECT_EQ(doc.at("cells").at(0).at("outcome"), "oom") << "the cell's own folder was replaced";
+}
+
+pid_t spawn_quiet(const std::vector<std::string>& argv) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
+  std::vector<char*> args;
+  for (const std::string& a : argv)
+    args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's signature
+  args.push_back(nullptr);
+  pid_t pid = 0;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
+
+// Ctrl-C the moment the first cell's child has written its record: that cell stays what its
+// child said, the matrix ends interrupted.
+TEST(MatrixStop, ACellWhoseChildEndedItsRunStaysCompletedWhenStoppedRightAfter) {
+  const fs::path out = fresh_folder("stop") / "m";
+  const pid_t pid = spawn_quiet({oomlab_binary(), "matrix", "-s", "fragmentation,leak", "-a", "sim",
+                                 "--budget", "64MiB", "--out", out.string()});
+  ASSERT_GT(pid, 0);
+  const fs::path first = out / "fragmentation-sim" / "summary.json";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!fs::exists(first) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  ::kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(fs::exists(first)) << "the first cell never wrote its record";
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const json doc = json::parse(read_text(out / "matrix.json"));
+  const json& cell = doc.at("cells").at(0);
+  ASSERT_EQ(cell.at("id"), "fragmentation-sim");
+  EXPECT_EQ(cell.at("outcome"), json::parse(read_text(first)).at("outcome"));
+  EXPECT_EQ(cell.at("outcome"), "oom");
+  EXPECT_EQ(cell.at("exit_code"), 0);
+}
+
+}  // namespace
+}  // namespace oomlab
