@@ -11,6 +11,7 @@ namespace {
 
 std::string metric_text(const std::string& name, double value) {
   const bool is_bytes = name.size() > 6 && name.ends_with("_bytes");
+  if (std::isnan(value)) return "none";  // a metric with no value (null in summary.json)
   if (!std::isfinite(value)) return fmt::format("{}", value);
   if (is_bytes && value >= 0 && value < 1.8e19)
     return format_bytes(static_cast<std::uint64_t>(value));
@@ -38,9 +39,15 @@ void write_header(std::string& out, const RunResult& r) {
 void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, bool simulated) {
   auto it = std::back_inserter(out);
   const Diagnosis& d = oom.diagnosis;
-  fmt::format_to(it, "request    {} ('{}') at event {}, step {}, phase '{}', {:.1f} ms in\n",
-                 format_bytes(oom.request_bytes), oom.request_label, format_count(oom.event),
-                 oom.step, oom.phase, oom.t_ms);
+  // A replay names the trace's entry (and line), as its notes and metrics do; a run, its event.
+  const std::string at =
+      oom.trace_entry
+          ? fmt::format("trace entry {}{}", format_count(*oom.trace_entry),
+                        oom.trace_line ? fmt::format(" (line {})", *oom.trace_line) : std::string())
+          : fmt::format("event {}", format_count(oom.event));
+  fmt::format_to(it, "request    {} ('{}') at {}, step {}, phase '{}', {:.1f} ms in\n",
+                 format_bytes(oom.request_bytes), oom.request_label, at, oom.step, oom.phase,
+                 oom.t_ms);
   fmt::format_to(it,
                  "live       {} in {} blocks ({} of the budget) · reserved {} · device free {}\n",
                  format_bytes(oom.live_bytes), format_count(oom.live_count),

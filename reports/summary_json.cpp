@@ -83,6 +83,8 @@ json oom_json(const OomRecord& oom) {
           {"evidence", d.evidence},
           {"leak", leak_json(oom.leak)},
           {"pytorch", pytorch_json(oom)},
+          {"trace_entry", or_null(oom.trace_entry)},
+          {"trace_line", or_null(oom.trace_line)},
           {"frames", oom.frames},
           {"largest_live", largest_live_json(oom.largest_live)}};
 }
@@ -90,6 +92,10 @@ json oom_json(const OomRecord& oom) {
 json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
   json out = json::object();
   for (const auto& [name, value] : metrics) {
+    if (std::isnan(value)) {  // no value: a replay's first_failure_line for a binary trace
+      out[name] = nullptr;
+      continue;
+    }
     // Counts and sizes are integers in JSON (DESIGN.md: "Sizes are integers in bytes").
     const bool integral = value == std::floor(value) && std::fabs(value) < 9.0e15;
     out[name] = integral ? json(static_cast<std::int64_t>(value)) : json(value);

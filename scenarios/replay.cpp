@@ -1,8 +1,9 @@
 // replay: the strongest reproduction of an OOM is what the failing program really did. The
 // trace (oomlab's events.csv, RMM's log, a PyTorch memory snapshot) is replayed against any
 // backend, each allocation and free in order, on its own stream; the program's own failed
-// requests are made again where they happened. The run says which event broke, whether it broke
-// where the program did, the peak the program demanded, and what it never freed.
+// requests are made again where they happened. The run says which trace entry broke it, whether
+// the program's own failures failed again (replay_verdict.hpp), the peak the program demanded,
+// and what it never freed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
+#include "replay_verdict.hpp"
 #include "segment_match.hpp"
 #include "trace/trace.hpp"
 
@@ -33,14 +35,17 @@ class Replay final : public Scenario {
            "new "
            "allocations; streams become real streams on async; the trace's own failed requests are "
            "made "
-           "again where they happened. level=tensor replays what a PyTorch program asked for, "
-           "level=segment "
-           "what its caching allocator got from the driver. The first failing allocation ends the "
-           "replay. "
-           "Metrics: events_replayed, first_failure_index/_line/_t_ns, trace_failures, "
-           "trace_first_failure_index/_bytes, failed_at_same_place, peak_live_bytes (the trace's "
-           "own "
-           "demand), still_live_blocks/_bytes (never freed), unknown_frees.";
+           "again where they happened (a failure there does not end the replay). level=tensor "
+           "replays what a PyTorch program asked for, level=segment what its caching allocator "
+           "got from the driver. The first request the program got that fails ends the replay: "
+           "it is the run's OOM; when only the program's own failed requests fail again, the "
+           "first of those is (the OOM reproduced). Places are trace entries (0-based; text "
+           "formats add the line). Metrics: events_replayed, first_failure_index/_line/_t_ns "
+           "(the first failed request, of any kind; _line null for binary formats), "
+           "reproduced_failures, trace_failures and trace_first_failure_index/_bytes (the "
+           "program's own, over the whole trace), failed_at_same_place, peak_live_bytes (the "
+           "trace's own demand) and peak_with_failed_bytes (with its failed requests made "
+           "again), still_live_blocks/_bytes (never freed), unknown_frees.";
   }
 
   [[nodiscard]] ParamSpec params() const override {
@@ -81,7 +86,7 @@ class Replay final : public Scenario {
     if (p.integer("device") > 1024) throw_usage("replay: device must be at most 1024");
   }
 
-  void prepare(const Params& p) override {
+  void prepare(const Params& p, const std::function<void()>& check_stop) override {
     const std::string& format = p.choice("format");
     trace_ = trace::load_shared(
         p.text("trace"),
@@ -90,11 +95,12 @@ class Replay final : public Scenario {
                    : format == "pytorch" ? trace::Format::pytorch
                                          : trace::Format::automatic,
          .level = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor,
-         .device = static_cast<std::uint32_t>(p.integer("device"))});
+         .device = static_cast<std::uint32_t>(p.integer("device")),
+         .check_stop = check_stop});
     if (p.flag("strict") && trace_->unknown_frees > 0) {
       throw Error(
           ErrorKind::input,
-          fmt::format("{}: event {} frees an address that was never allocated "
+          fmt::format("{}: entry {} frees an address that was never allocated "
                       "({} such frees; --strict)",
                       trace_->source.string(), trace_->first_unknown_free, trace_->unknown_frees));
     }
@@ -113,14 +119,16 @@ class Replay final : public Scenario {
     const bool original_pace = ctx.params().choice("pace") == "original";
     const auto start = std::chrono::steady_clock::now();
     std::vector<Held> held(trace_->slots);  // one per block live at once, reused as they are freed
+    ReplayVerdict verdict(*trace_);
     SegmentMatch match(*trace_, ctx.device_calls());
     hint_segment_addresses(ctx);
     const auto n = static_cast<std::uint32_t>(trace_->events.size());
     std::uint32_t i = 0;
     if (!trace_->initial_segments.empty()) {
       i = trace_->initial_events;
-      if (!place_initial_state(ctx, streams, held)) {
+      if (!place_initial_state(ctx, streams, held, verdict)) {
         report(ctx, 0, held);
+        verdict.report(ctx);
         return;
       }
     }
@@ -129,7 +137,7 @@ class Replay final : public Scenario {
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
       match.before();
       if (e.release_before) ctx.trim();  // the program's torch.cuda.empty_cache()
-      const bool went_on = replay_one(ctx, i, streams[e.stream], held);
+      const bool went_on = replay_one(ctx, i, streams[e.stream], held, verdict);
       match.after(i);
       if (!went_on) break;
     }
@@ -139,6 +147,7 @@ class Replay final : public Scenario {
       match.after(n);
     }
     report(ctx, i, held);
+    verdict.report(ctx);
     match.report(ctx);
   }
 
@@ -165,7 +174,7 @@ class Replay final : public Scenario {
   // What was live when the history began, in the segments that held it; false when it does not
   // fit (the run's OOM is then its first block that did not).
   bool place_initial_state(RunContext& ctx, const std::vector<Stream>& streams,
-                           std::vector<Held>& held) {
+                           std::vector<Held>& held, ReplayVerdict& verdict) {
     std::vector<PlacedSegment> segments;
     std::uint64_t live_bytes = 0;
     std::uint64_t reserved = 0;
@@ -197,20 +206,25 @@ class Replay final : public Scenario {
         held[e.slot] = Held{blocks[k], b.event};
         if (!blocks[k++] && fits) {
           fits = false;
-          note_failure(e);
+          verdict.broke(e);
           if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
         }
       }
     }
-    live_ += live_bytes;
-    peak_ = std::max(peak_, live_);
     stopped_ = !fits;
     return fits;
   }
 
-  // The Python frames of the failing request and of the largest blocks then, when recorded.
+  // Where the failing request is in the trace; its Python frames and the largest blocks then,
+  // when recorded.
   void describe_oom(RunContext& ctx, const trace::Event& failing, const std::vector<Held>& held) {
-    if (trace_->stacks.empty()) return;
+    ProgramRequest request{
+        .trace_entry = failing.index,
+        .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
+    if (trace_->stacks.empty()) {
+      ctx.describe_oom(std::move(request));
+      return;
+    }
     const auto frames = [&](const trace::Event& e) {
       return e.stack < trace_->stacks.size() ? trace_->stacks[e.stack] : std::vector<std::string>{};
     };
@@ -228,39 +242,38 @@ class Replay final : public Scenario {
       largest.push_back(
           {.bytes = live[i]->block.bytes, .trace_index = e.index, .frames = frames(e)});
     }
-    ctx.describe_oom(frames(failing), std::move(largest));
+    request.frames = frames(failing);
+    request.largest_live = std::move(largest);
+    ctx.describe_oom(std::move(request));
   }
 
   // False when the replay cannot go on (an allocation the program made failed here).
-  bool replay_one(RunContext& ctx, std::uint32_t index, Stream stream, std::vector<Held>& held) {
+  bool replay_one(RunContext& ctx, std::uint32_t index, Stream stream, std::vector<Held>& held,
+                  ReplayVerdict& verdict) {
     const trace::Event& e = trace_->events[index];
-    const bool had_oom = ctx.oom_recorded();
     switch (e.op) {
       case trace::Op::alloc: {
+        if (e.slot == trace::Event::kNoPartner) return true;  // zero bytes: nothing to hold
         Held& slot = held[e.slot];
         slot.block = ctx.allocate_on(stream, e.bytes, "trace allocation");
         slot.event = index;
-        if (!slot.block) {
-          note_failure(e);
-          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
+        if (!slot.block) {  // the run's OOM, in place of any made-again failure before it
+          verdict.broke(e);
+          describe_oom(ctx, e, held);
           stopped_ = true;
           return false;
         }
-        live_ += e.bytes;
-        peak_ = std::max(peak_, live_);
         return true;
       }
       case trace::Op::free:
-        if (e.slot != trace::Event::kNoPartner && held[e.slot].block.ok()) {
-          live_ -= held[e.slot].block.bytes;
+        if (e.slot != trace::Event::kNoPartner && held[e.slot].block.ok())
           ctx.release_on(stream, held[e.slot].block);
-        }
         return true;
       case trace::Op::failed: {  // the program's own OOM: made again; the program went on
-        if (trace_failures_++ == 0) first_trace_failure_ = &e;
-        Block again = ctx.allocate_on(stream, e.bytes, "the trace's failed request");
+        const bool had_oom = ctx.oom_recorded();
+        Block again = ctx.remake_failed_request(stream, e.bytes, "the trace's failed request");
         if (!again) {
-          note_failure(e);
+          verdict.reproduced(e);
           if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
         } else {
           ctx.release_on(stream, again);
@@ -269,10 +282,6 @@ class Replay final : public Scenario {
       }
     }
     return true;
-  }
-
-  void note_failure(const trace::Event& e) {
-    if (first_failure_ == nullptr) first_failure_ = &e;
   }
 
   static void wait_until(RunContext& ctx, std::chrono::steady_clock::time_point when) {
@@ -286,11 +295,6 @@ class Replay final : public Scenario {
   void report_leaks(RunContext& ctx, const std::vector<Held>& held);
 
   std::shared_ptr<const trace::Trace> trace_;
-  std::uint64_t live_ = 0;
-  std::uint64_t peak_ = 0;
-  std::uint64_t trace_failures_ = 0;
-  const trace::Event* first_failure_ = nullptr;
-  const trace::Event* first_trace_failure_ = nullptr;
   bool stopped_ = false;
 };
 
@@ -299,37 +303,8 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
   ctx.metric("events_replayed", static_cast<double>(replayed > initial ? replayed - initial : 0));
   ctx.metric("trace_events", static_cast<double>(trace_->events.size() - initial));
   ctx.metric("initial_blocks", static_cast<double>(initial));
-  ctx.metric("peak_live_bytes", static_cast<double>(peak_));
   ctx.metric("unknown_frees", static_cast<double>(trace_->unknown_frees));
   ctx.metric("streams", static_cast<double>(trace_->streams.size()));
-  ctx.metric("trace_failures", static_cast<double>(trace_failures_));
-  const auto where = [&](const trace::Event& e) {
-    return fmt::format("event {}{}, {:.6f} s into the trace", format_count(e.index),
-                       e.line != 0 ? fmt::format(" (line {})", e.line) : std::string(),
-                       static_cast<double>(e.t_ns) / 1e9);
-  };
-  if (first_trace_failure_ != nullptr) {
-    ctx.metric("trace_first_failure_index", static_cast<double>(first_trace_failure_->index));
-    ctx.metric("trace_first_failure_bytes", static_cast<double>(first_trace_failure_->bytes));
-  }
-  if (first_failure_ != nullptr) {
-    ctx.metric("first_failure_index", static_cast<double>(first_failure_->index));
-    ctx.metric("first_failure_line", static_cast<double>(first_failure_->line));
-    ctx.metric("first_failure_t_ns", static_cast<double>(first_failure_->t_ns));
-    const bool same = first_failure_ == first_trace_failure_;
-    ctx.metric("failed_at_same_place", same ? 1.0 : 0.0);
-    ctx.note(fmt::format(
-        "the replay first failed at {}: a request of {}{}", where(*first_failure_),
-        format_bytes(first_failure_->bytes),
-        first_trace_failure_ == nullptr ? "; the program never failed"
-        : same                          ? "; the program failed at the same place"
-               : fmt::format("; the program first failed at {}", where(*first_trace_failure_))));
-  } else if (first_trace_failure_ != nullptr) {
-    ctx.metric("failed_at_same_place", 0.0);
-    ctx.note(fmt::format(
-        "the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
-        where(*first_trace_failure_), format_bytes(first_trace_failure_->bytes)));
-  }
   if (trace_->initial_segments.empty() && initial > 0) {
     std::uint64_t bytes = 0;
     for (std::uint64_t k = 0; k < initial; ++k)
@@ -341,8 +316,8 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
   }
   if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(
-        "{} frees of addresses the trace never allocated were skipped (the first at event {})",
-        trace_->unknown_frees, trace_->first_unknown_free));
+        "{} frees of addresses the trace never allocated were skipped (the first at entry {})",
+        trace_->unknown_frees, format_count(trace_->first_unknown_free)));
   }
   report_leaks(ctx, held);
 }
@@ -362,11 +337,10 @@ void Replay::report_leaks(RunContext& ctx, const std::vector<Held>& held) {
   ctx.metric("still_live_bytes", static_cast<double>(bytes));
   if (largest != nullptr) {
     const trace::Event& e = trace_->events[largest->event];
-    ctx.note(fmt::format(
-        "never freed by the end of the {}: {} blocks, {}; the largest, {}, from event {}{}",
-        stopped_ ? "replay (it stopped at the failure)" : "trace", count, format_bytes(bytes),
-        format_bytes(e.bytes), format_count(e.index),
-        e.line != 0 ? fmt::format(" (line {})", e.line) : std::string()));
+    ctx.note(
+        fmt::format("never freed by the end of the {}: {} blocks, {}; the largest, {}, from {}",
+                    stopped_ ? "replay (it stopped at the failure)" : "trace", count,
+                    format_bytes(bytes), format_bytes(e.bytes), describe_place(e)));
   }
 }
 

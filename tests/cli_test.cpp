@@ -173,7 +173,10 @@ TEST(Cli, AnRmmLogReplaysWithItsFailingEventAndFailsExpectNoOom) {
   const auto doc = nlohmann::json::parse(o.out);
   EXPECT_EQ(doc.at("metrics").at("first_failure_index"), 2);
   EXPECT_EQ(doc.at("metrics").at("first_failure_line"), 4);
-  EXPECT_NE(o.err.find("the replay first failed at event 2 (line 4)"), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("the OOM reproduced: the program's own failed request of 1.00 GiB, at "
+                       "entry 2 (line 4)"),
+            std::string::npos)
+      << o.err;
 }
 
 TEST(Cli, ABadTraceIsBadInputNamingItsPlace) {

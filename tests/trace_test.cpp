@@ -185,7 +185,7 @@ TEST(Replay, UnknownFreesAreCountedOrRefusedWhenStrict) {
     FAIL() << "strict let an unknown free through";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::input);
-    EXPECT_NE(std::string(e.what()).find("event 1 frees an address that was never allocated"),
+    EXPECT_NE(std::string(e.what()).find("entry 1 frees an address that was never allocated"),
               std::string::npos);
   }
   fs::remove(file);

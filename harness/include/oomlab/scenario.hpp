@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <span>
@@ -55,6 +56,15 @@ struct ProgramBlock {
   std::uint64_t bytes = 0;
   std::uint64_t trace_index = 0;  // the trace entry that allocated it
   std::vector<std::string> frames;
+};
+
+// Where a replayed program's failing request stands in its trace, and what it held then: a
+// replay's OOM record names the trace entry, not the run's own event.
+struct ProgramRequest {
+  std::uint64_t trace_entry = 0;            // 0-based, as the trace file counts its entries
+  std::optional<std::uint64_t> trace_line;  // text formats: its line in the file
+  std::vector<std::string> frames;          // its Python stack, innermost first, when recorded
+  std::vector<ProgramBlock> largest_live;   // the largest blocks live then, when recorded
 };
 
 class RunContext {
@@ -134,10 +144,13 @@ class RunContext {
   // The device calls the replayed program's allocator made, with the driver's addresses
   // (Allocator::hint_device_calls).
   virtual void hint_device_calls(std::span<const DeviceCall> recorded) = 0;
-  // For a replayed program whose trace has stack frames: the frames of the request that was the
-  // run's OOM and the largest blocks live then, added to the OOM record. Nothing without an OOM.
-  virtual void describe_oom(std::vector<std::string> frames,
-                            std::vector<ProgramBlock> largest_live) = 0;
+  // For a replayed program: where the request that is the run's OOM stands in its trace, with
+  // its frames and the largest blocks live then, added to the OOM record. Nothing without an OOM.
+  virtual void describe_oom(ProgramRequest request) = 0;
+  // A replayed program's own failed request, made again where it failed: a failure is recorded
+  // as an oom event and counted. The first to fail, when there is no OOM yet, is the run's OOM
+  // only until an allocate() fails: that one (a request the program got) is analysed instead.
+  virtual Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) = 0;
 
   // The largest block the allocator could hand out now: bisection with probes that are freed
   // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.
@@ -164,8 +177,9 @@ class Scenario {
   // its ParamDef already) with Error(usage), before anything is allocated.
   virtual void validate(const Params& /*params*/) const {}
   // Reads what the run needs from outside (a trace file) before any device memory is taken;
-  // throws Error(input) "file:line: what" for a bad file.
-  virtual void prepare(const Params& /*params*/) {}
+  // throws Error(input) "file:line: what" for a bad file. A long read calls `check_stop` every
+  // so often: it throws Interrupted (TimedOut) once the run is asked to stop (Ctrl-C, --timeout).
+  virtual void prepare(const Params& /*params*/, const std::function<void()>& /*check_stop*/) {}
   // Returns at the OOM, at its own end, or when ctx.stop_requested().
   virtual void run(RunContext& ctx) = 0;
   // After prepare(): the settings of the allocator the scenario's input was recorded with (a

@@ -69,7 +69,10 @@ Block HarnessContext::take(const AllocResult& result, Stream stream, std::size_t
                 fmt::format("allocating {} ('{}') failed: {}", format_bytes(bytes), label,
                             cuda_error_name(result.error_code)));
   }
-  if (is_the_oom && !oom_) record_oom(bytes, label, result);
+  if (is_the_oom && (!oom_ || oom_gives_way_)) {
+    oom_gives_way_ = false;
+    record_oom(bytes, label, result);
+  }
   return {nullptr, bytes, result.status, Block::kNoSlot};
 }
 
@@ -89,11 +92,20 @@ std::vector<Block> HarnessContext::allocate_placed(std::span<const PlacedSegment
   return blocks;
 }
 
-void HarnessContext::describe_oom(std::vector<std::string> frames,
-                                  std::vector<ProgramBlock> largest_live) {
+void HarnessContext::describe_oom(ProgramRequest request) {
   if (!oom_) return;
-  oom_->frames = std::move(frames);
-  oom_->largest_live = std::move(largest_live);
+  oom_->trace_entry = request.trace_entry;
+  oom_->trace_line = request.trace_line;
+  oom_->frames = std::move(request.frames);
+  oom_->largest_live = std::move(request.largest_live);
+}
+
+Block HarnessContext::remake_failed_request(Stream stream, std::size_t bytes,
+                                            std::string_view label) {
+  const bool first = !oom_;
+  Block block = allocate_block(stream, bytes, label, first);
+  if (first && oom_) oom_gives_way_ = true;
+  return block;
 }
 
 void HarnessContext::release_on(Stream stream, Block& block) {

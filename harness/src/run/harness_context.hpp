@@ -75,7 +75,10 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] std::uint64_t live_bytes() const override { return allocator_.live_bytes(); }
   [[nodiscard]] bool simulated() const override { return settings_.simulated; }
   [[nodiscard]] bool oom_recorded() const override { return oom_.has_value(); }
-  void clear_oom() override { oom_.reset(); }
+  void clear_oom() override {
+    oom_.reset();
+    oom_gives_way_ = false;
+  }
   [[nodiscard]] std::uint64_t peak_live_bytes() const override { return peak_since_reset_; }
   void reset_peak() override { peak_since_reset_ = allocator_.live_bytes(); }
   [[nodiscard]] LeakEstimate leak_estimate() const override;
@@ -88,8 +91,8 @@ class HarnessContext final : public RunContext {
   void hint_device_calls(std::span<const DeviceCall> recorded) override {
     allocator_.hint_device_calls(recorded);
   }
-  void describe_oom(std::vector<std::string> frames,
-                    std::vector<ProgramBlock> largest_live) override;
+  void describe_oom(ProgramRequest request) override;
+  Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) override;
   std::optional<std::uint64_t> largest_free_bytes() override;
 
   // The harness's side.
@@ -123,6 +126,7 @@ class HarnessContext final : public RunContext {
   std::vector<std::pair<std::string, double>> metrics_;
   std::vector<std::string> notes_;
   std::optional<OomRecord> oom_;
+  bool oom_gives_way_ = false;  // oom_ is a replayed program's own failure, made again
   std::uint64_t peak_since_reset_ = 0;
   std::vector<Stream> streams_;  // by index; [0] is settings_.stream
 };

@@ -9,7 +9,7 @@
 namespace oomlab {
 
 ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
-                                  const Environment& environment) {
+                                    const Environment& environment) {
   if (kind != BackendKind::automatic) return {.kind = kind, .options = options};
   // async where a device is usable, otherwise sim, saying why.
   const bool device = !environment.devices.empty();
@@ -22,12 +22,15 @@ ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
   return choice;
 }
 
-RunPlan plan_run(const RunConfig& config, const Scenario& scenario, const Environment& environment,
-                 RunResult& result) {
+RunPlan plan_allocator(const RunConfig& config, const Environment& environment, RunResult& result) {
   ResolvedAllocator choice =
       resolve_automatic(config.allocator, config.allocator_options, environment);
   if (!choice.notice.empty()) notify(config, result, std::move(choice.notice));
-  RunPlan plan{.kind = choice.kind, .allocator_options = std::move(choice.options)};
+  return {.kind = choice.kind, .allocator_options = std::move(choice.options)};
+}
+
+void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
+                 RunResult& result) {
   if (plan.kind == BackendKind::torch) {
     const auto recorded = scenario.recorded_allocator_settings();
     torch::ResolvedTorch resolved =
@@ -37,7 +40,6 @@ RunPlan plan_run(const RunConfig& config, const Scenario& scenario, const Enviro
     if (!resolved.note.empty()) notify(config, result, std::move(resolved.note));
   }
   plan.simulated = !uses_device(plan.kind, plan.allocator_options);
-  return plan;
 }
 
 void notify(const RunConfig& config, RunResult& result, std::string text) {

@@ -31,11 +31,15 @@ struct ResolvedAllocator {
   std::string notice;  // "" when there is nothing to say
 };
 [[nodiscard]] ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
-                                                const Environment& environment);
+                                                  const Environment& environment);
 
-// Resolves `auto` (notes the fallback to sim), torch's settings (notes where they came from).
-[[nodiscard]] RunPlan plan_run(const RunConfig& config, const Scenario& scenario,
-                               const Environment& environment, RunResult& result);
+// The allocator the run uses: `auto` resolved (noting the fallback to sim), with its options.
+[[nodiscard]] RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
+                                     RunResult& result);
+// Once the scenario's input is read: torch's settings from the trace's recorded ones (noting
+// where they came from), and whether a device is used.
+void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
+                 RunResult& result);
 
 // The budget in bytes: the request against `total` (for N%) and `available` (for all, and the
 // most it may be; more is clamped with a notice). Under one device page: Error(usage).

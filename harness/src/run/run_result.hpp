@@ -20,7 +20,7 @@ enum class Outcome : std::uint8_t { oom, completed, error, interrupted, timeout 
 [[nodiscard]] std::string_view to_string(Outcome outcome);
 
 struct OomRecord {
-  std::uint64_t event = 0;  // seq of the oom event in events.csv
+  std::uint64_t event = 0;  // seq of the oom event in events.csv (a replay: see trace_entry)
   std::uint64_t step = 0;
   std::string phase;
   double t_ms = 0.0;
@@ -36,7 +36,10 @@ struct OomRecord {
   Diagnosis diagnosis;
   // A caching allocator's own account (torch): what PyTorch's OutOfMemoryError would say.
   std::optional<CacheState> cache;
-  // A replayed program's stack at the failing request, and its largest blocks then.
+  // A replay: where the failing request stands in the trace (0-based entry; the line for text
+  // formats), the program's stack there, and its largest blocks then.
+  std::optional<std::uint64_t> trace_entry;
+  std::optional<std::uint64_t> trace_line;
   std::vector<std::string> frames;
   std::vector<ProgramBlock> largest_live;
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)

@@ -176,26 +176,54 @@ void drive(const RunConfig& config, Scenario& scenario, const RunPlan& plan,
   }
 }
 
+// The scenario's input (a trace) read under the run's Ctrl-C and --timeout: false when a stop
+// came first. The outcome then says which; nothing was allocated, and events.csv has no events.
+bool prepare_input(const RunConfig& config, Scenario& scenario, RunResult& result,
+                   const std::atomic<bool>& timed_out) {
+  const auto check_stop = [&] {
+    if (timed_out.load(std::memory_order_relaxed)) throw TimedOut();
+    if (config.stop != nullptr && config.stop->load(std::memory_order_relaxed)) throw Interrupted();
+  };
+  try {
+    scenario.prepare(config.params, check_stop);
+    return true;
+  } catch (const TimedOut&) {
+    result.outcome = Outcome::timeout;
+  } catch (const Interrupted&) {
+    result.outcome = Outcome::interrupted;
+  }
+  notify(config, result,
+         fmt::format("{} while the scenario's input was read: nothing was run",
+                     result.outcome == Outcome::timeout ? "timed out" : "stopped"));
+  const PhaseTable phases;
+  EventLog log(make_sink(config, phases));
+  log.close();
+  return false;
+}
+
 }  // namespace
 
 RunResult run_scenario(const RunConfig& config) {
   const std::unique_ptr<Scenario> scenario = Registry::global().create(config.scenario);
   if (!scenario) throw_usage(fmt::format("unknown scenario '{}'", config.scenario));
   scenario->validate(config.params);
-  scenario->prepare(config.params);
 
   RunResult result;
   result.environment = config.environment ? *config.environment : probe_environment();
   result.scenario = config.scenario;
   result.params = config.params;
   result.seed = config.seed;
-  const RunPlan plan = plan_run(config, *scenario, result.environment, result);
+  RunPlan plan = plan_allocator(config, result.environment, result);
   result.allocator = backend_info(plan.kind).name;
+  result.allocator_options = plan.allocator_options;
+
+  std::atomic<bool> timed_out{false};
+  Watchdog watchdog(config, result, timed_out);  // the input's load and device set-up included
+  if (!prepare_input(config, *scenario, result, timed_out)) return result;
+  settle_plan(config, *scenario, plan, result);  // torch's settings from the loaded trace
   result.allocator_options = plan.allocator_options;
   result.simulated = plan.simulated;
 
-  std::atomic<bool> timed_out{false};
-  Watchdog watchdog(config, result, timed_out);  // device set-up included
   DeviceHold hold;
   std::unique_ptr<Allocator> backend;
   std::uint64_t budget = 0;

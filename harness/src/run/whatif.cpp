@@ -136,13 +136,6 @@ BudgetRequest bytes_budget(std::uint64_t bytes) {
   return {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{bytes}};
 }
 
-std::optional<std::uint64_t> metric(const RunResult& r, std::string_view name) {
-  for (const auto& [n, v] : r.metrics) {
-    if (n == name) return static_cast<std::uint64_t>(v);
-  }
-  return std::nullopt;
-}
-
 WhatIfAtBudget at_budget(RunConfig config, std::uint64_t budget_bytes) {
   config.budget = bytes_budget(budget_bytes);
   config.probe = true;  // the reported record: its cause is decided on the probed evidence
@@ -152,8 +145,9 @@ WhatIfAtBudget at_budget(RunConfig config, std::uint64_t budget_bytes) {
     throw Error(ErrorKind::device, fmt::format("the replay at a budget of {} ended in error: {}",
                                                format_bytes(budget_bytes), r.error_message));
   }
-  WhatIfAtBudget out{.outcome = r.outcome, .first_failure_index = metric(r, "first_failure_index")};
+  WhatIfAtBudget out{.outcome = r.outcome};
   if (r.oom) {
+    out.first_failure_index = r.oom->trace_entry;  // the entry that ended the replay
     out.cause = r.oom->diagnosis.cause;
     out.request_bytes = r.oom->request_bytes;
   }

@@ -37,7 +37,7 @@ struct WhatIfRequest {
 // The replay at the budget under one setting.
 struct WhatIfAtBudget {
   Outcome outcome = Outcome::completed;
-  std::optional<std::uint64_t> first_failure_index;  // the trace entry that failed
+  std::optional<std::uint64_t> first_failure_index;  // the trace entry of the run's OOM
   std::optional<Cause> cause;
   std::uint64_t request_bytes = 0;  // the failing request
 };

@@ -144,15 +144,22 @@ Op rmm_action(std::string_view action, const Place& place) {
 
 }  // namespace
 
-Trace load_rmm_csv(const std::filesystem::path& path) {
+Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll) {
   std::ifstream in = open_trace(path);
-  return parse_rmm_csv(path, in);
+  return parse_rmm_csv(path, in, std::move(poll));
 }
 
-Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
+// Blank lines (CRLF ones too: the reader drops a line's '\r') are skipped; fccp drops a UTF-8
+// byte-order mark itself. Line numbers stay those of the file.
+using RmmReader = io::CSVReader<6, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>,
+                                io::throw_on_overflow, io::empty_line_comment>;
+using OomlabReader = io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
+                                   io::throw_on_overflow, io::empty_line_comment>;
+
+Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll) {
   TraceBuilder builder(Format::rmm, path);
   try {
-    io::CSVReader<6> csv(path.string(), in);
+    RmmReader csv(path.string(), in);
     csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size",
                     "Stream");
     char* thread = nullptr;
@@ -165,6 +172,7 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
     std::uint64_t previous_clock = 0;
     std::uint64_t days = 0;  // HH:MM:SS wraps at midnight
     while (csv.read_row(thread, time, action, pointer, size, stream)) {
+      poll();
       const std::uint64_t line = csv.get_file_line();
       std::uint64_t clock = read_clock(time, {path, line, "Time"});
       if (clock + 3'600'000'000'000ULL < previous_clock) ++days;  // back by over an hour: a new day
@@ -181,16 +189,15 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in) {
   return builder.finish();
 }
 
-Trace load_oomlab_csv(const std::filesystem::path& path) {
+Trace load_oomlab_csv(const std::filesystem::path& path, StopPoll poll) {
   std::ifstream in = open_trace(path);
-  return parse_oomlab_csv(path, in);
+  return parse_oomlab_csv(path, in, std::move(poll));
 }
 
-Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
+Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll) {
   TraceBuilder builder(Format::oomlab, path);
   try {
-    io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>> csv(
-        path.string(), in);
+    OomlabReader csv(path.string(), in);
     csv.read_header(io::ignore_extra_column, "seq", "t_ns", "op", "bytes", "ptr", "stream",
                     "thread", "status", "phase");
     char* seq = nullptr;
@@ -203,6 +210,7 @@ Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in) {
     char* status = nullptr;
     char* phase = nullptr;
     while (csv.read_row(seq, t_ns, op, bytes, ptr, stream, thread, status, phase)) {
+      poll();
       const std::uint64_t line = csv.get_file_line();
       const std::string_view kind = op;
       const std::string_view result = status;

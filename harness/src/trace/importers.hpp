@@ -9,20 +9,25 @@
 #include <string>
 #include <string_view>
 
+#include "trace/stop_poll.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab::trace {
 
-[[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path);
-[[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path);
+// Each calls `poll` as it reads (StopPoll): what stops a long load.
+[[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path, StopPoll poll = {});
+[[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll = {});
 [[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
-                                          std::uint32_t device);
+                                          std::uint32_t device, StopPoll poll = {});
 
-// The same from text already in memory (`name` for messages): what the fuzzers drive.
-[[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in);
-[[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in);
+// The same from text already in memory (`name` for messages): what the fuzzers drive. The CSVs
+// may have a UTF-8 byte-order mark, CRLF line ends and blank lines.
+[[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in,
+                                     StopPoll poll = {});
+[[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in,
+                                  StopPoll poll = {});
 [[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content,
-                                           Level level, std::uint32_t device);
+                                           Level level, std::uint32_t device, StopPoll poll = {});
 
 // The place a field came from, for messages.
 struct Place {

@@ -13,7 +13,8 @@ namespace oomlab::trace::pickle {
 
 class Reader {
  public:
-  Reader(Document& doc, const std::string& name) : doc_(doc), name_(name), data_(*doc.buffer_) {}
+  Reader(Document& doc, const std::string& name, StopPoll poll)
+      : doc_(doc), name_(name), data_(*doc.buffer_), poll_(std::move(poll)) {}
 
   void run();
 
@@ -78,6 +79,7 @@ class Reader {
   std::vector<std::uint32_t> stack_;
   std::vector<std::size_t> marks_;
   std::vector<std::uint32_t> memo_;
+  StopPoll poll_;
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
 };
 
@@ -311,6 +313,7 @@ void Reader::run() {
     fail("not a pickle of protocol 2 or later (it does not start with PROTO)");
   }
   for (;;) {
+    poll_();
     at_ = pos_;
     const auto op = static_cast<unsigned char>(take(1, "an opcode")[0]);
     if (op == kProto) {
@@ -334,11 +337,11 @@ void Reader::run() {
   }
 }
 
-Document Document::read(std::string buffer, const std::string& name) {
+Document Document::read(std::string buffer, const std::string& name, StopPoll poll) {
   Document doc;
   doc.buffer_ = std::make_unique<const std::string>(std::move(buffer));
   doc.nodes_.reserve(doc.buffer_->size() / 8);
-  Reader(doc, name).run();
+  Reader(doc, name, std::move(poll)).run();
   return doc;
 }
 

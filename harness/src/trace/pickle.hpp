@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trace/stop_poll.hpp"
+
 namespace oomlab::trace::pickle {
 
 enum class Kind : std::uint8_t { none, boolean, integer, real, text, bytes, list, tuple, dict };
@@ -27,8 +29,9 @@ struct Node {
 
 class Document {
  public:
-  // Throws Error(input) "name: byte N: what" for anything that is not such a pickle.
-  static Document read(std::string buffer, const std::string& name);
+  // Throws Error(input) "name: byte N: what" for anything that is not such a pickle; calls `poll`
+  // per opcode.
+  static Document read(std::string buffer, const std::string& name, StopPoll poll = {});
 
   [[nodiscard]] const Node& root() const { return nodes_[root_]; }
   [[nodiscard]] const Node& node(std::uint32_t id) const { return nodes_[id]; }

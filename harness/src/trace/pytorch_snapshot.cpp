@@ -13,7 +13,6 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <sstream>
 #include <unordered_map>
 
 #include "oomlab/error.hpp"
@@ -129,8 +128,8 @@ struct At {
 template <typename View>
 class SnapshotReader {
  public:
-  SnapshotReader(const std::filesystem::path& path, std::uint32_t device)
-      : path_(path), device_(device) {}
+  SnapshotReader(const std::filesystem::path& path, std::uint32_t device, StopPoll& poll)
+      : path_(path), device_(device), poll_(poll) {}
 
   Snapshot read(const View& root) {
     if (!root.is_dict()) fail(root, "the top level", "not a dict: not a PyTorch memory snapshot");
@@ -181,6 +180,7 @@ class SnapshotReader {
     const std::string list = fmt::format("device_traces[{}]", device_);
     snapshot_.entries.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
+      poll_();
       const View entry = entries.at(i);
       const At at{list, i};
       if (!entry.is_dict()) fail(entry, at.text(), "not a dict");
@@ -306,22 +306,40 @@ class SnapshotReader {
 
   const std::filesystem::path& path_;
   std::uint32_t device_;
+  StopPoll& poll_;
   Snapshot snapshot_;
   std::unordered_map<std::string, std::uint32_t> stack_ids_;
 };
 
-std::string read_file(const std::filesystem::path& path) {
+// Read in blocks, polling between them: a snapshot can be gigabytes.
+std::string read_file(const std::filesystem::path& path, StopPoll& poll) {
   std::ifstream file = open_trace(path);
-  std::ostringstream content;
-  content << file.rdbuf();
-  return std::move(content).str();
+  std::string content;
+  constexpr std::size_t kBlock = 1U << 20U;
+  for (;;) {
+    poll.now();
+    const std::size_t size = content.size();
+    content.resize(size + kBlock);
+    file.read(content.data() + size, static_cast<std::streamsize>(kBlock));
+    content.resize(size + static_cast<std::size_t>(file.gcount()));
+    if (!file) break;
+  }
+  if (file.bad()) {
+    throw Error(ErrorKind::input, fmt::format("{}: cannot read the trace", path.string()));
+  }
+  return content;
 }
 
-Snapshot read_json(const std::filesystem::path& path, const std::string& text,
-                   std::uint32_t device) {
+Snapshot read_json(const std::filesystem::path& path, const std::string& text, std::uint32_t device,
+                   StopPoll& poll) {
   nlohmann::json doc;
   try {
-    doc = nlohmann::json::parse(text);
+    doc = nlohmann::json::parse(
+        text,
+        [&poll](int /*depth*/, nlohmann::json::parse_event_t /*event*/, nlohmann::json& /*value*/) {
+          poll();
+          return true;  // keep every value
+        });
   } catch (const nlohmann::json::parse_error& e) {
     std::string what = e.what();
     if (const auto close = what.find("] "); close != std::string::npos)
@@ -333,23 +351,33 @@ Snapshot read_json(const std::filesystem::path& path, const std::string& text,
       what = what.substr(close + 2);
     throw Error(ErrorKind::input, fmt::format("{}: {}", path.string(), what));
   }
-  return SnapshotReader<JsonView>(path, device).read(JsonView{&doc});
+  return SnapshotReader<JsonView>(path, device, poll).read(JsonView{&doc});
 }
 
 }  // namespace
 
-Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device) {
-  return parse_pytorch_snapshot(path, read_file(path), level, device);
+Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device,
+                            StopPoll poll) {
+  std::string content = read_file(path, poll);
+  return parse_pytorch_snapshot(path, std::move(content), level, device, std::move(poll));
 }
 
 Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level,
-                             std::uint32_t device) {
-  const auto first = content.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && content[first] == '{')
-    return build_pytorch_trace(path, read_json(path, content, device), level);
-  const pickle::Document doc = pickle::Document::read(std::move(content), path.string());
-  return build_pytorch_trace(
-      path, SnapshotReader<PickleView>(path, device).read(PickleView{&doc, &doc.root()}), level);
+                             std::uint32_t device, StopPoll poll) {
+  const std::string_view text = std::string_view(content).starts_with("\xEF\xBB\xBF")
+                                    ? std::string_view(content).substr(3)  // a byte-order mark
+                                    : std::string_view(content);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') {
+    const Snapshot snapshot = read_json(path, content, device, poll);
+    poll.now();
+    return build_pytorch_trace(path, snapshot, level);
+  }
+  const pickle::Document doc = pickle::Document::read(std::move(content), path.string(), poll);
+  const Snapshot snapshot =
+      SnapshotReader<PickleView>(path, device, poll).read(PickleView{&doc, &doc.root()});
+  poll.now();
+  return build_pytorch_trace(path, snapshot, level);
 }
 
 }  // namespace oomlab::trace

@@ -71,7 +71,7 @@ Trace TraceBuilder::finish() {
   for (std::uint32_t i = 0; i < trace_.events.size(); ++i) {
     Event& e = trace_.events[i];
     if (e.op == Op::alloc) {
-      e.slot = take_slot();
+      if (e.bytes != 0) e.slot = take_slot();
       // An address handed out again without a free: the first block stays leaked.
       if (e.address != 0) live[e.address] = i;
     } else if (e.op == Op::free && e.address != 0) {
@@ -82,7 +82,7 @@ Trace TraceBuilder::finish() {
       }
       e.partner = it->second;
       e.slot = trace_.events[it->second].slot;
-      free_slots.push_back(e.slot);
+      if (e.slot != Event::kNoPartner) free_slots.push_back(e.slot);
       live.erase(it);
     }
   }
@@ -116,10 +116,12 @@ std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {
 
 Format detect_format(std::string_view head) {
   if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
-    return Format::pytorch;  // pickle PROTO
+    return Format::pytorch;                                     // pickle PROTO
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte-order mark
   const auto first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string_view::npos && head[first] == '{')
-    return Format::pytorch;  // its JSON dump
+  if (first == std::string_view::npos) return Format::automatic;
+  if (head[first] == '{') return Format::pytorch;  // its JSON dump
+  head.remove_prefix(first);  // blank lines before the header: the CSV readers skip them too
   if (head.starts_with("Thread,Time,Action,Pointer,Size,Stream")) return Format::rmm;
   if (head.starts_with("seq,t_ns,step,phase,op,bytes,ptr")) return Format::oomlab;
   return Format::automatic;  // unknown
@@ -159,7 +161,7 @@ std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
 
 Trace load(const std::filesystem::path& path, const LoadOptions& options) {
   std::ifstream file = open_trace(path);
-  std::string head(64, '\0');
+  std::string head(4096, '\0');  // room for a byte-order mark and blank lines before a header
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
   Format format = options.format;
@@ -173,13 +175,15 @@ Trace load(const std::filesystem::path& path, const LoadOptions& options) {
                       path.string()));
     }
   }
+  StopPoll poll(options.check_stop);
+  poll.now();
   switch (format) {
     case Format::oomlab:
-      return load_oomlab_csv(path);
+      return load_oomlab_csv(path, std::move(poll));
     case Format::rmm:
-      return load_rmm_csv(path);
+      return load_rmm_csv(path, std::move(poll));
     case Format::pytorch:
-      return load_pytorch_snapshot(path, options.level, options.device);
+      return load_pytorch_snapshot(path, options.level, options.device, std::move(poll));
     case Format::automatic:
       break;
   }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -102,6 +103,9 @@ struct LoadOptions {
   Format format = Format::automatic;
   Level level = Level::tensor;
   std::uint32_t device = 0;  // PyTorch: which device's trace
+  // Called every few thousand rows (entries, opcodes) while the trace is read: it throws
+  // (Interrupted, TimedOut) to stop a long load. None: the load runs to its end.
+  std::function<void()> check_stop;
 };
 
 // Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with
@@ -119,13 +123,16 @@ struct LoadOptions {
 // which the snapshot does not record).
 [[nodiscard]] std::optional<std::uint64_t> recorded_device_budget(const Trace& trace);
 
-// Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers.
+// Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers
+// (after a UTF-8 byte-order mark and blank lines, if any).
 [[nodiscard]] Format detect_format(std::string_view head);
 [[nodiscard]] std::string_view to_string(Format format);
 
 // What every importer feeds its events to: numbers streams and threads in order of first
 // appearance, makes times relative to the first event, and at finish() links every free to the
 // allocation it frees (a free of an address that is not allocated is counted, and kept unlinked).
+// A zero-byte allocation (RMM logs it with a (nil) pointer) holds nothing: it gets no slot, is
+// never a live block, and its free, if any, frees nothing.
 class TraceBuilder {
  public:
   TraceBuilder(Format format, std::filesystem::path source);

@@ -1,0 +1,56 @@
+// What a replay concludes about failures and demand. Which request ended the replay (one the
+// program got), which of the program's own failed requests failed again when made where they
+// failed, where the program itself failed over the whole trace (replayed or not), and its peak
+// demand, with and without its failed requests. Every place is a trace entry: 0-based, as the
+// trace file counts them, with the line for text formats.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "oomlab/scenario.hpp"
+#include "trace/trace.hpp"
+
+namespace oomlab {
+
+class ReplayVerdict {
+ public:
+  // Reads the whole trace: the program's failures and its peaks, whatever the replay reaches.
+  explicit ReplayVerdict(const trace::Trace& trace);
+
+  // A request the program got failed here: the replay ends.
+  void broke(const trace::Event& e);
+  // One of the program's own failed requests, made again, failed again.
+  void reproduced(const trace::Event& e);
+
+  // The metrics (first_failure_*, reproduced_failures, trace_failures, trace_first_failure_*,
+  // failed_at_same_place, peak_live_bytes, peak_with_failed_bytes) and the notes that say them.
+  void report(RunContext& ctx) const;
+
+ private:
+  struct Peak {
+    std::uint64_t bytes = 0;
+    const trace::Event* at = nullptr;
+  };
+  void seen(const trace::Event& e);
+  [[nodiscard]] std::string broke_note() const;
+  [[nodiscard]] std::string reproduced_note() const;
+  [[nodiscard]] std::string peaks_note() const;
+
+  const trace::Trace& trace_;
+  // The replay.
+  const trace::Event* first_failure_ = nullptr;  // its first failed request, of any kind
+  const trace::Event* broke_at_ = nullptr;
+  const trace::Event* first_reproduced_ = nullptr;
+  std::uint64_t reproduced_ = 0;
+  // The whole trace.
+  const trace::Event* program_first_failure_ = nullptr;
+  std::uint64_t program_failures_ = 0;
+  Peak peak_live_;
+  Peak peak_with_failed_;
+};
+
+// "entry N (line L), T s into the trace", or what a block from before the trace was.
+[[nodiscard]] std::string describe_place(const trace::Event& e);
+
+}  // namespace oomlab
