@@ -17,6 +17,7 @@ class Search {
   bool trial(std::uint64_t batch) {
     ctx_.reset_peak();
     ++result_.trials;
+    ctx_.expect_peak(page_model_peak(shape_, batch, settings_.steps, kDevicePageBytes));
     ContextSink sink(ctx_);
     TrainingRun run(shape_, batch, sink);
     bool ok = run.setup();
@@ -58,6 +59,7 @@ class Search {
     }
     result_.max_batch = good;
     result_.bytes_at_max_batch = bytes_at_good;
+    ctx_.expect_peak(0);
     return result_;
   }
 

@@ -58,6 +58,19 @@ TEST(Diagnose, CapacityWhenTheLiveBlocksPagesLeaveNoRoom) {
   EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
 }
 
+// A scenario whose own model says this part of the run needs more than the budget at its peak
+// (growing-batch's next batch): capacity, whatever was free at the failing request.
+TEST(Diagnose, CapacityWhenTheScenariosModelNeedsMoreThanTheBudget) {
+  OomEvidence e = base_evidence();
+  ASSERT_EQ(diagnose(e).cause, Cause::fragmentation);
+  e.expected_peak_bytes = 1_GiB + 2_MiB;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::capacity);
+  EXPECT_NE(d.evidence.find("own model needs 1.00 GiB"), std::string::npos) << d.evidence;
+  e.expected_peak_bytes = 1_GiB;  // fits: the failure needs another explanation
+  EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
+}
+
 TEST(Diagnose, FragmentationIsInferredWithoutAProbe) {
   OomEvidence e = base_evidence();
   e.largest_free_bytes.reset();

@@ -124,6 +124,10 @@ class RunContext {
   // Forgets the run's OOM so that the next failed allocate() is recorded and analysed instead:
   // for searches whose telling OOM is the last one (the batch just past the largest that fits).
   virtual void clear_oom() = 0;
+  // What the part of the run starting now needs at its peak by the scenario's own model, in the
+  // device's 2 MiB pages (0: not known). An OOM while that is more than the budget is capacity:
+  // no allocator could have held it, whatever was free at the failing request.
+  virtual void expect_peak(std::uint64_t bytes) { static_cast<void>(bytes); }
 
   // The highest live bytes since the run began or since reset_peak().
   [[nodiscard]] virtual std::uint64_t peak_live_bytes() const = 0;

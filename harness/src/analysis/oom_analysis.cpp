@@ -248,6 +248,16 @@ Diagnosis diagnose(const OomEvidence& e) {
         1.0);
   }
   if (describe_external_or_leak(e, d)) return d;
+  if (e.expected_peak_bytes > limit) {
+    d.cause = Cause::capacity;
+    d.evidence = fmt::format(
+        "the scenario's own model needs {} at this part's peak (in 2 MiB pages), more than the {} "
+        "{}: no allocator could hold it",
+        format_bytes(e.expected_peak_bytes), e.cap_bytes > 0 ? "cap" : "budget",
+        format_bytes(limit));
+    d.advice = std::string(kCapacityAdvice);
+    return d;
+  }
   if (e.cap_bytes > 0) {
     describe_cap_refusal(e, d);
   } else if (e.request_bytes > d.free_bytes) {

@@ -45,6 +45,7 @@ struct OomEvidence {
   // it hands out pages, e.g. cudaMalloc's 2 MiB): none where not known.
   std::optional<std::uint64_t> live_footprint_bytes;
   std::optional<std::uint64_t> request_footprint_bytes;
+  std::uint64_t expected_peak_bytes = 0;  // the scenario's own model of this part's peak (0: none)
   std::optional<std::uint64_t> largest_free_bytes;  // none when not probed
   std::optional<bool> request_fits_now;             // the same request, probed right after
   std::uint64_t cap_bytes = 0;                      // oomlab's cap when it refused (else 0)
@@ -70,8 +71,9 @@ struct Diagnosis {
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right
 // after), fragmentation. A refusal by oomlab's cap is capacity or fragmentation against the cap.
 // Capacity is decided against what the allocator can give: when the live blocks' pages and the
-// request's pages together exceed the limit, no placement would have served it, so the cause is
-// capacity and no remedy for fragmentation is offered.
+// request's pages together exceed the limit, or the scenario's own model says this part of the
+// run needs more than the budget at its peak, no placement would have served it, so the cause
+// is capacity and no remedy for fragmentation is offered.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
 
 // The message PyTorch's OutOfMemoryError gives for this state ("CUDA out of memory. Tried to

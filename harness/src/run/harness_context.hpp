@@ -79,6 +79,7 @@ class HarnessContext final : public RunContext {
     oom_.reset();
     oom_gives_way_ = false;
   }
+  void expect_peak(std::uint64_t bytes) override { expected_peak_bytes_ = bytes; }
   [[nodiscard]] std::uint64_t peak_live_bytes() const override { return peak_since_reset_; }
   void reset_peak() override { peak_since_reset_ = allocator_.live_bytes(); }
   [[nodiscard]] LeakEstimate leak_estimate() const override;
@@ -121,6 +122,7 @@ class HarnessContext final : public RunContext {
   ContextSettings settings_;
   Rng rng_;
   LiveBlocks blocks_;
+  std::uint64_t expected_peak_bytes_ = 0;  // expect_peak(): the scenario's own model
   Integrity integrity_;
   std::vector<StepSample> step_samples_;
   std::vector<std::pair<std::string, double>> metrics_;
