@@ -121,6 +121,8 @@ fs::path prepare_folder(const RunOptions& o, std::string_view allocator) {
   return folder;
 }
 
+}  // namespace
+
 // --json, --csv and --junit are looked at before the run: a run is not made to be lost at the end
 // for want of a folder.
 void check_destination(std::string_view flag, const std::string& path) {
@@ -137,6 +139,8 @@ void check_destination(std::string_view flag, const std::string& path) {
                                              : ::access(folder.c_str(), W_OK) == 0;
   if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
 }
+
+namespace {
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
