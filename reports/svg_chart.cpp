@@ -19,6 +19,10 @@ constexpr const char* kReservedColour = "#ff7f0e";
 constexpr const char* kBudgetColour = "#333333";
 constexpr const char* kFreeColour = "#2ca02c";
 constexpr const char* kFailedColour = "#e377c2";
+constexpr const char* kFittedTrialColour = "#2ca02c";
+constexpr const char* kFailedTrialColour = "#ff9896";
+constexpr const char* kProgramColour = "#9467bd";
+constexpr double kLegendRow = 18;
 
 struct ByteUnit {
   double size;
@@ -72,6 +76,10 @@ double highest_drawn_bytes(const RunReport& run) {
 
 Frame make_frame(const RunReport& run) {
   Frame f;
+  if (!run.trials.empty()) {  // room for a second legend row and the trials' labels
+    f.top += 2 * kLegendRow;
+    f.height -= 2 * kLegendRow;
+  }
   const double high = highest_drawn_bytes(run) * 1.04;
   f.unit = unit_for(high);
   f.y_ticks = nice_ticks(high / f.unit.size, 6);
@@ -211,6 +219,49 @@ std::string oom_svg(const Frame& f, const ReportOom& oom) {
       xml_escape(label), left_side ? x - 10 : x + 10, f.top + 18, left_side ? "end" : "start");
 }
 
+// Each trial of a search as a band over its events, green when it fitted and red when it ran out
+// of memory, its batch above it where there is room (the whole label in its tooltip).
+std::string trials_svg(const Frame& f, const RunReport& run) {
+  std::string out = "<g id=\"trials\">";
+  for (const ReportTrial& t : run.trials) {
+    const double x0 = f.x(static_cast<double>(t.first_event));
+    const double width = std::max(f.x(static_cast<double>(t.last_event)) - x0, 1.0);
+    out += fmt::format(
+        "<g class=\"trial {}\"><title>trial {}: {}</title>"
+        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
+        "fill-opacity=\"{}\"/>"
+        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#bbb\"/>",
+        t.fitted ? "fitted" : "failed", xml_escape(t.label),
+        t.fitted ? "fitted" : "ran out of memory", x0, f.top, width, f.height,
+        t.fitted ? kFittedTrialColour : kFailedTrialColour, t.fitted ? "0.10" : "0.28", x0, f.top,
+        x0, f.bottom());
+    const std::string batch = t.label.substr(t.label.rfind(' ') + 1);
+    if (width >= 8 + 7.0 * static_cast<double>(batch.size())) {
+      out += fmt::format(
+          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\" "
+          "fill=\"{}\">{}</text>",
+          x0 + width / 2, f.top - 5, t.fitted ? "#1e7a1e" : "#b82222", xml_escape(batch));
+    }
+    out += "</g>";
+  }
+  return out + "</g>\n";
+}
+
+// Where a replayed program itself failed: a dotted line and a diamond at that event.
+std::string program_failure_svg(const Frame& f, std::uint64_t seq) {
+  const double x = f.x(static_cast<double>(seq));
+  const bool left_side = x > f.left + f.width * 0.6;
+  return fmt::format(
+      "<g id=\"program-failure\" stroke=\"{0}\" fill=\"{0}\"><title>the program itself "
+      "failed here (event {1})</title>"
+      "<line x1=\"{2:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{4:.1f}\" stroke-width=\"2\" "
+      "stroke-dasharray=\"2 3\"/><path d=\"M{2:.1f},{5:.1f}l7,9l-7,9l-7,-9z\"/>"
+      "<text x=\"{6:.1f}\" y=\"{7:.1f}\" text-anchor=\"{8}\" stroke=\"none\" font-size=\"13\" "
+      "font-weight=\"bold\">the program itself failed here (event {1})</text></g>\n",
+      kProgramColour, format_count(seq), x, f.top, f.bottom(), f.bottom() - 20,
+      left_side ? x - 10 : x + 10, f.top + 40, left_side ? "end" : "start");
+}
+
 std::string legend_svg(const RunReport& run) {
   struct Item {
     std::string swatch;
@@ -243,12 +294,33 @@ std::string legend_svg(const RunReport& run) {
     items.push_back({fmt::format("<path d=\"M11,-10l-5,9h10z\" fill=\"{}\"/>", kFailedColour),
                      "other refused requests"});
   }
+  if (run.timeline.program_failure_seq) {
+    items.push_back(
+        {fmt::format("<path d=\"M11,-14l6,8l-6,8l-6,-8z\" fill=\"{}\"/>", kProgramColour),
+         "where the program itself failed"});
+  }
+  if (!run.trials.empty()) {
+    items.push_back({fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{}\" "
+                                 "fill-opacity=\"0.25\"/>",
+                                 kFittedTrialColour),
+                     "a trial that fitted (its batch above)"});
+    items.push_back({fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{}\" "
+                                 "fill-opacity=\"0.5\"/>",
+                                 kFailedTrialColour),
+                     "a trial that ran out of memory"});
+  }
   std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
   double x = 90;
+  double y = 26;
   for (const Item& item : items) {
-    out += fmt::format("<g transform=\"translate({:.0f} 26)\">{}<text x=\"28\">{}</text></g>", x,
-                       item.swatch, item.text);
-    x += 40 + 7.2 * static_cast<double>(item.text.size());
+    const double width = 40 + 7.2 * static_cast<double>(item.text.size());
+    if (x + width > kWidth && x > 90) {  // a second row rather than past the edge
+      x = 90;
+      y += kLegendRow;
+    }
+    out += fmt::format("<g transform=\"translate({:.0f} {:.0f})\">{}<text x=\"28\">{}</text></g>",
+                       x, y, item.swatch, item.text);
+    x += width;
   }
   return out + "</g>\n";
 }
@@ -283,6 +355,7 @@ std::string timeline_svg(const RunReport& run) {
       kWidth, kHeight);
   out += axes_svg(f);
   out += legend_svg(run);
+  if (!run.trials.empty()) out += trials_svg(f, run);
   out += series_svg(f, run.timeline.reserved, "series-reserved", kReservedColour, true);
   out += series_svg(f, run.timeline.live, "series-live", kLiveColour, false);
   if (!run.timeline.missing.empty()) {
@@ -293,6 +366,8 @@ std::string timeline_svg(const RunReport& run) {
   }
   out += budget_svg(f, run.budget_bytes);
   out += failed_marks_svg(f, run);
+  if (run.timeline.program_failure_seq)
+    out += program_failure_svg(f, *run.timeline.program_failure_seq);
   if (run.oom) {
     out += device_free_svg(f, *run.oom);
     out += oom_svg(f, *run.oom);

@@ -1,5 +1,7 @@
 #include "batch_search.hpp"
 
+#include <fmt/format.h>
+
 namespace oomlab::training {
 
 namespace {
@@ -12,12 +14,14 @@ class Search {
   bool trial(std::uint64_t batch) {
     ctx_.reset_peak();
     ++result_.trials;
+    ctx_.begin_trial(fmt::format("{} batch {}", to_string(shape_.precision), batch));
     ContextSink sink(ctx_);
     TrainingRun run(shape_, batch, sink);
     bool ok = run.setup();
     for (std::uint64_t n = 0; ok && n < settings_.steps; ++n)
       ok = run.step(step_number_++);
     run.release();  // a clean state for the next trial
+    ctx_.end_trial(ok);
     if (ok) peak_of_good_ = ctx_.peak_live_bytes();
     return ok;
   }
