@@ -19,9 +19,7 @@ h2 { font-size: 19px; margin: 28px 0 10px; border-bottom: 1px solid #ddd; paddin
 .headline { font-size: 16px; color: #444; margin: 0 0 8px; }
 .answer { font-size: 21px; font-weight: 600; margin: 6px 0 6px; }
 .finding { font-size: 15px; margin: 8px 0; }
-.error-box { border-left: 5px solid #b82222; background: #fdf1f1; padding: 10px 16px;
-             border-radius: 4px; font-family: ui-monospace, monospace; font-size: 14px;
-             white-space: pre-wrap; }
+.answer-failed { color: #b82222; }
 .soak-passed { border-left: 5px solid #2ca02c; background: #eef8ee; padding: 8px 16px; border-radius: 4px; }
 .soak-failed { border-left: 5px solid #b82222; background: #fdf1f1; padding: 8px 16px; border-radius: 4px; }
 table.data { border-collapse: collapse; font-size: 14px; }
@@ -122,14 +120,10 @@ std::string answer_sections(const RunReport& run) {
         "</section>\n",
         run.soak->passed ? "passed" : "failed", kv_table(soak_rows(*run.soak), "soak-facts"));
   }
-  if (run.outcome == "error" || run.outcome == "timeout") {
-    out +=
-        fmt::format("<section id=\"error\">\n<h2>The error</h2>\n<p class=\"error-box\">{}</p>\n",
-                    xml_escape(run.error.empty() ? "no message recorded" : run.error));
-    if (!run.last_events.empty()) {
-      out += "<h3>Its last events</h3>\n" + data_table(last_events_table(run), "last-events");
-    }
-    out += "</section>\n";
+  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
+    out += fmt::format(
+        "<section id=\"error\">\n<h2>The last events before the {}</h2>\n{}</section>\n",
+        run.outcome, data_table(last_events_table(run), "last-events"));
   }
   if (!precision_rows(run).empty()) {
     out += "<section id=\"precisions\">\n<h2>Max batch by precision</h2>\n" +
@@ -190,7 +184,10 @@ std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));
   out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)), badge(run.outcome));
   if (const auto answer = run_answer(run)) {
-    out += fmt::format("<p class=\"answer\" id=\"answer\">{}</p>\n", xml_escape(*answer));
+    const bool failed =
+        run.outcome == "error" || run.outcome == "timeout" || (run.soak && !run.soak->passed);
+    out += fmt::format("<p class=\"answer{}\" id=\"answer\">{}</p>\n",
+                       failed ? " answer-failed" : "", xml_escape(*answer));
   }
   out += fmt::format("<p class=\"headline\">{}</p>\n", xml_escape(run_headline(run)));
   out += environment_html(run.environment);

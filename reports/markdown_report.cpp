@@ -139,12 +139,9 @@ std::string data_table(const std::vector<std::vector<std::string>>& rows) {
 std::string answer_md(const RunReport& run) {
   std::string out;
   if (run.soak) out += "## The soak (soak.json)\n\n" + kv_table(soak_rows(*run.soak), "Soak");
-  if (run.outcome == "error" || run.outcome == "timeout") {
-    std::string error = run.error.empty() ? "no message recorded" : run.error;
-    std::replace(error.begin(), error.end(), '`', '\'');
-    out += "## The error\n\n```\n" + error + "\n```\n\n";
-    if (!run.last_events.empty())
-      out += "### Its last events\n\n" + data_table(last_events_table(run));
+  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
+    out += fmt::format("## The last events before the {}\n\n", run.outcome) +
+           data_table(last_events_table(run));
   }
   if (!precision_rows(run).empty())
     out += "## Max batch by precision\n\n" + data_table(precision_table(run));

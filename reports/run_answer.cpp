@@ -8,6 +8,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/run_extras.hpp"
+#include "reports/soak_report.hpp"
 
 namespace oomlab {
 
@@ -180,11 +181,23 @@ std::vector<ReportRow> soak_rows(const ReportSoak& soak) {
                         format_bytes(soak.oom_live_max));
   }
   rows.push_back({"OOMs", ooms});
-  rows.push_back({"Resident memory",
-                  signed_bytes(soak.rss_growth_bytes) + " after the first tenth of the cycles"});
-  rows.push_back({"Device free memory", "worst shortfall after a cycle " +
-                                            signed_bytes(soak.worst_device_shortfall_bytes)});
-  rows.push_back({"Blocks not freed", fmt::format("in {} cycles", soak.unbalanced_cycles)});
+  rows.push_back(
+      {"Resident memory",
+       fmt::format("{} before the first cycle, {} after the last; {} after the first tenth of "
+                   "the cycles (limit {})",
+                   format_bytes(soak.rss_before_bytes), format_bytes(soak.rss_after_last_bytes),
+                   signed_bytes(soak.rss_growth_bytes), format_bytes(kSoakRssGrowthLimit))});
+  rows.push_back(
+      {"Device free memory", soak.device_measured
+                                 ? fmt::format("worst shortfall after a cycle {} (limit {})",
+                                               signed_bytes(soak.worst_device_shortfall_bytes),
+                                               format_bytes(kSoakDeviceShortfallLimit))
+                                 : std::string("not measured: no device (simulated)")});
+  rows.push_back({"Blocks left allocated",
+                  fmt::format("after {} of {} cycles", soak.unbalanced_cycles, soak.cycles)});
+  rows.push_back({"What is drawn",
+                  "the timeline is the first cycle's (events.csv), the run's facts the last "
+                  "cycle's (summary.json)"});
   return rows;
 }
 

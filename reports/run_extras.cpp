@@ -56,7 +56,13 @@ ReportSoak read_soak(const std::filesystem::path& path) {
     r.oom_live_median = live->optional_count("median").value_or(0);
     r.oom_live_max = live->optional_count("max").value_or(0);
   }
+  r.rss_before_bytes = soak.optional_count("rss_before_bytes").value_or(0);
+  r.rss_after_last_bytes = soak.optional_count("rss_after_last_bytes").value_or(0);
   r.rss_growth_bytes = soak.optional_integer("rss_growth_bytes").value_or(0);
+  if (soak.has("per_cycle")) {
+    for (const JsonFields& cycle : soak.objects("per_cycle"))
+      r.device_measured = r.device_measured || cycle.has("device_free_before");
+  }
   r.worst_device_shortfall_bytes =
       soak.optional_integer("worst_device_shortfall_bytes").value_or(0);
   r.unbalanced_cycles = soak.optional_count("unbalanced_cycles").value_or(0);

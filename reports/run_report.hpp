@@ -127,7 +127,10 @@ struct ReportSoak {
   std::uint64_t oom_live_min = 0;
   std::uint64_t oom_live_median = 0;
   std::uint64_t oom_live_max = 0;
+  std::uint64_t rss_before_bytes = 0;
+  std::uint64_t rss_after_last_bytes = 0;
   std::int64_t rss_growth_bytes = 0;
+  bool device_measured = false;  // device free memory around each cycle (not on the sim)
   std::int64_t worst_device_shortfall_bytes = 0;
   std::uint64_t unbalanced_cycles = 0;
 };

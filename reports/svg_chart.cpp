@@ -7,27 +7,13 @@
 
 #include "oomlab/units.hpp"
 #include "reports/junit.hpp"
+#include "reports/svg_frame.hpp"
 
 namespace oomlab {
 
 namespace {
 
-constexpr double kWidth = 1100;
-constexpr double kHeight = 470;
-constexpr const char* kLiveColour = "#1f77b4";
-constexpr const char* kReservedColour = "#ff7f0e";
-constexpr const char* kBudgetColour = "#333333";
-constexpr const char* kFreeColour = "#2ca02c";
-constexpr const char* kFailedColour = "#e377c2";
-constexpr const char* kFittedTrialColour = "#2ca02c";
-constexpr const char* kFailedTrialColour = "#ff9896";
-constexpr const char* kProgramColour = "#9467bd";
-constexpr double kLegendRow = 18;
-
-struct ByteUnit {
-  double size;
-  const char* name;
-};
+using namespace svg;  // NOLINT(google-build-using-namespace): the chart's own frame
 
 ByteUnit unit_for(double max_bytes) {
   if (max_bytes >= 2.0 * (1ULL << 30)) return {static_cast<double>(1ULL << 30), "GiB"};
@@ -36,30 +22,12 @@ ByteUnit unit_for(double max_bytes) {
   return {1.0, "B"};
 }
 
-// The plot area and the mapping of (event seq, bytes) onto it.
-struct Frame {
-  double left = 90;
-  double top = 56;
-  double width = kWidth - 90 - 30;
-  double height = kHeight - 56 - 64;
-  double x0 = 0;
-  double x1 = 1;
-  double y_top = 1;  // bytes at the top of the plot
-  ByteUnit unit{1.0, "B"};
-  std::vector<double> y_ticks;  // in `unit`
-  std::vector<double> x_ticks;
-
-  [[nodiscard]] double x(double seq) const { return left + (seq - x0) / (x1 - x0) * width; }
-  [[nodiscard]] double y(double bytes) const {
-    return top + height - std::min(bytes, y_top) / y_top * height;
-  }
-  [[nodiscard]] double bottom() const { return top + height; }
-  [[nodiscard]] double right() const { return left + width; }
-};
+// A budget this many times above everything drawn is left above the chart (named at its top), so
+// that a small run is not a flat line at the bottom.
+constexpr double kBudgetOffChart = 5.0;
 
 double highest_drawn_bytes(const RunReport& run) {
-  double high = std::max({static_cast<double>(run.budget_bytes),
-                          static_cast<double>(run.timeline.peak_live_bytes),
+  double high = std::max({static_cast<double>(run.timeline.peak_live_bytes),
                           static_cast<double>(run.timeline.peak_reserved_bytes), 1.0});
   if (run.oom) {
     high = std::max(high, static_cast<double>(run.oom->reserved_bytes));
@@ -71,7 +39,9 @@ double highest_drawn_bytes(const RunReport& run) {
       if (stacked <= 1.5 * high) high = std::max(high, stacked);
     }
   }
-  return high;
+  const auto budget = static_cast<double>(run.budget_bytes);
+  const bool drawn = budget <= kBudgetOffChart * high || run.timeline.events == 0;
+  return drawn ? std::max(high, budget) : high;
 }
 
 Frame make_frame(const RunReport& run) {
@@ -162,6 +132,12 @@ std::string series_svg(const Frame& f, const std::vector<TimelinePoint>& points,
 }
 
 std::string budget_svg(const Frame& f, std::uint64_t budget) {
+  if (static_cast<double>(budget) > f.y_top) {
+    return fmt::format(
+        "<g id=\"budget-line\"><text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" fill=\"{}\">"
+        "budget {} (above the chart: everything drawn is far below it)</text></g>\n",
+        f.left + 6, f.top + 16, kBudgetColour, format_bytes(budget));
+  }
   const double y = f.y(static_cast<double>(budget));
   return fmt::format(
       "<g id=\"budget-line\"><line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
@@ -219,55 +195,8 @@ std::string oom_svg(const Frame& f, const ReportOom& oom) {
       xml_escape(label), left_side ? x - 10 : x + 10, f.top + 18, left_side ? "end" : "start");
 }
 
-// Each trial of a search as a band over its events, green when it fitted and red when it ran out
-// of memory, its batch above it where there is room (the whole label in its tooltip).
-std::string trials_svg(const Frame& f, const RunReport& run) {
-  std::string out = "<g id=\"trials\">";
-  for (const ReportTrial& t : run.trials) {
-    const double x0 = f.x(static_cast<double>(t.first_event));
-    const double width = std::max(f.x(static_cast<double>(t.last_event)) - x0, 1.0);
-    out += fmt::format(
-        "<g class=\"trial {}\"><title>trial {}: {}</title>"
-        "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"{}\" "
-        "fill-opacity=\"{}\"/>"
-        "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#bbb\"/>",
-        t.fitted ? "fitted" : "failed", xml_escape(t.label),
-        t.fitted ? "fitted" : "ran out of memory", x0, f.top, width, f.height,
-        t.fitted ? kFittedTrialColour : kFailedTrialColour, t.fitted ? "0.10" : "0.28", x0, f.top,
-        x0, f.bottom());
-    const std::string batch = t.label.substr(t.label.rfind(' ') + 1);
-    if (width >= 8 + 7.0 * static_cast<double>(batch.size())) {
-      out += fmt::format(
-          "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\" font-size=\"11\" "
-          "fill=\"{}\">{}</text>",
-          x0 + width / 2, f.top - 5, t.fitted ? "#1e7a1e" : "#b82222", xml_escape(batch));
-    }
-    out += "</g>";
-  }
-  return out + "</g>\n";
-}
-
-// Where a replayed program itself failed: a dotted line and a diamond at that event.
-std::string program_failure_svg(const Frame& f, std::uint64_t seq) {
-  const double x = f.x(static_cast<double>(seq));
-  const bool left_side = x > f.left + f.width * 0.6;
-  return fmt::format(
-      "<g id=\"program-failure\" stroke=\"{0}\" fill=\"{0}\"><title>the program itself "
-      "failed here (event {1})</title>"
-      "<line x1=\"{2:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{4:.1f}\" stroke-width=\"2\" "
-      "stroke-dasharray=\"2 3\"/><path d=\"M{2:.1f},{5:.1f}l7,9l-7,9l-7,-9z\"/>"
-      "<text x=\"{6:.1f}\" y=\"{7:.1f}\" text-anchor=\"{8}\" stroke=\"none\" font-size=\"13\" "
-      "font-weight=\"bold\">the program itself failed here (event {1})</text></g>\n",
-      kProgramColour, format_count(seq), x, f.top, f.bottom(), f.bottom() - 20,
-      left_side ? x - 10 : x + 10, f.top + 40, left_side ? "end" : "start");
-}
-
 std::string legend_svg(const RunReport& run) {
-  struct Item {
-    std::string swatch;
-    std::string text;
-  };
-  std::vector<Item> items = {
+  std::vector<LegendItem> items = {
       {fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{0}\" fill-opacity=\"0.3\" "
                    "stroke=\"{0}\"/>",
                    kReservedColour),
@@ -294,25 +223,11 @@ std::string legend_svg(const RunReport& run) {
     items.push_back({fmt::format("<path d=\"M11,-10l-5,9h10z\" fill=\"{}\"/>", kFailedColour),
                      "other refused requests"});
   }
-  if (run.timeline.program_failure_seq) {
-    items.push_back(
-        {fmt::format("<path d=\"M11,-14l6,8l-6,8l-6,-8z\" fill=\"{}\"/>", kProgramColour),
-         "where the program itself failed"});
-  }
-  if (!run.trials.empty()) {
-    items.push_back({fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{}\" "
-                                 "fill-opacity=\"0.25\"/>",
-                                 kFittedTrialColour),
-                     "a trial that fitted (its batch above)"});
-    items.push_back({fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{}\" "
-                                 "fill-opacity=\"0.5\"/>",
-                                 kFailedTrialColour),
-                     "a trial that ran out of memory"});
-  }
+  add_marks_legend(run, items);
   std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
   double x = 90;
   double y = 26;
-  for (const Item& item : items) {
+  for (const LegendItem& item : items) {
     const double width = 40 + 7.2 * static_cast<double>(item.text.size());
     if (x + width > kWidth && x > 90) {  // a second row rather than past the edge
       x = 90;

@@ -120,6 +120,8 @@ TEST(ReportAnswer, MixedPrecisionHasAPrecisionTableAndTheTrialItsOomCameFrom) {
   EXPECT_NE(html.find(fmt::format("fp16 {} ({:.2f}x fp32)", fp16, ratio)), std::string::npos)
       << "the headline names each precision's max batch";
 
+  EXPECT_EQ(occurrences(html, "<g class=\"trial-group\">"), 2U)
+      << "fp32 and fp16 named on the timeline";
   const std::string label = oom_trial(summary).at("label").get<std::string>();
   EXPECT_EQ(label, fmt::format("fp16 batch {}", fp16 + 1)) << "the search's last trial";
   EXPECT_NE(html.find(fmt::format("The recorded OOM came from trial &apos;{}&apos;", label)),
@@ -157,6 +159,18 @@ TEST(ReportAnswer, CompletedReplayMarksWhereTheProgramItselfFailed) {
             std::string::npos);
 }
 
+TEST(ReportAnswer, ABudgetFarAboveTheRunIsNamedAboveTheChartNotDrawnFlat) {
+  const std::string trace = testing::test_data_dir() + "/rmm_allocate_failure.csv";
+  const fs::path dir =
+      run_and_report("huge_budget", {"replay", "--trace", trace, "-a", "sim", "-b", "64GiB"});
+  const json summary = read_json(dir / "summary.json");
+  ASSERT_LT(summary.at("peak").at("reserved_bytes").get<std::uint64_t>() * 5, 64ULL << 30U);
+  const std::string html = read_text(dir / "report.html");
+  EXPECT_NE(html.find("budget 64.0 GiB (above the chart"), std::string::npos);
+  EXPECT_EQ(html.find(" GiB</text>", html.find("<g class=\"axes\"")), std::string::npos)
+      << "the axis is scaled to the run (MiB), not to the budget";
+}
+
 TEST(ReportAnswer, ErrorRunLeadsWithTheErrorAndItsLastEvents) {
   RunResult r;
   r.scenario = "fragmentation";
@@ -178,7 +192,8 @@ TEST(ReportAnswer, ErrorRunLeadsWithTheErrorAndItsLastEvents) {
   std::ofstream(dir / "summary.json") << summary_json(r, {}).dump(2);
   static_cast<void>(write_reports(dir, ""));
   const std::string html = read_text(dir / "report.html");
-  const std::string answer = "<p class=\"answer\" id=\"answer\">Error: " + r.error_message;
+  const std::string answer =
+      "<p class=\"answer answer-failed\" id=\"answer\">Error: " + r.error_message;
   ASSERT_NE(html.find(answer), std::string::npos) << html.substr(0, 3000);
   const auto section = html.find("<section id=\"error\">");
   ASSERT_NE(section, std::string::npos);
@@ -190,8 +205,8 @@ TEST(ReportAnswer, ErrorRunLeadsWithTheErrorAndItsLastEvents) {
         << e.seq;
   }
   const std::string md = read_text(dir / "report.md");
-  EXPECT_NE(md.find("## The error\n\n```\n" + r.error_message), std::string::npos) << md;
-  EXPECT_NE(md.find("### Its last events"), std::string::npos);
+  EXPECT_NE(md.find("**Error: " + r.error_message + "**"), std::string::npos) << md;
+  EXPECT_NE(md.find("## The last events before the error\n\n| event |"), std::string::npos) << md;
 }
 
 TEST(ReportAnswer, SoakFolderLeadsWithTheVerdictOfSoakJson) {
@@ -205,6 +220,10 @@ TEST(ReportAnswer, SoakFolderLeadsWithTheVerdictOfSoakJson) {
                             soak.at("cycles").get<int>(), soak.at("cycles_asked").get<int>())),
       std::string::npos);
   EXPECT_NE(html.find("<div class=\"soak-passed\">"), std::string::npos);
+  EXPECT_NE(html.find(format_bytes(soak.at("rss_before_bytes").get<std::uint64_t>()) +
+                      " before the first cycle"),
+            std::string::npos);
+  EXPECT_NE(html.find("not measured: no device (simulated)"), std::string::npos);
 
   json failed = soak;
   failed["passed"] = false;
@@ -212,7 +231,7 @@ TEST(ReportAnswer, SoakFolderLeadsWithTheVerdictOfSoakJson) {
   std::ofstream(dir / "soak.json") << failed.dump(2);
   static_cast<void>(write_reports(dir, ""));
   html = read_text(dir / "report.html");
-  EXPECT_NE(html.find("id=\"answer\">Soak FAILED: resident memory grew +64.0 MiB"),
+  EXPECT_NE(html.find("answer-failed\" id=\"answer\">Soak FAILED: resident memory grew +64.0 MiB"),
             std::string::npos);
   EXPECT_NE(html.find("<div class=\"soak-failed\">"), std::string::npos);
 }
