@@ -32,8 +32,8 @@ struct FrontierResult {
 
 // `config.budget` is the upper bound; `config.timeout` limits each trial, and a trial that passes
 // it ends the search (`timed_out`: no frontier, since that budget's answer is unknown). Runs
-// write no events. Throws what run_scenario throws for a
-// bad request; a trial that ends in error stops the search (Error(device) with its message).
+// write no events. Throws what run_scenario throws for a bad request; a trial that ends in error
+// stops the search (Error(device) with its message).
 [[nodiscard]] FrontierResult find_frontier(const RunConfig& config, std::uint64_t resolution_bytes,
                                            const std::function<void(const FrontierTrial&)>& on_trial);
 
