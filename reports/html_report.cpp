@@ -4,6 +4,7 @@
 
 #include "reports/junit.hpp"
 #include "reports/report_content.hpp"
+#include "reports/run_answer.hpp"
 #include "reports/svg_chart.hpp"
 
 namespace oomlab {
@@ -16,10 +17,20 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; co
 h1 { font-size: 26px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 28px 0 10px; border-bottom: 1px solid #ddd; padding-bottom: 4px; }
 .headline { font-size: 16px; color: #444; margin: 0 0 8px; }
+.answer { font-size: 21px; font-weight: 600; margin: 6px 0 6px; }
+.finding { font-size: 15px; margin: 8px 0; }
+.answer-failed { color: #b82222; }
+.soak-passed { border-left: 5px solid #2ca02c; background: #eef8ee; padding: 8px 16px; border-radius: 4px; }
+.soak-failed { border-left: 5px solid #b82222; background: #fdf1f1; padding: 8px 16px; border-radius: 4px; }
+table.data { border-collapse: collapse; font-size: 14px; }
+table.data th { text-align: left; font-weight: 600; color: #555; border-bottom: 1px solid #ccc;
+                padding: 3px 16px 3px 0; }
+table.data td { padding: 3px 16px 3px 0; border-bottom: 1px solid #eee; }
+.counts { font-size: 17px; font-weight: 600; margin: 6px 0 10px; }
 .badge { display: inline-block; padding: 1px 10px; border-radius: 10px; font-weight: 600;
          font-size: 14px; color: #fff; background: #6c757d; vertical-align: 3px; }
-.badge-oom { background: #b82222; } .badge-completed { background: #2ca02c; }
-.badge-error { background: #b8860b; } .badge-crash { background: #6f42c1; }
+.badge-oom { background: #1f5fa8; } .badge-completed { background: #2ca02c; }
+.badge-error { background: #b82222; } .badge-crash { background: #6f42c1; }
 .badge-timeout { background: #e8710a; }
 table.kv { border-collapse: collapse; font-size: 14px; }
 table.kv th { text-align: left; font-weight: 600; padding: 3px 18px 3px 0; color: #555;
@@ -42,9 +53,9 @@ td.cell a:hover .outcome { text-decoration: underline; }
 td.cell .outcome { font-weight: 700; font-size: 14px; display: block; margin-bottom: 2px; }
 td.cell .line { display: block; color: #333; }
 td.cell .runs a { display: inline; margin-right: 6px; text-decoration: underline; }
-.cell.outcome-oom, .legend .outcome-oom { background: #fbe0e0; border-left-color: #b82222; }
+.cell.outcome-oom, .legend .outcome-oom { background: #e3edf8; border-left-color: #1f5fa8; }
 .cell.outcome-completed, .legend .outcome-completed { background: #e1f3e1; border-left-color: #2ca02c; }
-.cell.outcome-error, .legend .outcome-error { background: #fdf3d0; border-left-color: #b8860b; }
+.cell.outcome-error, .legend .outcome-error { background: #fbe0e0; border-left-color: #b82222; }
 .cell.outcome-crash, .legend .outcome-crash { background: #ece3f7; border-left-color: #6f42c1; }
 .cell.outcome-timeout, .legend .outcome-timeout { background: #fde6cc; border-left-color: #e8710a; }
 .cell.outcome-interrupted, .legend .outcome-interrupted { background: #e9eaec; border-left-color: #6c757d; }
@@ -74,6 +85,18 @@ std::string kv_table(const std::vector<ReportRow>& rows, const char* id) {
   return out + "</table>\n";
 }
 
+// A table whose first row is its header.
+std::string data_table(const std::vector<std::vector<std::string>>& rows, const char* id) {
+  std::string out = fmt::format("<table class=\"data\" id=\"{}\">\n", id);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "<tr>";
+    for (const std::string& cell : rows[r])
+      out += r == 0 ? "<th>" + xml_escape(cell) + "</th>" : "<td>" + xml_escape(cell) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
+
 std::string environment_html(const ReportEnvironment& env) {
   std::string out = "<section id=\"environment\" class=\"env\">\n";
   for (const ReportRow& row : environment_rows(env)) {
@@ -85,6 +108,31 @@ std::string environment_html(const ReportEnvironment& env) {
 std::string badge(const std::string& outcome) {
   return fmt::format("<span class=\"badge badge-{}\">{}</span>", xml_escape(outcome),
                      xml_escape(outcome_label(outcome)));
+}
+
+// What the run answers, before the timeline: the soak's verdict, the error and its last events,
+// the precision table, which trial the OOM came from, where a replayed program failed.
+std::string answer_sections(const RunReport& run) {
+  std::string out;
+  if (run.soak) {
+    out += fmt::format(
+        "<section id=\"soak\">\n<h2>The soak (soak.json)</h2>\n<div class=\"soak-{}\">\n{}</div>\n"
+        "</section>\n",
+        run.soak->passed ? "passed" : "failed", kv_table(soak_rows(*run.soak), "soak-facts"));
+  }
+  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
+    out += fmt::format(
+        "<section id=\"error\">\n<h2>The last events before the {}</h2>\n{}</section>\n",
+        run.outcome, data_table(last_events_table(run), "last-events"));
+  }
+  if (!precision_rows(run).empty()) {
+    out += "<section id=\"precisions\">\n<h2>Max batch by precision</h2>\n" +
+           data_table(precision_table(run), "precision-table") + "</section>\n";
+  }
+  for (const std::string& line : {oom_trial_line(run), program_failure_line(run)}) {
+    if (!line.empty()) out += fmt::format("<p class=\"finding\">{}</p>\n", xml_escape(line));
+  }
+  return out;
 }
 
 std::string oom_section(const ReportOom& oom) {
@@ -134,9 +182,16 @@ std::string html_page_end(const std::string& oomlab_version) {
 
 std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));
-  out += fmt::format("<h1>oomlab · {} {}</h1>\n<p class=\"headline\">{}</p>\n",
-                     xml_escape(run_title(run)), badge(run.outcome), xml_escape(run_headline(run)));
+  out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)), badge(run.outcome));
+  if (const auto answer = run_answer(run)) {
+    const bool failed =
+        run.outcome == "error" || run.outcome == "timeout" || (run.soak && !run.soak->passed);
+    out += fmt::format("<p class=\"answer{}\" id=\"answer\">{}</p>\n",
+                       failed ? " answer-failed" : "", xml_escape(*answer));
+  }
+  out += fmt::format("<p class=\"headline\">{}</p>\n", xml_escape(run_headline(run)));
   out += environment_html(run.environment);
+  out += answer_sections(run);
   out += "<section id=\"timeline\">\n<h2>Memory over the run</h2>\n";
   if (!run.timeline.missing.empty()) {
     out += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(run.timeline.missing));
@@ -230,12 +285,15 @@ std::string matrix_html(const MatrixReport& matrix) {
                                         matrix.scenarios.size(), matrix.allocators.size());
   std::string out = page_start(title);
   out += fmt::format(
-      "<h1>{}</h1>\n<p class=\"headline\">budget {} · each cell links to its run's report</p>\n",
-      xml_escape(title), xml_escape(matrix.budget.empty() ? "-" : matrix.budget));
+      "<h1>{}</h1>\n<p class=\"counts\" id=\"counts\">{}</p>\n"
+      "<p class=\"headline\">budget {} · each cell links to its run's report</p>\n",
+      xml_escape(title), xml_escape(matrix_counts_line(matrix)),
+      xml_escape(matrix.budget.empty() ? "-" : matrix.budget));
   out += environment_html(matrix.environment);
   out += "<section id=\"cells\">\n<h2>Outcomes</h2>\n<div class=\"legend\">";
   for (const std::string_view outcome : kOutcomes) {
-    out += fmt::format("<span class=\"outcome-{}\">{}</span>", outcome, outcome_label(outcome));
+    out += fmt::format("<span class=\"outcome-{}\">{}</span>", outcome,
+                       xml_escape(outcome_legend(outcome)));
   }
   out += "</div>\n" + grid_html(matrix) + "</section>\n";
   out += failures_html(matrix);

@@ -7,6 +7,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/report_content.hpp"
+#include "reports/run_answer.hpp"
 
 namespace oomlab {
 
@@ -114,10 +115,51 @@ std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t fi
   return out;
 }
 
+namespace {
+
+// A table whose first row is its header.
+std::string data_table(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "|";
+    for (const std::string& cell : rows[r])
+      out += " " + cell_text(cell) + " |";
+    out += "\n";
+    if (r == 0) {
+      out += "|";
+      for (std::size_t c = 0; c < rows[r].size(); ++c)
+        out += " --- |";
+      out += "\n";
+    }
+  }
+  return out + "\n";
+}
+
+// What the run answers, before the timeline (as in report.html).
+std::string answer_md(const RunReport& run) {
+  std::string out;
+  if (run.soak) out += "## The soak (soak.json)\n\n" + kv_table(soak_rows(*run.soak), "Soak");
+  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
+    out += fmt::format("## The last events before the {}\n\n", run.outcome) +
+           data_table(last_events_table(run));
+  }
+  if (!precision_rows(run).empty())
+    out += "## Max batch by precision\n\n" + data_table(precision_table(run));
+  for (const std::string& line : {oom_trial_line(run), program_failure_line(run)}) {
+    if (!line.empty()) out += cell_text(line) + ".\n\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string run_markdown(const RunReport& run) {
-  std::string out = fmt::format("# oomlab · {} · {}\n\n{}\n\n", run_title(run),
-                                outcome_label(run.outcome), cell_text(run_headline(run)));
+  std::string out =
+      fmt::format("# oomlab · {} · {}\n\n", run_title(run), outcome_label(run.outcome));
+  if (const auto answer = run_answer(run)) out += "**" + cell_text(*answer) + "**\n\n";
+  out += cell_text(run_headline(run)) + "\n\n";
   out += environment_md(run.environment);
+  out += answer_md(run);
   out += timeline_md(run);
   if (run.oom) {
     std::vector<ReportRow> rows = oom_rows(*run.oom);
@@ -165,9 +207,10 @@ std::string cell_md(const MatrixReportCell* cell) {
 }  // namespace
 
 std::string matrix_markdown(const MatrixReport& matrix) {
-  std::string out = fmt::format("# oomlab matrix · {} scenarios × {} allocators\n\nbudget {}\n\n",
-                                matrix.scenarios.size(), matrix.allocators.size(),
-                                matrix.budget.empty() ? "-" : cell_text(matrix.budget));
+  std::string out = fmt::format(
+      "# oomlab matrix · {} scenarios × {} allocators\n\n**{}**\n\nbudget {}\n\n",
+      matrix.scenarios.size(), matrix.allocators.size(), cell_text(matrix_counts_line(matrix)),
+      matrix.budget.empty() ? "-" : cell_text(matrix.budget));
   out += environment_md(matrix.environment);
   out += "## Outcomes\n\n| scenario \\\\ allocator |";
   for (const std::string& allocator : matrix.allocators)

@@ -1,8 +1,10 @@
 #include "reports/report_content.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
+#include <map>
 
 #include "analysis/oom_analysis.hpp"
 #include "oomlab/units.hpp"
@@ -213,6 +215,34 @@ std::vector<ReportRow> matrix_config_rows(const MatrixReport& matrix) {
           {"Seed", matrix.seed.empty() ? "-" : matrix.seed},
           {"Repeats per cell", matrix.repeat.empty() ? "1" : matrix.repeat},
           {"Cells", std::to_string(matrix.cells.size())}};
+}
+
+std::string matrix_counts_line(const MatrixReport& matrix) {
+  std::map<std::string, std::size_t, std::less<>> counts;
+  for (const MatrixReportCell& cell : matrix.cells)
+    ++counts[cell.outcome];
+  const auto count = [&](std::string_view outcome) {
+    const auto it = counts.find(outcome);
+    return it == counts.end() ? std::size_t{0} : it->second;
+  };
+  std::vector<std::string> failures;
+  std::size_t failed = 0;
+  for (const auto& [outcome, n] : counts) {
+    if (outcome == "oom" || outcome == "completed") continue;
+    failures.push_back(fmt::format("{} {}", n, outcome));
+    failed += n;
+  }
+  return fmt::format("{} cells: {} OOM as provoked · {} completed · {}", matrix.cells.size(),
+                     count("oom"), count("completed"),
+                     failed == 0
+                         ? std::string("none failed")
+                         : fmt::format("{} failed ({})", failed, fmt::join(failures, ", ")));
+}
+
+std::string outcome_legend(std::string_view outcome) {
+  if (outcome == "oom") return "OOM (provoked: expected)";
+  if (outcome == "completed") return "completed";
+  return fmt::format("{} (failed)", outcome);
 }
 
 std::string url_path(std::string_view relative) {

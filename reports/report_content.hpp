@@ -41,6 +41,11 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
 // A matrix cell in a few short lines: its OOM point, its spread, or why it failed.
 [[nodiscard]] std::vector<std::string> cell_lines(const MatrixReportCell& cell);
 [[nodiscard]] std::vector<ReportRow> matrix_config_rows(const MatrixReport& matrix);
+// The matrix in one line, first in its report: "6 cells: 4 OOM as provoked · 1 completed · 1
+// failed (1 crash)". An OOM is what the scenarios provoke, so never counted as a failure.
+[[nodiscard]] std::string matrix_counts_line(const MatrixReport& matrix);
+// The legend's words for an outcome ("OOM (provoked: expected)").
+[[nodiscard]] std::string outcome_legend(std::string_view outcome);
 
 // A relative folder as an href/link target: segments percent-encoded, "/" kept.
 [[nodiscard]] std::string url_path(std::string_view relative);

@@ -11,6 +11,7 @@
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
 #include "reports/report_input.hpp"
+#include "reports/run_extras.hpp"
 
 namespace oomlab {
 
@@ -127,7 +128,8 @@ bool next_row(std::istream& in, std::string& row, std::uint64_t& line) {
 
 }  // namespace
 
-Timeline read_timeline(std::istream& in, const std::string& name, std::size_t buckets) {
+Timeline read_timeline(std::istream& in, const std::string& name, std::size_t buckets,
+                       std::optional<TimelineQuery> query) {
   Timeline timeline;
   std::string row;
   std::uint64_t line = 0;
@@ -158,6 +160,10 @@ Timeline read_timeline(std::istream& in, const std::string& name, std::size_t bu
     timeline.peak_reserved_bytes = std::max(timeline.peak_reserved_bytes, reserved);
     if (fields[4] == "oom" && timeline.failed_seqs.size() < kMaxFailedMarks) {
       timeline.failed_seqs.push_back(seq);
+    }
+    if (query && seq <= query->entry + 1 && (fields[4] == "alloc" || fields[4] == "oom") &&
+        number_field(fields[5], "bytes", name, line) == query->bytes) {
+      timeline.program_failure_seq = seq;
     }
     builder.add(seq, live, reserved);
   }
@@ -290,6 +296,8 @@ RunReport read_run_summary(const JsonFields& summary) {
   for (std::string& note : summary.texts("notes"))
     r.notices.push_back(std::move(note));
   if (summary.has("error") && summary.raw()["error"].is_string()) r.error = summary.text("error");
+  r.last_events = read_last_events(summary);
+  r.trials = read_trials(summary);
   return r;
 }
 
@@ -300,13 +308,16 @@ RunReport load_run_report(const std::filesystem::path& path) {
   const nlohmann::json doc = read_json_file(summary_path);
   RunReport report = read_run_summary(JsonFields(doc, summary_path));
   report.dir = summary_path.parent_path();
+  if (std::filesystem::exists(report.dir / "soak.json", ec))
+    report.soak = read_soak(report.dir / "soak.json");
   const std::filesystem::path events = report.dir / "events.csv";
   std::ifstream in(events, std::ios::binary);
   if (!in) {
     report.timeline.missing = "events.csv is missing: no timeline to draw";
     return report;
   }
-  report.timeline = read_timeline(in, events.string());
+  report.timeline =
+      read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report));
   return report;
 }
 

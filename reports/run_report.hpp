@@ -84,7 +84,55 @@ struct Timeline {
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
   std::vector<std::uint64_t> failed_seqs;  // op=oom rows (at most kMaxFailedMarks kept)
+  // The event a replayed program's own first failure was re-made at (TimelineQuery), if found.
+  std::optional<std::uint64_t> program_failure_seq;
   std::string missing;  // why there is no timeline ("events.csv is missing"), empty when there is
+};
+
+// A replayed program's own first failure, looked up while events.csv streams past: trace entry
+// `entry` is replayed at seq 1 + entry at the latest (the phase mark comes first; an entry makes
+// one event, or none), so its event is the last alloc or oom row of `bytes` at or before that.
+struct TimelineQuery {
+  std::uint64_t entry = 0;
+  std::uint64_t bytes = 0;
+};
+
+// One trial of a search (summary.json "trials"): its events and whether it fitted.
+struct ReportTrial {
+  std::string label;  // "fp32 batch 24"
+  std::uint64_t first_event = 0;
+  std::uint64_t last_event = 0;
+  bool fitted = false;
+};
+
+// One of the last events before an error (summary.json "last_events").
+struct ReportEvent {
+  std::uint64_t seq = 0;
+  std::string op;
+  std::uint64_t bytes = 0;
+  std::string status;
+  std::string phase;
+  std::uint64_t step = 0;
+  std::uint64_t live_bytes = 0;
+};
+
+// soak.json beside a run's summary (`run --repeat N`): the soak's verdict.
+struct ReportSoak {
+  std::uint64_t cycles = 0;
+  std::uint64_t cycles_asked = 0;
+  std::uint64_t ooms = 0;
+  bool passed = false;
+  bool stopped_early = false;
+  std::vector<std::string> problems;
+  std::uint64_t oom_live_min = 0;
+  std::uint64_t oom_live_median = 0;
+  std::uint64_t oom_live_max = 0;
+  std::uint64_t rss_before_bytes = 0;
+  std::uint64_t rss_after_last_bytes = 0;
+  std::int64_t rss_growth_bytes = 0;
+  bool device_measured = false;  // device free memory around each cycle (not on the sim)
+  std::int64_t worst_device_shortfall_bytes = 0;
+  std::uint64_t unbalanced_cycles = 0;
 };
 
 inline constexpr std::size_t kTimelineBuckets = 1000;  // so at most 2000 points per series
@@ -107,9 +155,12 @@ struct RunReport {
   std::uint64_t frees = 0;
   std::uint64_t failed = 0;
   double duration_ms = 0;
-  nlohmann::json metrics;            // object, possibly empty
-  std::vector<std::string> notices;  // the run's own notices and notes
-  std::string error;                 // the run's error, when it had one
+  nlohmann::json metrics;                // object, possibly empty
+  std::vector<std::string> notices;      // the run's own notices and notes
+  std::string error;                     // the run's error, when it had one
+  std::vector<ReportEvent> last_events;  // before an error or a timeout
+  std::vector<ReportTrial> trials;       // a search's trials
+  std::optional<ReportSoak> soak;        // soak.json, when the folder holds one
   Timeline timeline;
 };
 
@@ -123,7 +174,10 @@ struct RunReport {
 // Streams events.csv rows into a timeline of at most 2 * `buckets` points per series.
 // `name` is used in errors ("NAME:LINE: ...").
 [[nodiscard]] Timeline read_timeline(std::istream& in, const std::string& name,
-                                     std::size_t buckets = kTimelineBuckets);
+                                     std::size_t buckets = kTimelineBuckets,
+                                     std::optional<TimelineQuery> query = std::nullopt);
+// A soak.json (oomlab.soak.v1); Error(input) naming the file when it is not one.
+[[nodiscard]] ReportSoak read_soak(const std::filesystem::path& path);
 
 // "13.0" for 13000; "-" for 0.
 [[nodiscard]] std::string cuda_version_text(int version);

@@ -185,6 +185,16 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
     }
     doc["last_events"] = std::move(events);
   }
+  if (!r.trials.empty()) {
+    json trials = json::array();
+    for (const TrialSpan& t : r.trials) {
+      trials.push_back({{"label", t.label},
+                        {"first_event", t.first_event},
+                        {"last_event", t.last_event},
+                        {"fitted", t.fitted}});
+    }
+    doc["trials"] = std::move(trials);
+  }
   if (r.cleanup) {
     doc["cleanup"] = {
         {"device_free_before", r.cleanup->device_free_before},

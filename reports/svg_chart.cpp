@@ -7,23 +7,13 @@
 
 #include "oomlab/units.hpp"
 #include "reports/junit.hpp"
+#include "reports/svg_frame.hpp"
 
 namespace oomlab {
 
 namespace {
 
-constexpr double kWidth = 1100;
-constexpr double kHeight = 470;
-constexpr const char* kLiveColour = "#1f77b4";
-constexpr const char* kReservedColour = "#ff7f0e";
-constexpr const char* kBudgetColour = "#333333";
-constexpr const char* kFreeColour = "#2ca02c";
-constexpr const char* kFailedColour = "#e377c2";
-
-struct ByteUnit {
-  double size;
-  const char* name;
-};
+using namespace svg;  // NOLINT(google-build-using-namespace): the chart's own frame
 
 ByteUnit unit_for(double max_bytes) {
   if (max_bytes >= 2.0 * (1ULL << 30)) return {static_cast<double>(1ULL << 30), "GiB"};
@@ -32,30 +22,12 @@ ByteUnit unit_for(double max_bytes) {
   return {1.0, "B"};
 }
 
-// The plot area and the mapping of (event seq, bytes) onto it.
-struct Frame {
-  double left = 90;
-  double top = 56;
-  double width = kWidth - 90 - 30;
-  double height = kHeight - 56 - 64;
-  double x0 = 0;
-  double x1 = 1;
-  double y_top = 1;  // bytes at the top of the plot
-  ByteUnit unit{1.0, "B"};
-  std::vector<double> y_ticks;  // in `unit`
-  std::vector<double> x_ticks;
-
-  [[nodiscard]] double x(double seq) const { return left + (seq - x0) / (x1 - x0) * width; }
-  [[nodiscard]] double y(double bytes) const {
-    return top + height - std::min(bytes, y_top) / y_top * height;
-  }
-  [[nodiscard]] double bottom() const { return top + height; }
-  [[nodiscard]] double right() const { return left + width; }
-};
+// A budget this many times above everything drawn is left above the chart (named at its top), so
+// that a small run is not a flat line at the bottom.
+constexpr double kBudgetOffChart = 5.0;
 
 double highest_drawn_bytes(const RunReport& run) {
-  double high = std::max({static_cast<double>(run.budget_bytes),
-                          static_cast<double>(run.timeline.peak_live_bytes),
+  double high = std::max({static_cast<double>(run.timeline.peak_live_bytes),
                           static_cast<double>(run.timeline.peak_reserved_bytes), 1.0});
   if (run.oom) {
     high = std::max(high, static_cast<double>(run.oom->reserved_bytes));
@@ -67,11 +39,17 @@ double highest_drawn_bytes(const RunReport& run) {
       if (stacked <= 1.5 * high) high = std::max(high, stacked);
     }
   }
-  return high;
+  const auto budget = static_cast<double>(run.budget_bytes);
+  const bool drawn = budget <= kBudgetOffChart * high || run.timeline.events == 0;
+  return drawn ? std::max(high, budget) : high;
 }
 
 Frame make_frame(const RunReport& run) {
   Frame f;
+  if (!run.trials.empty()) {  // room for a second legend row and the trials' labels
+    f.top += 2 * kLegendRow;
+    f.height -= 2 * kLegendRow;
+  }
   const double high = highest_drawn_bytes(run) * 1.04;
   f.unit = unit_for(high);
   f.y_ticks = nice_ticks(high / f.unit.size, 6);
@@ -154,6 +132,12 @@ std::string series_svg(const Frame& f, const std::vector<TimelinePoint>& points,
 }
 
 std::string budget_svg(const Frame& f, std::uint64_t budget) {
+  if (static_cast<double>(budget) > f.y_top) {
+    return fmt::format(
+        "<g id=\"budget-line\"><text x=\"{:.1f}\" y=\"{:.1f}\" font-size=\"13\" fill=\"{}\">"
+        "budget {} (above the chart: everything drawn is far below it)</text></g>\n",
+        f.left + 6, f.top + 16, kBudgetColour, format_bytes(budget));
+  }
   const double y = f.y(static_cast<double>(budget));
   return fmt::format(
       "<g id=\"budget-line\"><line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" "
@@ -212,11 +196,7 @@ std::string oom_svg(const Frame& f, const ReportOom& oom) {
 }
 
 std::string legend_svg(const RunReport& run) {
-  struct Item {
-    std::string swatch;
-    std::string text;
-  };
-  std::vector<Item> items = {
+  std::vector<LegendItem> items = {
       {fmt::format("<rect width=\"22\" height=\"12\" y=\"-10\" fill=\"{0}\" fill-opacity=\"0.3\" "
                    "stroke=\"{0}\"/>",
                    kReservedColour),
@@ -243,12 +223,19 @@ std::string legend_svg(const RunReport& run) {
     items.push_back({fmt::format("<path d=\"M11,-10l-5,9h10z\" fill=\"{}\"/>", kFailedColour),
                      "other refused requests"});
   }
+  add_marks_legend(run, items);
   std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
   double x = 90;
-  for (const Item& item : items) {
-    out += fmt::format("<g transform=\"translate({:.0f} 26)\">{}<text x=\"28\">{}</text></g>", x,
-                       item.swatch, item.text);
-    x += 40 + 7.2 * static_cast<double>(item.text.size());
+  double y = 26;
+  for (const LegendItem& item : items) {
+    const double width = 40 + 7.2 * static_cast<double>(item.text.size());
+    if (x + width > kWidth && x > 90) {  // a second row rather than past the edge
+      x = 90;
+      y += kLegendRow;
+    }
+    out += fmt::format("<g transform=\"translate({:.0f} {:.0f})\">{}<text x=\"28\">{}</text></g>",
+                       x, y, item.swatch, item.text);
+    x += width;
   }
   return out + "</g>\n";
 }
@@ -283,6 +270,7 @@ std::string timeline_svg(const RunReport& run) {
       kWidth, kHeight);
   out += axes_svg(f);
   out += legend_svg(run);
+  if (!run.trials.empty()) out += trials_svg(f, run);
   out += series_svg(f, run.timeline.reserved, "series-reserved", kReservedColour, true);
   out += series_svg(f, run.timeline.live, "series-live", kLiveColour, false);
   if (!run.timeline.missing.empty()) {
@@ -293,6 +281,8 @@ std::string timeline_svg(const RunReport& run) {
   }
   out += budget_svg(f, run.budget_bytes);
   out += failed_marks_svg(f, run);
+  if (run.timeline.program_failure_seq)
+    out += program_failure_svg(f, *run.timeline.program_failure_seq);
   if (run.oom) {
     out += device_free_svg(f, *run.oom);
     out += oom_svg(f, *run.oom);

@@ -18,12 +18,14 @@ class Search {
     ctx_.reset_peak();
     ++result_.trials;
     ctx_.expect_peak(page_model_peak(shape_, batch, settings_.steps, kDevicePageBytes));
+    ctx_.begin_trial(fmt::format("{} batch {}", to_string(shape_.precision), batch));
     ContextSink sink(ctx_);
     TrainingRun run(shape_, batch, sink);
     bool ok = run.setup();
     for (std::uint64_t n = 0; ok && n < settings_.steps; ++n)
       ok = run.step(step_number_++);
     run.release();  // a clean state for the next trial
+    ctx_.end_trial(ok);
     if (ok) peak_of_good_ = ctx_.peak_live_bytes();
     return ok;
   }

@@ -73,7 +73,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "min <= max"},
         BadCase{{"run", "fragmentation", "--seed=-4"}, "--seed: '-4' must not be negative"},
         BadCase{{"run", "fragmentation", "--device=x"}, "--device: 'x' is not a whole number"},
-        BadCase{{"run", "fragmentation", "--expect-oom", "--expect-no-oom"}, "excludes"},
+        BadCase{{"run", "fragmentation", "--expect-oom", "--expect-no-oom"},
+                "cannot be given together"},
         BadCase{{"run"}, "scenario is required"},
         BadCase{{"run", "fragmentation", "--bogus"}, "--bogus"}));
 

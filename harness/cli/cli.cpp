@@ -6,7 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "cli/cli_messages.hpp"
 #include "cli/commands.hpp"
+#include "cli/help_text.hpp"
 #include "cli/parse.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -95,7 +97,7 @@ void add_run(CLI::App& app, Parsed& p) {
   run->add_option("--timeout", p.run.timeout,
                   "SECONDS: stop the run there (outcome timeout, everything freed, exit 4); a call "
                   "that never returns ends the process with the record written");
-  run->footer(scenario_and_allocator_overview());
+  run->footer(run_footer() + scenario_and_allocator_overview());
 }
 
 void add_frontier(CLI::App& app, Parsed& p) {
@@ -113,34 +115,13 @@ void add_frontier(CLI::App& app, Parsed& p) {
   frontier->add_option("--json", p.frontier.json,
                        "also write the result as JSON to FILE; '-' prints it alone");
   frontier->add_flag("--quiet,-q", p.frontier.quiet, "only the answer");
-  frontier->footer(
-      "Examples:\n"
-      "  oomlab frontier replay --trace snapshot.pickle -a sim:total=24GiB   # would it fit on a "
-      "24 GiB card?\n"
-      "  oomlab frontier growing-batch -a async -p start=32 -p schedule=linear\n"
-      "Exit codes: 0 a frontier was found, 1 the run does not complete even at the largest "
-      "budget.");
+  frontier->add_option("--timeout", p.frontier.timeout,
+                       "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  frontier->add_option("--out,-o", p.frontier.out, "folder for frontier.json");
+  frontier->add_option("--junit", p.frontier.junit,
+                       "also write the answer as JUnit XML to FILE (one testcase)");
+  frontier->footer(frontier_footer());
 }
-
-constexpr std::string_view kWhatIfFooter =
-    "How to read it:\n"
-    "  The first line is the answer: the setting that needs the least memory against native\n"
-    "  (PyTorch's defaults) and, when a budget is known, which settings fit in it.\n"
-    "  frontier   the smallest budget at which the replay completes (bisection to 2 MiB, on a\n"
-    "             simulated 80 GiB card, or --budget when larger); 'over N': not even then\n"
-    "  vs native  how much more or less that is than native's frontier\n"
-    "  at BUDGET  'fits', or the snapshot entry whose request ran out of memory, and its cause\n"
-    "  Rows: as recorded (the snapshot's own allocator_settings, when they differ from the\n"
-    "  defaults), native, expandable_segments, max_split_size=128MiB and 512MiB,\n"
-    "  garbage_collection_threshold=0.8 (under set_per_process_memory_fraction, the only place\n"
-    "  PyTorch collects), backend=async (cudaMallocAsync). The budget is --budget, else what the\n"
-    "  program had when its OOM found the device full; a run capped by\n"
-    "  set_per_process_memory_fraction does not record its cap, so then only frontiers show.\n"
-    "Examples:\n"
-    "  oomlab whatif --trace memory_snapshot.pickle\n"
-    "  oomlab whatif --trace memory_snapshot.pickle --budget 24GiB --out whatif/\n"
-    "Exit codes: 0 the table was made, 2 bad usage or a file that is not a PyTorch snapshot, 130 "
-    "interrupted.";
 
 void add_whatif(CLI::App& app, Parsed& p) {
   CLI::App* w = app.add_subcommand(
@@ -163,7 +144,7 @@ void add_whatif(CLI::App& app, Parsed& p) {
   w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
       ->capture_default_str();
   w->add_flag("--quiet,-q", o.quiet, "only the answer line");
-  w->footer(std::string(kWhatIfFooter));
+  w->footer(whatif_footer());
 }
 
 void add_matrix(CLI::App& app, Parsed& p) {
@@ -198,12 +179,7 @@ void add_matrix(CLI::App& app, Parsed& p) {
   m->add_flag("--force", o.force, "--out may name a folder holding a matrix: replace it");
   m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
   m->add_flag("--quiet,-q", o.quiet, "only the table");
-  m->footer(
-      "Examples:\n"
-      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --budget=8GiB --out "
-      "runs/nightly\n"
-      "  oomlab matrix -s fragmentation,leak -a async,sim --repeat 5 --timeout 120\n"
-      "Exit codes: 0 every cell ran (OOMs included), 2 bad usage, 4 a cell crashed or timed out.");
+  m->footer(matrix_footer());
 }
 
 void add_report(CLI::App& app, Parsed& p) {
@@ -214,6 +190,7 @@ void add_report(CLI::App& app, Parsed& p) {
       ->required();
   r->add_option("--out,-o", p.report.out,
                 "folder for report.html and report.md (default: beside each input)");
+  r->footer(report_footer());
 }
 
 void add_compare(CLI::App& app, Parsed& p) {
@@ -235,10 +212,7 @@ void add_compare(CLI::App& app, Parsed& p) {
   c->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
   c->add_flag("--allow-missing", o.allow_missing,
               "baseline cells missing from the current, or no cell matched, do not fail (exit 6)");
-  c->footer(
-      "Exit codes: 0 no regression, 1 a regression, 2 bad usage or input, 5 an output file\n"
-      "could not be written, 6 baseline cells missing from the current or none matched\n"
-      "(--allow-missing: 0). A parameter naming a file (a trace) matches by its content.");
+  c->footer(compare_footer());
 }
 
 void build_app(CLI::App& app, Parsed& p) {
@@ -249,32 +223,25 @@ void build_app(CLI::App& app, Parsed& p) {
                  "PATH.so: load external scenarios (extern \"C\" void oomlab_register(oomlab::"
                  "Registry&)); repeatable, and may stand anywhere on the line");
   app.require_subcommand(1, 1);
-  app.footer(
-      "Examples:\n"
-      "  oomlab run fragmentation --allocator=async --budget=8GiB\n"
-      "  oomlab run fragmentation --allocator=sim --budget=1GiB --json -\n"
-      "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
-      "  oomlab run replay --trace memory_snapshot.pickle -a sim --budget=24GiB\n"
-      "  oomlab frontier replay --trace memory_snapshot.pickle -a sim\n"
-      "  oomlab whatif --trace memory_snapshot.pickle\n"
-      "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --out runs/nightly\n"
-      "  oomlab report runs/nightly\n"
-      "  oomlab compare ci/baselines/h100.json runs/nightly/matrix.json\n"
-      "  oomlab list\n"
-      "  oomlab info\n"
-      "Exit codes: 0 done (a provoked OOM is success), 1 a check failed, 2 bad usage or input,\n"
-      "3 no usable device for the allocator, 4 a run or a matrix cell crashed or timed out,\n"
-      "5 an output file could not be written, 6 compare: baseline cells missing, 130 interrupted.");
+  app.footer(top_footer());
   add_run(app, p);
   add_frontier(app, p);
   add_whatif(app, p);
   add_matrix(app, p);
   add_report(app, p);
   add_compare(app, p);
-  app.add_subcommand("list", "scenarios with their parameters, allocators with their options")
-      ->add_flag("--json", p.list_json, "as JSON");
-  app.add_subcommand("info", "devices, driver, CUDA versions, memory, pool/managed/VMM support")
-      ->add_flag("--json", p.info_json, "as JSON");
+  CLI::App* list =
+      app.add_subcommand("list", "scenarios with their parameters, allocators with their options");
+  list->add_flag("--json", p.list_json, "as JSON");
+  list->footer(list_footer());
+  CLI::App* info = app.add_subcommand(
+      "info", "devices, driver, CUDA versions, memory, pool/managed/VMM support");
+  info->add_flag("--json", p.info_json, "as JSON");
+  info->footer(info_footer());
+  // What matches nothing is kept (remaining()) and explained by cli_messages, not by CLI11.
+  app.allow_extras();
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    sub->allow_extras();
 }
 
 int exit_code_for_error(const Error& e) {
@@ -297,8 +264,10 @@ bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   const std::vector<std::string> commands = {"run",    "frontier", "whatif", "matrix",
                                              "report", "compare",  "list",   "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
-  err << fmt::format("oomlab: error: unknown command '{}'{} (commands: {})\n", args[1],
-                     did_you_mean(args[1], commands), fmt::join(commands, ", "));
+  err << "oomlab: error: "
+      << clip_long_words(fmt::format("unknown command '{}'{} (commands: {})", args[1],
+                                     did_you_mean(args[1], commands), fmt::join(commands, ", ")))
+      << '\n';
   return true;
 }
 
@@ -306,7 +275,7 @@ bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
 void tailor_run_help(CLI::App& app, const std::vector<std::string>& args) {
   for (std::size_t i = 1; i + 1 < args.size(); ++i) {
     if (args[i] == "run" && Registry::global().find(args[i + 1]) != nullptr) {
-      app.get_subcommand("run")->footer(scenario_help(args[i + 1]));
+      app.get_subcommand("run")->footer(scenario_help(args[i + 1]) + "\n" + run_footer());
       return;
     }
   }
@@ -351,7 +320,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   try {
     args = load_plugins(given);
   } catch (const Error& e) {
-    err << fmt::format("oomlab: error: {}\n", e.what());
+    err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return kExitUsage;
   }
   if (unknown_command(args, err)) return kExitUsage;
@@ -374,9 +343,11 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
       err << app.help();
       return kExitUsage;
     }
-    std::string message = e.what();
-    std::replace(message.begin(), message.end(), '\n', ' ');
-    err << fmt::format("oomlab: error: {} (see oomlab --help)\n", message);
+    err << "oomlab: error: " << parse_error_line(e, app) << '\n';
+    return kExitUsage;
+  }
+  if (const std::string unexpected = unexpected_arguments(app); !unexpected.empty()) {
+    err << "oomlab: error: " << clip_long_words(unexpected) << '\n';
     return kExitUsage;
   }
   try {
@@ -389,10 +360,10 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
     return info_command(parsed.info_json, out, err);
   } catch (const Error& e) {
-    err << fmt::format("oomlab: error: {}\n", e.what());
+    err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return exit_code_for_error(e);
   } catch (const std::exception& e) {
-    err << fmt::format("oomlab: error: {}\n", e.what());
+    err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return kExitCheckFailed;
   }
 }

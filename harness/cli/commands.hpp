@@ -4,6 +4,7 @@
 
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "run/run_result.hpp"
@@ -108,6 +109,10 @@ class Console;
 // Probes the machine once for the config and turns `auto` into async or sim (with a notice).
 void resolve_allocator(RunConfig& config, Console& console);
 int info_command(bool as_json, std::ostream& out, std::ostream& err);
+
+// Refuses (Error(usage)) an output FILE whose folder is missing or not writable, or that is a
+// folder, before any run: a result is not made only to be lost. "" and "-" pass.
+void check_destination(std::string_view flag, const std::string& path);
 
 // What a finished run means for the exit code; `why` says it when the code is not 0.
 int exit_code_for(const RunResult& result, const RunOptions& options, std::string* why);

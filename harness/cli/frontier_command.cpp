@@ -1,7 +1,9 @@
 // `oomlab frontier`: the smallest budget at which a scenario completes.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
+#include <span>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -9,6 +11,7 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
+#include "reports/junit.hpp"
 #include "reports/summary_json.hpp"
 #include "run/frontier.hpp"
 
@@ -16,9 +19,17 @@ namespace oomlab::cli {
 
 namespace {
 
+namespace fs = std::filesystem;
+
+// "  25,769,803,776 B (24.0 GiB)  oom (capacity)": the budget exact, then as people read it.
 std::string trial_text(const FrontierTrial& t) {
-  return fmt::format("{:>12}  {}{}", format_bytes(t.budget_bytes), to_string(t.outcome),
+  return fmt::format("{:>17} B  {:<11} {}{}", format_count(t.budget_bytes),
+                     "(" + format_bytes(t.budget_bytes) + ")", to_string(t.outcome),
                      t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
+}
+
+std::string runs_text(std::size_t n) {
+  return fmt::format("{} run{}", n, n == 1 ? "" : "s");
 }
 
 nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResult& r) {
@@ -41,8 +52,70 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
       {"frontier_bytes", r.frontier_bytes ? nlohmann::ordered_json(*r.frontier_bytes)
                                           : nlohmann::ordered_json(nullptr)},
       {"failing_bytes", r.failing_bytes},
+      {"timed_out", r.timed_out},
       {"resolution_bytes", kDevicePageBytes},
       {"trials", trials}};
+}
+
+// The answer in one line: the frontier, or why there is none.
+std::string answer_line(const FrontierResult& result, const std::string& name,
+                        const std::string& timeout) {
+  if (result.timed_out) {
+    const FrontierTrial& t = result.trials.back();
+    return fmt::format(
+        "{}: the trial at {} B ({}) passed --timeout {} s: the search stopped there ({})", name,
+        format_count(t.budget_bytes), format_bytes(t.budget_bytes), timeout,
+        runs_text(result.trials.size()));
+  }
+  if (result.frontier_bytes) {
+    return fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {})", name,
+                       format_bytes(*result.frontier_bytes), format_count(*result.frontier_bytes),
+                       format_count(result.failing_bytes), format_bytes(kDevicePageBytes),
+                       runs_text(result.trials.size()));
+  }
+  const FrontierTrial& t = result.trials.front();
+  return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
+                     format_bytes(result.upper_bytes), format_count(result.upper_bytes),
+                     to_string(t.outcome),
+                     t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
+}
+
+void write_frontier_junit(const FrontierResult& result, const std::string& scenario,
+                          const std::string& answer, const std::string& path) {
+  double seconds = 0;
+  for (const FrontierTrial& t : result.trials)
+    seconds += t.duration_ms / 1e3;
+  JUnitCase c{.classname = "oomlab.frontier." + scenario,
+              .name = result.allocator,
+              .seconds = seconds,
+              .details = answer};
+  if (!result.frontier_bytes) {
+    c.result = result.timed_out ? JUnitCase::Result::error : JUnitCase::Result::failure;
+    c.message = answer;
+  }
+  std::ofstream file(path, std::ios::trunc);
+  write_junit(file, "oomlab frontier", std::span<const JUnitCase>(&c, 1));
+  file.close();
+  if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", path));
+}
+
+void write_json_file(const std::string& flag, const fs::path& path, const std::string& json) {
+  try {
+    write_output_file(path, json);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::io, fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
+// --out: the folder made (or refused) before the first trial.
+void prepare_out(const std::string& out) {
+  if (out.empty()) return;
+  std::error_code ec;
+  fs::create_directories(out, ec);
+  if (ec || !fs::is_directory(out)) {
+    throw_usage(fmt::format("--out: cannot create folder {}: {}", out,
+                            ec ? ec.message() : "a file of that name exists"));
+  }
 }
 
 }  // namespace
@@ -50,11 +123,13 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
 int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   Console console(err, false);
   RunConfig config = config_from(o);
+  check_destination("--json", o.json);
+  check_destination("--junit", o.junit);
+  prepare_out(o.out);
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
-  const bool to_stdout = o.json == "-";
   FrontierResult result;
   try {
     result = find_frontier(config, kDevicePageBytes, [&](const FrontierTrial& t) {
@@ -66,27 +141,14 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
   }
   const std::string name = fmt::format("{} on {}{}", config.scenario, result.allocator,
                                        result.simulated ? " (simulated)" : "");
-  std::string answer;
-  if (result.frontier_bytes) {
-    answer = fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)\n",
-                         name, format_bytes(*result.frontier_bytes),
-                         format_count(*result.frontier_bytes), format_count(result.failing_bytes),
-                         format_bytes(kDevicePageBytes), result.trials.size());
-  } else {
-    const FrontierTrial& t = result.trials.front();
-    answer = fmt::format("{}: does not complete even at {}: {}{}\n", name,
-                         format_bytes(result.upper_bytes), to_string(t.outcome),
-                         t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
-  }
-  (to_stdout ? err : out) << answer;
-  if (!o.json.empty()) {
-    const std::string json = frontier_json(config, result).dump(2) + "\n";
-    if (to_stdout) {
-      out << json;
-    } else {
-      write_output_file(o.json, json);
-    }
-  }
+  const std::string answer = answer_line(result, name, o.timeout);
+  (o.json == "-" ? err : out) << answer << '\n';
+  const std::string json = frontier_json(config, result).dump(2) + "\n";
+  if (o.json == "-") out << json;
+  if (!o.json.empty() && o.json != "-") write_json_file("--json", o.json, json);
+  if (!o.out.empty()) write_json_file("--out", fs::path(o.out) / "frontier.json", json);
+  if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit);
+  if (result.timed_out) return kExitCellFailed;
   return result.frontier_bytes ? kExitOk : kExitCheckFailed;
 }
 

@@ -56,6 +56,8 @@ void claim_folder(const fs::path& folder, bool force) {
   }
 }
 
+}  // namespace
+
 void check_destination(std::string_view flag, const std::string& path) {
   if (path.empty() || path == "-") return;
   const fs::path file(path);
@@ -72,8 +74,6 @@ void check_destination(std::string_view flag, const std::string& path) {
       ::access(in_place ? file.c_str() : folder.c_str(), W_OK) == 0;  // NOLINT: POSIX
   if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
 }
-
-}  // namespace
 
 void check_destinations(const RunOptions& o) {
   check_destination("--json", o.json);

@@ -160,6 +160,12 @@ class RunContext {
   // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.
   // Nothing (and no probe) when the user asked for --no-probe.
   virtual std::optional<std::uint64_t> largest_free_bytes() = 0;
+
+  // One trial of a search (growing-batch's "fp32 batch 24"): the events from begin_trial to
+  // end_trial, named, and whether the trial fitted. Reports mark each on the timeline, and say
+  // which trial the recorded OOM came from. A context that keeps no record ignores them.
+  virtual void begin_trial(std::string_view label) { static_cast<void>(label); }
+  virtual void end_trial(bool fitted) { static_cast<void>(fitted); }
 };
 
 class Scenario {

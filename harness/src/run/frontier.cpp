@@ -18,6 +18,7 @@ class Search {
 
   // Whether the run completes at `budget`; records the trial.
   bool completes(const BudgetRequest& budget, FrontierResult& result) {
+    if (result.timed_out) return false;  // the search stopped: no more runs
     config_.budget = budget;
     const RunResult run = run_scenario(config_);
     config_.notice = nullptr;  // the first run's notices are enough
@@ -34,6 +35,7 @@ class Search {
     result.allocator = run.allocator;
     result.simulated = run.simulated;
     if (on_trial_) on_trial_(trial);
+    result.timed_out = run.outcome == Outcome::timeout;
     return run.outcome == Outcome::completed;
   }
 
@@ -69,6 +71,7 @@ FrontierResult find_frontier(const RunConfig& config, std::uint64_t resolution_b
   }
   result.frontier_bytes = std::min(good * resolution_bytes, result.upper_bytes);
   result.failing_bytes = bad * resolution_bytes;
+  if (result.timed_out) result.frontier_bytes.reset();  // that budget's answer is unknown
   return result;
 }
 

@@ -25,12 +25,15 @@ struct FrontierResult {
   std::optional<std::uint64_t> frontier_bytes;  // none: not even the upper budget completes
   std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
   std::vector<FrontierTrial> trials;
+  bool timed_out = false;  // the last trial passed config.timeout: the search stopped there
   std::string allocator;
   bool simulated = false;
 };
 
-// `config.budget` is the upper bound. Runs write no events. Throws what run_scenario throws for a
-// bad request; a trial that ends in error stops the search (Error(device) with its message).
+// `config.budget` is the upper bound; `config.timeout` limits each trial, and a trial that passes
+// it ends the search (`timed_out`: no frontier, since that budget's answer is unknown). Runs
+// write no events. Throws what run_scenario throws for a bad request; a trial that ends in error
+// stops the search (Error(device) with its message).
 [[nodiscard]] FrontierResult find_frontier(
     const RunConfig& config, std::uint64_t resolution_bytes,
     const std::function<void(const FrontierTrial&)>& on_trial);

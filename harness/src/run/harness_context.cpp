@@ -189,6 +189,18 @@ void HarnessContext::phase(std::string_view name) {
   allocator_.mark();
 }
 
+void HarnessContext::begin_trial(std::string_view label) {
+  const std::uint64_t next = allocator_.events();
+  trials_.push_back({.label = std::string(label), .first_event = next, .last_event = next});
+}
+
+void HarnessContext::end_trial(bool fitted) {
+  if (trials_.empty()) return;
+  TrialSpan& trial = trials_.back();
+  trial.last_event = std::max(trial.first_event, allocator_.events() - 1);
+  trial.fitted = fitted;
+}
+
 void HarnessContext::metric(std::string_view name, double value) {
   const auto it = std::find_if(metrics_.begin(), metrics_.end(),
                                [&](const auto& m) { return m.first == name; });

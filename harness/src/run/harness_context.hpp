@@ -70,6 +70,8 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] const Params& params() const override { return settings_.params; }
   void metric(std::string_view name, double value) override;
   void note(std::string_view text) override { notes_.emplace_back(text); }
+  void begin_trial(std::string_view label) override;
+  void end_trial(bool fitted) override;
   [[nodiscard]] bool stop_requested() const override;
   [[nodiscard]] std::uint64_t budget_bytes() const override { return settings_.budget_bytes; }
   [[nodiscard]] std::uint64_t live_bytes() const override { return allocator_.live_bytes(); }
@@ -106,6 +108,7 @@ class HarnessContext final : public RunContext {
     return metrics_;
   }
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+  [[nodiscard]] const std::vector<TrialSpan>& trials() const { return trials_; }
   [[nodiscard]] const Integrity& integrity() const { return integrity_; }
 
  private:
@@ -127,6 +130,7 @@ class HarnessContext final : public RunContext {
   std::vector<StepSample> step_samples_;
   std::vector<std::pair<std::string, double>> metrics_;
   std::vector<std::string> notes_;
+  std::vector<TrialSpan> trials_;
   std::optional<OomRecord> oom_;
   bool oom_gives_way_ = false;  // oom_ is a replayed program's own failure, made again
   std::uint64_t peak_since_reset_ = 0;

@@ -47,6 +47,14 @@ struct OomRecord {
   LeakFit leak;
 };
 
+// One trial of a scenario's search (RunContext::begin_trial): its events and whether it fitted.
+struct TrialSpan {
+  std::string label;
+  std::uint64_t first_event = 0;  // seq in events.csv
+  std::uint64_t last_event = 0;
+  bool fitted = false;
+};
+
 // Device memory before the run and after everything was freed: the harness's own leak check.
 struct Cleanup {
   std::uint64_t device_free_before = 0;
@@ -109,6 +117,7 @@ struct RunResult {
   std::uint64_t integrity_corrupted = 0;  // of those, blocks that did not hold their pattern
   std::uint64_t integrity_corrupted_words = 0;
   std::vector<std::string> notes;  // the scenario's findings in words
+  std::vector<TrialSpan> trials;   // a search's trials, in the order run
   std::vector<std::pair<std::string, double>> metrics;
   double duration_ms = 0.0;
   std::optional<Cleanup> cleanup;  // real devices only

@@ -83,6 +83,7 @@ void collect(const HarnessContext& ctx, const Recording& recording, RunResult& r
   result.integrity_corrupted = ctx.integrity().corrupted();
   result.integrity_corrupted_words = ctx.integrity().corrupted_words();
   result.notes = ctx.notes();
+  result.trials = ctx.trials();
   result.peak_live_bytes = recording.peak_live_bytes();
   result.peak_reserved_bytes = recording.peak_reserved_bytes();
   result.allocations = recording.allocations();

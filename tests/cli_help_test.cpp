@@ -1,0 +1,186 @@
+// Every command's --help: its own examples (frontier's are run here as written), compare's
+// verdicts and exit codes, matrix's exit code 1. And frontier's --timeout, --out, --junit and
+// its trials in exact bytes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "cli/child_process.hpp"
+#include "cli/cli.hpp"
+#include "reports/compare.hpp"
+#include "test_support.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using oomlab::testing::oomlab_binary;
+using oomlab::testing::test_data_dir;
+
+std::string help_of(const std::string& command) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_cli({"oomlab", command, "--help"}, out, err);
+  EXPECT_EQ(code, 0) << err.str();
+  return out.str();
+}
+
+// The "  oomlab COMMAND ..." lines under "Examples:", without their "# comment".
+std::vector<std::string> examples_of(const std::string& help, const std::string& command) {
+  std::vector<std::string> examples;
+  std::istringstream lines(help.substr(help.find("Examples:")));
+  const std::string start = "  oomlab " + command;
+  for (std::string line; std::getline(lines, line);) {
+    if (line != start && !line.starts_with(start + " ")) continue;
+    line = line.substr(
+        2, line.find("  #") == std::string::npos ? std::string::npos : line.find("  #") - 2);
+    examples.push_back(line);
+  }
+  return examples;
+}
+
+fs::path temp_folder(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_cli_help_test_" + name);
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// An example run as a user would, in `dir`, with the files it names taken from tests/data.
+ChildResult run_example(const std::string& example, const fs::path& dir) {
+  std::string line = example.substr(std::string("oomlab ").size());
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"memory_snapshot.pickle", test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle"},
+      {"rmm_log.csv", test_data_dir() + "/rmm_allocate_failure.csv"}};
+  for (const auto& [placeholder, file] : files) {
+    if (const auto at = line.find(placeholder); at != std::string::npos)
+      line.replace(at, placeholder.size(), file);
+  }
+  const std::string shell =
+      fmt::format("cd '{}' && exec '{}' {}", dir.string(), oomlab_binary(), line);
+  return run_child({"/bin/sh", "-c", shell}, {.timeout = std::chrono::seconds(300)});
+}
+
+TEST(CliHelp, EveryCommandHasItsOwnExamples) {
+  for (const std::string command :
+       {"run", "frontier", "whatif", "matrix", "report", "compare", "list", "info"}) {
+    const std::string help = help_of(command);
+    ASSERT_NE(help.find("Examples:"), std::string::npos) << command << ":\n" << help;
+    EXPECT_GE(examples_of(help, command).size(), 2U) << command << ":\n" << help;
+    EXPECT_NE(help.find("Exit codes:"), std::string::npos) << command;
+  }
+}
+
+TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {
+  std::ostringstream out;
+  std::ostringstream err;
+  ASSERT_EQ(run_cli({"oomlab", "run", "leak", "--help"}, out, err), 0);
+  EXPECT_NE(out.str().find("Scenario 'leak'"), std::string::npos);
+  EXPECT_GE(examples_of(out.str(), "run").size(), 2U) << out.str();
+}
+
+TEST(CliHelp, CompareListsEveryVerdictAndItsExitCodes) {
+  const std::string help = help_of("compare");
+  for (const Verdict verdict : kVerdicts)
+    EXPECT_NE(help.find(std::string(to_string(verdict))), std::string::npos) << to_string(verdict);
+  for (const char* code : {"0 no regression", "1 a regression", "2 bad usage", "6 baseline cells"})
+    EXPECT_NE(help.find(code), std::string::npos) << code;
+  EXPECT_NE(help.find("--allow-missing"), std::string::npos);
+}
+
+TEST(CliHelp, MatrixListsExitCodeOne) {
+  const std::string help = help_of("matrix");
+  EXPECT_NE(help.find("1 a cell could not run"), std::string::npos) << help;
+}
+
+TEST(CliHelp, FrontierExamplesRunAndFindAFrontier) {
+  const std::vector<std::string> examples = examples_of(help_of("frontier"), "frontier");
+  ASSERT_GE(examples.size(), 3U);
+  const std::regex trial_line(R"(^\s+[0-9,]+ B  \([^)]+\) +\w+.*$)");
+  for (const std::string& example : examples) {
+    SCOPED_TRACE(example);
+    const fs::path dir = temp_folder("example");
+    const ChildResult r = run_example(example, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err_tail;
+    EXPECT_NE(r.out.find("completes at"), std::string::npos) << r.out;
+    std::istringstream err(r.err_tail);
+    std::size_t trials = 0;
+    for (std::string line; std::getline(err, line);)
+      trials += std::regex_match(line, trial_line) ? 1 : 0;
+    EXPECT_GE(trials, 2U) << "every trial in exact bytes:\n" << r.err_tail;
+    if (const auto out = example.find("--out "); out != std::string::npos) {
+      const std::string folder = example.substr(out + 6, example.find(' ', out + 6) - out - 6);
+      const auto json = nlohmann::json::parse(read_text(dir / folder / "frontier.json"));
+      EXPECT_FALSE(json.at("frontier_bytes").is_null());
+    }
+    if (const auto junit = example.find("--junit "); junit != std::string::npos) {
+      const std::string file = example.substr(junit + 8, example.find(' ', junit + 8) - junit - 8);
+      const std::string xml = read_text(dir / file);
+      EXPECT_NE(xml.find("<testcase classname=\"oomlab.frontier.replay\""), std::string::npos)
+          << xml;
+      EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
+    }
+  }
+}
+
+TEST(CliFrontier, ATrialPastTimeoutStopsTheSearchWithExitFour) {
+  const fs::path dir = temp_folder("timeout");
+  // Five seconds between two allocations, replayed at their original pace.
+  std::ofstream(dir / "slow.csv") << "Thread,Time,Action,Pointer,Size,Stream\n"
+                                     "1,10:00:00.000000,allocate,0x7f0000000000,1048576,0\n"
+                                     "1,10:00:05.000000,allocate,0x7f0000100000,1048576,0\n"
+                                     "1,10:00:05.000100,free,0x7f0000000000,1048576,0\n"
+                                     "1,10:00:05.000200,free,0x7f0000100000,1048576,0\n";
+  const ChildResult r =
+      run_child({oomlab_binary(), "frontier", "replay", "--trace", (dir / "slow.csv").string(),
+                 "-a", "sim", "-p", "pace=original", "--budget", "1GiB", "--timeout", "0.3",
+                 "--out", (dir / "out").string(), "--junit", (dir / "frontier.xml").string()},
+                {.timeout = std::chrono::seconds(60)});
+  EXPECT_EQ(r.exit_code, 4) << r.err_tail;
+  EXPECT_LT(r.seconds, 4.0) << "the trial was stopped, not waited for";
+  EXPECT_NE(r.out.find("1,073,741,824 B (1.00 GiB) passed --timeout 0.3 s"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err_tail.find("1,073,741,824 B"), std::string::npos) << r.err_tail;
+  const auto json = nlohmann::json::parse(read_text(dir / "out" / "frontier.json"));
+  EXPECT_TRUE(json.at("timed_out").get<bool>());
+  EXPECT_TRUE(json.at("frontier_bytes").is_null());
+  EXPECT_EQ(json.at("trials").size(), 1U);
+  EXPECT_NE(read_text(dir / "frontier.xml").find("<error"), std::string::npos);
+}
+
+TEST(CliFrontier, ARunThatNeverCompletesFailsItsJunitCase) {
+  const fs::path dir = temp_folder("never");
+  const ChildResult r = run_child({oomlab_binary(), "frontier", "fragmentation", "-a", "sim",
+                                   "--budget", "64MiB", "--junit", (dir / "f.xml").string()},
+                                  {.timeout = std::chrono::seconds(60)});
+  EXPECT_EQ(r.exit_code, 1) << r.err_tail;
+  EXPECT_NE(r.out.find("does not complete even at 64.0 MiB (67,108,864 B)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(read_text(dir / "f.xml").find("<failure"), std::string::npos);
+}
+
+TEST(CliFrontier, UnwritableOutputsAreRefusedBeforeTheSearch) {
+  const fs::path dir = temp_folder("refused");
+  const ChildResult r = run_child({oomlab_binary(), "frontier", "leak", "-a", "sim", "--junit",
+                                   (dir / "no" / "such" / "f.xml").string()},
+                                  {.timeout = std::chrono::seconds(30)});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err_tail.find("oomlab: error: --junit: cannot write"), std::string::npos)
+      << r.err_tail;
+  EXPECT_EQ(r.err_tail.find(" B "), std::string::npos) << "no trial ran";
+}
+
+}  // namespace
+}  // namespace oomlab::cli
