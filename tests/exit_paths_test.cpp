@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <stdexcept>
+#include <thread>
 
 #include "oomlab/registry.hpp"
 #include "run/runner.hpp"
@@ -57,6 +58,24 @@ class RunsUntilStopped final : public Scenario {
 };
 OOMLAB_REGISTER_SCENARIO(RunsUntilStopped)
 
+// Holds a block, waits (as a replay at its original pace waits) until asked to stop, then
+// returns without another allocation: the stop is the outcome, not "completed".
+class ReturnsWhenStopped final : public Scenario {
+ public:
+  [[nodiscard]] std::string_view name() const override { return "test-returns-when-stopped"; }
+  [[nodiscard]] std::string_view summary() const override {
+    return "test only: waits for the stop, frees and returns";
+  }
+  [[nodiscard]] ParamSpec params() const override { return {}; }
+  void run(RunContext& ctx) override {
+    const Block held = ctx.allocate(1_MiB, "held while waiting");
+    while (!ctx.stop_requested())
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ctx.release(held);
+  }
+};
+OOMLAB_REGISTER_SCENARIO(ReturnsWhenStopped)
+
 RunConfig config_for(const std::string& scenario, const std::string& allocator) {
   return testing::make_run_config(scenario, allocator, 256_MiB);
 }
@@ -85,6 +104,28 @@ RunResult interrupted_run(const std::string& allocator) {
     if (s.events > 1000) stop.store(true);
   };
   return run_scenario(config);
+}
+
+TEST(ExitPaths, AScenarioThatReturnsAfterTheStopIsInterruptedNotCompleted_OnSim) {
+  std::atomic<bool> stop{false};
+  RunConfig config = config_for("test-returns-when-stopped", "sim");
+  config.stop = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    stop.store(true);
+  });
+  const RunResult r = run_scenario(config);
+  stopper.join();
+  EXPECT_EQ(r.outcome, Outcome::interrupted);
+  expect_everything_freed(r);
+}
+
+TEST(ExitPaths, AScenarioThatReturnsAfterItsTimeoutTimedOut_OnSim) {
+  RunConfig config = config_for("test-returns-when-stopped", "sim");
+  config.timeout = std::chrono::milliseconds(100);
+  const RunResult r = run_scenario(config);
+  EXPECT_EQ(r.outcome, Outcome::timeout);
+  expect_everything_freed(r);
 }
 
 TEST(ExitPaths, AThrowingScenarioIsAnErrorWithEverythingFreed_OnSim) {

@@ -110,6 +110,8 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
   [[nodiscard]] const std::vector<TrialSpan>& trials() const { return trials_; }
   [[nodiscard]] const Integrity& integrity() const { return integrity_; }
+  // Throws TimedOut or Interrupted when the run was asked to stop.
+  void check_stop() const;
 
  private:
   Block allocate_block(Stream stream, std::size_t bytes, std::string_view label, bool is_the_oom);
@@ -117,7 +119,6 @@ class HarnessContext final : public RunContext {
              bool is_the_oom);
   void record_oom(std::size_t bytes, std::string_view label, const AllocResult& result);
   std::uint64_t probe_largest(std::uint64_t upper_bytes);
-  void check_stop() const;
   void set_filled(const Block& block, bool filled);
 
   Recording& allocator_;

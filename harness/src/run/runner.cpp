@@ -40,6 +40,7 @@ constexpr std::size_t kLastEvents = 8;  // in an error's record
 void run_and_catch(Scenario& scenario, HarnessContext& ctx, RunResult& result) {
   try {
     scenario.run(ctx);
+    ctx.check_stop();  // a scenario that noticed the stop and returned was stopped all the same
     result.outcome = ctx.oom() ? Outcome::oom : Outcome::completed;
   } catch (const TimedOut&) {
     result.outcome = Outcome::timeout;
