@@ -18,10 +18,11 @@ namespace {
 // own error against PyTorch is about 1% (tests/torch_replay_test.cpp).
 constexpr double kNegligiblePercent = 1.0;
 
-// "26%", "0.4%".
+// "26%", "0.4%", "-0.02%" (never "-0.0%": a difference too small for one decimal gets two).
 std::string percent_text(double percent) {
-  return std::fabs(percent) >= 10.0 ? fmt::format("{:.0f}%", percent)
-                                    : fmt::format("{:.1f}%", percent);
+  if (std::fabs(percent) >= 10.0) return fmt::format("{:.0f}%", percent);
+  if (std::fabs(percent) >= 0.05 || percent == 0.0) return fmt::format("{:.1f}%", percent);
+  return fmt::format("{:.2f}%", percent);
 }
 
 double percent_change(std::uint64_t value, std::uint64_t base) {
