@@ -15,6 +15,7 @@
 
 #include "record/formats.hpp"
 #include "reports/junit.hpp"
+#include "reports/run_report.hpp"
 
 namespace oomlab {
 
@@ -27,13 +28,6 @@ struct Spread {
   [[nodiscard]] double relative() const;
 };
 
-// Where a run ran out of memory: summary.oom's live_bytes, step and event.
-struct OomPoint {
-  std::uint64_t live_bytes = 0;
-  std::uint64_t step = 0;
-  std::uint64_t event = 0;
-};
-
 // One cell of a compared input: a matrix cell, or the one cell a summary.json is.
 struct CompareCell {
   // scenario, allocator, options, params, budget, and files (what the params' files held):
@@ -43,7 +37,7 @@ struct CompareCell {
   std::string allocator;  // as the matrix was asked ("async:release_threshold=0") or the run's name
   std::string budget;     // as asked ("8GiB"), or the run's budget_bytes in binary units
   std::string outcome;    // oom, completed, error, interrupted, timeout, crash
-  std::optional<OomPoint> oom;  // set exactly when outcome is oom
+  std::optional<ReportOom> oom;  // summary.oom (read_oom), set exactly when outcome is oom
   std::optional<Spread> live_bytes_spread;
   std::optional<Spread> step_spread;
   std::optional<Spread> event_spread;

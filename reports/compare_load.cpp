@@ -14,6 +14,8 @@
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
 #include "reports/compare.hpp"
+#include "reports/report_input.hpp"
+#include "reports/run_report.hpp"
 
 namespace oomlab {
 
@@ -25,65 +27,16 @@ namespace {
 constexpr std::array<std::string_view, 6> kOutcomes = {"oom",         "completed", "error",
                                                        "interrupted", "timeout",   "crash"};
 
-// Reads fields of one file; every refusal names the file and the field's place in it.
-class Reader {
- public:
-  explicit Reader(const std::string& file) : file_(file) {}
-
-  [[noreturn]] void fail(std::string_view where, std::string_view what) const {
-    throw Error(ErrorKind::input, where.empty() ? fmt::format("{}: {}", file_, what)
-                                                : fmt::format("{}: {}: {}", file_, where, what));
+// The outcome a cell ended with, one of kOutcomes.
+std::string outcome_of(const JsonFields& fields) {
+  std::string outcome = fields.text("outcome");
+  if (std::find(kOutcomes.begin(), kOutcomes.end(), outcome) == kOutcomes.end()) {
+    fields.fail("outcome", fmt::format("an outcome (oom, completed, error, interrupted, timeout, "
+                                       "crash), not '{}'",
+                                       outcome));
   }
-
-  const json& member(const json& object, std::string_view where, const char* name) const {
-    const auto it = object.find(name);
-    if (it == object.end()) fail(where, fmt::format("no \"{}\"", name));
-    return *it;
-  }
-
-  const json& object(const json& object, std::string_view where, const char* name) const {
-    const json& value = member(object, where, name);
-    if (!value.is_object()) fail(place(where, name), "expected an object");
-    return value;
-  }
-
-  std::string string(const json& object, std::string_view where, const char* name) const {
-    const json& value = member(object, where, name);
-    if (!value.is_string()) fail(place(where, name), "expected a string");
-    return value.get<std::string>();
-  }
-
-  std::uint64_t count(const json& object, std::string_view where, const char* name) const {
-    const json& value = member(object, where, name);
-    if (!value.is_number_unsigned() &&
-        !(value.is_number_integer() && value.get<std::int64_t>() >= 0))
-      fail(place(where, name), "expected a whole number of at least 0");
-    return value.get<std::uint64_t>();
-  }
-
-  double number_or(const json& object, const char* name, double fallback) const {
-    const auto it = object.find(name);
-    return it != object.end() && it->is_number() ? it->get<double>() : fallback;
-  }
-
-  std::string outcome(const json& object, std::string_view where) const {
-    std::string outcome = string(object, where, "outcome");
-    if (std::find(kOutcomes.begin(), kOutcomes.end(), outcome) == kOutcomes.end()) {
-      fail(
-          place(where, "outcome"),
-          fmt::format("'{}' is not an outcome (oom, completed, error, interrupted, timeout, crash)",
-                      outcome));
-    }
-    return outcome;
-  }
-
-  static std::string place(std::string_view where, std::string_view name) {
-    return where.empty() ? std::string(name) : fmt::format("{}.{}", where, name);
-  }
-
- private:
-  const std::string& file_;
-};
+  return outcome;
+}
 
 std::string string_or(const json& object, const char* name, std::string fallback) {
   const auto it = object.find(name);
@@ -96,30 +49,21 @@ std::string budget_text(const json& budget) {
   return budget.dump();
 }
 
-// summary.oom, required when the outcome is oom.
-std::optional<OomPoint> oom_point(const Reader& r, const json& summary, std::string_view where,
-                                  const std::string& outcome) {
+// summary.oom, read as every report reads it; required when the outcome is oom.
+std::optional<ReportOom> oom_of(const JsonFields& summary, const std::string& outcome) {
   if (outcome != "oom") return std::nullopt;
-  const json& oom = r.member(summary, where, "oom");
-  if (!oom.is_object())
-    r.fail(Reader::place(where, "oom"), "the outcome is oom but there is no OOM record");
-  const std::string at = Reader::place(where, "oom");
-  return OomPoint{.live_bytes = r.count(oom, at, "live_bytes"),
-                  .step = r.count(oom, at, "step"),
-                  .event = r.count(oom, at, "event")};
+  if (!summary.has("oom")) summary.fail("oom", "the OOM record, since the outcome is oom");
+  return read_oom(summary.object("oom"));
 }
 
-std::optional<Spread> spread_of(const Reader& r, const json& spread, std::string_view where,
-                                const char* name) {
-  const auto it = spread.find(name);
-  if (it == spread.end() || it->is_null()) return std::nullopt;
-  const std::string at = Reader::place(where, name);
-  if (!it->is_object()) r.fail(at, "expected an object with min, median and max");
+std::optional<Spread> spread_of(const JsonFields& spread, const char* name) {
+  const std::optional<JsonFields> figures = spread.optional_object(name);
+  if (!figures) return std::nullopt;
   Spread s;
   for (auto [field, value] : {std::pair{"min", &s.min}, {"median", &s.median}, {"max", &s.max}}) {
-    const json& number = r.member(*it, at, field);
-    if (!number.is_number()) r.fail(Reader::place(at, field), "expected a number");
-    *value = number.get<double>();
+    const std::optional<double> number = figures->optional_number(field);
+    if (!number) figures->fail(field, "a number");
+    *value = *number;
   }
   return s;
 }
@@ -140,58 +84,51 @@ std::string failure_text(const json& cell, const json& summary) {
   return why;
 }
 
-CompareCell run_cell(const Reader& r, const json& doc) {
-  const json& scenario = r.object(doc, "", "scenario");
-  const json& allocator = r.object(doc, "", "allocator");
+CompareCell run_cell(const JsonFields& doc) {
+  const JsonFields scenario = doc.object("scenario");
+  const JsonFields allocator = doc.object("allocator");
   CompareCell cell;
-  cell.scenario = r.string(scenario, "scenario", "name");
-  cell.allocator = r.string(allocator, "allocator", "name");
-  const std::uint64_t budget = r.count(doc, "", "budget_bytes");
+  cell.scenario = scenario.text("name");
+  cell.allocator = allocator.text("name");
+  const std::uint64_t budget = doc.count("budget_bytes");
   cell.key = {{"scenario", cell.scenario},
               {"allocator", cell.allocator},
-              {"options", r.object(allocator, "allocator", "options")},
-              {"params", r.object(scenario, "scenario", "params")},
+              {"options", allocator.object("options").raw()},
+              {"params", scenario.object("params").raw()},
               {"budget", budget}};
-  if (const auto files = scenario.find("files"); files != scenario.end()) {
-    if (!files->is_object()) r.fail("scenario.files", "expected an object");
-    cell.key["files"] = *files;
-  }
+  if (const std::optional<JsonFields> files = scenario.optional_object("files"))
+    cell.key["files"] = files->raw();
   cell.budget = format_bytes(budget);
-  cell.outcome = r.outcome(doc, "");
-  cell.oom = oom_point(r, doc, "", cell.outcome);
-  cell.duration_ms = r.number_or(doc, "duration_ms", 0);
+  cell.outcome = outcome_of(doc);
+  cell.oom = oom_of(doc, cell.outcome);
+  cell.duration_ms = doc.optional_number("duration_ms").value_or(0);
   if (cell.outcome != "oom" && cell.outcome != "completed")
-    cell.why = failure_text(json::object(), doc);
+    cell.why = failure_text(json::object(), doc.raw());
   return cell;
 }
 
-CompareCell matrix_cell(const Reader& r, const json& value, std::size_t index) {
-  const std::string where = fmt::format("cells[{}]", index);
-  if (!value.is_object()) r.fail(where, "expected an object");
+CompareCell matrix_cell(const JsonFields& value) {
+  const json& raw = value.raw();
   CompareCell cell;
-  cell.key = r.object(value, where, "key");
-  cell.scenario = string_or(value, "scenario", string_or(cell.key, "scenario", "?"));
-  cell.allocator = string_or(value, "allocator", string_or(cell.key, "allocator", "?"));
-  const auto budget = value.find("budget");
-  cell.budget = budget_text(budget != value.end() ? *budget : cell.key.value("budget", json()));
-  cell.outcome = r.outcome(value, where);
-  const json& summary = r.member(value, where, "summary");
-  if (!summary.is_object() && !summary.is_null())
-    r.fail(where + ".summary", "expected an object or null");
+  cell.key = value.object("key").raw();
+  cell.scenario = string_or(raw, "scenario", string_or(cell.key, "scenario", "?"));
+  cell.allocator = string_or(raw, "allocator", string_or(cell.key, "allocator", "?"));
+  const auto budget = raw.find("budget");
+  cell.budget = budget_text(budget != raw.end() ? *budget : cell.key.value("budget", json()));
+  cell.outcome = outcome_of(value);
+  const std::optional<JsonFields> summary = value.optional_object("summary");
   if (cell.outcome == "oom") {
-    if (!summary.is_object())
-      r.fail(where + ".summary", "the outcome is oom but the summary is null");
-    cell.oom = oom_point(r, summary, where + ".summary", cell.outcome);
+    if (!summary) value.fail("summary", "the run's summary, since the outcome is oom");
+    cell.oom = oom_of(*summary, cell.outcome);
   }
-  if (const auto spread = value.find("spread"); spread != value.end() && !spread->is_null()) {
-    const std::string at = where + ".spread";
-    if (!spread->is_object()) r.fail(at, "expected an object or null");
-    cell.live_bytes_spread = spread_of(r, *spread, at, "oom_live_bytes");
-    cell.step_spread = spread_of(r, *spread, at, "oom_step");
-    cell.event_spread = spread_of(r, *spread, at, "oom_event");
+  if (const std::optional<JsonFields> spread = value.optional_object("spread")) {
+    cell.live_bytes_spread = spread_of(*spread, "oom_live_bytes");
+    cell.step_spread = spread_of(*spread, "oom_step");
+    cell.event_spread = spread_of(*spread, "oom_event");
   }
-  cell.duration_ms = r.number_or(value, "duration_ms", 0);
-  if (cell.outcome != "oom" && cell.outcome != "completed") cell.why = failure_text(value, summary);
+  cell.duration_ms = value.optional_number("duration_ms").value_or(0);
+  if (cell.outcome != "oom" && cell.outcome != "completed")
+    cell.why = failure_text(raw, summary ? summary->raw() : json());
   return cell;
 }
 
@@ -220,32 +157,34 @@ json parse_json(std::string_view text, const std::string& name) {
 
 CompareInput parse_compare_input(std::string_view text, const std::string& name) {
   const json doc = parse_json(text, name);
-  const Reader r(name);
-  if (!doc.is_object()) r.fail("", "not an oomlab result: the top level is not a JSON object");
+  if (!doc.is_object()) {
+    throw Error(ErrorKind::input,
+                fmt::format("{}: not an oomlab result: the top level is not a JSON object", name));
+  }
+  const JsonFields top(doc, name);
   const auto schema = doc.find("schema");
   if (schema == doc.end() || !schema->is_string()) {
-    r.fail("", fmt::format("no \"schema\": expected {} or {}", kRunSchema, kMatrixSchema));
+    top.fail("schema", fmt::format("{} or {}", kRunSchema, kMatrixSchema));
   }
   if (*schema != kRunSchema && *schema != kMatrixSchema) {
-    r.fail("", fmt::format("schema '{}' is not one compare reads ({} or {})",
-                           schema->get<std::string>(), kRunSchema, kMatrixSchema));
+    throw Error(ErrorKind::input,
+                fmt::format("{}: schema '{}' is not one compare reads ({} or {})", name,
+                            schema->get<std::string>(), kRunSchema, kMatrixSchema));
   }
   CompareInput input;
   input.path = name;
-  input.environment = r.object(doc, "", "environment");
+  input.environment = top.object("environment").raw();
   input.oomlab = doc.value("oomlab", json());
   if (*schema == kRunSchema) {
     input.kind = "run";
-    input.cells.push_back(run_cell(r, doc));
-  } else {
-    input.kind = "matrix";
-    const json& cells = r.member(doc, "", "cells");
-    if (!cells.is_array()) r.fail("cells", "expected an array");
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-      // A cell a stopped matrix never ran: absent from this side (the verdict says "missing").
-      if (cells[i].is_object() && cells[i].value("outcome", json()) == "missing") continue;
-      input.cells.push_back(matrix_cell(r, cells[i], i));
-    }
+    input.cells.push_back(run_cell(top));
+    return input;
+  }
+  input.kind = "matrix";
+  for (const JsonFields& cell : top.objects("cells")) {
+    // A cell a stopped matrix never ran: absent from this side (the verdict says "missing").
+    if (cell.raw().value("outcome", json()) == "missing") continue;
+    input.cells.push_back(matrix_cell(cell));
   }
   return input;
 }

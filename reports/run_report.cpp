@@ -233,6 +233,8 @@ std::vector<ReportBlock> read_largest_live(const JsonFields& oom) {
   return blocks;
 }
 
+}  // namespace
+
 ReportOom read_oom(const JsonFields& oom) {
   ReportOom o;
   o.event = oom.count("event");
@@ -257,6 +259,8 @@ ReportOom read_oom(const JsonFields& oom) {
   o.largest_live = read_largest_live(oom);
   return o;
 }
+
+namespace {
 
 nlohmann::json object_or_empty(const JsonFields& fields, const std::string& key) {
   if (!fields.has(key)) return nlohmann::json::object();

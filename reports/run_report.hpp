@@ -168,6 +168,8 @@ struct RunReport {
 [[nodiscard]] ReportEnvironment read_environment(const JsonFields& top);
 // An oomlab.run.v1 summary; Error(input) naming `fields.file()` when it is not one.
 [[nodiscard]] RunReport read_run_summary(const JsonFields& summary);
+// summary.json's "oom" record: the one reader of it, for reports, compare and the matrix table.
+[[nodiscard]] ReportOom read_oom(const JsonFields& oom);
 // `path`: a run folder or its summary.json. Reads events.csv beside it when there is one.
 [[nodiscard]] RunReport load_run_report(const std::filesystem::path& path);
 

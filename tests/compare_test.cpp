@@ -42,7 +42,7 @@ CompareCell ended(const std::string& outcome, const std::string& scenario = "gro
 // An OOM at `live` bytes and `step` (event 12,429 unless said), as growing-batch/async on 8 GiB.
 CompareCell oom_at(std::uint64_t live, std::uint64_t step, std::uint64_t event = 12'429) {
   CompareCell cell = ended("oom");
-  cell.oom = OomPoint{.live_bytes = live, .step = step, .event = event};
+  cell.oom = ReportOom{.event = event, .step = step, .live_bytes = live};
   return cell;
 }
 
@@ -296,31 +296,36 @@ TEST(CompareLoad, BadInputIsRefusedNamingTheFileAndThePlace) {
             "'\"outcome\": o'");
   EXPECT_NE(refusal("").find("bad.json:1:1: not valid JSON"), std::string::npos);
   EXPECT_NE(refusal("[1, 2]").find("the top level is not a JSON object"), std::string::npos);
-  EXPECT_NE(refusal(R"({"cells": []})").find("no \"schema\""), std::string::npos);
+  EXPECT_NE(refusal(R"({"cells": []})").find("'schema' must be oomlab.run.v1 or oomlab.matrix.v1"),
+            std::string::npos);
   EXPECT_NE(refusal(R"({"schema": "oomlab.frontier.v1", "environment": {}})")
-                .find("'oomlab.frontier.v1' is not"),
+                .find("schema 'oomlab.frontier.v1' is not one compare reads"),
             std::string::npos);
   EXPECT_NE(refusal(R"({"schema": "oomlab.matrix.v1", "environment": {}, "cells": {}})")
-                .find("cells: expected an array"),
+                .find("'cells' must be a list of objects"),
             std::string::npos);
   json matrix = json::parse(read_text(fixture("h100_matrix.json")));
   matrix["cells"][1]["outcome"] = "exploded";
-  EXPECT_NE(refusal(matrix.dump()).find("cells[1].outcome: 'exploded' is not an outcome"),
+  EXPECT_NE(refusal(matrix.dump())
+                .find("'cells[1].outcome' must be an outcome (oom, completed, error, interrupted, "
+                      "timeout, crash), not 'exploded'"),
             std::string::npos);
   matrix["cells"][1]["outcome"] = "oom";
   matrix["cells"][1]["summary"]["oom"]["live_bytes"] = -5;
-  EXPECT_NE(refusal(matrix.dump()).find("cells[1].summary.oom.live_bytes: expected a whole number"),
-            std::string::npos);
-  matrix["cells"][1]["summary"] = nullptr;
   EXPECT_NE(
-      refusal(matrix.dump()).find("cells[1].summary: the outcome is oom but the summary is null"),
+      refusal(matrix.dump()).find("'cells[1].summary.oom.live_bytes' must be a whole number >= 0"),
       std::string::npos);
+  matrix["cells"][1]["summary"] = nullptr;
+  EXPECT_NE(refusal(matrix.dump())
+                .find("'cells[1].summary' must be the run's summary, since the outcome is oom"),
+            std::string::npos);
   json run = json::parse(read_text(fixture("h100_run_growing-batch_async.json")));
   run["oom"] = nullptr;
-  EXPECT_NE(refusal(run.dump()).find("oom: the outcome is oom but there is no OOM record"),
+  EXPECT_NE(refusal(run.dump()).find("'oom' must be the OOM record, since the outcome is oom"),
             std::string::npos);
   run.erase("budget_bytes");
-  EXPECT_NE(refusal(run.dump()).find("bad.json: no \"budget_bytes\""), std::string::npos);
+  EXPECT_NE(refusal(run.dump()).find("bad.json: 'budget_bytes' must be a whole number >= 0"),
+            std::string::npos);
 }
 
 }  // namespace

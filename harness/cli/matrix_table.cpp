@@ -4,7 +4,10 @@
 #include <algorithm>
 
 #include "cli/matrix_plan.hpp"
+#include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "reports/report_input.hpp"
+#include "reports/run_report.hpp"
 
 namespace oomlab::cli {
 
@@ -17,20 +20,29 @@ std::uint64_t number(const json& object, const char* name) {
   return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
 }
 
-const json* shown_oom(const MatrixCell& cell) {
-  if (cell.repeats.empty()) return nullptr;
-  const json& summary = cell.repeats[representative_repeat(cell)].summary;
+// A cell's summary's OOM record, read as reports and compare read it (none when it has none or
+// it is malformed: the table then shows "-").
+std::optional<ReportOom> oom_of(const json& summary) {
   if (!summary.is_object() || !summary.contains("oom") || !summary["oom"].is_object())
-    return nullptr;
-  return &summary["oom"];
+    return std::nullopt;
+  const nlohmann::json oom = summary["oom"];
+  try {
+    return read_oom(JsonFields(oom, "summary.json", "oom"));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<ReportOom> shown_oom(const MatrixCell& cell) {
+  if (cell.repeats.empty()) return std::nullopt;
+  return oom_of(cell.repeats[representative_repeat(cell)].summary);
 }
 
 // "±1.2%" of the OOM point's live bytes over the repeats that OOMed, "" for a single run.
 std::string spread_text(const MatrixCell& cell) {
   std::vector<std::uint64_t> live;
   for (const MatrixRepeat& r : cell.repeats) {
-    if (r.summary.is_object() && r.summary.contains("oom") && r.summary["oom"].is_object())
-      live.push_back(number(r.summary["oom"], "live_bytes"));
+    if (const std::optional<ReportOom> oom = oom_of(r.summary)) live.push_back(oom->live_bytes);
   }
   if (cell.repeats.size() < 2) return "";
   if (live.size() < 2) return fmt::format("{}/{} oom", live.size(), cell.repeats.size());
@@ -61,9 +73,9 @@ std::string cell_line(const MatrixCell& cell) {
   if (outcome == "timeout") return fmt::format("timeout: {}", last_line(cell, outcome));
   if (outcome == "error" || outcome == "interrupted")
     return fmt::format("{}: {}", outcome, last_line(cell, outcome));
-  if (const json* oom = shown_oom(cell)) {
-    return fmt::format("oom at {} live (request {}, {})", format_bytes(number(*oom, "live_bytes")),
-                       format_bytes(number(*oom, "request_bytes")), oom->value("cause", "?"));
+  if (const std::optional<ReportOom> oom = shown_oom(cell)) {
+    return fmt::format("oom at {} live (request {}, {})", format_bytes(oom->live_bytes),
+                       format_bytes(oom->request_bytes), oom->cause.empty() ? "?" : oom->cause);
   }
   if (cell.repeats.empty()) return "not run";
   const json& summary = cell.repeats.front().summary;
@@ -85,18 +97,16 @@ std::string matrix_table(const std::vector<MatrixCell>& cells) {
       "request", "step", "event", "cause", "spread", "time");
   for (const MatrixCell& c : cells) {
     const std::string outcome = cell_outcome(c);
-    const json* oom = shown_oom(c);
+    const std::optional<ReportOom> oom = shown_oom(c);
     double seconds = 0;
     for (const MatrixRepeat& r : c.repeats)
       seconds += r.duration_ms / 1e3;
     table += fmt::format(
         "{:<{}}  {:<{}}  {:>3}  {:<11}  {:>11}  {:>11}  {:>6}  {:>9}  {:<15}  {:<14}  {:>7.2f}s\n",
         c.scenario, scenario_width, c.allocator, allocator_width, c.device, outcome,
-        oom != nullptr ? format_bytes(number(*oom, "live_bytes")) : "-",
-        oom != nullptr ? format_bytes(number(*oom, "request_bytes")) : "-",
-        oom != nullptr ? std::to_string(number(*oom, "step")) : "-",
-        oom != nullptr ? format_count(number(*oom, "event")) : "-",
-        oom != nullptr ? oom->value("cause", "?") : "-", spread_text(c), seconds);
+        oom ? format_bytes(oom->live_bytes) : "-", oom ? format_bytes(oom->request_bytes) : "-",
+        oom ? std::to_string(oom->step) : "-", oom ? format_count(oom->event) : "-",
+        oom ? (oom->cause.empty() ? "?" : oom->cause) : "-", spread_text(c), seconds);
   }
   for (const MatrixCell& c : cells) {  // what went wrong, where it did
     const std::string outcome = cell_outcome(c);
