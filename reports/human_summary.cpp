@@ -105,6 +105,45 @@ void write_program(std::string& out, const OomRecord& oom) {
   }
 }
 
+void write_integrity(std::string& out, const RunResult& r) {
+  auto it = std::back_inserter(out);
+  if (r.simulated) {
+    fmt::format_to(it, "integrity  not checked: the simulated allocator has no memory\n");
+  } else if (r.verify == VerifyMode::off) {
+    fmt::format_to(it, "integrity  not checked (--verify=off)\n");
+  } else {
+    fmt::format_to(it, "integrity  {} block checks ({}) · {} corrupted{}\n",
+                   format_count(r.integrity_checked), to_string(r.verify),
+                   format_count(r.integrity_corrupted),
+                   r.integrity_corrupted > 0
+                       ? fmt::format(" ({} words)", format_count(r.integrity_corrupted_words))
+                       : "");
+  }
+}
+
+// Device free memory before and after the run, and what the difference means.
+void write_cleanup(std::string& out, const RunResult& r) {
+  auto it = std::back_inserter(out);
+  if (r.cleanup) {
+    const std::int64_t missing = r.cleanup->difference();
+    const auto page = static_cast<std::int64_t>(kDevicePageBytes);
+    std::string verdict = " (all returned)";
+    if (missing > page && !r.cleanup->not_counted.empty()) {
+      verdict =
+          fmt::format(": {} short, not counted ({})",
+                      format_bytes(static_cast<std::uint64_t>(missing)), r.cleanup->not_counted);
+    } else if (missing > page) {
+      verdict = fmt::format(": {} LEFT BEHIND", format_bytes(static_cast<std::uint64_t>(missing)));
+    } else if (missing < -page) {
+      verdict = fmt::format(" (all returned; the driver gave back {} of its own)",
+                            format_bytes(static_cast<std::uint64_t>(-missing)));
+    }
+    fmt::format_to(it, "device     free {} before, {} after the run{}\n",
+                   format_bytes(r.cleanup->device_free_before),
+                   format_bytes(r.cleanup->device_free_after), verdict);
+  }
+}
+
 }  // namespace
 
 std::string human_summary(const RunResult& r, const std::string& written_to) {
@@ -128,18 +167,7 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   fmt::format_to(it, "counts     {} allocations · {} frees · {} failed · {} events in {:.1f} ms\n",
                  format_count(r.allocations), format_count(r.frees), format_count(r.failed),
                  format_count(r.events), r.duration_ms);
-  if (r.simulated) {
-    fmt::format_to(it, "integrity  not checked: the simulated allocator has no memory\n");
-  } else if (r.verify == VerifyMode::off) {
-    fmt::format_to(it, "integrity  not checked (--verify=off)\n");
-  } else {
-    fmt::format_to(it, "integrity  {} block checks ({}) · {} corrupted{}\n",
-                   format_count(r.integrity_checked), to_string(r.verify),
-                   format_count(r.integrity_corrupted),
-                   r.integrity_corrupted > 0
-                       ? fmt::format(" ({} words)", format_count(r.integrity_corrupted_words))
-                       : "");
-  }
+  write_integrity(out, r);
   for (const std::string& note : r.notes)
     fmt::format_to(it, "note       {}\n", note);
   if (!r.metrics.empty()) {
@@ -149,24 +177,7 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
     }
     fmt::format_to(it, "metrics    {}\n", line);
   }
-  if (r.cleanup) {
-    const std::int64_t missing = r.cleanup->difference();
-    const auto page = static_cast<std::int64_t>(kDevicePageBytes);
-    std::string verdict = " (all returned)";
-    if (missing > page && !r.cleanup->not_counted.empty()) {
-      verdict =
-          fmt::format(": {} short, not counted ({})",
-                      format_bytes(static_cast<std::uint64_t>(missing)), r.cleanup->not_counted);
-    } else if (missing > page) {
-      verdict = fmt::format(": {} LEFT BEHIND", format_bytes(static_cast<std::uint64_t>(missing)));
-    } else if (missing < -page) {
-      verdict = fmt::format(" (all returned; the driver gave back {} of its own)",
-                            format_bytes(static_cast<std::uint64_t>(-missing)));
-    }
-    fmt::format_to(it, "device     free {} before, {} after the run{}\n",
-                   format_bytes(r.cleanup->device_free_before),
-                   format_bytes(r.cleanup->device_free_after), verdict);
-  }
+  write_cleanup(out, r);
   if (!written_to.empty()) fmt::format_to(it, "wrote      {}\n", written_to);
   return out;
 }

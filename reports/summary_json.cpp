@@ -141,37 +141,11 @@ json environment_json(const Environment& env, const std::optional<DeviceFacts>& 
           {"host", env.host}};
 }
 
-json summary_json(const RunResult& r, const Invocation& invocation) {
-  json oomlab = version_json();
-  oomlab["argv"] = invocation.argv;
-  json doc = {
-      {"schema", kRunSchema},
-      {"oomlab", oomlab},
-      {"environment", environment_json(r.environment, r.device, r.simulated)},
-      {"scenario", {{"name", r.scenario}, {"params", params_json(r.params)}, {"seed", r.seed}}},
-      {"allocator", {{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
-      {"budget_bytes", r.budget_bytes},
-      {"outcome", to_string(r.outcome)},
-      {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
-      {"peak", {{"live_bytes", r.peak_live_bytes}, {"reserved_bytes", r.peak_reserved_bytes}}},
-      {"counts", {{"allocations", r.allocations}, {"frees", r.frees}, {"failed", r.failed}}},
-      {"integrity",
-       {{"checked", r.integrity_checked},
-        {"corrupted", r.integrity_corrupted},
-        {"corrupted_words", r.integrity_corrupted_words},
-        {"mode", r.simulated ? "not checked: the simulated allocator has no memory"
-                             : std::string(to_string(r.verify))}}},
-      {"metrics", metrics_json(r.metrics)},
-      {"duration_ms", r.duration_ms},
-      // Beyond the v1 minimum:
-      {"events", r.events},
-      {"ballast_bytes", r.ballast_bytes},
-      {"cap_bytes", or_null(r.cap_bytes)},
-      {"error", r.error_message.empty() ? json(nullptr) : json(r.error_message)},
-      {"notices", r.notices},
-      {"notes", r.notes},
-  };
-  if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
+namespace {
+
+// What a run adds beyond the v1 minimum when it has it: its last events (an error or a
+// timeout), its trials (a search), and the device memory before and after.
+void add_run_details(json& doc, const RunResult& r) {
   if (!r.last_events.empty()) {
     json events = json::array();
     for (const RunResult::RecentEvent& e : r.last_events) {
@@ -206,6 +180,42 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
   } else {
     doc["cleanup"] = nullptr;
   }
+}
+
+}  // namespace
+
+json summary_json(const RunResult& r, const Invocation& invocation) {
+  json oomlab = version_json();
+  oomlab["argv"] = invocation.argv;
+  json doc = {
+      {"schema", kRunSchema},
+      {"oomlab", oomlab},
+      {"environment", environment_json(r.environment, r.device, r.simulated)},
+      {"scenario", {{"name", r.scenario}, {"params", params_json(r.params)}, {"seed", r.seed}}},
+      {"allocator", {{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
+      {"budget_bytes", r.budget_bytes},
+      {"outcome", to_string(r.outcome)},
+      {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},
+      {"peak", {{"live_bytes", r.peak_live_bytes}, {"reserved_bytes", r.peak_reserved_bytes}}},
+      {"counts", {{"allocations", r.allocations}, {"frees", r.frees}, {"failed", r.failed}}},
+      {"integrity",
+       {{"checked", r.integrity_checked},
+        {"corrupted", r.integrity_corrupted},
+        {"corrupted_words", r.integrity_corrupted_words},
+        {"mode", r.simulated ? "not checked: the simulated allocator has no memory"
+                             : std::string(to_string(r.verify))}}},
+      {"metrics", metrics_json(r.metrics)},
+      {"duration_ms", r.duration_ms},
+      // Beyond the v1 minimum:
+      {"events", r.events},
+      {"ballast_bytes", r.ballast_bytes},
+      {"cap_bytes", or_null(r.cap_bytes)},
+      {"error", r.error_message.empty() ? json(nullptr) : json(r.error_message)},
+      {"notices", r.notices},
+      {"notes", r.notes},
+  };
+  if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
+  add_run_details(doc, r);
   return doc;
 }
 

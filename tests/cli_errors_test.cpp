@@ -83,6 +83,45 @@ std::vector<BadInvocation> size_cases() {
   };
 }
 
+// Unknown names, missing and conflicting arguments.
+std::vector<BadInvocation> name_cases() {
+  return {
+      // Unknown names
+      {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
+      {{"run", "nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
+      {{"run", "fragmentation", "-a", "nosuch"}, 2, "unknown allocator 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim:nosuch=1"}, 2, "unknown parameter 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "nosuch=1"}, 2, "unknown parameter 'nosuch'"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "pattern=zigzag"}, 2, "'zigzag' is not one of"},
+      {{"run", "fragmentation", "-a", "sim", "--verify=maybe"}, 2, "'maybe' is not all, sample"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "touch=maybe"}, 2, "'maybe' is not on or off"},
+      {{"matrix", "--scenarios=nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
+      {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "nosuch"},
+       2,
+       "'nosuch' is not one of"},
+      {{"list", "--bogus"}, 2, "list: unknown option '--bogus'"},
+      {{"run", "fragmentation", "-a", "sim", "--budgt=1GiB"}, 2, "did you mean '--budget'?"},
+      {{"compare", "@/garbage.csv", "@/garbage.csv", "--force"},
+       2,
+       "compare: unknown option '--force'"},
+      {{"frontier", "leak", "-a", "sim", "--timeout"}, 2, "frontier: --timeout needs a value"},
+      {{"frontier", "leak", "-a", "sim", "--timeout=0"}, 2, "--timeout: '0'"},
+      {{"frontier", "leak", "-a", "sim", "--out", "/proc/oomlab-nope"}, 2, "--out: cannot create"},
+      // Missing and conflicting arguments
+      {{"run"}, 2, "scenario is required"},
+      {{"compare"}, 2, "baseline is required"},
+      {{"run", "fragmentation", "-a", "sim", "--expect-oom", "--expect-no-oom"},
+       2,
+       "--expect-oom and --expect-no-oom cannot be given together"},
+      {{"run", "fragmentation", "-a", "sim", "--budget=all", "--budget=1GiB"},
+       2,
+       "--budget is given 2 times; give it once"},
+      {{"run", "fragmentation", "-a", "sim", "-p", "block"}, 2, "expected key=value"},
+      {{"run", "replay", "-a", "sim"}, 2, "replay needs a trace"},
+      {{"run", "fragmentation", "-a", "sim", "--trace", "x.csv"}, 2, "takes no trace"},
+  };
+}
+
 // Files read and written, and plugins.
 std::vector<BadInvocation> file_cases() {
   return {
@@ -156,45 +195,10 @@ const std::vector<BadInvocation>& catalogue() {
         {{"matrix", "-a", "sim", "--timeout=-1"}, 2, "--timeout: '-1'"},
         {{"matrix", "-a", "sim", "--devices=abc"}, 2, "--devices: 'abc'"},
         {{"compare", "@/garbage.csv", "@/garbage.csv", "--tolerance=abc"}, 2, "--tolerance: 'abc'"},
-        // Unknown names
-        {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
-        {{"run", "nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
-        {{"run", "fragmentation", "-a", "nosuch"}, 2, "unknown allocator 'nosuch'"},
-        {{"run", "fragmentation", "-a", "sim:nosuch=1"}, 2, "unknown parameter 'nosuch'"},
-        {{"run", "fragmentation", "-a", "sim", "-p", "nosuch=1"}, 2, "unknown parameter 'nosuch'"},
-        {{"run", "fragmentation", "-a", "sim", "-p", "pattern=zigzag"},
-         2,
-         "'zigzag' is not one of"},
-        {{"run", "fragmentation", "-a", "sim", "--verify=maybe"}, 2, "'maybe' is not all, sample"},
-        {{"run", "fragmentation", "-a", "sim", "-p", "touch=maybe"}, 2, "'maybe' is not on or off"},
-        {{"matrix", "--scenarios=nosuch", "-a", "sim"}, 2, "unknown scenario 'nosuch'"},
-        {{"run", "replay", "-a", "sim", "--trace", "@/garbage.csv", "--format", "nosuch"},
-         2,
-         "'nosuch' is not one of"},
-        {{"list", "--bogus"}, 2, "list: unknown option '--bogus'"},
-        {{"run", "fragmentation", "-a", "sim", "--budgt=1GiB"}, 2, "did you mean '--budget'?"},
-        {{"compare", "@/garbage.csv", "@/garbage.csv", "--force"},
-         2,
-         "compare: unknown option '--force'"},
-        {{"frontier", "leak", "-a", "sim", "--timeout"}, 2, "frontier: --timeout needs a value"},
-        {{"frontier", "leak", "-a", "sim", "--timeout=0"}, 2, "--timeout: '0'"},
-        {{"frontier", "leak", "-a", "sim", "--out", "/proc/oomlab-nope"},
-         2,
-         "--out: cannot create"},
-        // Missing and conflicting arguments
-        {{"run"}, 2, "scenario is required"},
-        {{"compare"}, 2, "baseline is required"},
-        {{"run", "fragmentation", "-a", "sim", "--expect-oom", "--expect-no-oom"},
-         2,
-         "--expect-oom and --expect-no-oom cannot be given together"},
-        {{"run", "fragmentation", "-a", "sim", "--budget=all", "--budget=1GiB"},
-         2,
-         "--budget is given 2 times; give it once"},
-        {{"run", "fragmentation", "-a", "sim", "-p", "block"}, 2, "expected key=value"},
-        {{"run", "replay", "-a", "sim"}, 2, "replay needs a trace"},
-        {{"run", "fragmentation", "-a", "sim", "--trace", "x.csv"}, 2, "takes no trace"},
     };
     all.insert(all.end(), rest.begin(), rest.end());
+    const std::vector<BadInvocation> names = name_cases();
+    all.insert(all.end(), names.begin(), names.end());
     const std::vector<BadInvocation> files = file_cases();
     all.insert(all.end(), files.begin(), files.end());
     return all;

@@ -94,36 +94,48 @@ bool drain(int fd, std::string& into, std::size_t keep_tail) {
 
 }  // namespace
 
-ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& limits) {
-  using Clock = std::chrono::steady_clock;
-  Pipe out;
-  Pipe err;
-  const auto start = Clock::now();
-  const pid_t pid = spawn(argv, out, err);
-  out.close_write();
-  err.close_write();
+namespace {
 
-  ChildResult result;
-  std::optional<Clock::time_point> killed_at;  // when SIGTERM went out
-  bool killed_hard = false;
-  // SIGTERM at the deadline, at a stop request or when stdout overflows; SIGKILL after the grace.
-  const auto enforce_limits = [&] {
+using Clock = std::chrono::steady_clock;
+
+// SIGTERM to the child's group at the deadline, at a stop request or when stdout overflows;
+// SIGKILL after the grace.
+class LimitEnforcer {
+ public:
+  LimitEnforcer(pid_t pid, const ChildLimits& limits, ChildResult& result)
+      : pid_(pid), limits_(limits), result_(result), start_(Clock::now()) {}
+
+  void operator()() {
     const auto now = Clock::now();
-    const bool stop = limits.stop != nullptr && limits.stop->load();
-    if (!killed_at && (now - start >= limits.timeout || stop || result.out_overflow)) {
-      result.timed_out = !stop && !result.out_overflow;
-      result.stopped = stop;
-      ::kill(-pid, SIGTERM);
-      killed_at = now;
+    const bool stop = limits_.stop != nullptr && limits_.stop->load();
+    if (!killed_at_ && (now - start_ >= limits_.timeout || stop || result_.out_overflow)) {
+      result_.timed_out = !stop && !result_.out_overflow;
+      result_.stopped = stop;
+      ::kill(-pid_, SIGTERM);
+      killed_at_ = now;
     }
-    if (killed_at && !killed_hard && now - *killed_at >= limits.grace) {
-      ::kill(-pid, SIGKILL);
-      killed_hard = true;
+    if (killed_at_ && !killed_hard_ && now - *killed_at_ >= limits_.grace) {
+      ::kill(-pid_, SIGKILL);
+      killed_hard_ = true;
     }
-  };
+  }
+  [[nodiscard]] bool killed() const { return killed_at_.has_value(); }
+
+ private:
+  pid_t pid_;
+  const ChildLimits& limits_;
+  ChildResult& result_;
+  Clock::time_point start_;
+  std::optional<Clock::time_point> killed_at_;  // when SIGTERM went out
+  bool killed_hard_ = false;
+};
+
+// Reads stdout (capped) and the tail of stderr until the child closes both.
+void read_until_closed(const Pipe& out, const Pipe& err, LimitEnforcer& enforce,
+                       ChildResult& result) {
   std::array<pollfd, 2> fds{pollfd{out.read_end(), POLLIN, 0}, pollfd{err.read_end(), POLLIN, 0}};
   while (fds[0].fd >= 0 || fds[1].fd >= 0) {
-    enforce_limits();
+    enforce();
     if (::poll(fds.data(), fds.size(), 100) < 0 && errno != EINTR) break;
     for (std::size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
@@ -135,23 +147,44 @@ ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& l
       result.out.resize(kOutMaxBytes);
     }
   }
-  // Pipes closed: the child is gone, or it closed them and lives on. Wait, with the same limits;
-  // WNOWAIT keeps it unreaped, so that its group id cannot be reused before the last kill.
+}
+
+// Pipes closed: the child is gone, or it closed them and lives on. Waits, with the same limits;
+// WNOWAIT keeps it unreaped, so that its group id cannot be reused before the last kill. Returns
+// its wait status.
+int reap(pid_t pid, const std::string& name, LimitEnforcer& enforce) {
   siginfo_t info{};
   for (;;) {
     info.si_pid = 0;
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
       if (errno == EINTR) continue;
-      throw Error(ErrorKind::io, fmt::format("waiting for {}: {}", argv[0], std::strerror(errno)));
+      throw Error(ErrorKind::io, fmt::format("waiting for {}: {}", name, std::strerror(errno)));
     }
     if (info.si_pid == pid) break;
-    enforce_limits();
+    enforce();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  if (killed_at) ::kill(-pid, SIGKILL);  // anything it left in its group
+  if (enforce.killed()) ::kill(-pid, SIGKILL);  // anything it left in its group
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
+  return status;
+}
+
+}  // namespace
+
+ChildResult run_child(const std::vector<std::string>& argv, const ChildLimits& limits) {
+  Pipe out;
+  Pipe err;
+  const auto start = Clock::now();
+  const pid_t pid = spawn(argv, out, err);
+  out.close_write();
+  err.close_write();
+
+  ChildResult result;
+  LimitEnforcer enforce(pid, limits, result);
+  read_until_closed(out, err, enforce, result);
+  const int status = reap(pid, argv[0], enforce);
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   if (result.err_tail.size() > kErrTailBytes)
