@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -80,6 +81,14 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
                      t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
 }
 
+void write_json_file(const std::string& flag, const fs::path& path, const std::string& json) {
+  try {
+    write_output_file(path, json);
+  } catch (const Error& e) {
+    throw Error(ErrorKind::io, fmt::format("{}: {}", flag, e.what()));
+  }
+}
+
 void write_frontier_junit(const FrontierResult& result, const std::string& scenario,
                           const std::string& answer, const std::string& path) {
   double seconds = 0;
@@ -93,18 +102,9 @@ void write_frontier_junit(const FrontierResult& result, const std::string& scena
     c.result = result.timed_out ? JUnitCase::Result::error : JUnitCase::Result::failure;
     c.message = answer;
   }
-  std::ofstream file(path, std::ios::trunc);
-  write_junit(file, "oomlab frontier", std::span<const JUnitCase>(&c, 1));
-  file.close();
-  if (!file) throw Error(ErrorKind::io, fmt::format("--junit: cannot write {}", path));
-}
-
-void write_json_file(const std::string& flag, const fs::path& path, const std::string& json) {
-  try {
-    write_output_file(path, json);
-  } catch (const Error& e) {
-    throw Error(ErrorKind::io, fmt::format("{}: {}", flag, e.what()));
-  }
+  std::ostringstream xml;
+  write_junit(xml, "oomlab frontier", std::span<const JUnitCase>(&c, 1));
+  write_json_file("--junit", path, xml.str());
 }
 
 // --out: the folder made (or refused) before the first trial.
