@@ -68,7 +68,7 @@ class ReturnsWhenStopped final : public Scenario {
   }
   [[nodiscard]] ParamSpec params() const override { return {}; }
   void run(RunContext& ctx) override {
-    const Block held = ctx.allocate(1_MiB, "held while waiting");
+    Block held = ctx.allocate(1_MiB, "held while waiting");
     while (!ctx.stop_requested())
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ctx.release(held);
