@@ -111,7 +111,13 @@ CompareInput replay_matrix(const std::string& trace_path, const std::string& dig
                     {"cells",
                      {{{"key", key},
                        {"outcome", "oom"},
-                       {"summary", {{"oom", {{"live_bytes", 100}, {"step", 0}, {"event", 7}}}}}}}}};
+                       {"summary",
+                        {{"oom",
+                          {{"live_bytes", 100},
+                           {"step", 0},
+                           {"event", 7},
+                           {"request_bytes", 64},
+                           {"reserved_bytes", 128}}}}}}}}};
   return parse_compare_input(doc.dump(), "matrix.json");
 }
 
