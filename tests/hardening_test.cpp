@@ -109,10 +109,10 @@ TEST(Timeout, ARunPastItsTimeoutStopsFreesEverythingAndSaysTimeout) {
 
 TEST(Timeout, ACallThatNeverReturnsEndsTheProcessWithARecord) {
   const fs::path out = fresh("hang");
-  const ChildResult r = oomlab({"run", "test-hang", "--plugin", test_plugin("faults"), "-a", "sim",
-                                "--budget", "64MiB", "--timeout", "1", "--quiet", "--out",
-                                out.string()},
-                               std::chrono::seconds(30));
+  const ChildResult r =
+      oomlab({"run", "test-hang", "--plugin", test_plugin("faults"), "-a", "sim", "--budget",
+              "64MiB", "--timeout", "1", "--quiet", "--out", out.string()},
+             std::chrono::seconds(30));
   ASSERT_FALSE(r.timed_out) << "the watchdog did not end it";
   EXPECT_EQ(r.exit_code, 4) << r.err_tail;
   EXPECT_LT(r.seconds, 10.0) << "timeout 1 s + grace 1 s";

@@ -30,7 +30,8 @@ json entry(const std::string& action, std::uint64_t addr, std::uint64_t size) {
 }
 
 // A snapshot file of `entries`, with `segments` as they were at the end.
-fs::path snapshot(const std::string& name, const json& entries, const json& segments = json::array()) {
+fs::path snapshot(const std::string& name, const json& entries,
+                  const json& segments = json::array()) {
   const fs::path path = fs::temp_directory_path() / ("oomlab_torch_" + name + ".json");
   std::ofstream(path) << json{{"segments", segments},
                               {"device_traces", json::array({entries})},
@@ -51,12 +52,12 @@ RunResult torch_replay(const fs::path& trace, std::uint64_t budget,
 // The cached 18 MiB segment is given back although nothing needed room (the next request is
 // served from the cache): the program emptied its cache, and the replay does too.
 TEST(TorchTrace, TheProgramsOwnEmptyCacheIsReplayed) {
-  const fs::path path = snapshot(
-      "empty_cache",
-      json::array({entry("segment_alloc", kA, 20_MiB), entry("alloc", kA, 4_MiB),
-                   entry("segment_alloc", kB, 18_MiB), entry("alloc", kB, 18_MiB),
-                   entry("free_completed", kB, 18_MiB), entry("segment_free", kB, 18_MiB),
-                   entry("alloc", kA + 4_MiB, 2_MiB)}));
+  const fs::path path =
+      snapshot("empty_cache",
+               json::array({entry("segment_alloc", kA, 20_MiB), entry("alloc", kA, 4_MiB),
+                            entry("segment_alloc", kB, 18_MiB), entry("alloc", kB, 18_MiB),
+                            entry("free_completed", kB, 18_MiB), entry("segment_free", kB, 18_MiB),
+                            entry("alloc", kA + 4_MiB, 2_MiB)}));
   const RunResult r = torch_replay(path, 1_GiB);
   EXPECT_EQ(metric(r, "segment_calls"), 3.0);
   EXPECT_EQ(metric(r, "segment_calls_matched"), 3.0);
@@ -69,10 +70,9 @@ TEST(TorchTrace, TheProgramsOwnEmptyCacheIsReplayed) {
 // it has no reason to, and the note names where the snapshot and the model part.
 TEST(TorchTrace, PyTorchsOwnRetryIsLeftToTheModel) {
   const fs::path path = snapshot(
-      "retry",
-      json::array({entry("segment_alloc", kA, 20_MiB), entry("alloc", kA, 4_MiB),
-                   entry("free_completed", kA, 4_MiB), entry("segment_free", kA, 20_MiB),
-                   entry("segment_alloc", kB, 24_MiB), entry("alloc", kB, 24_MiB)}));
+      "retry", json::array({entry("segment_alloc", kA, 20_MiB), entry("alloc", kA, 4_MiB),
+                            entry("free_completed", kA, 4_MiB), entry("segment_free", kA, 20_MiB),
+                            entry("segment_alloc", kB, 24_MiB), entry("alloc", kB, 24_MiB)}));
   const RunResult capped = torch_replay(path, 32_MiB);
   EXPECT_EQ(capped.outcome, Outcome::completed);
   EXPECT_EQ(metric(capped, "segment_calls_matched"), 3.0);
@@ -95,11 +95,11 @@ TEST(TorchTrace, ABlockFromBeforeTheHistoryIsPlacedInItsSegment) {
                                                                {"size", 20_MiB},
                                                                {"requested_size", 0},
                                                                {"state", "inactive"}}})}}});
-  const fs::path path = snapshot(
-      "before",
-      json::array({entry("alloc", kA, 2_MiB), entry("free_completed", kA + 2_MiB, 4_MiB),
-                   entry("alloc", kA + 2_MiB, 6_MiB)}),
-      segments);
+  const fs::path path =
+      snapshot("before",
+               json::array({entry("alloc", kA, 2_MiB), entry("free_completed", kA + 2_MiB, 4_MiB),
+                            entry("alloc", kA + 2_MiB, 6_MiB)}),
+               segments);
   const RunResult r = torch_replay(path, 1_GiB);
   EXPECT_EQ(metric(r, "initial_blocks"), 1.0);
   EXPECT_EQ(metric(r, "unknown_frees"), 0.0);

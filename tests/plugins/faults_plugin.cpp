@@ -3,15 +3,14 @@
 // test-sticky: a kernel that writes far outside its block (a sticky CUDA error, as from a faulty
 // plugin), then more allocations. A plugin of the tests (loaded with --plugin), so the product
 // ships no test scenarios.
+#include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string_view>
 #include <thread>
-
-#include <chrono>
-#include <cstdio>
-#include <memory>
 
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
