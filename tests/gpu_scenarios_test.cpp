@@ -8,6 +8,7 @@
 
 #include "oomlab/registry.hpp"
 #include "run/runner.hpp"
+#include "scenarios/training_model.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
@@ -38,6 +39,14 @@ TEST_P(EveryScenario, EndsInARecordedOomWithDataIntactAndMemoryBack) {
       << "memory left behind";
   if (scenario == "growing-batch") {
     EXPECT_GT(metric(r, "max_batch"), 0);
+    // Where the scenario's own model says the batch past the largest needs more than the budget,
+    // the device's OOM there is capacity, and no advice for fragmentation is given.
+    const auto next = static_cast<std::uint64_t>(metric(r, "max_batch")) + 1;
+    if (training::page_model_peak(training::shape_from(r.params), next, 2, kDevicePageBytes) >
+        2_GiB) {
+      EXPECT_EQ(r.oom->diagnosis.cause, Cause::capacity) << r.oom->diagnosis.evidence;
+      EXPECT_EQ(r.oom->diagnosis.advice.find("expandable_segments"), std::string::npos);
+    }
   }
   if (scenario == "mixed-precision") {
     EXPECT_GT(metric(r, "max_batch_fp16"), metric(r, "max_batch_fp32"));
