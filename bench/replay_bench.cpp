@@ -74,15 +74,20 @@ void BM_ParseRmmCsv(benchmark::State& state) {
 }
 BENCHMARK(BM_ParseRmmCsv)->Unit(benchmark::kMillisecond);
 
+// The sample snapshot, or the file OOMLAB_PICKLE names (bench/peers/pickle_peer.py passes a large
+// one): `trace::load` of it, everything included.
 void BM_ParsePyTorchPickle(benchmark::State& state) {
   const char* dir =
       std::getenv("OOMLAB_TEST_DATA");  // a copy of the tree elsewhere (the GPU machine)
-  const fs::path snapshot =
-      fs::path(dir != nullptr ? dir : OOMLAB_TEST_DATA) / "pytorch_gpt_fp32_snapshot.pickle";
+  const char* file = std::getenv("OOMLAB_PICKLE");
+  const fs::path snapshot = file != nullptr ? fs::path(file)
+                                            : fs::path(dir != nullptr ? dir : OOMLAB_TEST_DATA) /
+                                                  "pytorch_gpt_fp32_snapshot.pickle";
   for (auto _ : state) {
     const oomlab::trace::Trace t = oomlab::trace::load(snapshot, {});
     benchmark::DoNotOptimize(t.events.data());
   }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(fs::file_size(snapshot)));
 }
 BENCHMARK(BM_ParsePyTorchPickle)->Unit(benchmark::kMillisecond);
 

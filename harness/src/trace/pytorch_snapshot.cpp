@@ -18,92 +18,11 @@
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
 #include "trace/pickle.hpp"
+#include "trace/snapshot_views.hpp"
 
 namespace oomlab::trace {
 
 namespace {
-
-// A node of the unpickled snapshot, with where it came from.
-struct PickleView {
-  const pickle::Document* doc;
-  const pickle::Node* node;
-
-  [[nodiscard]] bool is_dict() const { return node->kind == pickle::Kind::dict; }
-  [[nodiscard]] bool is_list() const {
-    return node->kind == pickle::Kind::list || node->kind == pickle::Kind::tuple;
-  }
-  [[nodiscard]] std::optional<PickleView> get(std::string_view key) const {
-    const pickle::Node* value = doc->get(*node, key);
-    return value == nullptr ? std::nullopt : std::optional<PickleView>(PickleView{doc, value});
-  }
-  [[nodiscard]] std::size_t size() const { return doc->items(*node).size(); }
-  [[nodiscard]] PickleView at(std::size_t i) const {
-    return {doc, &doc->node(doc->items(*node)[i])};
-  }
-  [[nodiscard]] std::optional<std::int64_t> integer() const {
-    return node->kind == pickle::Kind::integer ? std::optional(node->integer) : std::nullopt;
-  }
-  [[nodiscard]] std::optional<std::string_view> text() const {
-    return node->kind == pickle::Kind::text ? std::optional(node->text) : std::nullopt;
-  }
-  [[nodiscard]] std::optional<bool> boolean() const {
-    return node->kind == pickle::Kind::boolean ? std::optional(node->integer != 0) : std::nullopt;
-  }
-  [[nodiscard]] std::optional<double> number() const {
-    if (node->kind == pickle::Kind::real) return node->real;
-    if (node->kind == pickle::Kind::integer) return static_cast<double>(node->integer);
-    return std::nullopt;
-  }
-  // A dict's entries with text keys, in order.
-  template <typename F>
-  void for_each_entry(F&& f) const {
-    const auto items = doc->items(*node);
-    for (std::size_t i = 0; i + 1 < items.size(); i += 2) {
-      const pickle::Node& key = doc->node(items[i]);
-      if (key.kind == pickle::Kind::text) f(key.text, PickleView{doc, &doc->node(items[i + 1])});
-    }
-  }
-  [[nodiscard]] std::string where() const { return fmt::format(" (byte {})", node->offset); }
-};
-
-struct JsonView {
-  const nlohmann::json* value;
-
-  [[nodiscard]] bool is_dict() const { return value->is_object(); }
-  [[nodiscard]] bool is_list() const { return value->is_array(); }
-  [[nodiscard]] std::optional<JsonView> get(std::string_view key) const {
-    const auto it = value->find(key);
-    return it == value->end() ? std::nullopt : std::optional<JsonView>(JsonView{&*it});
-  }
-  [[nodiscard]] std::size_t size() const { return value->size(); }
-  [[nodiscard]] JsonView at(std::size_t i) const { return {&(*value)[i]}; }
-  [[nodiscard]] std::optional<std::int64_t> integer() const {
-    if (value->is_number_unsigned()) {
-      const auto u = value->get<std::uint64_t>();
-      return u <= static_cast<std::uint64_t>(INT64_MAX)
-                 ? std::optional(static_cast<std::int64_t>(u))
-                 : std::nullopt;
-    }
-    return value->is_number_integer() ? std::optional(value->get<std::int64_t>()) : std::nullopt;
-  }
-  [[nodiscard]] std::optional<std::string_view> text() const {
-    return value->is_string()
-               ? std::optional<std::string_view>(value->get_ref<const std::string&>())
-               : std::nullopt;
-  }
-  [[nodiscard]] std::optional<bool> boolean() const {
-    return value->is_boolean() ? std::optional(value->get<bool>()) : std::nullopt;
-  }
-  [[nodiscard]] std::optional<double> number() const {
-    return value->is_number() ? std::optional(value->get<double>()) : std::nullopt;
-  }
-  template <typename F>
-  void for_each_entry(F&& f) const {
-    for (const auto& [key, item] : value->items())
-      f(std::string_view(key), JsonView{&item});
-  }
-  [[nodiscard]] static std::string where() { return {}; }
-};
 
 using Kind = SnapshotEntry::Kind;
 
@@ -161,7 +80,10 @@ class SnapshotReader {
   }
 
   std::uint64_t field(const View& entry, const At& at, std::string_view key, bool required) const {
-    const auto value = entry.get(key);
+    return field(entry, entry.get(key), at, key, required);
+  }
+  std::uint64_t field(const View& entry, const std::optional<View>& value, const At& at,
+                      std::string_view key, bool required) const {
     if (!value) {
       if (required) fail(entry, at.text(), fmt::format("'{}' is missing", key));
       return 0;
@@ -176,6 +98,39 @@ class SnapshotReader {
     return static_cast<std::uint64_t>(*number);
   }
 
+  // The keys of an entry that are read, found in one pass over it (a look-up each was a pass
+  // each); the first of a repeated key counts, as with get().
+  struct EntryFields {
+    std::optional<View> action, size, addr, device_free, stream, time_us, frames;
+  };
+  static EntryFields fields_of(const View& entry) {
+    EntryFields f;
+    entry.for_each_entry([&f](std::string_view key, const View& value) {
+      std::optional<View>* slot = nullptr;
+      switch (key.size()) {  // by length first: most keys are then one comparison away
+        case 4:
+          slot = key == "size" ? &f.size : key == "addr" ? &f.addr : nullptr;
+          break;
+        case 6:
+          slot = key == "action"   ? &f.action
+                 : key == "stream" ? &f.stream
+                 : key == "frames" ? &f.frames
+                                   : nullptr;
+          break;
+        case 7:
+          slot = key == "time_us" ? &f.time_us : nullptr;
+          break;
+        case 11:
+          slot = key == "device_free" ? &f.device_free : nullptr;
+          break;
+        default:
+          break;
+      }
+      if (slot != nullptr && !*slot) slot->emplace(value);
+    });
+    return f;
+  }
+
   void read_entries(const View& entries) {
     const std::string list = fmt::format("device_traces[{}]", device_);
     snapshot_.entries.reserve(entries.size());
@@ -184,8 +139,8 @@ class SnapshotReader {
       const View entry = entries.at(i);
       const At at{list, i};
       if (!entry.is_dict()) fail(entry, at.text(), "not a dict");
-      const auto action_value = entry.get("action");
-      const auto action = action_value ? action_value->text() : std::nullopt;
+      const EntryFields f = fields_of(entry);
+      const auto action = f.action ? f.action->text() : std::nullopt;
       if (!action) fail(entry, at.text(), "'action' is missing or not a string");
       const std::optional<Kind> kind = classify(*action);
       if (!kind) {
@@ -193,14 +148,13 @@ class SnapshotReader {
         continue;
       }
       SnapshotEntry e{.kind = *kind, .index = i};
-      e.bytes = field(entry, at, "size", true);
-      e.address = *kind == Kind::oom ? field(entry, at, "device_free", false)
-                                     : field(entry, at, "addr", true);
-      e.stream = field(entry, at, "stream", false);
-      e.t_ns = field(entry, at, "time_us", false) * 1000;
-      if (const auto frames = entry.get("frames");
-          frames && frames->is_list() && frames->size() > 0)
-        e.stack = intern_stack(*frames);
+      e.bytes = field(entry, f.size, at, "size", true);
+      e.address = *kind == Kind::oom ? field(entry, f.device_free, at, "device_free", false)
+                                     : field(entry, f.addr, at, "addr", true);
+      e.stream = field(entry, f.stream, at, "stream", false);
+      e.t_ns = field(entry, f.time_us, at, "time_us", false) * 1000;
+      if (f.frames && f.frames->is_list() && f.frames->size() > 0)
+        e.stack = intern_stack(*f.frames);
       snapshot_.entries.push_back(e);
     }
   }
@@ -311,26 +265,34 @@ class SnapshotReader {
   std::unordered_map<std::string, std::uint32_t> stack_ids_;
 };
 
-// Read in blocks, polling between them: a snapshot can be gigabytes.
-std::string read_file(const std::filesystem::path& path, StopPoll& poll) {
+// Read in blocks, polling between them: a snapshot can be gigabytes. The array is sized once to
+// the file, not zeroed first (growing a string block by block copied it at every doubling).
+LargeArray<char> read_file(const std::filesystem::path& path, StopPoll& poll) {
   std::ifstream file = open_trace(path);
-  std::string content;
+  std::error_code ec;
+  const std::uintmax_t expected = std::filesystem::file_size(path, ec);
+  LargeArray<char> content(ec ? 0 : static_cast<std::size_t>(expected));
   constexpr std::size_t kBlock = 1U << 20U;
+  std::size_t size = 0;
   for (;;) {
     poll.now();
-    const std::size_t size = content.size();
-    content.resize(size + kBlock);
-    file.read(content.data() + size, static_cast<std::streamsize>(kBlock));
-    content.resize(size + static_cast<std::size_t>(file.gcount()));
+    if (size == content.size()) {
+      if (file.peek() == std::ifstream::traits_type::eof()) break;
+      content.resize(size + kBlock);  // past the size it had: it grew, or it has no size
+    }
+    const std::size_t want = std::min(kBlock, content.size() - size);
+    file.read(content.data() + size, static_cast<std::streamsize>(want));
+    size += static_cast<std::size_t>(file.gcount());
     if (!file) break;
   }
+  content.resize(size);
   if (file.bad()) {
     throw Error(ErrorKind::input, fmt::format("{}: cannot read the trace", path.string()));
   }
   return content;
 }
 
-Snapshot read_json(const std::filesystem::path& path, const std::string& text, std::uint32_t device,
+Snapshot read_json(const std::filesystem::path& path, std::string_view text, std::uint32_t device,
                    StopPoll& poll) {
   nlohmann::json doc;
   try {
@@ -354,22 +316,17 @@ Snapshot read_json(const std::filesystem::path& path, const std::string& text, s
   return SnapshotReader<JsonView>(path, device, poll).read(JsonView{&doc});
 }
 
-}  // namespace
-
-Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device,
-                            StopPoll poll) {
-  std::string content = read_file(path, poll);
-  return parse_pytorch_snapshot(path, std::move(content), level, device, std::move(poll));
-}
-
-Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level,
-                             std::uint32_t device, StopPoll poll) {
-  const std::string_view text = std::string_view(content).starts_with("\xEF\xBB\xBF")
-                                    ? std::string_view(content).substr(3)  // a byte-order mark
-                                    : std::string_view(content);
+// The snapshot in `content` (a string, or a file's bytes): its JSON dump, or the pickle.
+template <typename Bytes>
+Trace parse_snapshot(const std::filesystem::path& path, Bytes content, Level level,
+                     std::uint32_t device, StopPoll& poll) {
+  const std::string_view all(content.data(), content.size());
+  const std::string_view text = all.starts_with("\xEF\xBB\xBF")
+                                    ? all.substr(3)  // a byte-order mark
+                                    : all;
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
-    const Snapshot snapshot = read_json(path, content, device, poll);
+    const Snapshot snapshot = read_json(path, all, device, poll);
     poll.now();
     return build_pytorch_trace(path, snapshot, level);
   }
@@ -378,6 +335,19 @@ Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string cont
       SnapshotReader<PickleView>(path, device, poll).read(PickleView{&doc, &doc.root()});
   poll.now();
   return build_pytorch_trace(path, snapshot, level);
+}
+
+}  // namespace
+
+Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device,
+                            StopPoll poll) {
+  LargeArray<char> content = read_file(path, poll);
+  return parse_snapshot(path, std::move(content), level, device, poll);
+}
+
+Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level,
+                             std::uint32_t device, StopPoll poll) {
+  return parse_snapshot(path, std::move(content), level, device, poll);
 }
 
 }  // namespace oomlab::trace

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oomlab/recorded_settings.hpp"
+#include "trace/large_array.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab::trace {
@@ -50,7 +51,7 @@ struct SnapshotSegment {
 };
 
 struct Snapshot {
-  std::vector<SnapshotEntry> entries;
+  LargeArray<SnapshotEntry> entries;      // hundreds of thousands: huge pages
   std::uint64_t other_entries = 0;        // free_requested, snapshot, ...
   std::vector<SnapshotSegment> segments;  // of this device
   std::vector<std::vector<std::string>> stacks;

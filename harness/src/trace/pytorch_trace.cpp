@@ -12,11 +12,11 @@
 #include <iterator>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "allocators/torch/torch_config.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "trace/address_set.hpp"
 #include "trace/pytorch_snapshot.hpp"
 
 namespace oomlab::trace {
@@ -70,10 +70,10 @@ class Ranges {
 // Segments alive when the history began.
 std::vector<InitialSegment> initial_segments(const Snapshot& s) {
   std::vector<InitialSegment> out;
-  std::unordered_set<std::uint64_t> made;  // by a segment_alloc of the history, still alive
+  AddressSet made;  // by a segment_alloc of the history, still alive
   for (const SnapshotEntry& e : s.entries) {
     if (e.kind == Kind::segment_alloc) made.insert(e.address);
-    if (e.kind == Kind::segment_free && made.erase(e.address) == 0) {
+    if (e.kind == Kind::segment_free && !made.erase(e.address)) {
       out.push_back({.address = e.address,
                      .bytes = e.bytes,
                      .stream = static_cast<std::uint32_t>(e.stream),
@@ -123,10 +123,10 @@ struct LiveBefore {
 // the end without being allocated by it.
 std::vector<LiveBefore> live_before(const Snapshot& s) {
   std::vector<LiveBefore> out;
-  std::unordered_set<std::uint64_t> live;
+  AddressSet live;
   for (const SnapshotEntry& e : s.entries) {
     if (e.kind == Kind::alloc) live.insert(e.address);
-    if (e.kind == Kind::free_completed && live.erase(e.address) == 0)
+    if (e.kind == Kind::free_completed && !live.erase(e.address))
       out.push_back({e.address, e.bytes, 0, e.stream});
   }
   for (const SnapshotSegment& seg : s.segments) {
@@ -210,6 +210,7 @@ class Assembler {
     Trace& t = builder_.trace();
     t.stacks = snapshot_.stacks;
     t.allocator_settings = snapshot_.settings;
+    t.events.reserve(snapshot_.entries.size());  // about one an entry: no copies as it grows
     note_fraction_cap(t);
     place_initial_state(t);
     walk(t);
