@@ -10,6 +10,7 @@
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
+#include "trace/rmm_rows.hpp"
 
 namespace oomlab::trace {
 
@@ -176,8 +177,6 @@ Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll) {
 
 // Blank lines (CRLF ones too: the reader drops a line's '\r') are skipped; fccp drops a UTF-8
 // byte-order mark itself. Line numbers stay those of the file.
-using RmmReader = io::CSVReader<6, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>,
-                                io::throw_on_overflow, io::empty_line_comment>;
 using OomlabReader = io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
                                    io::throw_on_overflow, io::empty_line_comment>;
 
@@ -186,21 +185,15 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPol
   TraceBuilder builder(Format::rmm, path);
   builder.trace().events.reserve(std::min<std::uint64_t>(expected_rows, Event::kNoPartner));
   try {
-    RmmReader csv(path.string(), in);
-    csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size",
-                    "Stream");
-    char* thread = nullptr;
-    char* time = nullptr;
-    char* action = nullptr;
-    char* pointer = nullptr;
-    char* size = nullptr;
-    char* stream = nullptr;
+    RmmRows rows(path, in);
+    std::array<char*, 6> field{};
+    auto& [thread, time, action, pointer, size, stream] = field;
     std::uint64_t row = 0;
     std::uint64_t previous_clock = 0;
     std::uint64_t days = 0;  // HH:MM:SS wraps at midnight
-    while (csv.read_row(thread, time, action, pointer, size, stream)) {
+    while (rows.next(field)) {
       poll();
-      const std::uint64_t line = csv.get_file_line();
+      const std::uint64_t line = rows.line();
       std::uint64_t clock = read_clock_field(time, {path, line, "Time"});
       if (clock + 3'600'000'000'000ULL < previous_clock) ++days;  // back by over an hour: a new day
       previous_clock = clock;
