@@ -1,4 +1,5 @@
-// oomlab's events.csv and RMM's logging_resource_adaptor log, through the Fast C++ CSV Parser.
+// oomlab's events.csv (Fast C++ CSV Parser) and RMM's logging_resource_adaptor log (rows by
+// RmmRows, header checked by fccp).
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 
