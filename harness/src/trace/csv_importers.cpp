@@ -1,13 +1,17 @@
-// oomlab's events.csv and RMM's logging_resource_adaptor log, through the Fast C++ CSV Parser.
+// oomlab's events.csv (Fast C++ CSV Parser) and RMM's logging_resource_adaptor log (rows by
+// RmmRows, header checked by fccp).
 #include <fmt/format.h>
 #include <libfccp/csv.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <fstream>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
+#include "trace/rmm_rows.hpp"
 
 namespace oomlab::trace {
 
@@ -134,54 +138,72 @@ namespace {
   throw Error(ErrorKind::input, fmt::format("{}:{}: {}", path.string(), line, what));
 }
 
-Op rmm_action(std::string_view action, const Place& place) {
-  if (action == "allocate") return Op::alloc;
-  if (action == "free" || action == "deallocate") return Op::free;
-  if (action == "allocate failure") return Op::failed;
+Op rmm_action(const char* action, const Place& place) {
+  if (action[0] == 'a' && std::strcmp(action, "allocate") == 0) return Op::alloc;
+  if (action[0] == 'f' && action[1] == 'r' && action[2] == 'e' && action[3] == 'e' &&
+      action[4] == '\0') {
+    return Op::free;
+  }
+  if (std::strcmp(action, "free") == 0 || std::strcmp(action, "deallocate") == 0) return Op::free;
+  if (std::strcmp(action, "allocate failure") == 0) return Op::failed;
   bad_input(place,
             fmt::format("'{}' is not an RMM action (allocate, free, allocate failure)", action));
+}
+
+// The rows of a file, from the lines in its first 64 KiB: room for the events is made once,
+// instead of the vector growing (and copying) its way there. A little over, never under on a
+// file of rows alike.
+std::uint64_t estimate_rows(std::istream& in, const std::filesystem::path& path) {
+  std::error_code ec;
+  const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
+  if (ec) return 0;
+  std::string head(64 * 1024, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  const auto got = static_cast<std::size_t>(in.gcount());
+  in.clear();
+  in.seekg(0);
+  const auto lines = static_cast<std::uint64_t>(std::count(head.begin(), head.begin() + got, '\n'));
+  if (got == 0 || lines == 0) return 0;
+  const double per_line = static_cast<double>(got) / static_cast<double>(lines);
+  return static_cast<std::uint64_t>(static_cast<double>(bytes) / per_line * 1.02) + 64;
 }
 
 }  // namespace
 
 Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll) {
   std::ifstream in = open_trace(path);
-  return parse_rmm_csv(path, in, std::move(poll));
+  const std::uint64_t rows = estimate_rows(in, path);
+  return parse_rmm_csv(path, in, std::move(poll), rows);
 }
 
 // Blank lines (CRLF ones too: the reader drops a line's '\r') are skipped; fccp drops a UTF-8
 // byte-order mark itself. Line numbers stay those of the file.
-using RmmReader = io::CSVReader<6, io::trim_chars<' ', '\t'>, io::no_quote_escape<','>,
-                                io::throw_on_overflow, io::empty_line_comment>;
 using OomlabReader = io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
                                    io::throw_on_overflow, io::empty_line_comment>;
 
-Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll) {
+Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll,
+                    std::uint64_t expected_rows) {
   TraceBuilder builder(Format::rmm, path);
+  builder.trace().events.reserve(std::min<std::uint64_t>(expected_rows, Event::kNoPartner));
   try {
-    RmmReader csv(path.string(), in);
-    csv.read_header(io::ignore_extra_column, "Thread", "Time", "Action", "Pointer", "Size",
-                    "Stream");
-    char* thread = nullptr;
-    char* time = nullptr;
-    char* action = nullptr;
-    char* pointer = nullptr;
-    char* size = nullptr;
-    char* stream = nullptr;
+    RmmRows rows(path, in);
+    std::array<char*, 6> field{};
+    auto& [thread, time, action, pointer, size, stream] = field;
     std::uint64_t row = 0;
     std::uint64_t previous_clock = 0;
     std::uint64_t days = 0;  // HH:MM:SS wraps at midnight
-    while (csv.read_row(thread, time, action, pointer, size, stream)) {
+    while (rows.next(field)) {
       poll();
-      const std::uint64_t line = csv.get_file_line();
-      std::uint64_t clock = read_clock(time, {path, line, "Time"});
+      const std::uint64_t line = rows.line();
+      std::uint64_t clock = read_clock_field(time, {path, line, "Time"});
       if (clock + 3'600'000'000'000ULL < previous_clock) ++days;  // back by over an hour: a new day
       previous_clock = clock;
       clock += days * 86'400'000'000'000ULL;
-      builder.add(rmm_action(action, {path, line, "Action"}), read_size(size, {path, line, "Size"}),
-                  read_hex(pointer, {path, line, "Pointer"}),
-                  read_hex(stream, {path, line, "Stream"}),
-                  read_decimal(thread, {path, line, "Thread"}), clock, row++, line);
+      builder.add(rmm_action(action, {path, line, "Action"}),
+                  read_size_field(size, {path, line, "Size"}),
+                  read_hex_field(pointer, {path, line, "Pointer"}),
+                  read_hex_field(stream, {path, line, "Stream"}),
+                  read_decimal_field(thread, {path, line, "Thread"}), clock, row++, line);
     }
   } catch (const io::error::base& e) {
     rethrow_csv(path, e);
@@ -229,10 +251,12 @@ Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in, Stop
         bad_input({path, line, "op"},
                   fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark)", kind));
       }
-      builder.add(
-          event_op, read_size(bytes, {path, line, "bytes"}), read_hex(ptr, {path, line, "ptr"}),
-          read_hex(stream, {path, line, "stream"}), read_decimal(thread, {path, line, "thread"}),
-          read_decimal(t_ns, {path, line, "t_ns"}), read_decimal(seq, {path, line, "seq"}), line);
+      builder.add(event_op, read_size_field(bytes, {path, line, "bytes"}),
+                  read_hex_field(ptr, {path, line, "ptr"}),
+                  read_hex_field(stream, {path, line, "stream"}),
+                  read_decimal_field(thread, {path, line, "thread"}),
+                  read_decimal_field(t_ns, {path, line, "t_ns"}),
+                  read_decimal_field(seq, {path, line, "seq"}), line);
     }
   } catch (const io::error::base& e) {
     rethrow_csv(path, e);

@@ -24,8 +24,9 @@ namespace oomlab::trace {
 // may have a UTF-8 byte-order mark, CRLF line ends and blank lines.
 [[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in,
                                      StopPoll poll = {});
+// `expected_rows`: room to make for the events at once (an estimate; 0 for none).
 [[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in,
-                                  StopPoll poll = {});
+                                  StopPoll poll = {}, std::uint64_t expected_rows = 0);
 [[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content,
                                            Level level, std::uint32_t device, StopPoll poll = {});
 
@@ -50,5 +51,12 @@ inline constexpr std::uint64_t kLargestSize = 1ULL << 56U;  // 64 PiB
 [[nodiscard]] std::uint64_t read_hex(std::string_view text, const Place& place);
 // RMM's HH:MM:SS.ffffff (or seconds since the epoch, as newer RMM writes) in nanoseconds.
 [[nodiscard]] std::uint64_t read_clock(std::string_view text, const Place& place);
+
+// The same from a NUL-terminated field (the CSV reader's), in one pass: what every row takes.
+// A field they cannot take in one pass goes to the readers above, which accept or refuse it.
+[[nodiscard]] std::uint64_t read_decimal_field(const char* field, const Place& place);
+[[nodiscard]] std::uint64_t read_size_field(const char* field, const Place& place);
+[[nodiscard]] std::uint64_t read_hex_field(const char* field, const Place& place);
+[[nodiscard]] std::uint64_t read_clock_field(const char* field, const Place& place);
 
 }  // namespace oomlab::trace

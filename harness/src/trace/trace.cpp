@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <fstream>
 #include <mutex>
-#include <unordered_map>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
@@ -25,6 +24,77 @@ std::string_view to_string(Format format) {
   }
   return "?";
 }
+
+namespace {
+
+// Address -> the event of the allocation live there, for finish(). Open addressing (linear
+// probing, deletion by shifting back, 0 as the empty key: address 0 is never live): millions of
+// inserts and erases without a node allocation each, as std::unordered_map makes.
+class LiveAddresses {
+ public:
+  LiveAddresses() : entries_(std::size_t{1} << kFirstBits) {}
+
+  void put(std::uint64_t address, std::uint32_t event) {
+    if ((count_ + 1) * 2 > entries_.size()) grow();
+    std::size_t i = home(address);
+    while (entries_[i].address != 0 && entries_[i].address != address)
+      i = next(i);
+    if (entries_[i].address == 0) ++count_;
+    entries_[i] = {.address = address, .event = event};
+  }
+
+  // The event live at `address`, now no longer; Event::kNoPartner when none is.
+  std::uint32_t take(std::uint64_t address) {
+    std::size_t i = home(address);
+    for (; entries_[i].address != address; i = next(i)) {
+      if (entries_[i].address == 0) return Event::kNoPartner;
+    }
+    const std::uint32_t event = entries_[i].event;
+    close_gap(i);
+    --count_;
+    return event;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t address = 0;
+    std::uint32_t event = 0;
+  };
+  static constexpr unsigned kFirstBits = 10;
+
+  [[nodiscard]] std::size_t home(std::uint64_t address) const {
+    return static_cast<std::size_t>((address * 0x9E3779B97F4A7C15ULL) >> shift_);  // high bits
+  }
+  [[nodiscard]] std::size_t next(std::size_t i) const { return (i + 1) & (entries_.size() - 1); }
+
+  // Moves later entries of the run back into the gap where their probe passes it.
+  void close_gap(std::size_t gap) {
+    const std::size_t mask = entries_.size() - 1;
+    for (std::size_t i = next(gap); entries_[i].address != 0; i = next(i)) {
+      if (((i - home(entries_[i].address)) & mask) >= ((i - gap) & mask)) {
+        entries_[gap] = entries_[i];
+        gap = i;
+      }
+    }
+    entries_[gap] = {};
+  }
+
+  void grow() {
+    std::vector<Entry> old(entries_.size() * 2);
+    old.swap(entries_);
+    --shift_;
+    count_ = 0;
+    for (const Entry& e : old) {
+      if (e.address != 0) put(e.address, e.event);
+    }
+  }
+
+  std::vector<Entry> entries_;
+  unsigned shift_ = 64 - kFirstBits;
+  std::size_t count_ = 0;
+};
+
+}  // namespace
 
 TraceBuilder::TraceBuilder(Format format, std::filesystem::path source) {
   trace_.format = format;
@@ -59,8 +129,7 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
 }
 
 Trace TraceBuilder::finish() {
-  std::unordered_map<std::uint64_t, std::uint32_t> live;  // address -> its alloc's event
-  live.reserve(1024);
+  LiveAddresses live;
   std::vector<std::uint32_t> free_slots;
   const auto take_slot = [&] {
     if (free_slots.empty()) return trace_.slots++;
@@ -73,17 +142,16 @@ Trace TraceBuilder::finish() {
     if (e.op == Op::alloc) {
       if (e.bytes != 0) e.slot = take_slot();
       // An address handed out again without a free: the first block stays leaked.
-      if (e.address != 0) live[e.address] = i;
+      if (e.address != 0) live.put(e.address, i);
     } else if (e.op == Op::free && e.address != 0) {
-      const auto it = live.find(e.address);
-      if (it == live.end()) {
+      const std::uint32_t alloc = live.take(e.address);
+      if (alloc == Event::kNoPartner) {
         if (trace_.unknown_frees++ == 0) trace_.first_unknown_free = e.index;
         continue;
       }
-      e.partner = it->second;
-      e.slot = trace_.events[it->second].slot;
+      e.partner = alloc;
+      e.slot = trace_.events[alloc].slot;
       if (e.slot != Event::kNoPartner) free_slots.push_back(e.slot);
-      live.erase(it);
     }
   }
   trace_.threads = static_cast<std::uint32_t>(threads_.size());
