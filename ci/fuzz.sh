@@ -1,13 +1,20 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan + UBSan) and runs each for SECONDS (default 30),
 # starting from the seed corpus in tests/fuzz/corpus/. Exit 1 on any crash or sanitizer report.
-#   ci/fuzz.sh [SECONDS]
+#   ci/fuzz.sh [SECONDS]      (OOMLAB_FUZZ_BUILD=DIR: use that build instead of build-fuzz/)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-30}"
-build="$root/build-fuzz"
-CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DOOMLAB_FUZZ=ON -DOOMLAB_CUDA=OFF -DOOMLAB_TESTS=OFF -DOOMLAB_BENCH=OFF >/dev/null
+# OOMLAB_FUZZ_BUILD: a build configured with OOMLAB_FUZZ=ON already (ci/test.sh's build-san),
+# built here as it is; without it, build-fuzz/ is configured for the fuzzers alone.
+build="${OOMLAB_FUZZ_BUILD:-$root/build-fuzz}"
+if [[ -z "${OOMLAB_FUZZ_BUILD:-}" ]]; then
+  CC=clang CXX=clang++ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DOOMLAB_FUZZ=ON -DOOMLAB_CUDA=OFF -DOOMLAB_TESTS=OFF -DOOMLAB_BENCH=OFF >/dev/null
+elif ! grep -q "^OOMLAB_FUZZ:BOOL=ON" "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "ci/fuzz.sh: $build is not a build with OOMLAB_FUZZ=ON" >&2
+  exit 2
+fi
 cmake --build "$build" --parallel
 status=0
 for target in "$build"/tests/fuzz/fuzz_*; do

@@ -2,6 +2,7 @@
 // it throws), --timeout (a run that stops; a call that never returns), and the soak
 // (--repeat N: a thousand OOMs in one process with nothing left behind). The GPU versions are in
 // gpu_hardening_test.cpp.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -42,6 +43,55 @@ ChildResult oomlab(std::vector<std::string> args,
                    std::chrono::seconds limit = std::chrono::seconds(120)) {
   args.insert(args.begin(), oomlab_binary());
   return run_child(args, {.timeout = limit});
+}
+
+// A soak in a child process. AddressSanitizer holds freed memory in quarantine (256 MiB) to
+// catch use after free, so resident memory grows by design there; the child runs without the
+// quarantine, and its resident memory means what it means elsewhere. (LeakSanitizer still checks
+// the process at exit.)
+ChildResult soak_child(std::vector<std::string> args) {
+#if defined(__SANITIZE_ADDRESS__)
+  const char* before = std::getenv("ASAN_OPTIONS");
+  const std::string saved = before != nullptr ? before : "";
+  ::setenv("ASAN_OPTIONS",
+           (saved + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0").c_str(), 1);
+#endif
+  ChildResult r = oomlab(std::move(args));
+#if defined(__SANITIZE_ADDRESS__)
+  ::setenv("ASAN_OPTIONS", saved.c_str(), 1);
+#endif
+  return r;
+}
+
+// An RMM log of `rows` rows: up to 512 blocks live, 4 KiB to 4 MiB each, all freed at the end.
+fs::path rmm_log(const std::string& name, std::size_t rows) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_hardening_" + name + ".csv");
+  std::ofstream out(path);
+  out << "Thread,Time,Action,Pointer,Size,Stream\n";
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> live;
+  std::uint64_t seed = 12345;
+  const auto next = [&seed] {
+    return seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+  };
+  for (std::size_t i = 0; i < rows; ++i) {
+    const std::size_t left = rows - i;
+    const bool free = !live.empty() && (live.size() >= left || live.size() >= 512 || next() >> 63U);
+    const std::string time =
+        fmt::format("{:02}:{:02}:{:02}.{:06}", i / 3'600'000'000ULL % 24, i / 60'000'000ULL % 60,
+                    i / 1'000'000ULL % 60, i % 1'000'000ULL);
+    if (free) {
+      const std::size_t k = (next() >> 33U) % live.size();
+      out << fmt::format("1,{},free,{:#x},{},0\n", time, live[k].first, live[k].second);
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      const std::uint64_t bytes = 4096ULL << ((next() >> 40U) % 11U);
+      const std::uint64_t address = 0x7f0000000000ULL + (i << 23U);
+      out << fmt::format("1,{},allocate,{:#x},{},0\n", time, address, bytes);
+      live.emplace_back(address, bytes);
+    }
+  }
+  return path;
 }
 
 TEST(Plugins, AScenarioFromAPluginIsListedAndRuns) {
@@ -125,20 +175,8 @@ TEST(Timeout, ACallThatNeverReturnsEndsTheProcessWithARecord) {
 
 TEST(Soak, AThousandOomsInOneProcessLeaveNothingBehind) {
   const fs::path out = fresh("soak");
-#if defined(__SANITIZE_ADDRESS__)
-  // AddressSanitizer holds freed memory in quarantine (256 MiB) to catch use after free, so
-  // resident memory grows by design; without the quarantine it means what it means elsewhere.
-  // (LeakSanitizer still checks the process at exit.)
-  const char* before = std::getenv("ASAN_OPTIONS");
-  const std::string saved = before != nullptr ? before : "";
-  ::setenv("ASAN_OPTIONS",
-           (saved + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0").c_str(), 1);
-#endif
-  const ChildResult r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "64MiB", "-p",
-                                "block=1MiB", "--repeat", "1000", "--out", out.string()});
-#if defined(__SANITIZE_ADDRESS__)
-  ::setenv("ASAN_OPTIONS", saved.c_str(), 1);
-#endif
+  const ChildResult r = soak_child({"run", "fragmentation", "-a", "sim", "--budget", "64MiB", "-p",
+                                    "block=1MiB", "--repeat", "1000", "--out", out.string()});
   ASSERT_EQ(r.exit_code, 0) << r.err_tail << r.out;
   EXPECT_NE(r.out.find("everything came back after every cycle"), std::string::npos) << r.out;
   const json s = read_json(out / "soak.json");
@@ -153,6 +191,26 @@ TEST(Soak, AThousandOomsInOneProcessLeaveNothingBehind) {
   // The same OOM point every cycle: nothing of one cycle reaches the next.
   EXPECT_EQ(s["oom_live_bytes"]["min"], s["oom_live_bytes"]["max"]);
   EXPECT_TRUE(fs::exists(out / "summary.json"));
+}
+
+TEST(Soak, AReplayThatFreesEverythingPassesItsSoak) {
+  // The trace is read once for the whole soak (a one-time cost, not a leak), and every cycle's
+  // blocks come back: resident memory stays where the first cycle left it.
+  const fs::path log = rmm_log("soak_replay", 300'000);
+  const fs::path out = fresh("soak_replay");
+  const ChildResult r = soak_child({"run", "replay", "--trace", log.string(), "-a", "sim",
+                                    "--budget", "8GiB", "--repeat", "4", "--out", out.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err_tail << r.out;
+  const json s = read_json(out / "soak.json");
+  ASSERT_FALSE(s.is_null());
+  EXPECT_EQ(s["cycles"], 4);
+  EXPECT_EQ(s["ooms"], 0);
+  EXPECT_EQ(s["unbalanced_cycles"], 0);
+  EXPECT_TRUE(s["passed"].get<bool>()) << s["problems"];
+  EXPECT_LE(s["rss_growth_bytes"].get<std::int64_t>(), 4 << 20);
+  const json last = read_json(out / "summary.json");
+  EXPECT_EQ(last["metrics"]["events_replayed"], 300'000) << last["metrics"];
+  EXPECT_EQ(last["metrics"]["still_live_blocks"], 0);
 }
 
 TEST(Soak, AnInterruptedSoakStopsAtOnce) {
