@@ -42,7 +42,7 @@ struct LargeArrayAllocator {
 #if defined(__linux__)
     if (n * sizeof(T) >= kHugePage) return std::free(p);
 #endif
-    ::operator delete(p, n * sizeof(T));
+    ::operator delete(p);  // unsized: clang before 19 declares sized delete only on request
   }
   // Default-initialised, not zeroed: resize() leaves the new elements for the reader to fill.
   template <typename U>
