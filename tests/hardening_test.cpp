@@ -49,15 +49,23 @@ ChildResult oomlab(std::vector<std::string> args,
 // catch use after free, so resident memory grows by design there; the child runs without the
 // quarantine, and its resident memory means what it means elsewhere. (LeakSanitizer still checks
 // the process at exit.)
-ChildResult soak_child(std::vector<std::string> args) {
 #if defined(__SANITIZE_ADDRESS__)
+#define OOMLAB_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)  // clang spells it this way
+#define OOMLAB_TEST_ASAN 1
+#endif
+#endif
+
+ChildResult soak_child(std::vector<std::string> args) {
+#if defined(OOMLAB_TEST_ASAN)
   const char* before = std::getenv("ASAN_OPTIONS");
   const std::string saved = before != nullptr ? before : "";
   ::setenv("ASAN_OPTIONS",
            (saved + ":quarantine_size_mb=0:thread_local_quarantine_size_kb=0").c_str(), 1);
 #endif
   ChildResult r = oomlab(std::move(args));
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(OOMLAB_TEST_ASAN)
   ::setenv("ASAN_OPTIONS", saved.c_str(), 1);
 #endif
   return r;

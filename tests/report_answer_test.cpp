@@ -39,8 +39,9 @@ json read_json(const fs::path& path) {
   return json::parse(read_text(path));
 }
 
-// `oomlab run ARGS --out DIR -q` in-process, then `oomlab report DIR`; the folder.
-fs::path run_and_report(const std::string& name, std::vector<std::string> args) {
+// `oomlab run ARGS --out DIR -q` in-process, then `oomlab report DIR`; the folder. A soak's
+// verdict may be "failed" (exit 1) where this process's resident memory is not its own to judge.
+fs::path run_and_report(const std::string& name, std::vector<std::string> args, bool soak = false) {
   const fs::path dir = temp_folder(name);
   args.insert(args.begin(), {"oomlab", "run"});
   for (const std::string& a : {std::string("--out"), dir.string(), std::string("-q")})
@@ -48,7 +49,10 @@ fs::path run_and_report(const std::string& name, std::vector<std::string> args) 
   std::ostringstream out;
   std::ostringstream err;
   const int code = cli::run_cli(args, out, err);
-  EXPECT_EQ(code, 0) << err.str();
+  if (soak)
+    EXPECT_TRUE(code == 0 || code == 1) << code << ' ' << err.str();
+  else
+    EXPECT_EQ(code, 0) << err.str();
   static_cast<void>(write_reports(dir, ""));
   return dir;
 }
@@ -211,7 +215,7 @@ TEST(ReportAnswer, ErrorRunLeadsWithTheErrorAndItsLastEvents) {
 
 TEST(ReportAnswer, SoakFolderLeadsWithTheVerdictOfSoakJson) {
   const fs::path dir = run_and_report(
-      "soak", {"leak", "-a", "sim", "-b", "256MiB", "-p", "steps=10", "--repeat", "3"});
+      "soak", {"leak", "-a", "sim", "-b", "256MiB", "-p", "steps=10", "--repeat", "3"}, true);
   // The verdict is the one soak.json holds, whatever this process's resident memory did (under
   // AddressSanitizer its quarantine grows it by design): both verdicts are written explicitly.
   json soak = read_json(dir / "soak.json");
