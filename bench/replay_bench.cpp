@@ -3,6 +3,7 @@
 // issuing the same pool calls on the GPU, measured in pairs.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -68,13 +69,18 @@ void BM_ParseRmmCsv(benchmark::State& state) {
   const char* given = std::getenv("OOMLAB_RMM_CSV");
   const fs::path log = given != nullptr ? fs::path(given) : synthetic_rmm_log(kEvents);
   std::size_t rows = 0;
+  std::size_t held = 0;
   for (auto _ : state) {
     const oomlab::trace::Trace t = oomlab::trace::load(log, {.format = oomlab::trace::Format::rmm});
-    benchmark::DoNotOptimize(t.events.data());
     rows = t.events.size();
+    held = t.events.bytes_held();
+    benchmark::DoNotOptimize(held);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * rows));
   state.counters["rows"] = static_cast<double>(rows);
+  // What the trace takes in memory once read, per event (the target: at most 24 bytes).
+  state.counters["bytes_per_event"] =
+      rows == 0 ? 0.0 : static_cast<double>(held) / static_cast<double>(rows);
   state.counters["rows_per_second"] = benchmark::Counter(
       static_cast<double>(state.iterations() * rows), benchmark::Counter::kIsRate);
 }
@@ -91,7 +97,7 @@ void BM_ParsePyTorchPickle(benchmark::State& state) {
                                                   "pytorch_gpt_fp32_snapshot.pickle";
   for (auto _ : state) {
     const oomlab::trace::Trace t = oomlab::trace::load(snapshot, {});
-    benchmark::DoNotOptimize(t.events.data());
+    benchmark::DoNotOptimize(t.events.size());
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(fs::file_size(snapshot)));
 }
@@ -124,28 +130,74 @@ BENCHMARK(BM_ReplayOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
 void BM_BareLoopOnSim(benchmark::State& state) {
   const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
   const oomlab::BackendInfo& sim = *oomlab::find_backend("sim");
-  std::vector<void*> blocks(t.slots, nullptr);
+  std::vector<std::pair<void*, std::uint64_t>> blocks(t.slots);
   for (auto _ : state) {
     const std::unique_ptr<oomlab::Allocator> allocator =
         oomlab::make_sim_backend(oomlab::Params(sim.options), 8_GiB);
     const auto start = std::chrono::steady_clock::now();
     for (const oomlab::trace::Event& e : t.events) {
-      if (e.op == oomlab::trace::Op::alloc) {
-        blocks[e.slot] = allocator->allocate(e.bytes, {}).ptr;
-      } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
-        allocator->deallocate(blocks[e.slot], t.events[e.partner].bytes, {});
-        blocks[e.slot] = nullptr;
+      if (e.op == oomlab::trace::Op::alloc && e.slot != oomlab::trace::Event::kNone) {
+        blocks[e.slot] = {allocator->allocate(e.bytes, {}).ptr, e.bytes};
+      } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNone) {
+        allocator->deallocate(blocks[e.slot].first, blocks[e.slot].second, {});
+        blocks[e.slot] = {};
       }
     }
     state.SetIterationTime(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    for (void*& b : blocks)
-      b = nullptr;  // the allocator goes with what it still holds
+    for (auto& b : blocks)
+      b = {};  // the allocator goes with what it still holds
   }
   state.counters["events_per_second"] = benchmark::Counter(
       static_cast<double>(state.iterations() * t.events.size()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_BareLoopOnSim)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// What writing events.csv costs a replay: the same replay with the file and without, in pairs
+// (each going first every other time), timed around the whole run so that the file's last
+// writes and its commit count. `ratio` is the median of the pairs' ratios (target <= 1.3).
+double replay_seconds(const oomlab::RunConfig& config, std::string& error) {
+  const auto start = std::chrono::steady_clock::now();
+  const oomlab::RunResult r = oomlab::run_scenario(config);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  if (r.outcome != oomlab::Outcome::completed) error = "replay: " + r.error_message;
+  return took.count();
+}
+
+void BM_ReplayEventsCsvOverhead(benchmark::State& state) {
+  oomlab::RunConfig bare;
+  bare.scenario = "replay";
+  bare.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
+  bare.params.set("trace", synthetic_rmm_log(kEvents).string());
+  bare.allocator = oomlab::BackendKind::sim;
+  bare.allocator_options = oomlab::Params(oomlab::find_backend("sim")->options);
+  bare.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
+  oomlab::RunConfig with_file = bare;
+  with_file.events_csv = fs::temp_directory_path() / "oomlab_bench_replay_events.csv";
+  std::string error;
+  static_cast<void>(replay_seconds(with_file, error));  // warm up: the trace is read once
+  std::vector<double> ratios;
+  bool file_first = true;
+  for (auto _ : state) {
+    double without = 0;
+    if (!file_first) without = replay_seconds(bare, error);
+    const double with = replay_seconds(with_file, error);
+    if (file_first) without = replay_seconds(bare, error);
+    file_first = !file_first;
+    if (!error.empty()) return state.SkipWithError(error.c_str());
+    ratios.push_back(with / without);
+    state.SetIterationTime(with);
+  }
+  fs::remove(with_file.events_csv);
+  std::sort(ratios.begin(), ratios.end());
+  const std::size_t mid = ratios.size() / 2;
+  state.counters["ratio"] =
+      ratios.size() % 2 == 1 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+}
+BENCHMARK(BM_ReplayEventsCsvOverhead)
+    ->UseManualTime()
+    ->Iterations(6)
+    ->Unit(benchmark::kMillisecond);
 
 #if defined(OOMLAB_WITH_CUDA)
 bool have_device() {
@@ -189,9 +241,9 @@ double bare_loop_seconds(const oomlab::trace::Trace& t, bool with_ballast) {
   std::vector<void*> blocks(t.slots, nullptr);  // the replay's slots: one per block live at once
   const auto start = std::chrono::steady_clock::now();
   for (const oomlab::trace::Event& e : t.events) {
-    if (e.op == oomlab::trace::Op::alloc) {
+    if (e.op == oomlab::trace::Op::alloc && e.slot != oomlab::trace::Event::kNone) {
       cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
-    } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNoPartner) {
+    } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNone) {
       cudaFreeAsync(blocks[e.slot], stream);
       blocks[e.slot] = nullptr;
     }

@@ -113,6 +113,10 @@ def targets(results):
           lambda e: seconds(e, "real_time"), lambda v: si(v, "s"), lambda v: v <= 50e-3)
     t.add("replay on sim", "BM_ReplayOnSim", "≥ 5 M events/s", lambda e: e["events_per_second"],
           lambda v: si(v, "ev/s"), lambda v: v >= 5e6)
+    t.add("trace held in memory, RMM log", "BM_ParseRmmCsv", "≤ 24 B/event",
+          lambda e: e["bytes_per_event"], lambda v: f"{v:.1f} B", lambda v: v <= 24)
+    t.add("replay with events.csv / without, sim", "BM_ReplayEventsCsvOverhead", "≤ 1.3",
+          lambda e: e["ratio"], lambda v: f"{v:.3f}", lambda v: v <= 1.3)
     for arg, label in (("0", "whole device"), ("1", "8 GiB budget")):
         t.add(f"replay / bare loop, async, {label}", f"BM_ReplayVsBareLoopOnAsync/budget_8GiB:{arg}",
               "≤ 1.10", lambda e: e["ratio"], lambda v: f"{v:.3f}", lambda v: v <= 1.10)

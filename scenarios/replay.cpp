@@ -206,7 +206,7 @@ class Replay final : public Scenario {
         held[e.slot] = Held{blocks[k], b.event};
         if (!blocks[k++] && fits) {
           fits = false;
-          verdict.broke(e);
+          verdict.broke(b.event);
           if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
         }
       }
@@ -253,12 +253,12 @@ class Replay final : public Scenario {
     const trace::Event& e = trace_->events[index];
     switch (e.op) {
       case trace::Op::alloc: {
-        if (e.slot == trace::Event::kNoPartner) return true;  // zero bytes: nothing to hold
+        if (e.slot == trace::Event::kNone) return true;  // zero bytes: nothing to hold
         Held& slot = held[e.slot];
         slot.block = ctx.allocate_on(stream, e.bytes, "trace allocation");
         slot.event = index;
         if (!slot.block) {  // the run's OOM, in place of any made-again failure before it
-          verdict.broke(e);
+          verdict.broke(index);
           describe_oom(ctx, e, held);
           stopped_ = true;
           return false;
@@ -266,14 +266,14 @@ class Replay final : public Scenario {
         return true;
       }
       case trace::Op::free:
-        if (e.slot != trace::Event::kNoPartner && held[e.slot].block.ok())
+        if (e.slot != trace::Event::kNone && held[e.slot].block.ok())
           ctx.release_on(stream, held[e.slot].block);
         return true;
       case trace::Op::failed: {  // the program's own OOM: made again; the program went on
         const bool had_oom = ctx.oom_recorded();
         Block again = ctx.remake_failed_request(stream, e.bytes, "the trace's failed request");
         if (!again) {
-          verdict.reproduced(e);
+          verdict.reproduced(index);
           if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
         } else {
           ctx.release_on(stream, again);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "oomlab/units.hpp"
 
@@ -25,91 +27,97 @@ std::string describe_place(const trace::Event& e) {
 
 ReplayVerdict::ReplayVerdict(const trace::Trace& trace) : trace_(trace) {
   std::uint64_t live = 0;
-  for (const trace::Event& e : trace.events) {
+  std::vector<std::uint64_t> held(trace.slots);  // the bytes of the block in each slot
+  const auto n = static_cast<std::uint32_t>(trace.events.size());
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const trace::Event e = trace.events[i];
     switch (e.op) {
       case trace::Op::alloc:
         live += e.bytes;
-        if (live > peak_live_.bytes) peak_live_ = {live, &e};
+        if (e.slot != trace::Event::kNone) held[e.slot] = e.bytes;
+        if (live > peak_live_.bytes) peak_live_ = {live, i};
         break;
       case trace::Op::free:
-        if (e.partner != trace::Event::kNoPartner) live -= trace.events[e.partner].bytes;
+        if (e.slot != trace::Event::kNone) live -= std::exchange(held[e.slot], 0);
         break;
       case trace::Op::failed:
-        if (program_failures_++ == 0) program_first_failure_ = &e;
-        if (live + e.bytes > peak_with_failed_.bytes) peak_with_failed_ = {live + e.bytes, &e};
+        if (program_failures_++ == 0) program_first_failure_ = i;
+        if (live + e.bytes > peak_with_failed_.bytes) peak_with_failed_ = {live + e.bytes, i};
         break;
     }
   }
   if (peak_live_.bytes >= peak_with_failed_.bytes) peak_with_failed_ = peak_live_;
 }
 
-void ReplayVerdict::seen(const trace::Event& e) {
-  if (first_failure_ == nullptr) first_failure_ = &e;
+void ReplayVerdict::seen(std::uint32_t position) {
+  if (first_failure_ == kNowhere) first_failure_ = position;
 }
 
-void ReplayVerdict::broke(const trace::Event& e) {
-  seen(e);
-  if (broke_at_ == nullptr) broke_at_ = &e;
+void ReplayVerdict::broke(std::uint32_t position) {
+  seen(position);
+  if (broke_at_ == kNowhere) broke_at_ = position;
 }
 
-void ReplayVerdict::reproduced(const trace::Event& e) {
-  seen(e);
-  if (reproduced_++ == 0) first_reproduced_ = &e;
+void ReplayVerdict::reproduced(std::uint32_t position) {
+  seen(position);
+  if (reproduced_++ == 0) first_reproduced_ = position;
 }
 
 void ReplayVerdict::report(RunContext& ctx) const {
   ctx.metric("trace_failures", static_cast<double>(program_failures_));
-  if (program_first_failure_ != nullptr) {
-    ctx.metric("trace_first_failure_index", static_cast<double>(program_first_failure_->index));
-    ctx.metric("trace_first_failure_bytes", static_cast<double>(program_first_failure_->bytes));
+  if (program_first_failure_ != kNowhere) {
+    ctx.metric("trace_first_failure_index", static_cast<double>(at(program_first_failure_).index));
+    ctx.metric("trace_first_failure_bytes", static_cast<double>(at(program_first_failure_).bytes));
   }
   ctx.metric("reproduced_failures", static_cast<double>(reproduced_));
-  if (first_failure_ != nullptr) {
-    ctx.metric("first_failure_index", static_cast<double>(first_failure_->index));
-    ctx.metric("first_failure_line",
-               first_failure_->line != 0 ? static_cast<double>(first_failure_->line) : kNoValue);
-    ctx.metric("first_failure_t_ns", static_cast<double>(first_failure_->t_ns));
+  if (first_failure_ != kNowhere) {
+    ctx.metric("first_failure_index", static_cast<double>(at(first_failure_).index));
+    ctx.metric("first_failure_line", at(first_failure_).line != 0
+                                         ? static_cast<double>(at(first_failure_).line)
+                                         : kNoValue);
+    ctx.metric("first_failure_t_ns", static_cast<double>(at(first_failure_).t_ns));
   }
-  if (first_failure_ != nullptr || program_first_failure_ != nullptr) {
+  if (first_failure_ != kNowhere || program_first_failure_ != kNowhere) {
     // The OOM the run reports is the program's own first failure, made again.
-    const bool same = broke_at_ == nullptr && first_reproduced_ != nullptr &&
+    const bool same = broke_at_ == kNowhere && first_reproduced_ != kNowhere &&
                       first_reproduced_ == program_first_failure_;
     ctx.metric("failed_at_same_place", same ? 1.0 : 0.0);
   }
   ctx.metric("peak_live_bytes", static_cast<double>(peak_live_.bytes));
   ctx.metric("peak_with_failed_bytes", static_cast<double>(peak_with_failed_.bytes));
-  if (broke_at_ != nullptr) {
+  if (broke_at_ != kNowhere) {
     ctx.note(broke_note());
-  } else if (first_reproduced_ != nullptr) {
+  } else if (first_reproduced_ != kNowhere) {
     ctx.note(reproduced_note());
-  } else if (program_first_failure_ != nullptr) {
+  } else if (program_first_failure_ != kNowhere) {
     ctx.note(fmt::format(
         "the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
-        describe_place(*program_first_failure_), format_bytes(program_first_failure_->bytes)));
+        describe_place(at(program_first_failure_)),
+        format_bytes(at(program_first_failure_).bytes)));
   }
-  if (peak_live_.at != nullptr) ctx.note(peaks_note());
+  if (peak_live_.at != kNowhere) ctx.note(peaks_note());
 }
 
 // The replay ended on a request the program got: how that stands beside the program's own
 // failures, before it (made again: failed again or not) and after it (never reached).
 std::string ReplayVerdict::broke_note() const {
   std::string program;
-  const trace::Event* first = program_first_failure_;
-  if (first == nullptr) {
+  const std::uint32_t first = program_first_failure_;
+  if (first == kNowhere) {
     program = "the program never failed";
   } else if (first > broke_at_) {
-    program = fmt::format("the program failed later, at {}", describe_place(*first));
+    program = fmt::format("the program failed later, at {}", describe_place(at(first)));
   } else if (reproduced_ > 0) {
     program = fmt::format(
         "before it, {} of the program's own failed requests failed again (the OOM reproduced), "
         "the first at {}",
-        reproduced_, describe_place(*first_reproduced_));
+        reproduced_, describe_place(at(first_reproduced_)));
   } else {
     program = fmt::format("the program's own failed requests before it fit here (the first at {})",
-                          describe_place(*first));
+                          describe_place(at(first)));
   }
   return fmt::format("the replay broke at {}: a request of {} that the program got; {}",
-                     describe_place(*broke_at_), format_bytes(broke_at_->bytes), program);
+                     describe_place(at(broke_at_)), format_bytes(at(broke_at_).bytes), program);
 }
 
 // Only the program's own failed requests failed: the OOM reproduced.
@@ -117,7 +125,7 @@ std::string ReplayVerdict::reproduced_note() const {
   const std::string where = first_reproduced_ == program_first_failure_
                                 ? std::string("where the program first failed")
                                 : fmt::format("the program's first failure, at {}, fits here",
-                                              describe_place(*program_first_failure_));
+                                              describe_place(at(program_first_failure_)));
   const std::string count = program_failures_ > 1
                                 ? fmt::format(" ({} of its {} failed requests failed again)",
                                               reproduced_, program_failures_)
@@ -125,16 +133,17 @@ std::string ReplayVerdict::reproduced_note() const {
   return fmt::format(
       "the OOM reproduced: the program's own failed request of {}, at {}, failed again, {}{}; "
       "every request the program got was served",
-      format_bytes(first_reproduced_->bytes), describe_place(*first_reproduced_), where, count);
+      format_bytes(at(first_reproduced_).bytes), describe_place(at(first_reproduced_)), where,
+      count);
 }
 
 std::string ReplayVerdict::peaks_note() const {
   std::string note = fmt::format("the trace's own demand peaks at {} live, at {}",
-                                 format_bytes(peak_live_.bytes), describe_place(*peak_live_.at));
+                                 format_bytes(peak_live_.bytes), describe_place(at(peak_live_.at)));
   if (program_failures_ > 0) {
-    note +=
-        fmt::format("; with its failed requests made again, {} at {}",
-                    format_bytes(peak_with_failed_.bytes), describe_place(*peak_with_failed_.at));
+    note += fmt::format("; with its failed requests made again, {} at {}",
+                        format_bytes(peak_with_failed_.bytes),
+                        describe_place(at(peak_with_failed_.at)));
   }
   return note;
 }

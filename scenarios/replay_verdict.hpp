@@ -18,33 +18,35 @@ class ReplayVerdict {
   // Reads the whole trace: the program's failures and its peaks, whatever the replay reaches.
   explicit ReplayVerdict(const trace::Trace& trace);
 
-  // A request the program got failed here: the replay ends.
-  void broke(const trace::Event& e);
+  // A request the program got failed here (a position in Trace::events): the replay ends.
+  void broke(std::uint32_t position);
   // One of the program's own failed requests, made again, failed again.
-  void reproduced(const trace::Event& e);
+  void reproduced(std::uint32_t position);
 
   // The metrics (first_failure_*, reproduced_failures, trace_failures, trace_first_failure_*,
   // failed_at_same_place, peak_live_bytes, peak_with_failed_bytes) and the notes that say them.
   void report(RunContext& ctx) const;
 
  private:
+  static constexpr std::uint32_t kNowhere = trace::Event::kNone;
   struct Peak {
     std::uint64_t bytes = 0;
-    const trace::Event* at = nullptr;
+    std::uint32_t at = kNowhere;
   };
-  void seen(const trace::Event& e);
+  void seen(std::uint32_t position);
+  [[nodiscard]] trace::Event at(std::uint32_t position) const { return trace_.events[position]; }
   [[nodiscard]] std::string broke_note() const;
   [[nodiscard]] std::string reproduced_note() const;
   [[nodiscard]] std::string peaks_note() const;
 
   const trace::Trace& trace_;
-  // The replay.
-  const trace::Event* first_failure_ = nullptr;  // its first failed request, of any kind
-  const trace::Event* broke_at_ = nullptr;
-  const trace::Event* first_reproduced_ = nullptr;
+  // The replay: positions in Trace::events.
+  std::uint32_t first_failure_ = kNowhere;  // its first failed request, of any kind
+  std::uint32_t broke_at_ = kNowhere;
+  std::uint32_t first_reproduced_ = kNowhere;
   std::uint64_t reproduced_ = 0;
   // The whole trace.
-  const trace::Event* program_first_failure_ = nullptr;
+  std::uint32_t program_first_failure_ = kNowhere;
   std::uint64_t program_failures_ = 0;
   Peak peak_live_;
   Peak peak_with_failed_;

@@ -267,6 +267,22 @@ TEST(Console, ProgressLineRedrawsAndNoticesClearIt) {
             "\r\033[Koomlab: note: budget clamped\n");
 }
 
+TEST(Console, WhileATraceIsReadTheLineSaysHowFar) {
+  EXPECT_EQ(progress_line("replay/sim", {.events = 1'500'000,
+                                         .elapsed_s = 2.0,
+                                         .loading = true,
+                                         .input_read_bytes = 1ULL << 30U,
+                                         .input_total_bytes = 4ULL << 30U}),
+            "replay/sim · reading the trace · 1.00 GiB of 4.00 GiB (25%) · 1,500,000 events · "
+            "2.0 s");
+  EXPECT_EQ(
+      progress_line(
+          "replay/sim",
+          {.events = 8192, .elapsed_s = 0.5, .loading = true, .input_total_bytes = 4ULL << 30U}),
+      "replay/sim · reading the trace · 4.00 GiB file · 8,192 events · 0.5 s")
+      << "a reader that does not say how far it is";
+}
+
 TEST(Console, NoProgressWhenNotATerminal) {
   std::ostringstream err;
   Console console(err, false);

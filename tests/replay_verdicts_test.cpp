@@ -10,6 +10,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -17,6 +19,7 @@
 #include "oomlab/error.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
+#include "trace/load_status.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab {
@@ -221,7 +224,7 @@ TEST(ReplayVerdicts, ZeroByteAllocationsAreNotLiveBlocks) {
                                                         {"free", "0x10000000", 64_MiB},
                                                         {"allocate", "(nil)", 0}}));
   const trace::Trace t = trace::load(file, {});
-  EXPECT_EQ(t.events[0].slot, trace::Event::kNoPartner);
+  EXPECT_EQ(t.events[0].slot, trace::Event::kNone);
   EXPECT_EQ(t.slots, 1U) << "only the 64 MiB block is ever live";
   EXPECT_EQ(t.unknown_frees, 0U);
   const RunResult r = replay(file, 1_GiB);
@@ -250,8 +253,8 @@ TEST_P(CsvText, ByteOrderMarkCrlfAndBlankLinesAreAccepted) {
   ASSERT_EQ(t.events.size(), 2U);
   EXPECT_EQ(t.events[0].op, trace::Op::alloc);
   EXPECT_EQ(t.events[0].bytes, 64_MiB);
-  EXPECT_EQ(t.events[0].address, 0x10000000U);
-  EXPECT_EQ(t.events[1].partner, 0U) << "the free found its allocation";
+  EXPECT_NE(t.events[0].slot, trace::Event::kNone);
+  EXPECT_EQ(t.events[1].slot, t.events[0].slot) << "the free found its allocation";
   EXPECT_EQ(t.events[0].line, 4U);
   EXPECT_EQ(t.events[1].line, 7U);
   const RunResult r = replay(file, 1_GiB);
@@ -346,6 +349,44 @@ TEST(LoadStops, TheTimeoutCountsTheLoadAndTheRecordIsWritten) {
       << o.err;
   fs::remove_all(folder);
   fs::remove(trace);
+}
+
+}  // namespace
+}  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+// The progress line, while a trace of millions of rows is read: how far into the file, how many
+// events so far (runner.hpp's ProgressSnapshot, drawn by the CLI on a terminal).
+TEST(LoadProgress, TheProgressLineFollowsTheTraceAsItIsRead) {
+  const fs::path trace = long_rmm_log("progress_rmm.csv", 150'000);
+  RunConfig config = testing::make_run_config("replay", "sim", 1_GiB);
+  config.params.set("trace", trace.string());
+  std::mutex mutex;
+  std::vector<ProgressSnapshot> seen;
+  config.progress = [&](const ProgressSnapshot& s) {
+    const std::lock_guard lock(mutex);
+    seen.push_back(s);
+  };
+  config.progress_interval = std::chrono::milliseconds(1);
+  const RunResult r = run_scenario(config);
+  EXPECT_EQ(r.outcome, Outcome::completed);
+  const std::lock_guard lock(mutex);
+  std::vector<ProgressSnapshot> loading;
+  std::copy_if(seen.begin(), seen.end(), std::back_inserter(loading),
+               [](const ProgressSnapshot& s) { return s.loading; });
+  ASSERT_FALSE(loading.empty()) << "300,000 rows take longer than a millisecond to read";
+  for (std::size_t i = 0; i < loading.size(); ++i) {
+    EXPECT_EQ(loading[i].phase, "load");
+    EXPECT_EQ(loading[i].input_total_bytes, fs::file_size(trace));
+    EXPECT_LE(loading[i].input_read_bytes, loading[i].input_total_bytes);
+    if (i > 0) {
+      EXPECT_GE(loading[i].events, loading[i - 1].events);
+    }
+  }
+  EXPECT_FALSE(trace::load_status().loading) << "the load is over";
+  EXPECT_FALSE(seen.back().loading) << "then the run's own line";
 }
 
 }  // namespace

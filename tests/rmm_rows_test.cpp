@@ -38,7 +38,8 @@ TEST(RmmRows, ByteOrderMarkCrLfBlankLinesAndNoFinalNewline) {
   EXPECT_EQ(t.events[0].line, 3U);
   EXPECT_EQ(t.events[1].line, 6U) << "blank lines keep their numbers";
   EXPECT_EQ(t.events[1].op, trace::Op::free);
-  EXPECT_EQ(t.events[1].partner, 0U);
+  EXPECT_EQ(t.events[0].slot, 0U);
+  EXPECT_EQ(t.events[1].slot, 0U) << "the free found its allocation";
   EXPECT_EQ(t.events[1].t_ns, 1000U);
 }
 

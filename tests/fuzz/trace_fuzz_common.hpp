@@ -2,19 +2,24 @@
 // a sanitizer report, another exception, or a trace a replay could trip on is a bug.
 #pragma once
 
+#include <vector>
+
 #include "oomlab/error.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab::fuzz {
 
+// Every slot is held by one allocation at a time, and a free empties the slot its allocation
+// filled.
 inline void check_trace(const trace::Trace& t) {
+  std::vector<bool> held(t.slots, false);
   for (std::size_t i = 0; i < t.events.size(); ++i) {
-    const trace::Event& e = t.events[i];
+    const trace::Event e = t.events[i];
     if (e.stream >= t.streams.size()) __builtin_trap();
-    if (e.op == trace::Op::free && e.partner != trace::Event::kNoPartner) {
-      if (e.partner >= i || t.events[e.partner].op != trace::Op::alloc) __builtin_trap();
-      if (t.events[e.partner].address != e.address) __builtin_trap();
-    }
+    if (e.slot == trace::Event::kNone) continue;
+    if (e.op == trace::Op::failed || e.slot >= t.slots) __builtin_trap();
+    if (held[e.slot] == (e.op == trace::Op::alloc)) __builtin_trap();
+    held[e.slot] = e.op == trace::Op::alloc;
   }
 }
 

@@ -14,6 +14,7 @@
 #include "run/harness_context.hpp"
 #include "run/run_plan.hpp"
 #include "run/watchdog.hpp"
+#include "trace/load_status.hpp"
 
 namespace oomlab {
 
@@ -178,6 +179,24 @@ void drive(const RunConfig& config, Scenario& scenario, const RunPlan& plan,
   }
 }
 
+// What the progress line shows while a trace is read (nothing for a scenario without one).
+std::function<void()> loading_tick(const RunConfig& config,
+                                   std::chrono::steady_clock::time_point start) {
+  if (!config.progress) return {};
+  return [&config, start] {
+    const trace::LoadStatus status = trace::load_status();
+    if (!status.loading) return;
+    config.progress(
+        {.events = status.events,
+         .phase = "load",
+         .elapsed_s =
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+         .loading = true,
+         .input_read_bytes = status.bytes_read,
+         .input_total_bytes = status.bytes_total});
+  };
+}
+
 // The scenario's input (a trace) read under the run's Ctrl-C and --timeout: false when a stop
 // came first. The outcome then says which; nothing was allocated, and events.csv has no events.
 bool prepare_input(const RunConfig& config, Scenario& scenario, RunResult& result,
@@ -187,6 +206,8 @@ bool prepare_input(const RunConfig& config, Scenario& scenario, RunResult& resul
     if (config.stop != nullptr && config.stop->load(std::memory_order_relaxed)) throw Interrupted();
   };
   try {
+    const auto start = std::chrono::steady_clock::now();
+    const Ticker ticker(config.progress_interval, loading_tick(config, start));
     scenario.prepare(config.params, check_stop);
     return true;
   } catch (const TimedOut&) {

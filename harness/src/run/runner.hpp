@@ -36,6 +36,10 @@ struct ProgressSnapshot {
   std::uint64_t step = 0;
   std::string phase;
   double elapsed_s = 0.0;
+  // Before the run: its input (a trace) being read.
+  bool loading = false;
+  std::uint64_t input_read_bytes = 0;   // 0 where its reader does not say
+  std::uint64_t input_total_bytes = 0;  // the file's size
 };
 
 // Everything a run needs, typed: the CLI builds it from the user's text.

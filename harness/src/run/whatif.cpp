@@ -213,13 +213,13 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
     result.notes.push_back(fmt::format(
         "the budget, {}, is what the program had when its OOM (entry {}) found the device full: "
         "what its allocator had reserved then plus the device's free memory",
-        format_bytes(*recorded), format_count(first_oom->index)));
+        format_bytes(*recorded), format_count((*first_oom).index)));
   } else if (first_oom != trace.events.end()) {
     result.notes.push_back(fmt::format(
         "no budget column: the snapshot's OOM (entry {}) left {} free on the device, so the "
         "program ran under set_per_process_memory_fraction, whose cap a snapshot does not record; "
         "only frontiers are shown (--budget SIZE adds the column)",
-        format_count(first_oom->index), format_bytes(first_oom->address)));
+        format_count((*first_oom).index), format_bytes((*first_oom).address)));
   } else {
     result.notes.push_back(
         "no budget column: the snapshot has no OOM to say what the program had; only frontiers "

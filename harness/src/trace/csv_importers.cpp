@@ -150,30 +150,11 @@ Op rmm_action(const char* action, const Place& place) {
             fmt::format("'{}' is not an RMM action (allocate, free, allocate failure)", action));
 }
 
-// The rows of a file, from the lines in its first 64 KiB: room for the events is made once,
-// instead of the vector growing (and copying) its way there. A little over, never under on a
-// file of rows alike.
-std::uint64_t estimate_rows(std::istream& in, const std::filesystem::path& path) {
-  std::error_code ec;
-  const std::uintmax_t bytes = std::filesystem::file_size(path, ec);
-  if (ec) return 0;
-  std::string head(64 * 1024, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  const auto got = static_cast<std::size_t>(in.gcount());
-  in.clear();
-  in.seekg(0);
-  const auto lines = static_cast<std::uint64_t>(std::count(head.begin(), head.begin() + got, '\n'));
-  if (got == 0 || lines == 0) return 0;
-  const double per_line = static_cast<double>(got) / static_cast<double>(lines);
-  return static_cast<std::uint64_t>(static_cast<double>(bytes) / per_line * 1.02) + 64;
-}
-
 }  // namespace
 
 Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll) {
   std::ifstream in = open_trace(path);
-  const std::uint64_t rows = estimate_rows(in, path);
-  return parse_rmm_csv(path, in, std::move(poll), rows);
+  return parse_rmm_csv(path, in, std::move(poll));
 }
 
 // Blank lines (CRLF ones too: the reader drops a line's '\r') are skipped; fccp drops a UTF-8
@@ -181,10 +162,8 @@ Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll) {
 using OomlabReader = io::CSVReader<9, io::trim_chars<' ', '\t'>, io::double_quote_escape<',', '"'>,
                                    io::throw_on_overflow, io::empty_line_comment>;
 
-Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll,
-                    std::uint64_t expected_rows) {
+Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPoll poll) {
   TraceBuilder builder(Format::rmm, path);
-  builder.trace().events.reserve(std::min<std::uint64_t>(expected_rows, Event::kNoPartner));
   try {
     RmmRows rows(path, in);
     std::array<char*, 6> field{};

@@ -24,9 +24,8 @@ namespace oomlab::trace {
 // may have a UTF-8 byte-order mark, CRLF line ends and blank lines.
 [[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in,
                                      StopPoll poll = {});
-// `expected_rows`: room to make for the events at once (an estimate; 0 for none).
 [[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in,
-                                  StopPoll poll = {}, std::uint64_t expected_rows = 0);
+                                  StopPoll poll = {});
 [[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content,
                                            Level level, std::uint32_t device, StopPoll poll = {});
 

@@ -17,6 +17,7 @@
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
+#include "trace/load_status.hpp"
 #include "trace/pickle.hpp"
 #include "trace/snapshot_views.hpp"
 
@@ -283,6 +284,7 @@ LargeArray<char> read_file(const std::filesystem::path& path, StopPoll& poll) {
     const std::size_t want = std::min(kBlock, content.size() - size);
     file.read(content.data() + size, static_cast<std::streamsize>(want));
     size += static_cast<std::size_t>(file.gcount());
+    loading::bytes_read(size);
     if (!file) break;
   }
   content.resize(size);

@@ -26,7 +26,7 @@ struct SnapshotEntry {
     oom,  // a request that raised OutOfMemoryError (size: rounded; addr: the device's free)
   };
   Kind kind = Kind::alloc;
-  std::uint32_t stack = Event::kNoPartner;
+  std::uint32_t stack = Event::kNone;
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
   std::uint64_t stream = 0;

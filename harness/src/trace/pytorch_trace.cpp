@@ -210,7 +210,6 @@ class Assembler {
     Trace& t = builder_.trace();
     t.stacks = snapshot_.stacks;
     t.allocator_settings = snapshot_.settings;
-    t.events.reserve(snapshot_.entries.size());  // about one an entry: no copies as it grows
     note_fraction_cap(t);
     place_initial_state(t);
     walk(t);
@@ -230,7 +229,7 @@ class Assembler {
 
   void add(Op op, std::uint64_t bytes, std::uint64_t address, const SnapshotEntry& source) {
     builder_.add(op, bytes, address, source.stream, 0, source.t_ns, source.index, 0);
-    builder_.trace().events.back().stack = source.stack;
+    builder_.trace().events.last().stack = source.stack;
   }
 
   void place_initial_state(Trace& t) {
@@ -251,14 +250,14 @@ class Assembler {
           count_pages(live.bytes, origin);
           for (std::uint64_t a = 0; a < live.bytes; a += kPage) {  // page by page, as it is walked
             builder_.add(Op::alloc, kPage, seg.address + a, stream, 0, origin.t_ns, 0, 0);
-            t.events.back().preexisting = true;
+            t.events.last().preexisting = true;
           }
           continue;
         }
         live.event = static_cast<std::uint32_t>(t.events.size());
         builder_.add(Op::alloc, live.bytes, seg.address + live.offset, stream, 0, origin.t_ns, 0,
                      0);
-        t.events.back().preexisting = true;
+        t.events.last().preexisting = true;
       }
     }
     t.initial_events = static_cast<std::uint32_t>(t.events.size());
@@ -348,7 +347,7 @@ class Assembler {
       builder_.ignore();
       return;
     }
-    t.events.back().release_before = pending_release_;
+    t.events.last().release_before = pending_release_;
     pending_release_ = false;
   }
 

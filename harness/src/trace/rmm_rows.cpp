@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "oomlab/error.hpp"
+#include "trace/load_status.hpp"
 
 namespace oomlab::trace {
 namespace {
@@ -75,6 +76,8 @@ bool RmmRows::fill() {
     begin_ = 3;  // a UTF-8 byte-order mark
   end_ += got;
   at_end_ = got == 0;
+  read_ += got;
+  loading::bytes_read(read_);
   return !at_end_;
 }
 

@@ -35,6 +35,7 @@ class RmmRows {
   std::size_t end_ = 0;
   bool at_end_ = false;
   std::uint64_t line_ = 0;
+  std::uint64_t read_ = 0;  // bytes of the file, for the progress line
   std::vector<int> order_;  // each column's field, or -1
 };
 

@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "oomlab/recorded_settings.hpp"
+#include "trace/events.hpp"
+#include "trace/live_addresses.hpp"
 
 namespace oomlab::trace {
 
@@ -21,35 +23,6 @@ enum class Level : std::uint8_t {
   tensor,
   segment
 };  // PyTorch: what the program asked, or the driver got
-
-enum class Op : std::uint8_t {
-  alloc,
-  free,
-  failed,  // a request the program made that failed when it ran (its own OOM)
-};
-
-struct Event {
-  static constexpr std::uint32_t kNoPartner = UINT32_MAX;
-
-  std::uint64_t bytes = 0;
-  std::uint64_t address = 0;  // the address the program got, or freed (PyTorch's failed
-                              // request: the device's free memory then)
-  std::uint64_t t_ns = 0;     // since the trace's first event
-  std::uint64_t index = 0;    // the event's index in its source (row, or PyTorch trace entry)
-  std::uint64_t line = 0;     // the source line, for text formats (0 otherwise)
-  std::uint32_t partner = kNoPartner;  // free: the index (in Trace::events) of the alloc it frees
-  // alloc, and a free of a known address: a slot reused once its block is freed, so a replay
-  // keeps blocks in Trace::slots entries (the most live at once), not one per event.
-  std::uint32_t slot = kNoPartner;
-  std::uint32_t stream = 0;  // numbered in order of first appearance
-  std::uint32_t thread = 0;
-  std::uint32_t stack = kNoPartner;  // PyTorch: its Python frames, in Trace::stacks
-  Op op = Op::alloc;
-  // PyTorch: the program emptied its allocator's cache (torch.cuda.empty_cache()) just before.
-  bool release_before = false;
-  // An allocation live before the trace began, placed before its first entry.
-  bool preexisting = false;
-};
 
 // PyTorch snapshots, replayed at the tensor level: what the real caching allocator did with the
 // device meanwhile, to compare with what a model of it does.
@@ -82,7 +55,7 @@ struct InitialSegment {
 struct Trace {
   Format format = Format::oomlab;
   std::filesystem::path source;
-  std::vector<Event> events;
+  EventStore events;
   std::vector<std::uint64_t> streams;  // the original stream handles, by number
   std::uint32_t threads = 0;
   std::uint32_t slots = 0;               // the most allocations live at once
@@ -129,8 +102,9 @@ struct LoadOptions {
 [[nodiscard]] std::string_view to_string(Format format);
 
 // What every importer feeds its events to: numbers streams and threads in order of first
-// appearance, makes times relative to the first event, and at finish() links every free to the
-// allocation it frees (a free of an address that is not allocated is counted, and kept unlinked).
+// appearance, makes times relative to the first event, and links every free to the allocation
+// it frees as it comes (a free of an address that is not allocated is counted, and kept
+// unlinked).
 // A zero-byte allocation (RMM logs it with a (nil) pointer) holds nothing: it gets no slot, is
 // never a live block, and its free, if any, frees nothing.
 class TraceBuilder {
@@ -148,9 +122,13 @@ class TraceBuilder {
  private:
   std::uint32_t number(std::vector<std::uint64_t>& seen, std::uint64_t handle);
 
+  std::uint32_t take_slot();
+
   Trace trace_;
   std::vector<std::uint64_t> threads_;
   std::uint64_t first_t_ns_ = 0;
+  LiveAddresses live_;                    // address -> the slot of the allocation live there
+  std::vector<std::uint32_t> free_slots;  // slots freed, for the next allocations
 };
 
 }  // namespace oomlab::trace

@@ -1,0 +1,124 @@
+#include "trace/events.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace oomlab::trace {
+
+namespace {
+
+static_assert(std::endian::native == std::endian::little, "columns are read as little-endian");
+
+// kNone is 0, anything else one more: a column of "none" is all one value.
+std::uint64_t or_none(std::uint32_t v) {
+  return v == Event::kNone ? 0 : std::uint64_t{v} + 1;
+}
+std::uint32_t from_or_none(std::uint64_t v) {
+  return v == 0 ? Event::kNone : static_cast<std::uint32_t>(v - 1);
+}
+
+std::uint64_t flag_bits(const Event& e) {
+  return static_cast<std::uint64_t>(e.op) | (e.release_before ? 4U : 0U) |
+         (e.preexisting ? 8U : 0U);
+}
+
+}  // namespace
+
+void EventStore::push_back(const Event& e) {
+  if (tail_.size() == kChunk) pack_tail();
+  if (tail_.capacity() < kChunk) tail_.reserve(kChunk);
+  tail_.push_back(e);
+}
+
+void EventStore::pack_tail() {
+  const std::size_t n = tail_.size();
+  Chunk chunk;
+  std::size_t size = 0;
+  for (std::size_t c = 0; c < kColumns; ++c) {
+    const auto column = static_cast<Column>(c);
+    std::uint64_t lo = UINT64_MAX;
+    std::uint64_t hi = 0;
+    for (const Event& e : tail_) {
+      const std::uint64_t v = value(e, column);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    chunk.base[c] = lo;
+    chunk.width[c] = static_cast<std::uint8_t>((std::bit_width(hi - lo) + 7) / 8);
+    chunk.offset[c] = static_cast<std::uint32_t>(size);
+    size += n * chunk.width[c];
+  }
+  chunk.data.resize(size + sizeof(std::uint64_t));
+  for (std::size_t c = 0; c < kColumns; ++c) {
+    const std::size_t w = chunk.width[c];
+    if (w == 0) continue;
+    std::uint8_t* out = chunk.data.data() + chunk.offset[c];
+    for (const Event& e : tail_) {
+      const std::uint64_t offset = value(e, static_cast<Column>(c)) - chunk.base[c];
+      std::memcpy(out, &offset, w);  // its low bytes: little-endian
+      out += w;
+    }
+  }
+  chunks_.push_back(std::move(chunk));
+  packed_ += n;
+  tail_.clear();
+}
+
+std::uint64_t EventStore::value(const Event& e, Column column) {
+  switch (column) {
+    case bytes:
+      return e.bytes;
+    case t_ns:
+      return e.t_ns;
+    case index:
+      return e.index;
+    case line:
+      return e.line;
+    case address:
+      return e.op == Op::failed ? e.address : 0;
+    case slot:
+      return or_none(e.slot);
+    case stream:
+      return e.stream;
+    case stack:
+      return or_none(e.stack);
+    case flags:
+      return flag_bits(e);
+  }
+  return 0;
+}
+
+Event EventStore::operator[](std::size_t i) const {
+  if (i >= packed_) return tail_[i - packed_];
+  const Chunk& c = chunks_[i >> kChunkBits];
+  const std::size_t j = i & (kChunk - 1);
+  const auto get = [&c, j](Column column) {
+    const unsigned w = c.width[column];
+    if (w == 0) return c.base[column];
+    std::uint64_t v = 0;
+    std::memcpy(&v, c.data.data() + c.offset[column] + j * w, sizeof v);  // slack after the last
+    return c.base[column] + (w == 8 ? v : v & ((std::uint64_t{1} << (8 * w)) - 1));
+  };
+  const std::uint64_t f = get(flags);
+  return Event{.bytes = get(bytes),
+               .address = get(address),
+               .t_ns = get(t_ns),
+               .index = get(index),
+               .line = get(line),
+               .slot = from_or_none(get(slot)),
+               .stream = static_cast<std::uint32_t>(get(stream)),
+               .stack = from_or_none(get(stack)),
+               .op = static_cast<Op>(f & 3U),
+               .release_before = (f & 4U) != 0,
+               .preexisting = (f & 8U) != 0};
+}
+
+std::size_t EventStore::bytes_held() const {
+  std::size_t held = chunks_.capacity() * sizeof(Chunk) + tail_.capacity() * sizeof(Event);
+  for (const Chunk& c : chunks_)
+    held += c.data.capacity();
+  return held;
+}
+
+}  // namespace oomlab::trace
