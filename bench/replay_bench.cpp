@@ -135,7 +135,9 @@ void BM_BareLoopOnSim(benchmark::State& state) {
     const std::unique_ptr<oomlab::Allocator> allocator =
         oomlab::make_sim_backend(oomlab::Params(sim.options), 8_GiB);
     const auto start = std::chrono::steady_clock::now();
-    for (const oomlab::trace::Event& e : t.events) {
+    oomlab::trace::EventReader events(t.events);  // read as the replay reads them
+    for (std::size_t i = 0; i < t.events.size(); ++i) {
+      const oomlab::trace::Event& e = events[i];
       if (e.op == oomlab::trace::Op::alloc && e.slot != oomlab::trace::Event::kNone) {
         blocks[e.slot] = {allocator->allocate(e.bytes, {}).ptr, e.bytes};
       } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNone) {
@@ -240,7 +242,9 @@ double bare_loop_seconds(const oomlab::trace::Trace& t, bool with_ballast) {
   cudaMemPoolCreate(&pool, &props);
   std::vector<void*> blocks(t.slots, nullptr);  // the replay's slots: one per block live at once
   const auto start = std::chrono::steady_clock::now();
-  for (const oomlab::trace::Event& e : t.events) {
+  oomlab::trace::EventReader events(t.events);  // read as the replay reads them
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const oomlab::trace::Event& e = events[i];
     if (e.op == oomlab::trace::Op::alloc && e.slot != oomlab::trace::Event::kNone) {
       cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
     } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNone) {

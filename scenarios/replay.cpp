@@ -132,12 +132,13 @@ class Replay final : public Scenario {
         return;
       }
     }
+    trace::EventReader events(trace_->events);
     for (; i < n; ++i) {
-      const trace::Event& e = trace_->events[i];
+      const trace::Event& e = events[i];
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
       match.before();
       if (e.release_before) ctx.trim();  // the program's torch.cuda.empty_cache()
-      const bool went_on = replay_one(ctx, i, streams[e.stream], held, verdict);
+      const bool went_on = replay_one(ctx, i, e, streams[e.stream], held, verdict);
       match.after(i);
       if (!went_on) break;
     }
@@ -248,9 +249,8 @@ class Replay final : public Scenario {
   }
 
   // False when the replay cannot go on (an allocation the program made failed here).
-  bool replay_one(RunContext& ctx, std::uint32_t index, Stream stream, std::vector<Held>& held,
-                  ReplayVerdict& verdict) {
-    const trace::Event& e = trace_->events[index];
+  bool replay_one(RunContext& ctx, std::uint32_t index, const trace::Event& e, Stream stream,
+                  std::vector<Held>& held, ReplayVerdict& verdict) {
     switch (e.op) {
       case trace::Op::alloc: {
         if (e.slot == trace::Event::kNone) return true;  // zero bytes: nothing to hold

@@ -25,28 +25,12 @@ std::string describe_place(const trace::Event& e) {
                      static_cast<double>(e.t_ns) / 1e9);
 }
 
-ReplayVerdict::ReplayVerdict(const trace::Trace& trace) : trace_(trace) {
-  std::uint64_t live = 0;
-  std::vector<std::uint64_t> held(trace.slots);  // the bytes of the block in each slot
-  const auto n = static_cast<std::uint32_t>(trace.events.size());
-  for (std::uint32_t i = 0; i < n; ++i) {
-    const trace::Event e = trace.events[i];
-    switch (e.op) {
-      case trace::Op::alloc:
-        live += e.bytes;
-        if (e.slot != trace::Event::kNone) held[e.slot] = e.bytes;
-        if (live > peak_live_.bytes) peak_live_ = {live, i};
-        break;
-      case trace::Op::free:
-        if (e.slot != trace::Event::kNone) live -= std::exchange(held[e.slot], 0);
-        break;
-      case trace::Op::failed:
-        if (program_failures_++ == 0) program_first_failure_ = i;
-        if (live + e.bytes > peak_with_failed_.bytes) peak_with_failed_ = {live + e.bytes, i};
-        break;
-    }
-  }
-  if (peak_live_.bytes >= peak_with_failed_.bytes) peak_with_failed_ = peak_live_;
+ReplayVerdict::ReplayVerdict(const trace::Trace& trace)
+    : trace_(trace),
+      program_first_failure_(trace.demand.first_failure_at),
+      program_failures_(trace.demand.failures),
+      peak_live_{trace.demand.peak_live_bytes, trace.demand.peak_live_at},
+      peak_with_failed_{trace.demand.peak_with_failed_bytes, trace.demand.peak_with_failed_at} {
 }
 
 void ReplayVerdict::seen(std::uint32_t position) {

@@ -67,6 +67,12 @@ TEST(EventStore, EveryFieldReadsBackAsItWasPut) {
     ++i;
   }
   EXPECT_EQ(i, events.size());
+  trace::EventReader reader(store);  // a chunk at a time, and back
+  for (const std::size_t k : {std::size_t{5000}, std::size_t{10}, events.size() - 1,
+                              std::size_t{4095}, std::size_t{4096}})
+    expect_same(reader[k], events[k], k);
+  for (std::size_t k = 0; k < events.size(); ++k)
+    expect_same(reader[k], events[k], k);
 }
 
 TEST(EventStore, AnAllocationsAddressIsNotKept) {

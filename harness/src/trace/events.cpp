@@ -89,29 +89,61 @@ std::uint64_t EventStore::value(const Event& e, Column column) {
   return 0;
 }
 
-Event EventStore::operator[](std::size_t i) const {
-  if (i >= packed_) return tail_[i - packed_];
-  const Chunk& c = chunks_[i >> kChunkBits];
-  const std::size_t j = i & (kChunk - 1);
-  const auto get = [&c, j](Column column) {
-    const unsigned w = c.width[column];
-    if (w == 0) return c.base[column];
+// One column of a chunk, read without a branch: a column of width 0 reads its slack, masked off.
+struct EventStore::ColumnView {
+  const std::uint8_t* at = nullptr;
+  std::size_t width = 0;
+  std::uint64_t mask = 0;
+  std::uint64_t base = 0;
+
+  ColumnView(const Chunk& c, Column column)
+      : at(c.data.data() + c.offset[column]),
+        width(c.width[column]),
+        mask(width == 8 ? UINT64_MAX : (std::uint64_t{1} << (8 * width)) - 1),
+        base(c.base[column]) {}
+  [[nodiscard]] std::uint64_t operator[](std::size_t j) const {
     std::uint64_t v = 0;
-    std::memcpy(&v, c.data.data() + c.offset[column] + j * w, sizeof v);  // slack after the last
-    return c.base[column] + (w == 8 ? v : v & ((std::uint64_t{1} << (8 * w)) - 1));
-  };
-  const std::uint64_t f = get(flags);
-  return Event{.bytes = get(bytes),
-               .address = get(address),
-               .t_ns = get(t_ns),
-               .index = get(index),
-               .line = get(line),
-               .slot = from_or_none(get(slot)),
-               .stream = static_cast<std::uint32_t>(get(stream)),
-               .stack = from_or_none(get(stack)),
+    std::memcpy(&v, at + j * width, sizeof v);  // 8 bytes of slack after the last column
+    return base + (v & mask);
+  }
+};
+
+Event EventStore::decode(const std::array<ColumnView, kColumns>& c, std::size_t j) {
+  const std::uint64_t f = c[flags][j];
+  return Event{.bytes = c[bytes][j],
+               .address = c[address][j],
+               .t_ns = c[t_ns][j],
+               .index = c[index][j],
+               .line = c[line][j],
+               .slot = from_or_none(c[slot][j]),
+               .stream = static_cast<std::uint32_t>(c[stream][j]),
+               .stack = from_or_none(c[stack][j]),
                .op = static_cast<Op>(f & 3U),
                .release_before = (f & 4U) != 0,
                .preexisting = (f & 8U) != 0};
+}
+
+std::array<EventStore::ColumnView, EventStore::kColumns> EventStore::columns(const Chunk& c) {
+  return {ColumnView(c, bytes),  ColumnView(c, t_ns),    ColumnView(c, index),
+          ColumnView(c, line),   ColumnView(c, address), ColumnView(c, slot),
+          ColumnView(c, stream), ColumnView(c, stack),   ColumnView(c, flags)};
+}
+
+Event EventStore::operator[](std::size_t i) const {
+  if (i >= packed_) return tail_[i - packed_];
+  return decode(columns(chunks_[i >> kChunkBits]), i & (kChunk - 1));
+}
+
+void EventStore::unpack(std::size_t chunk, std::vector<Event>& out) const {
+  if (chunk >= chunks_.size()) {  // the tail
+    out.assign(tail_.begin(), tail_.end());
+    return;
+  }
+  const std::array<ColumnView, kColumns> c = columns(chunks_[chunk]);
+  const std::size_t n = std::min(kChunk, packed_ - chunk * kChunk);
+  out.resize(n);
+  for (std::size_t j = 0; j < n; ++j)
+    out[j] = decode(c, j);
 }
 
 std::size_t EventStore::bytes_held() const {

@@ -86,9 +86,13 @@ class EventStore {
   // The memory the events take (the chunks, their headers, the unpacked tail).
   [[nodiscard]] std::size_t bytes_held() const;
 
- private:
   static constexpr unsigned kChunkBits = 12;
   static constexpr std::size_t kChunk = std::size_t{1} << kChunkBits;
+  // The events of chunk `chunk` (the 4096 from chunk * 4096 on, fewer in the last), unpacked
+  // into `out` a column at a time: what a pass over the whole trace reads (EventReader).
+  void unpack(std::size_t chunk, std::vector<Event>& out) const;
+
+ private:
   enum Column : std::uint8_t { bytes, t_ns, index, line, address, slot, stream, stack, flags };
   static constexpr std::size_t kColumns = 9;
 
@@ -99,12 +103,36 @@ class EventStore {
     std::vector<std::uint8_t> data;              // column after column, 8 bytes of slack
   };
 
+  struct ColumnView;
+  static std::array<ColumnView, kColumns> columns(const Chunk& c);
+  static Event decode(const std::array<ColumnView, kColumns>& c, std::size_t j);
   void pack_tail();
   static std::uint64_t value(const Event& e, Column column);
 
   std::vector<Chunk> chunks_;
   std::vector<Event> tail_;  // the last events, not packed until a chunk's worth has come
   std::size_t packed_ = 0;
+};
+
+// A pass over a trace, in order or near it: the chunk that holds the event asked for is unpacked
+// whole, and its events handed out from there (a reference, valid until an event of another
+// chunk is asked for).
+class EventReader {
+ public:
+  explicit EventReader(const EventStore& store) : store_(store) {}
+  const Event& operator[](std::size_t i) {
+    const std::size_t chunk = i >> EventStore::kChunkBits;
+    if (chunk != current_) {
+      store_.unpack(chunk, buffer_);
+      current_ = chunk;
+    }
+    return buffer_[i & (EventStore::kChunk - 1)];
+  }
+
+ private:
+  const EventStore& store_;
+  std::vector<Event> buffer_;
+  std::size_t current_ = SIZE_MAX;
 };
 
 }  // namespace oomlab::trace

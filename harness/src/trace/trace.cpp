@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <mutex>
+#include <utility>
 
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
@@ -69,6 +70,7 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
       if (e.slot != Event::kNone) free_slots.push_back(e.slot);
     }
   }
+  count_demand(e, static_cast<std::uint32_t>(trace_.events.size()));
   trace_.events.push_back(e);
   if ((trace_.events.size() & 4095U) == 0) loading::events(trace_.events.size());
 }
@@ -80,7 +82,39 @@ std::uint32_t TraceBuilder::take_slot() {
   return slot;
 }
 
+void TraceBuilder::count_demand(const Event& e, std::uint32_t position) {
+  Demand& d = trace_.demand;
+  switch (e.op) {
+    case Op::alloc:
+      live_bytes_ += e.bytes;
+      if (e.slot != Event::kNone) {
+        if (e.slot >= slot_bytes_.size()) slot_bytes_.resize(e.slot + 1);
+        slot_bytes_[e.slot] = e.bytes;
+      }
+      if (live_bytes_ > d.peak_live_bytes) {
+        d.peak_live_bytes = live_bytes_;
+        d.peak_live_at = position;
+      }
+      break;
+    case Op::free:
+      if (e.slot != Event::kNone) live_bytes_ -= std::exchange(slot_bytes_[e.slot], 0);
+      break;
+    case Op::failed:
+      if (d.failures++ == 0) d.first_failure_at = position;
+      if (live_bytes_ + e.bytes > d.peak_with_failed_bytes) {
+        d.peak_with_failed_bytes = live_bytes_ + e.bytes;
+        d.peak_with_failed_at = position;
+      }
+      break;
+  }
+}
+
 Trace TraceBuilder::finish() {
+  Demand& d = trace_.demand;
+  if (d.peak_live_bytes >= d.peak_with_failed_bytes) {
+    d.peak_with_failed_bytes = d.peak_live_bytes;
+    d.peak_with_failed_at = d.peak_live_at;
+  }
   trace_.threads = static_cast<std::uint32_t>(threads_.size());
   return std::move(trace_);
 }

@@ -52,6 +52,17 @@ struct InitialSegment {
   std::vector<Live> blocks;
 };
 
+// What the program itself asked for over the whole trace, worked out as it is read: positions
+// are in Trace::events (Event::kNone: none).
+struct Demand {
+  std::uint64_t peak_live_bytes = 0;  // its blocks live at once, at their most
+  std::uint32_t peak_live_at = Event::kNone;
+  std::uint64_t peak_with_failed_bytes = 0;  // the same with its failed requests counted
+  std::uint32_t peak_with_failed_at = Event::kNone;
+  std::uint64_t failures = 0;  // its own failed requests
+  std::uint32_t first_failure_at = Event::kNone;
+};
+
 struct Trace {
   Format format = Format::oomlab;
   std::filesystem::path source;
@@ -62,6 +73,7 @@ struct Trace {
   std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
   std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
   std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
+  Demand demand;
 
   // PyTorch snapshots.
   std::vector<InitialSegment> initial_segments;  // what was there before the first entry
@@ -123,12 +135,15 @@ class TraceBuilder {
   std::uint32_t number(std::vector<std::uint64_t>& seen, std::uint64_t handle);
 
   std::uint32_t take_slot();
+  void count_demand(const Event& e, std::uint32_t position);
 
   Trace trace_;
   std::vector<std::uint64_t> threads_;
   std::uint64_t first_t_ns_ = 0;
-  LiveAddresses live_;                    // address -> the slot of the allocation live there
-  std::vector<std::uint32_t> free_slots;  // slots freed, for the next allocations
+  LiveAddresses live_;                     // address -> the slot of the allocation live there
+  std::vector<std::uint32_t> free_slots;   // slots freed, for the next allocations
+  std::vector<std::uint64_t> slot_bytes_;  // the block in each slot, for Trace::demand
+  std::uint64_t live_bytes_ = 0;
 };
 
 }  // namespace oomlab::trace
