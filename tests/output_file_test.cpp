@@ -114,6 +114,26 @@ TEST(FileDigest, Sha256OfTheStandardsExamples) {
             "sha256:ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
+// The CPU's SHA instructions (where it has them) and the portable code agree, on a million
+// 'a's (the standard's third example) and on every length around the block's edges.
+TEST(FileDigest, Sha256WithAndWithoutTheCpusInstructionsAgree) {
+  const std::string million(1'000'000, 'a');
+  EXPECT_EQ(sha256_hex(million),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex_portable(million),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  std::string bytes;
+  for (std::size_t n = 0; n < 300; ++n) {
+    ASSERT_EQ(sha256_hex(bytes), sha256_hex_portable(bytes)) << n << " bytes";
+    bytes.push_back(static_cast<char>((n * 131 + 7) & 0xFF));
+  }
+  // A file read in pieces of 1 MiB, one of them not a whole number of blocks.
+  const fs::path root = fresh_folder("digest_large");
+  const std::string large(3 * (1U << 20U) + 77, 'x');
+  write_output_file(root / "large.bin", large);
+  EXPECT_EQ(file_digest(root / "large.bin"), "sha256:" + sha256_hex_portable(large));
+}
+
 // A 64 KiB tmpfs: small enough to fill.
 class FullFilesystem : public ::testing::Test {
  protected:

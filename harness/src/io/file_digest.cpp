@@ -2,47 +2,60 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <system_error>
 #include <vector>
 
+#include "io/sha256_blocks.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab {
 
 namespace {
 
-// SHA-256 as FIPS 180-4 defines it, fed in pieces.
+// SHA-256 as FIPS 180-4 defines it, fed in pieces: whole blocks go to the compression function
+// straight from the input, the rest waits in `block_`.
 class Sha256 {
  public:
+  explicit Sha256(bool native = sha256::has_native())
+      : blocks_(native ? sha256::blocks_native : sha256::blocks_portable) {}
+
   void update(std::string_view bytes) {
     length_ += bytes.size();
-    for (const char c : bytes) {
-      block_[used_++] = static_cast<std::uint8_t>(c);
-      if (used_ == block_.size()) {
-        compress();
-        used_ = 0;
-      }
+    const auto* in = reinterpret_cast<const std::uint8_t*>(bytes.data());
+    std::size_t left = bytes.size();
+    if (used_ > 0) {
+      const std::size_t take = std::min(left, block_.size() - used_);
+      std::memcpy(block_.data() + used_, in, take);
+      used_ += take;
+      in += take;
+      left -= take;
+      if (used_ < block_.size()) return;
+      blocks_(state_, block_.data(), 1);
+      used_ = 0;
     }
+    blocks_(state_, in, left / 64);
+    std::memcpy(block_.data(), in + left / 64 * 64, left % 64);
+    used_ = left % 64;
   }
 
   std::string hex() {
     const std::uint64_t bits = length_ * 8;
     block_[used_++] = 0x80;
     if (used_ > 56) {
-      while (used_ < 64)
-        block_[used_++] = 0;
-      compress();
+      std::fill(block_.begin() + static_cast<std::ptrdiff_t>(used_), block_.end(), 0);
+      blocks_(state_, block_.data(), 1);
       used_ = 0;
     }
-    while (used_ < 56)
-      block_[used_++] = 0;
-    for (int i = 7; i >= 0; --i)
-      block_[used_++] = static_cast<std::uint8_t>(bits >> (8U * static_cast<unsigned>(i)));
-    compress();
+    std::fill(block_.begin() + static_cast<std::ptrdiff_t>(used_), block_.begin() + 56, 0);
+    for (int i = 0; i < 8; ++i)
+      block_[56 + i] = static_cast<std::uint8_t>(bits >> (8U * static_cast<unsigned>(7 - i)));
+    blocks_(state_, block_.data(), 1);
     std::string out;
     for (const std::uint32_t word : state_)
       out += fmt::format("{:08x}", word);
@@ -50,53 +63,9 @@ class Sha256 {
   }
 
  private:
-  void compress() {
-    static constexpr std::array<std::uint32_t, 64> kRound = {
-        0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
-        0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
-        0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
-        0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
-        0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
-        0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
-        0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
-        0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-        0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
-        0xc67178f2};
-    std::array<std::uint32_t, 64> w{};
-    for (std::size_t i = 0; i < 16; ++i) {
-      w[i] = static_cast<std::uint32_t>(block_[4 * i]) << 24U |
-             static_cast<std::uint32_t>(block_[4 * i + 1]) << 16U |
-             static_cast<std::uint32_t>(block_[4 * i + 2]) << 8U | block_[4 * i + 3];
-    }
-    for (std::size_t i = 16; i < 64; ++i) {
-      const std::uint32_t s0 =
-          std::rotr(w[i - 15], 7) ^ std::rotr(w[i - 15], 18) ^ (w[i - 15] >> 3U);
-      const std::uint32_t s1 =
-          std::rotr(w[i - 2], 17) ^ std::rotr(w[i - 2], 19) ^ (w[i - 2] >> 10U);
-      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-    }
-    auto [a, b, c, d, e, f, g, h] = state_;
-    for (std::size_t i = 0; i < 64; ++i) {
-      const std::uint32_t t1 = h + (std::rotr(e, 6) ^ std::rotr(e, 11) ^ std::rotr(e, 25)) +
-                               ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-      const std::uint32_t t2 =
-          (std::rotr(a, 2) ^ std::rotr(a, 13) ^ std::rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      h = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    const std::array<std::uint32_t, 8> add = {a, b, c, d, e, f, g, h};
-    for (std::size_t i = 0; i < state_.size(); ++i)
-      state_[i] += add[i];
-  }
-
-  std::array<std::uint32_t, 8> state_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
-                                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  void (*blocks_)(sha256::State&, const std::uint8_t*, std::size_t);
+  sha256::State state_ = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                          0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
   std::array<std::uint8_t, 64> block_{};
   std::size_t used_ = 0;
   std::uint64_t length_ = 0;
@@ -106,6 +75,12 @@ class Sha256 {
 
 std::string sha256_hex(std::string_view bytes) {
   Sha256 sha;
+  sha.update(bytes);
+  return sha.hex();
+}
+
+std::string sha256_hex_portable(std::string_view bytes) {
+  Sha256 sha(false);
   sha.update(bytes);
   return sha.hex();
 }
