@@ -2,7 +2,7 @@
 # The GPU check, run on a machine with a CUDA device. It builds nothing: point it at a folder
 # holding the `oomlab` and `oomlab_tests` binaries (ci/stage-gpu.sh makes one, or a build tree).
 #
-#   ci/gpu-check.sh [BIN_DIR=.gpu] [--budget SIZE=2GiB]
+#   ci/gpu-check.sh [BIN_DIR=.gpu] [--budget SIZE=2GiB] [--quick]
 #   ci/gpu-check.sh [BIN_DIR=.gpu] --bench     the benchmark suite instead (bench/run.sh on
 #                                              BIN_DIR/bench), ending with its summary table
 #
@@ -21,17 +21,24 @@
 # 5. the PyTorch sample snapshot replayed at level=segment on cuda, async and managed at the
 #    original run's budget: where each fails, next to where PyTorch did;
 # 6. a soak: 1,000 OOM-and-recover cycles in one process on async and on cuda (run --repeat),
-#    which must give back the process's memory, the device's and the allocator's every time;
+#    which must give back the process's memory, the device's and the allocator's every time
+#    (sections soak-async and soak-cuda, one call of the GPU machine each);
 # 7. torch: the captured PyTorch snapshots replayed through the `torch` allocator on the sim and
 #    on the device (upstream=cuda) at the budgets their jobs ran under, and each job's frontier on
 #    both next to PyTorch's measured one (ci/torch-check.py).
 # Artifacts (test log, summaries) go to $OUT if set, else ./gpu-check-out. Exit 1 on any failure.
-# GPU_CHECK_SECTIONS="tests sanitizer smoke replay soak torch" (the default) picks sections.
+# GPU_CHECK_SECTIONS="tests sanitizer smoke replay soak-async soak-cuda torch" (the default)
+# picks sections, each timed; `--quick` (after BIN_DIR, or after --budget SIZE) runs all but the
+# soaks.
 set -uo pipefail
 
 bin="${1:-.gpu}"
 budget="2GiB"
 if [[ "${2:-}" == "--budget" && -n "${3:-}" ]]; then budget="$3"; fi
+all_sections="tests sanitizer smoke replay soak-async soak-cuda torch"
+if [[ " $* " == *" --quick "* ]]; then  # everything but the soaks
+  all_sections="tests sanitizer smoke replay torch"
+fi
 out="${OUT:-./gpu-check-out}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 if [[ "${2:-}" == "--bench" ]]; then
@@ -50,12 +57,25 @@ done
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 # GPU_CHECK_SECTIONS picks sections (default: all of them, in this order).
-want() { [[ " ${GPU_CHECK_SECTIONS:-tests sanitizer smoke replay soak torch} " == *" $1 "* ]]; }
+want() { [[ " ${GPU_CHECK_SECTIONS:-$all_sections} " == *" $1 "* ]]; }
+# Each section's time, printed as it ends and again at the end (a section must fit one call of
+# the GPU machine: 10 minutes).
+section_times=()
+begin_section() {
+  section_name="$1"
+  section_start=$SECONDS
+}
+end_section() {
+  local took=$((SECONDS - section_start))
+  section_times+=("$(printf '%-12s %dm%02ds' "$section_name" $((took / 60)) $((took % 60)))")
+  echo "   ($section_name: $((took / 60))m$((took % 60))s)"
+}
 
 echo "== oomlab info"
 "$oomlab" info || fail "oomlab info found no usable device"
 
 if want tests; then
+begin_section tests
 echo "== test suite (one process per test, as ctest runs them: a test's before/after device"
 echo "   memory figures must not see what the driver releases late from an earlier test)"
 : >"$out/tests.log"
@@ -82,6 +102,7 @@ echo "  passed: $passed  failed: $failed  skipped: $skipped  (browser tests left
 [[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"
 [[ $passed -gt 0 ]] || fail "no test ran"
 
+end_section
 fi
 
 # compute-sanitizer allocates device memory of its own as it tracks launches, so the tests that
@@ -92,6 +113,7 @@ fi
 # scenario x allocator through the oomlab binary under memcheck, where the OOMs the runs provoke
 # are not reported as API errors and what counts is memory access errors and leaks.
 if want sanitizer; then
+begin_section sanitizer
 if command -v compute-sanitizer >/dev/null; then
   kernel_tests='Kernels.*:Integrity.*:-Kernels.TouchLandsManagedMemoryOnTheDevice'
   echo "== kernel tests under compute-sanitizer --tool memcheck --leak-check full ($kernel_tests)"
@@ -114,7 +136,7 @@ if command -v compute-sanitizer >/dev/null; then
     for allocator in cuda async managed; do
       log="$out/memcheck-$scenario-$allocator.log"
       compute-sanitizer --tool memcheck --leak-check full --report-api-errors no "$oomlab" run "$scenario" \
-        --allocator="$allocator" --budget=512MiB "${extra[@]}" --quiet --out "$out/memcheck-run-$scenario-$allocator" \
+        --allocator="$allocator" --budget=512MiB "${extra[@]}" --quiet --force --out "$out/memcheck-run-$scenario-$allocator" \
         --json "$out/memcheck-$scenario-$allocator.json" >"$log" 2>&1
       leaked=$(sed -n 's/.*LEAK SUMMARY: \([0-9]*\) bytes leaked.*/\1/p' "$log" | tail -n 1)
       access=$(grep -cE 'Invalid (__global__|__shared__|__local__)|is out of bounds|Misaligned|Out-of-range' "$log")
@@ -133,9 +155,11 @@ else
   fail "compute-sanitizer is not on PATH"
 fi
 
+end_section
 fi
 
 if want smoke; then
+begin_section smoke
 echo "== smoke: every scenario x {cuda, async, managed} at $budget"
 printf '%-16s %-8s %-8s %-14s %-12s %-26s %-11s %-16s %-16s %-11s %s\n' scenario allocator outcome cause source \
   result integrity device_free_before device_free_after after-before check
@@ -143,7 +167,7 @@ for scenario in fragmentation growing-batch mixed-precision leak; do
 for allocator in cuda async managed; do
   summary="$out/summary-$scenario-$allocator.json"
   "$oomlab" run "$scenario" --allocator="$allocator" --budget="$budget" --quiet \
-    --out "$out/run-$scenario-$allocator" --json "$summary" 2>"$out/run-$scenario-$allocator.err"
+    --force --out "$out/run-$scenario-$allocator" --json "$summary" 2>"$out/run-$scenario-$allocator.err"
   rc=$?
   line=$(python3 - "$summary" "$rc" "$scenario" "$allocator" <<'PY'
 import json, sys
@@ -181,16 +205,18 @@ done
 done
 echo "  (integrity: block checks / corrupted blocks; mixed-precision: fp32/fp16/bf16/fp8)"
 
+end_section
 fi
 
 if want replay; then
+begin_section replay
 echo "== replay: the PyTorch sample at level=segment, budget 8,501,749,350 B (the original run's)"
 echo "   PyTorch itself failed at device_traces[0][16794], a 1.00 GiB request"
 snapshot="$OOMLAB_TEST_DATA/pytorch_gpt_fp32_snapshot.pickle"
 for allocator in cuda async managed; do
   summary="$out/summary-replay-$allocator.json"
   "$oomlab" run replay --trace "$snapshot" -p level=segment --allocator="$allocator" --budget=8501749350 \
-    --quiet --out "$out/run-replay-$allocator" --json "$summary" 2>"$out/run-replay-$allocator.err"
+    --quiet --force --out "$out/run-replay-$allocator" --json "$summary" 2>"$out/run-replay-$allocator.err"
   rc=$?
   line=$(python3 - "$summary" "$rc" "$allocator" <<'PY'
 import json, sys
@@ -217,26 +243,35 @@ PY
   [[ "$line" == *FAIL* ]] && failures=$((failures + 1))
 done
 
+end_section
 fi
 
-if want soak; then
-echo "== soak: 1,000 OOM cycles in one process, fragmentation at 256 MiB in 1 MiB blocks"
+# One section an allocator, each its own call of the GPU machine (at most 10 minutes): "soak"
+# names both.
 for allocator in async cuda; do
-  "$oomlab" run fragmentation --allocator="$allocator" --budget=256MiB -p block=1MiB --verify=off \
-    --no-probe --repeat=1000 --out "$out/soak-$allocator" >"$out/soak-$allocator.txt" 2>&1
-  rc=$?
-  sed 's/^/  /' "$out/soak-$allocator.txt"
-  [[ $rc -eq 0 ]] || fail "soak on $allocator exited $rc"
+if want "soak-$allocator" || want soak; then
+begin_section "soak-$allocator"
+echo "== soak on $allocator: 1,000 OOM cycles in one process, fragmentation at 256 MiB in 1 MiB blocks"
+"$oomlab" run fragmentation --allocator="$allocator" --budget=256MiB -p block=1MiB --verify=off \
+  --no-probe --repeat="${GPU_CHECK_SOAK_CYCLES:-1000}" --force --out "$out/soak-$allocator" \
+  >"$out/soak-$allocator.txt" 2>&1
+rc=$?
+sed 's/^/  /' "$out/soak-$allocator.txt"
+[[ $rc -eq 0 ]] || fail "soak on $allocator exited $rc"
+end_section
+fi
 done
 
-fi
-
 if want torch; then
+begin_section torch
 echo "== torch: PyTorch's allocator modelled, on the sim and on the device"
 python3 "$root/ci/torch-check.py" "$bin" "$out/torch" || fail "torch-check"
 
+end_section
 fi
 
+echo "== section times"
+for line in "${section_times[@]}"; do echo "   $line"; done
 if [[ $failures -eq 0 ]]; then
   echo "gpu-check: all checks passed"
   exit 0

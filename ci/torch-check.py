@@ -46,7 +46,7 @@ for trace, budget in capped:
     for upstream in ("sim", "cuda"):
         s, rc = run(["run", "replay", "--trace", os.path.join(data, trace), "-a",
                      f"torch:upstream={upstream}", "--budget", str(budget), "--no-probe",
-                     "--out", os.path.join(out, "torch-run")], f"replay-{os.path.basename(trace)}-{upstream}")
+                     "--force", "--out", os.path.join(out, "torch-run")], f"replay-{os.path.basename(trace)}-{upstream}")
         m = s.get("metrics", {})
         clean = s.get("cleanup") or {}
         back = None if not clean else clean["device_free_before"] - clean["device_free_after"]
