@@ -4,17 +4,23 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <vector>
 
 #include "allocators/backends.hpp"
+#include "device/device.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/rng.hpp"
+#include "record/event_log.hpp"
+#include "record/recording.hpp"
 #include "run/runner.hpp"
 #include "trace/trace.hpp"
 
@@ -294,6 +300,75 @@ BENCHMARK(BM_ReplayVsBareLoopOnAsync)
     ->Arg(0)
     ->Arg(1)
     ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+// Where a replay's time goes on `async`, a layer at a time (issue 16: timers around each part of
+// the path). The same trace, in each iteration through each of:
+//   bare      the CUDA calls alone on a pool of the bench's own (the floor: bare_loop_seconds)
+//   backend   oomlab's async allocator object: its bookkeeping, its periodic pool reading
+//   recorded  the same under the recorder: a clock read and an event to the log (a null sink)
+//   run       a whole oomlab run of the replay: scenario, harness, live-block table, verdict
+// Each counter is that layer's nanoseconds an event, the median over the iterations; the time a
+// layer adds is its figure less the one before.
+double layer_seconds(const oomlab::trace::Trace& t, bool record) {
+  const oomlab::DeviceSession session(0);
+  std::unique_ptr<oomlab::Allocator> allocator = oomlab::make_device_backend(
+      oomlab::BackendKind::async, oomlab::Params(oomlab::find_backend("async")->options), 0,
+      session.stream(), session.free_bytes());
+  std::optional<oomlab::EventLog> log;
+  if (record) {
+    log.emplace(std::make_unique<oomlab::NullSink>());
+    allocator = std::make_unique<oomlab::Recording>(std::move(allocator), *log,
+                                                    oomlab::Recording::Clock::now());
+  }
+  std::vector<std::pair<void*, std::uint64_t>> blocks(t.slots);
+  oomlab::trace::EventReader events(t.events);
+  const auto start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const oomlab::trace::Event& e = events[i];
+    if (e.slot == oomlab::trace::Event::kNone) continue;
+    if (e.op == oomlab::trace::Op::alloc) {
+      blocks[e.slot] = {allocator->allocate(e.bytes, session.stream()).ptr, e.bytes};
+    } else if (e.op == oomlab::trace::Op::free) {
+      allocator->deallocate(blocks[e.slot].first, blocks[e.slot].second, session.stream());
+      blocks[e.slot] = {};
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (const auto& [ptr, bytes] : blocks) {  // what the trace never freed
+    if (ptr != nullptr) allocator->deallocate(ptr, bytes, session.stream());
+  }
+  session.synchronize();
+  allocator.reset();
+  if (log) log->close();
+  return seconds;
+}
+
+void BM_ReplayPathLayersOnAsync(benchmark::State& state) {
+  if (!have_device()) return state.SkipWithError("needs a CUDA device");
+  const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
+  const oomlab::RunConfig config = replay_config("async", true);
+  std::array<std::vector<double>, 4> seconds;
+  for (auto _ : state) {
+    seconds[0].push_back(bare_loop_seconds(t, false));
+    seconds[1].push_back(layer_seconds(t, false));
+    seconds[2].push_back(layer_seconds(t, true));
+    const oomlab::RunResult r = oomlab::run_scenario(config);
+    if (r.outcome != oomlab::Outcome::completed)
+      return state.SkipWithError(("replay: " + r.error_message).c_str());
+    seconds[3].push_back(r.duration_ms / 1e3);
+    state.SetIterationTime(seconds[3].back());
+  }
+  const std::array<const char*, 4> names = {"bare_ns", "backend_ns", "recorded_ns", "run_ns"};
+  for (std::size_t k = 0; k < names.size(); ++k) {
+    std::sort(seconds[k].begin(), seconds[k].end());
+    state.counters[names[k]] = seconds[k][seconds[k].size() / 2] * 1e9 / kEvents;
+  }
+}
+BENCHMARK(BM_ReplayPathLayersOnAsync)
+    ->UseManualTime()
+    ->Iterations(5)
     ->Unit(benchmark::kMillisecond);
 #endif
 
