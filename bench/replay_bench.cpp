@@ -109,15 +109,26 @@ void BM_ParsePyTorchPickle(benchmark::State& state) {
 }
 BENCHMARK(BM_ParsePyTorchPickle)->Unit(benchmark::kMillisecond);
 
-// The replay alone (the trace is read before the run starts): events a second.
-void BM_ReplayOnSim(benchmark::State& state) {
+// A replay of the synthetic log on `allocator` (its default options), verify off.
+oomlab::RunConfig replay_config(const char* allocator, oomlab::BudgetRequest budget) {
   oomlab::RunConfig config;
   config.scenario = "replay";
   config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
   config.params.set("trace", synthetic_rmm_log(kEvents).string());
-  config.allocator = oomlab::BackendKind::sim;
-  config.allocator_options = oomlab::Params(oomlab::find_backend("sim")->options);
-  config.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
+  config.allocator = oomlab::find_backend(allocator)->kind;
+  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
+  config.budget = budget;
+  config.verify = oomlab::VerifyMode::off;  // the bare loops write nothing either
+  return config;
+}
+
+const oomlab::BudgetRequest kEightGiB{.kind = oomlab::BudgetRequest::Kind::bytes,
+                                      .bytes = oomlab::Bytes{8_GiB}};
+const oomlab::BudgetRequest kWholeDevice{.kind = oomlab::BudgetRequest::Kind::all};
+
+// The replay alone (the trace is read before the run starts): events a second.
+void BM_ReplayOnSim(benchmark::State& state) {
+  const oomlab::RunConfig config = replay_config("sim", kEightGiB);
   for (auto _ : state) {
     const oomlab::RunResult r = oomlab::run_scenario(config);
     if (r.outcome != oomlab::Outcome::completed) {
@@ -178,13 +189,7 @@ void BM_ReplayEventsCsvOverhead(benchmark::State& state) {
   const fs::path folder = state.range(0) == 0 ? fs::temp_directory_path() : fs::path("/dev/shm");
   std::error_code ec;
   if (!fs::is_directory(folder, ec)) return state.SkipWithError("no /dev/shm here");
-  oomlab::RunConfig bare;
-  bare.scenario = "replay";
-  bare.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
-  bare.params.set("trace", synthetic_rmm_log(kEvents).string());
-  bare.allocator = oomlab::BackendKind::sim;
-  bare.allocator_options = oomlab::Params(oomlab::find_backend("sim")->options);
-  bare.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
+  const oomlab::RunConfig bare = replay_config("sim", kEightGiB);
   oomlab::RunConfig with_file = bare;
   with_file.events_csv = folder / "oomlab_bench_replay_events.csv";
   std::string error;
@@ -219,20 +224,6 @@ BENCHMARK(BM_ReplayEventsCsvOverhead)
 bool have_device() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
-}
-
-oomlab::RunConfig replay_config(const char* allocator, bool whole_device) {
-  oomlab::RunConfig config;
-  config.scenario = "replay";
-  config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
-  config.params.set("trace", synthetic_rmm_log(kEvents).string());
-  config.allocator = oomlab::find_backend(allocator)->kind;
-  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
-  config.budget = whole_device ? oomlab::BudgetRequest{.kind = oomlab::BudgetRequest::Kind::all}
-                               : oomlab::BudgetRequest{.kind = oomlab::BudgetRequest::Kind::bytes,
-                                                       .bytes = oomlab::Bytes{8_GiB}};
-  config.verify = oomlab::VerifyMode::off;  // the bare loop writes nothing either
-  return config;
 }
 
 // The trace's allocations and frees straight to a new pool on one stream: the floor. Under a
@@ -285,7 +276,7 @@ void BM_ReplayVsBareLoopOnAsync(benchmark::State& state) {
   if (!have_device()) return state.SkipWithError("needs a CUDA device");
   const bool budget = state.range(0) != 0;
   const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
-  const oomlab::RunConfig config = replay_config("async", !budget);
+  const oomlab::RunConfig config = replay_config("async", budget ? kEightGiB : kWholeDevice);
   double replay_total = 0;
   double bare_total = 0;
   for (auto _ : state) {
@@ -356,7 +347,7 @@ double layer_seconds(const oomlab::trace::Trace& t, bool record) {
 void BM_ReplayPathLayersOnAsync(benchmark::State& state) {
   if (!have_device()) return state.SkipWithError("needs a CUDA device");
   const oomlab::trace::Trace t = oomlab::trace::load(synthetic_rmm_log(kEvents), {});
-  const oomlab::RunConfig config = replay_config("async", true);
+  const oomlab::RunConfig config = replay_config("async", kWholeDevice);
   std::array<std::vector<double>, 4> seconds;
   for (auto _ : state) {
     seconds[0].push_back(bare_loop_seconds(t, false));
