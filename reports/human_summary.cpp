@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/program_summary.hpp"
+
 namespace oomlab {
 
 namespace {
@@ -147,6 +149,7 @@ void write_cleanup(std::string& out, const RunResult& r) {
 }  // namespace
 
 std::string human_summary(const RunResult& r, const std::string& written_to) {
+  if (r.program) return program_summary(r, written_to);
   std::string out;
   auto it = std::back_inserter(out);
   write_header(out, r);

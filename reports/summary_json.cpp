@@ -57,6 +57,37 @@ json largest_live_json(const std::vector<ProgramBlock>& blocks) {
   return out;
 }
 
+// exec: the program's own OOM message and what it carried.
+json program_message_json(const std::optional<ProgramMessage>& m) {
+  if (!m) return nullptr;
+  return {{"framework", m->framework},
+          {"line", m->line},
+          {"process_used_bytes", or_null(m->process_used_bytes)},
+          {"framework_allocated_bytes", or_null(m->framework_allocated_bytes)},
+          {"framework_cached_free_bytes", or_null(m->framework_cached_free_bytes)},
+          {"sizing_setting", m->sizing_setting.empty() ? json(nullptr) : json(m->sizing_setting)},
+          {"lines_seen", m->lines_seen}};
+}
+
+// exec: how the program ended and what its memory did.
+json program_json(const ProgramRun& p) {
+  return {{"command", p.command},
+          {"devices", p.devices},
+          {"exit_code", p.exit_code},
+          {"signal", p.signal},
+          {"killed", p.killed},
+          {"leftovers_ended", p.leftovers_ended},
+          {"peak_bytes", p.peak_bytes},
+          {"first_bytes", p.first_bytes},
+          {"usage_source", p.usage_source},
+          {"samples", p.samples},
+          {"interval_ms", p.interval_ms},
+          {"oom_lines", p.oom_lines},
+          {"last_lines", p.last_lines},
+          {"stdout", p.stdout_file.empty() ? json(nullptr) : json(p.stdout_file)},
+          {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)}};
+}
+
 json oom_json(const OomRecord& oom) {
   const Diagnosis& d = oom.diagnosis;
   return {{"event", oom.event},
@@ -86,7 +117,8 @@ json oom_json(const OomRecord& oom) {
           {"trace_entry", or_null(oom.trace_entry)},
           {"trace_line", or_null(oom.trace_line)},
           {"frames", oom.frames},
-          {"largest_live", largest_live_json(oom.largest_live)}};
+          {"largest_live", largest_live_json(oom.largest_live)},
+          {"program", program_message_json(oom.program)}};
 }
 
 json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
@@ -215,6 +247,7 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"notes", r.notes},
   };
   if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
+  if (r.program) doc["program"] = program_json(*r.program);
   add_run_details(doc, r);
   return doc;
 }

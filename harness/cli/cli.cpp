@@ -8,6 +8,7 @@
 
 #include "cli/cli_messages.hpp"
 #include "cli/commands.hpp"
+#include "cli/exec_cli.hpp"
 #include "cli/help_text.hpp"
 #include "cli/parse.hpp"
 #include "oomlab/error.hpp"
@@ -32,6 +33,8 @@ constexpr std::string_view kDescription =
 struct Parsed {
   RunOptions run;
   RunOptions frontier;
+  ExecOptions exec;
+  ExecOptions frontier_exec;
   WhatIfOptions whatif;
   MatrixOptions matrix;
   ReportOptions report;
@@ -42,8 +45,9 @@ struct Parsed {
 };
 
 // What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
-void add_scenario_options(CLI::App* sub, RunOptions& o) {
-  sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')")->required();
+void add_scenario_options(CLI::App* sub, RunOptions& o, bool required = true) {
+  auto* scenario = sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')");
+  if (required) scenario->required();
   sub->add_option(
          "--allocator,-a", o.allocator,
          "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
@@ -104,7 +108,9 @@ void add_frontier(CLI::App& app, Parsed& p) {
   CLI::App* frontier = app.add_subcommand(
       "frontier",
       "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
-  add_scenario_options(frontier, p.frontier);
+  add_scenario_options(frontier, p.frontier, false);  // or `frontier exec`
+  add_frontier_exec(*frontier, p.frontier_exec);
+  frontier->require_subcommand(0, 1);
   p.frontier.budget = "all";
   frontier
       ->add_option(
@@ -226,6 +232,7 @@ void build_app(CLI::App& app, Parsed& p) {
   app.footer(top_footer());
   add_run(app, p);
   add_frontier(app, p);
+  add_exec(app, p.exec);
   add_whatif(app, p);
   add_matrix(app, p);
   add_report(app, p);
@@ -261,8 +268,8 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run",    "frontier", "whatif", "matrix",
-                                             "report", "compare",  "list",   "info"};
+  const std::vector<std::string> commands = {"run",    "frontier", "exec", "whatif", "matrix",
+                                             "report", "compare",  "list", "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << "oomlab: error: "
       << clip_long_words(fmt::format("unknown command '{}'{} (commands: {})", args[1],
@@ -324,16 +331,21 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     return kExitUsage;
   }
   if (unknown_command(args, err)) return kExitUsage;
+  const std::vector<std::string> program = take_program(args);
   CLI::App app("oomlab", "oomlab");
   Parsed parsed;
   build_app(app, parsed);
+  parsed.exec.command = program;
+  parsed.frontier_exec.command = program;
   tailor_run_help(app, args);
   std::vector<std::string> reversed(args.rbegin(),
                                     args.rend() - 1);  // CLI11 consumes from the back
   try {
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
-    out << (app.get_subcommands().empty() ? app.help() : app.get_subcommands().front()->help());
+    const CLI::App* asked = &app;  // the innermost command given: `frontier exec --help`
+    while (!asked->get_subcommands().empty()) asked = asked->get_subcommands().front();
+    out << asked->help();
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
     out << version_text() << '\n';
@@ -352,7 +364,12 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   }
   try {
     if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
-    if (app.got_subcommand("frontier")) return frontier_command(parsed.frontier, out, err);
+    if (app.got_subcommand("exec")) return exec_command(parsed.exec, args, out, err);
+    if (app.got_subcommand("frontier")) {
+      if (app.get_subcommand("frontier")->got_subcommand("exec"))
+        return frontier_exec_command(parsed.frontier_exec, out, err);
+      return frontier_command(parsed.frontier, out, err);
+    }
     if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
     if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
     if (app.got_subcommand("report")) return report_command(parsed.report, out, err);

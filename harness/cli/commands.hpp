@@ -47,6 +47,27 @@ struct RunOptions {
   std::string repeat = "1";  // > 1: a soak, every cycle in this process
 };
 
+// `oomlab exec -- CMD` and `oomlab frontier exec -- CMD`: a program under the budget.
+struct ExecOptions {
+  std::vector<std::string> command;  // what followed "--"
+  std::string budget = "all";
+  std::string device = "0";
+  std::string devices;  // 0,1 or all: a ballast on each (overrides --device)
+  std::string timeout;  // seconds; empty: none
+  std::string grace = "5";
+  std::string interval = "5";  // ms between samples
+  std::string out;
+  bool no_out = false;
+  bool force = false;
+  std::string json;
+  std::string junit;
+  bool expect_oom = false;
+  bool expect_no_oom = false;
+  bool quiet = false;
+  std::string resolution = "2MiB";  // frontier exec
+  std::string confirm = "0";
+};
+
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.
 struct MatrixOptions {
   std::string scenarios = "all";
@@ -96,6 +117,9 @@ struct WhatIfOptions {
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err);
 int frontier_command(const RunOptions& options, std::ostream& out, std::ostream& err);
+int exec_command(const ExecOptions& options, const std::vector<std::string>& argv,
+                 std::ostream& out, std::ostream& err);
+int frontier_exec_command(const ExecOptions& options, std::ostream& out, std::ostream& err);
 int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,

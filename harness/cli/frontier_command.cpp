@@ -122,6 +122,11 @@ void prepare_out(const std::string& out) {
 
 int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) {
   Console console(err, false);
+  if (o.scenario.empty()) {
+    throw_usage(
+        "frontier: give a scenario (oomlab frontier replay --trace FILE) or a program (oomlab "
+        "frontier exec -- CMD)");
+  }
   RunConfig config = config_from(o);
   check_destination("--json", o.json);
   check_destination("--junit", o.junit);

@@ -9,6 +9,8 @@ namespace oomlab::cli {
 [[nodiscard]] std::string top_footer();
 [[nodiscard]] std::string run_footer();  // examples and exit codes; the scenario overview follows
 [[nodiscard]] std::string frontier_footer();
+[[nodiscard]] std::string exec_footer();
+[[nodiscard]] std::string frontier_exec_footer();
 [[nodiscard]] std::string whatif_footer();
 [[nodiscard]] std::string matrix_footer();
 [[nodiscard]] std::string report_footer();

@@ -107,6 +107,8 @@ std::vector<const Registry::Entry*> choose_scenarios(const MatrixOptions& o, std
   return chosen;
 }
 
+}  // namespace
+
 std::vector<int> choose_devices(const std::string& text, const Environment& env) {
   std::vector<int> devices;
   if (text == "all") {
@@ -129,6 +131,8 @@ std::vector<int> choose_devices(const std::string& text, const Environment& env)
   if (devices.empty()) throw_usage("--devices: no device given");
   return devices;
 }
+
+namespace {
 
 // The budget as compare matches it: bytes as a number (8GiB and 8192MiB are one budget).
 json budget_key(const std::string& text) {

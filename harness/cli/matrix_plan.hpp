@@ -41,6 +41,9 @@ struct MatrixPlan {
   nlohmann::ordered_json config;
 };
 
+// --devices: "0,1" or "all" (every device found; 0 when none is, so that the run says why).
+[[nodiscard]] std::vector<int> choose_devices(const std::string& text, const Environment& env);
+
 // Throws Error(usage) naming the flag for anything wrong; notes (skipped scenarios) go to `err`.
 [[nodiscard]] MatrixPlan plan_matrix(const MatrixOptions& options, std::ostream& err);
 

@@ -27,6 +27,16 @@ using MemoryInfoFn = int (*)(NvmlDevice, NvmlMemoryV1*);
 // Called with no buffer, it only counts: the process structure's layout never matters.
 using ProcessesFn = int (*)(NvmlDevice, unsigned int*, void*);
 constexpr int kNvmlInsufficientSize = 7;
+// nvmlProcessInfo_t as nvmlDeviceGetComputeRunningProcesses_v3 fills it (NVML 11 and later).
+struct NvmlProcessInfoV3 {
+  unsigned int pid;
+  unsigned long long used_gpu_memory;
+  unsigned int gpu_instance_id;
+  unsigned int compute_instance_id;
+};
+using ProcessListFn = int (*)(NvmlDevice, unsigned int*, NvmlProcessInfoV3*);
+// What NVML reports when a process's usage is not known (NVML_VALUE_NOT_AVAILABLE).
+constexpr unsigned long long kNvmlValueNotAvailable = ~0ULL;
 
 template <typename Fn>
 Fn symbol(void* library, const char* name) {
@@ -89,6 +99,33 @@ std::optional<unsigned> Nvml::compute_processes(const std::string& uuid) const {
   const int status = processes(device, &count, nullptr);
   if (status != 0 && status != kNvmlInsufficientSize) return std::nullopt;
   return count;
+}
+
+std::optional<std::vector<Nvml::ProcessMemory>> Nvml::process_memory(
+    const std::string& uuid) const {
+  const auto by_uuid = symbol<HandleByUuidFn>(library_, "nvmlDeviceGetHandleByUUID");
+  const auto list = symbol<ProcessListFn>(library_, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (!ready_ || by_uuid == nullptr || list == nullptr) return std::nullopt;
+  NvmlDevice device = nullptr;
+  if (by_uuid(uuid.c_str(), &device) != 0) return std::nullopt;
+  // Processes come and go between the count and the list: asked again with room to spare.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    unsigned int count = 0;
+    int status = list(device, &count, nullptr);
+    if (status != 0 && status != kNvmlInsufficientSize) return std::nullopt;
+    std::vector<NvmlProcessInfoV3> infos(count + 8);
+    count = static_cast<unsigned int>(infos.size());
+    status = list(device, &count, infos.data());
+    if (status == kNvmlInsufficientSize) continue;
+    if (status != 0) return std::nullopt;
+    std::vector<ProcessMemory> result;
+    for (unsigned int i = 0; i < count; ++i) {
+      const unsigned long long used = infos[i].used_gpu_memory;
+      result.push_back({infos[i].pid, used == kNvmlValueNotAvailable ? 0 : used});
+    }
+    return result;
+  }
+  return std::nullopt;
 }
 
 std::optional<std::string> read_driver_version() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace oomlab {
 
@@ -30,6 +31,14 @@ class Nvml {
   // Processes with a CUDA context on the device, this one included (none: NVML cannot say, as
   // in some containers).
   [[nodiscard]] std::optional<unsigned> compute_processes(const std::string& uuid) const;
+  // Those processes and the device memory each uses, its CUDA context included. Their pids are
+  // the host's: in a container with its own pid namespace they match nothing here.
+  struct ProcessMemory {
+    unsigned pid = 0;
+    std::uint64_t used_bytes = 0;
+  };
+  [[nodiscard]] std::optional<std::vector<ProcessMemory>> process_memory(
+      const std::string& uuid) const;
 
  private:
   void* library_ = nullptr;

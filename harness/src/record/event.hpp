@@ -8,7 +8,8 @@
 
 namespace oomlab {
 
-enum class Op : std::uint8_t { alloc, free, oom, probe, mark };
+// sample: a program's device memory as `exec` read it (no request of its own).
+enum class Op : std::uint8_t { alloc, free, oom, probe, mark, sample };
 
 struct Event {
   std::uint64_t t_ns;   // since the run started
@@ -37,6 +38,8 @@ static_assert(sizeof(Event) == 64, "an event must stay one cache line");
       return "probe";
     case Op::mark:
       return "mark";
+    case Op::sample:
+      return "sample";
   }
   return "?";
 }

@@ -19,6 +19,18 @@ namespace oomlab {
 enum class Outcome : std::uint8_t { oom, completed, error, interrupted, timeout };
 [[nodiscard]] std::string_view to_string(Outcome outcome);
 
+// The OOM as a program run by `exec` reported it itself: its line, and the figures it carried
+// beyond the request (PyTorch: what its cache held).
+struct ProgramMessage {
+  std::string framework;  // "PyTorch", "JAX/XLA", ...
+  std::string line;
+  std::optional<std::uint64_t> process_used_bytes;
+  std::optional<std::uint64_t> framework_allocated_bytes;
+  std::optional<std::uint64_t> framework_cached_free_bytes;  // reserved but unallocated
+  std::string sizing_setting;  // the framework sized itself from the device's total: the fix
+  std::size_t lines_seen = 0;  // OOM lines in its output in all
+};
+
 struct OomRecord {
   std::uint64_t event = 0;  // seq of the oom event in events.csv (a replay: see trace_entry)
   std::uint64_t step = 0;
@@ -42,6 +54,7 @@ struct OomRecord {
   std::optional<std::uint64_t> trace_line;
   std::vector<std::string> frames;
   std::vector<ProgramBlock> largest_live;
+  std::optional<ProgramMessage> program;  // exec: the program's own words
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;
@@ -71,6 +84,25 @@ struct Cleanup {
     return static_cast<std::int64_t>(device_free_before) -
            static_cast<std::int64_t>(device_free_after);
   }
+};
+
+// A program run by `exec`: how it ended and what its device memory did.
+struct ProgramRun {
+  std::vector<std::string> command;
+  std::vector<int> devices;
+  int exit_code = -1;
+  int signal = 0;  // the signal that ended it, 0 when it exited
+  bool killed = false;  // it, or what it left, needed SIGKILL
+  unsigned leftovers_ended = 0;  // processes still in its group after it exited
+  std::uint64_t peak_bytes = 0;  // its processes' device memory at the most (NVML)
+  std::uint64_t first_bytes = 0;  // at the first sample that saw any: about its CUDA context
+  std::string usage_source;  // "nvml-processes" or "device-free" (NVML cannot see its pids)
+  std::uint64_t samples = 0;
+  double interval_ms = 0.0;
+  std::vector<std::string> last_lines;  // its output's last lines
+  std::size_t oom_lines = 0;  // lines of its output that reported an OOM
+  std::string stdout_file;  // in the run folder; empty without one
+  std::string stderr_file;
 };
 
 // Everything a run produced, for the reports and the exit code.
@@ -121,6 +153,7 @@ struct RunResult {
   std::vector<std::pair<std::string, double>> metrics;
   double duration_ms = 0.0;
   std::optional<Cleanup> cleanup;  // real devices only
+  std::optional<ProgramRun> program;  // exec
 };
 
 }  // namespace oomlab

@@ -1,0 +1,88 @@
+#include "cli/exec_cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+
+#include "cli/help_text.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+// What exec and frontier exec share.
+void add_program_options(CLI::App* sub, ExecOptions& o) {
+  sub->add_option("--device,-d", o.device, "the CUDA device the program gets")
+      ->capture_default_str();
+  sub->add_option("--devices", o.devices,
+                  "0,1 or all: several devices, a ballast on each and the budget on each "
+                  "(for multi-GPU programs; overrides --device)");
+  sub->add_option("--grace", o.grace,
+                  "SECONDS between SIGINT/SIGTERM and SIGKILL when the program must be ended")
+      ->capture_default_str();
+  sub->add_option("--interval", o.interval, "MS between samples of the program's memory (1-1000)")
+      ->capture_default_str();
+  sub->add_option("--json", o.json, "also write the result as JSON to FILE; '-' prints it alone");
+  sub->add_option("--junit", o.junit, "also write the outcome as JUnit XML to FILE");
+  sub->add_flag("--quiet,-q", o.quiet, "no summary (the program's own output still shows)");
+}
+
+}  // namespace
+
+void add_exec(CLI::App& app, ExecOptions& o) {
+  CLI::App* sub = app.add_subcommand(
+      "exec",
+      "run any CUDA program on a card cut down to the budget, its memory sampled and its OOM "
+      "recognised: oomlab exec [OPTIONS] -- CMD [ARGS...]");
+  sub->add_option("--budget,-b", o.budget,
+                  "all the program may use on the device, its CUDA context included: a size "
+                  "(24GiB), N% of the device, or all")
+      ->capture_default_str();
+  sub->add_option("--timeout", o.timeout,
+                  "SECONDS: end the program there (outcome timeout, exit 4)");
+  auto* out = sub->add_option("--out,-o", o.out,
+                              "folder for events.csv, summary.json, stdout.txt, stderr.txt "
+                              "(default oomlab-runs/<UTC time>-exec-<program>)");
+  sub->add_flag("--no-out", o.no_out, "write no run folder (with --json -)")->excludes(out);
+  sub->add_flag("--force", o.force, "--out may name a folder holding a run: replace it");
+  auto* expect_oom =
+      sub->add_flag("--expect-oom", o.expect_oom, "exit 1 unless the program runs out of memory");
+  auto* expect_no_oom =
+      sub->add_flag("--expect-no-oom", o.expect_no_oom, "exit 1 if the program runs out of memory");
+  expect_oom->excludes(expect_no_oom);
+  add_program_options(sub, o);
+  sub->footer(exec_footer());
+}
+
+void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
+  CLI::App* sub = frontier.add_subcommand(
+      "exec",
+      "the smallest budget at which a program exits 0, by bisection on fresh runs: oomlab "
+      "frontier exec [OPTIONS] -- CMD [ARGS...]");
+  o.budget = "all";
+  sub->add_option("--budget,-b", o.budget,
+                  "the largest budget tried (MAX): a size, N% of the device, or all free memory")
+      ->capture_default_str();
+  sub->add_option("--resolution", o.resolution, "how close the search goes (a size, ≥ 2MiB)")
+      ->capture_default_str();
+  sub->add_option("--timeout", o.timeout,
+                  "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  sub->add_option("--confirm", o.confirm,
+                  "N: run the frontier and the budget under it N more times each")
+      ->capture_default_str();
+  sub->add_option("--out,-o", o.out, "folder for frontier.json");
+  add_program_options(sub, o);
+  sub->footer(frontier_exec_footer());
+}
+
+std::vector<std::string> take_program(std::vector<std::string>& args) {
+  const bool exec = args.size() > 1 && args[1] == "exec";
+  const bool frontier_exec = args.size() > 2 && args[1] == "frontier" && args[2] == "exec";
+  if (!exec && !frontier_exec) return {};
+  const auto dashes = std::find(args.begin(), args.end(), "--");
+  if (dashes == args.end()) return {};
+  std::vector<std::string> program(dashes + 1, args.end());
+  args.erase(dashes, args.end());
+  return program;
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,87 @@
+// `oomlab exec -- CMD`: typed config from the flags, the devices opened, the program run, its
+// record written as a run's is, and the exit code.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/exec_config.hpp"
+#include "cli/run_outputs.hpp"
+#include "cli/signals.hpp"
+#include "exec/exec_run.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// What run's outputs need to know, from exec's flags: the folder named after the program.
+RunOptions record_options(const ExecOptions& o) {
+  RunOptions r;
+  r.scenario = "exec";
+  r.allocator = fs::path(o.command.front()).filename().string();
+  r.out = o.out;
+  r.no_out = o.no_out;
+  r.force = o.force;
+  r.json = o.json;
+  r.junit = o.junit;
+  r.quiet = o.quiet;
+  r.expect_oom = o.expect_oom;
+  r.expect_no_oom = o.expect_no_oom;
+  return r;
+}
+
+// The run's exit code; a program that failed for another reason than memory is exit 1.
+int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* why) {
+  if (result.outcome == Outcome::error) {
+    *why = result.error_message;
+    return kExitCheckFailed;
+  }
+  return exit_code_for(result, o, why);
+}
+
+}  // namespace
+
+int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                 std::ostream& err) {
+  Console console(err, false);
+  ExecConfig config = exec_config_from(o);
+  const RunOptions record_as = record_options(o);
+  check_destinations(record_as);
+  config.notice = [&](std::string_view text) { console.notice(text); };
+  config.environment = probe_environment();
+  const std::vector<int> devices = exec_devices_from(o, *config.environment);
+  std::unique_ptr<ExecDevices> opened = open_exec_devices(devices);
+  const bool folder_existed = !o.out.empty() && fs::exists(o.out);
+  std::vector<std::string> invocation = argv;
+  invocation.emplace_back("--");
+  invocation.insert(invocation.end(), o.command.begin(), o.command.end());
+  const RunRecord record{record_as, {invocation, {}}, prepare_run_folder(record_as, "exec")};
+  if (record.folder) config.folder = *record.folder;
+  // With --json -, stdout carries the JSON alone: the program's stdout goes on to stderr.
+  if (o.json == "-") config.out_fd = STDERR_FILENO;
+  const StopOnSignal signals;
+  config.stop = StopOnSignal::flag();
+  RunResult result;
+  try {
+    result = run_exec(config, *opened);
+  } catch (...) {
+    std::error_code ec;
+    if (record.folder && !folder_existed) fs::remove_all(*record.folder, ec);
+    throw;
+  }
+  opened.reset();  // oomlab's own contexts go before the record is written
+  OutputFailures failures;
+  write_outputs(result, record, out, err, failures);
+  std::string why;
+  const int code = exec_exit_code(result, record_as, &why);
+  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why); });
+  if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
+  return failures.report(err, code);
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,77 @@
+#include "cli/exec_config.hpp"
+
+#include <fmt/format.h>
+
+#include "cli/matrix_plan.hpp"
+#include "cli/parse.hpp"
+#include "exec/program.hpp"
+#include "oomlab/error.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+double seconds_of(std::string_view flag, const std::string& text, double least, double most) {
+  double seconds = 0;
+  try {
+    seconds = parse_real(text);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("{}: {}", flag, e.what()));
+  }
+  if (!(seconds >= least && seconds <= most)) {
+    throw_usage(fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, text, least,
+                            most));
+  }
+  return seconds;
+}
+
+std::chrono::milliseconds millis(double seconds) {
+  return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1e3));
+}
+
+}  // namespace
+
+ExecConfig exec_config_from(const ExecOptions& o) {
+  if (o.command.empty()) {
+    throw_usage(
+        "exec: no program to run: put it after '--' (oomlab exec --budget 24GiB -- python "
+        "train.py)");
+  }
+  if (!find_program(o.command.front())) {
+    throw_usage(fmt::format("exec: cannot run '{}': no such executable file{}", o.command.front(),
+                            o.command.front().find('/') == std::string::npos ? " on PATH" : ""));
+  }
+  ExecConfig config;
+  config.command = o.command;
+  try {
+    config.budget = parse_budget(o.budget);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--budget: {}", e.what()));
+  }
+  if (!o.timeout.empty()) config.timeout = millis(seconds_of("--timeout", o.timeout, 0.001, 7 * 86400.0));
+  config.grace = millis(seconds_of("--grace", o.grace, 0.0, 600.0));
+  std::uint64_t interval = 0;
+  try {
+    interval = parse_unsigned(o.interval);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--interval: {}", e.what()));
+  }
+  if (interval < 1 || interval > 1000)
+    throw_usage(fmt::format("--interval: '{}' is not a number of ms from 1 to 1000", o.interval));
+  config.interval = std::chrono::microseconds(interval * 1000);
+  return config;
+}
+
+std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& environment) {
+  if (!o.devices.empty()) return choose_devices(o.devices, environment);
+  std::uint64_t device = 0;
+  try {
+    device = parse_unsigned(o.device);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--device: {}", e.what()));
+  }
+  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
+  return {static_cast<int>(device)};
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,19 @@
+// exec's and frontier exec's flags made typed (the CLI is the one place strings are parsed).
+#pragma once
+
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "device/device.hpp"
+#include "exec/exec_run.hpp"
+
+namespace oomlab::cli {
+
+// Throws Error(usage) naming the flag; a program that is not there is refused here, before any
+// device is touched.
+[[nodiscard]] ExecConfig exec_config_from(const ExecOptions& options);
+// --devices, else --device.
+[[nodiscard]] std::vector<int> exec_devices_from(const ExecOptions& options,
+                                                 const Environment& environment);
+
+}  // namespace oomlab::cli

@@ -1,0 +1,153 @@
+// `oomlab frontier exec -- CMD`: the smallest budget at which a program exits 0.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/exec_config.hpp"
+#include "cli/parse.hpp"
+#include "cli/signals.hpp"
+#include "exec/exec_frontier.hpp"
+#include "exec/exec_run.hpp"
+#include "io/output_file.hpp"
+#include "oomlab/error.hpp"
+#include "record/formats.hpp"
+#include "reports/summary_json.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+std::string clip(const std::string& text, std::size_t most) {
+  return text.size() <= most ? text : text.substr(0, most - 3) + "...";
+}
+
+// "  25,769,803,776 B (24.0 GiB)  oom (capacity)     4.1 s  torch.OutOfMemoryError: ..."
+std::string trial_line(const ExecTrial& t) {
+  const std::string how =
+      std::string(to_string(t.outcome)) +
+      (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
+  return fmt::format("{}{:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}", t.confirming ? "c " : "  ",
+                     format_count(t.budget_bytes), "(" + format_bytes(t.budget_bytes) + ")", how,
+                     t.seconds, format_bytes(t.peak_bytes),
+                     t.oom_line.empty() ? std::string() : "  " + clip(t.oom_line, 110));
+}
+
+json frontier_exec_json(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
+  json trials = json::array();
+  for (const ExecTrial& t : r.trials) {
+    trials.push_back({{"budget_bytes", t.budget_bytes},
+                      {"outcome", to_string(t.outcome)},
+                      {"cause", t.cause ? json(to_string(*t.cause)) : json(nullptr)},
+                      {"duration_ms", t.seconds * 1e3},
+                      {"peak_bytes", t.peak_bytes},
+                      {"used_bytes", t.used_bytes},
+                      {"exit_code", t.exit_code},
+                      {"oom_line", t.oom_line},
+                      {"confirm", t.confirming}});
+  }
+  json doc = {{"schema", kFrontierSchema},
+              {"oomlab", version_json()},
+              {"scenario", {{"name", "exec"}, {"params", {{"command", command_line(o.command)}}}}},
+              {"allocator", {{"name", "exec"}, {"options", json::object()}}},
+              {"simulated", false},
+              {"upper_bytes", r.upper_bytes},
+              {"frontier_bytes", r.frontier_bytes ? json(*r.frontier_bytes) : json(nullptr)},
+              {"failing_bytes", r.failing_bytes},
+              {"timed_out", r.timed_out},
+              {"resolution_bytes", resolution},
+              {"trials", trials}};
+  if (r.top && r.top->program) {
+    doc["program"] = {{"first_bytes", r.top->program->first_bytes},
+                      {"peak_bytes", r.top->program->peak_bytes},
+                      {"usage_source", r.top->program->usage_source}};
+  }
+  if (r.confirm_runs > 0) {
+    doc["confirm"] = {{"runs", r.confirm_runs},
+                      {"frontier_completed", r.frontier_passed},
+                      {"below_completed", r.below_passed}};
+  }
+  if (r.top) doc["environment"] = environment_json(r.top->environment, r.top->device, false);
+  return doc;
+}
+
+std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
+  const std::string name = clip(command_line(o.command), 60);
+  if (r.timed_out) {
+    return fmt::format("{}: a trial passed --timeout {} s: the search stopped there ({} runs)",
+                       name, o.timeout, r.trials.size());
+  }
+  if (!r.frontier_bytes) {
+    const ExecTrial& t = r.trials.front();
+    return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
+                       format_bytes(r.upper_bytes), format_count(r.upper_bytes),
+                       to_string(t.outcome), t.oom_line.empty() ? "" : ": " + t.oom_line);
+  }
+  std::string line = fmt::format(
+      "{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)", name,
+      format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
+      format_count(r.failing_bytes), format_bytes(resolution), r.trials.size());
+  if (r.confirm_runs > 0) {
+    line += fmt::format("; confirmed: {} of {} completed at it, {} of {} under it",
+                        r.frontier_passed, r.confirm_runs, r.below_passed, r.confirm_runs);
+  }
+  return line;
+}
+
+}  // namespace
+
+int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream& err) {
+  Console console(err, false);
+  ExecConfig config = exec_config_from(o);
+  check_destination("--json", o.json);
+  std::uint64_t resolution = 0;
+  std::uint64_t confirm = 0;
+  try {
+    resolution = parse_size(o.resolution).value;
+    confirm = parse_unsigned(o.confirm);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--resolution or --confirm: {}", e.what()));
+  }
+  if (resolution < kDevicePageBytes)
+    throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
+  if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
+  if (!o.out.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out, ec);
+    if (ec || !fs::is_directory(o.out))
+      throw_usage(fmt::format("--out: cannot create folder {}", o.out));
+  }
+  config.notice = [&](std::string_view text) { console.notice(text); };
+  config.environment = probe_environment();
+  std::unique_ptr<ExecDevices> devices =
+      open_exec_devices(exec_devices_from(o, *config.environment));
+  const StopOnSignal signals;
+  config.stop = StopOnSignal::flag();
+  ExecFrontier result;
+  try {
+    result = find_exec_frontier(config, *devices, resolution, static_cast<unsigned>(confirm),
+                                [&](const ExecTrial& t) {
+                                  if (!o.quiet) err << trial_line(t) << '\n' << std::flush;
+                                });
+  } catch (const Interrupted&) {
+    err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
+           "ballast freed\n";
+    return kExitInterrupted;
+  }
+  devices.reset();
+  const std::string answer = answer_line(o, resolution, result);
+  (o.json == "-" ? err : out) << answer << '\n';
+  const std::string text = frontier_exec_json(o, resolution, result).dump(2) + "\n";
+  if (o.json == "-") out << text;
+  if (!o.json.empty() && o.json != "-") write_output_file(o.json, text);
+  if (!o.out.empty()) write_output_file(fs::path(o.out) / "frontier.json", text);
+  if (result.timed_out) return kExitCellFailed;
+  return result.frontier_bytes ? kExitOk : kExitCheckFailed;
+}
+
+}  // namespace oomlab::cli

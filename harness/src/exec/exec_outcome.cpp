@@ -1,0 +1,154 @@
+#include "exec/exec_outcome.hpp"
+
+#include <fmt/format.h>
+
+#include "oomlab/units.hpp"
+#include "run/run_plan.hpp"
+
+namespace oomlab {
+
+namespace {
+
+void keep_notice(const ExecConfig& config, RunResult& result, std::string text) {
+  RunConfig for_notice;
+  for_notice.notice = config.notice;
+  notify(for_notice, result, std::move(text));
+}
+
+std::uint64_t total_of(const RunResult& result) {
+  std::uint64_t total = 0;
+  for (const DeviceFacts& f : result.environment.devices) total += f.total_bytes;
+  return total;
+}
+
+OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const RunResult& result) {
+  const ProgramOom& message = *seen.oom;
+  const MemoryReading at = seen.oom_row ? seen.oom_row->second : seen.peak;
+  OomRecord oom;
+  oom.event = seen.oom_row ? seen.oom_row->first : 0;
+  oom.t_ms = static_cast<double>(at.t_ns) / 1e6;
+  oom.request_bytes = message.request_bytes.value_or(0);
+  oom.live_bytes = at.program_bytes;
+  oom.reserved_bytes = at.used_bytes;
+  oom.device_free_bytes = message.device_free_bytes.value_or(at.free_bytes);
+  oom.device_total_bytes = message.device_total_bytes.value_or(total_of(result));
+  const ProgramOomDiagnosis diagnosis = diagnose_program_oom(message);
+  oom.diagnosis.cause = diagnosis.cause;
+  oom.diagnosis.evidence = diagnosis.evidence;
+  oom.diagnosis.advice = diagnosis.advice;
+  oom.diagnosis.free_bytes = budget > at.used_bytes ? budget - at.used_bytes : 0;
+  oom.program = ProgramMessage{.framework = message.framework,
+                               .line = message.line,
+                               .process_used_bytes = message.process_used_bytes,
+                               .framework_allocated_bytes = message.framework_allocated_bytes,
+                               .framework_cached_free_bytes = message.framework_cached_free_bytes,
+                               .sizing_setting = message.sizing_setting,
+                               .lines_seen = seen.oom_lines};
+  oom.source = "program";
+  return oom;
+}
+
+std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
+                         std::uint64_t budget) {
+  std::string text = fmt::format("the program {}", describe_end(end));
+  if (seen.peak_used_bytes + kNearBudgetBytes >= budget) {
+    text += fmt::format(
+        " after its memory reached {} of the {} budget: likely an OOM in words oomlab does not "
+        "know",
+        format_bytes(seen.peak_used_bytes), format_bytes(budget));
+  }
+  if (!end.last_lines.empty()) text += fmt::format(" (its last line: \"{}\")", end.last_lines.back());
+  return text;
+}
+
+}  // namespace
+
+ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,
+                        const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row) {
+  return ExecObservation{.peak = timeline.peak(),
+                         .peak_used_bytes = timeline.peak_used_bytes(),
+                         .first_bytes = timeline.first_bytes(),
+                         .samples = timeline.samples(),
+                         .per_process = timeline.per_process(),
+                         .oom = scanner.found(),
+                         .oom_lines = scanner.lines_seen(),
+                         .oom_row = oom_row};
+}
+
+RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices) {
+  RunResult result;
+  result.environment = config.environment ? *config.environment : probe_host_environment();
+  result.environment.devices = devices.facts();
+  result.device = devices.facts().front();
+  result.simulated = false;
+  result.scenario = "exec";
+  result.params.set("command", command_line(config.command));
+  result.allocator = "exec";
+  ProgramRun program{.command = config.command};
+  for (const DeviceFacts& f : devices.facts()) program.devices.push_back(f.index);
+  program.interval_ms = static_cast<double>(config.interval.count()) / 1e3;
+  result.program = std::move(program);
+  return result;
+}
+
+void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& budgets,
+                    const ProgramEnd& end, const ExecObservation& seen, RunResult& result) {
+  const std::uint64_t budget = budgets.front();
+  ProgramRun& p = *result.program;
+  p.exit_code = end.exit_code;
+  p.signal = end.signal;
+  p.killed = end.killed;
+  p.leftovers_ended = end.leftovers_ended;
+  p.peak_bytes = seen.peak.program_bytes;
+  p.first_bytes = seen.first_bytes;
+  p.usage_source = seen.per_process ? "nvml-processes" : "device-free";
+  p.samples = seen.samples;
+  p.last_lines = end.last_lines;
+  p.oom_lines = seen.oom_lines;
+  if (!config.folder.empty()) {
+    p.stdout_file = "stdout.txt";
+    p.stderr_file = "stderr.txt";
+  }
+  result.peak_live_bytes = seen.peak.program_bytes;
+  result.peak_reserved_bytes = seen.peak_used_bytes;
+  result.events = seen.samples + (seen.oom_row ? 1 : 0);
+  if (end.leftovers_ended > 0) {
+    keep_notice(config, result,
+                fmt::format("the program left {} process(es) in its group: ended", end.leftovers_ended));
+  }
+  if (end.stopped) {
+    result.outcome = Outcome::interrupted;
+  } else if (end.timed_out) {
+    result.outcome = Outcome::timeout;
+    result.error_message = fmt::format("the program ran past --timeout {:.3g} s and was ended{}",
+                                       static_cast<double>(config.timeout->count()) / 1e3,
+                                       end.killed ? " (SIGKILL, after it ignored SIGTERM)" : "");
+  } else if (end.succeeded()) {
+    result.outcome = Outcome::completed;
+    if (seen.oom) {
+      keep_notice(config, result,
+                  fmt::format("the program printed {} OOM line(s) and still completed: it "
+                              "survived failed requests (\"{}\")",
+                              seen.oom_lines, seen.oom->line));
+    }
+  } else if (seen.oom) {
+    result.outcome = Outcome::oom;
+    result.oom = oom_record(seen, budget, result);
+    ++result.failed;
+    if (!seen.oom->sizing_setting.empty()) {
+      keep_notice(config, result,
+                  fmt::format("{} sized its memory from the device's total ({}), not from the "
+                              "budget: {}",
+                              seen.oom->framework, format_bytes(result.device->total_bytes),
+                              seen.oom->sizing_setting));
+    }
+  } else {
+    result.outcome = Outcome::error;
+    result.error_message = failure_text(end, seen, budget);
+  }
+  result.metrics.emplace_back("program_peak_bytes", static_cast<double>(p.peak_bytes));
+  result.metrics.emplace_back("program_first_bytes", static_cast<double>(p.first_bytes));
+  result.metrics.emplace_back("exit_code", static_cast<double>(end.exit_code));
+}
+
+}  // namespace oomlab

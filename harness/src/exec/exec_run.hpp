@@ -1,0 +1,50 @@
+// `oomlab exec`: a program run on devices cut down to the budget. The ballast is taken in this
+// process and held for the program's whole life, so the budget is all the program's processes
+// may use on a device, their CUDA contexts included (what a smaller card would give them). Its
+// memory is sampled into events.csv, its output scanned for a framework's OOM message, and the
+// run recorded as any run is (summary.json), with everything given back on every way out.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exec/exec_devices.hpp"
+#include "run/run_result.hpp"
+#include "run/runner.hpp"
+
+namespace oomlab {
+
+struct ExecConfig {
+  std::vector<std::string> command;
+  BudgetRequest budget{.kind = BudgetRequest::Kind::all};  // on each device
+  std::optional<std::chrono::milliseconds> timeout;
+  std::chrono::milliseconds grace{5'000};     // after SIGINT/SIGTERM, before SIGKILL
+  std::chrono::microseconds interval{5'000};  // between samples
+  std::filesystem::path folder;  // events.csv, stdout.txt, stderr.txt; empty: none written
+  int out_fd = 1;                // where its output goes on (-1: nowhere)
+  int err_fd = 2;
+  bool guardian = true;  // its group ended should oomlab be killed
+  std::optional<Environment> environment;
+  const std::atomic<bool>* stop = nullptr;
+  std::function<void(std::string_view)> notice;
+};
+
+// How long the driver may take to give a finished program's memory back before the shortfall is
+// called a leak.
+inline constexpr std::chrono::seconds kProgramReleaseWait{10};
+
+// Throws Error(usage) when the budget cannot be met or the program cannot be started (checked
+// before any memory is taken) and Error(device) when the ballast is refused; how the program
+// ended is the result's outcome.
+[[nodiscard]] RunResult run_exec(const ExecConfig& config, ExecDevices& devices);
+
+// The program's command as one line, each word quoted as a shell would need.
+[[nodiscard]] std::string command_line(const std::vector<std::string>& command);
+
+}  // namespace oomlab

@@ -1,0 +1,88 @@
+// A program's device memory over its life under `exec`: a thread reads the devices every
+// `interval` (100 Hz or more) and writes a `sample` row of events.csv each time; the program's
+// OOM line, when its output shows one, becomes an `oom` row at that moment. In both rows
+// live_bytes is what the program's processes use (NVML, their CUDA contexts included) and
+// reserved_bytes what the devices' free memory says it took out of the budget; a sample's
+// `bytes` is the devices' free memory.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "exec/exec_devices.hpp"
+#include "record/event_clock.hpp"
+#include "record/event_log.hpp"
+#include "record/phase_table.hpp"
+#include "run/stoppable_thread.hpp"
+
+namespace oomlab {
+
+struct MemoryReading {
+  std::uint64_t t_ns = 0;
+  std::uint64_t program_bytes = 0;  // NVML's per-process figure, or used_bytes without one
+  std::uint64_t used_bytes = 0;     // out of the budget, from the devices' free memory
+  std::uint64_t free_bytes = 0;
+};
+
+class MemoryTimeline {
+ public:
+  // `free_at_start`: each device's free memory (as read()) with the ballast held, before the
+  // program started. The rows go to `events_csv` (empty: nowhere). Throws Error(io) when the
+  // file cannot be made.
+  MemoryTimeline(ExecDevices& devices, std::vector<std::uint64_t> free_at_start,
+                 std::chrono::microseconds interval, const std::filesystem::path& events_csv);
+  ~MemoryTimeline();
+  MemoryTimeline(const MemoryTimeline&) = delete;
+  MemoryTimeline& operator=(const MemoryTimeline&) = delete;
+  MemoryTimeline(MemoryTimeline&&) = delete;
+  MemoryTimeline& operator=(MemoryTimeline&&) = delete;
+
+  void start();
+  void set_program(pid_t pid);
+  // The program said it ran out of memory, now: an oom row with the last reading. Its seq, and
+  // the reading (stamped now).
+  std::pair<std::uint64_t, MemoryReading> note_oom(std::uint64_t request_bytes);
+  // Stops the thread, takes a last reading and closes the log (rethrows what the sink threw).
+  void finish();
+
+  [[nodiscard]] MemoryReading last() const;
+  [[nodiscard]] MemoryReading peak() const;  // the reading with the most program_bytes
+  [[nodiscard]] std::uint64_t peak_used_bytes() const;
+  [[nodiscard]] std::uint64_t first_bytes() const;  // the first program_bytes above 0
+  [[nodiscard]] std::uint64_t samples() const;
+  [[nodiscard]] bool per_process() const;  // NVML told the program's processes apart
+  [[nodiscard]] const PhaseTable& phases() const { return phases_; }
+
+ private:
+  void sample();                                       // with mutex_ held
+  void append(Op op, std::uint64_t bytes, const MemoryReading& r);  // with mutex_ held
+
+  ExecDevices& devices_;
+  std::vector<std::uint64_t> free_at_start_;
+  std::chrono::microseconds interval_;
+  PhaseTable phases_;
+  std::uint32_t phase_ = 0;
+  EventClock clock_;
+  std::unique_ptr<EventLog> log_;
+  mutable std::mutex mutex_;
+  std::atomic<pid_t> program_{0};
+  MemoryReading last_;
+  MemoryReading peak_;
+  std::uint64_t peak_used_ = 0;
+  std::uint64_t first_bytes_ = 0;
+  std::uint64_t samples_ = 0;
+  bool per_process_ = true;
+  bool finished_ = false;
+  StoppableThread thread_;
+};
+
+}  // namespace oomlab
