@@ -1,0 +1,129 @@
+// Which OOM line of a whole run is kept, and what the kept line's figures say about the cause.
+#include <gtest/gtest.h>
+
+#include "exec/oom_message.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+
+// One PyTorch traceback prints the short RuntimeError text and then the full exception.
+TEST(OomMessageScanner, ARicherLaterLineReplacesTheFirst) {
+  OomScanner scanner;
+  scanner.feed_line("Traceback (most recent call last):");
+  scanner.feed_line("RuntimeError: CUDA error: out of memory");
+  scanner.feed_line("  File \"train.py\", line 12, in <module>");
+  scanner.feed_line(
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256.00 MiB. GPU 0 has a "
+      "total capacity of 79.11 GiB of which 3.06 MiB is free. Including non-PyTorch memory, this "
+      "process has 79.10 GiB memory in use. Of the allocated memory 78.73 GiB is allocated by "
+      "PyTorch, and 178.04 MiB is reserved by PyTorch but unallocated.");
+  ASSERT_TRUE(scanner.found().has_value());
+  EXPECT_EQ(scanner.found()->richness(), 6);
+  EXPECT_EQ(scanner.found()->request_bytes, 256_MiB);
+  EXPECT_EQ(scanner.lines_seen(), 2U);
+}
+
+TEST(OomMessageScanner, EqualRichnessKeepsTheFirstAndEveryOomLineIsCounted) {
+  OomScanner scanner;
+  scanner.feed_line("RuntimeError: CUDA error: out of memory");
+  scanner.feed_line("cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorMemoryAllocation");
+  scanner.feed_line("loss 0.25");
+  scanner.feed_line("CUDA error at a.cu:3 code=2(cudaErrorMemoryAllocation) \"cudaMalloc\"");
+  ASSERT_TRUE(scanner.found().has_value());
+  EXPECT_EQ(scanner.found()->framework, "PyTorch");
+  EXPECT_EQ(scanner.lines_seen(), 3U);
+  EXPECT_TRUE(scanner.sizing_setting().empty());
+}
+
+// XLA logs the refused driver allocation (which its allocator may retry) before the failure.
+TEST(OomMessageScanner, ACertainFailureReplacesOneThatMayBeRetried) {
+  OomScanner scanner;
+  scanner.feed_line(
+      "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:1015] failed to allocate 59.25GiB "
+      "(63620087808 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+  ASSERT_TRUE(scanner.found().has_value());
+  EXPECT_TRUE(scanner.found()->may_be_retried);
+  scanner.feed_line(
+      "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+      "allocate 1073741824 bytes.");
+  EXPECT_FALSE(scanner.found()->may_be_retried);
+  EXPECT_EQ(scanner.found()->request_bytes, 1_GiB);
+}
+
+TEST(OomMessageScanner, APreallocationFailureIsRememberedWhenARicherLineReplacesIt) {
+  OomScanner scanner;
+  scanner.feed_line(
+      "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: INTERNAL: no supported "
+      "devices found for platform CUDA..This may be due to JAX pre-allocating too much device "
+      "memory, leaving too little for CUDA library initialization.");
+  scanner.feed_line("XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for "
+                    "176.00MiB (184549376B) on device ordinal 0");
+  EXPECT_TRUE(scanner.found()->sizing_setting.empty());
+  EXPECT_NE(scanner.sizing_setting().find("XLA_PYTHON_CLIENT_PREALLOCATE"), std::string::npos);
+}
+
+// An allocator region larger than the whole budget was sized from the device's total memory.
+TEST(OomMessageScanner, ARetriedRegionLargerThanTheBudgetIsTheFrameworkSizingItself) {
+  auto xla = recognise_oom_line(
+      "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:1015] failed to allocate 59.25GiB "
+      "(63620087808 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+  ASSERT_TRUE(xla.has_value());
+  note_budget(*xla, 80_GiB);
+  EXPECT_TRUE(xla->sizing_setting.empty());
+  note_budget(*xla, 8_GiB);
+  EXPECT_NE(xla->sizing_setting.find("XLA_PYTHON_CLIENT_PREALLOCATE=false"), std::string::npos);
+  auto tf = recognise_oom_line(
+      "I tensorflow/stream_executor/cuda/cuda_driver.cc:775] failed to allocate 10.09G "
+      "(10830902272 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory");
+  ASSERT_TRUE(tf.has_value());
+  note_budget(*tf, 8_GiB);
+  EXPECT_EQ(tf->sizing_setting, "TF_FORCE_GPU_ALLOW_GROWTH=true");
+  EXPECT_NE(diagnose_program_oom(*tf).advice.find("TF_FORCE_GPU_ALLOW_GROWTH"), std::string::npos);
+}
+
+ProgramOom pytorch_oom(std::uint64_t request, std::uint64_t cached_free) {
+  ProgramOom oom;
+  oom.framework = "PyTorch";
+  oom.request_bytes = request;
+  oom.framework_cached_free_bytes = cached_free;
+  return oom;
+}
+
+TEST(OomMessageDiagnosis, CacheSmallerThanTheRequestIsCapacity) {
+  const ProgramOomDiagnosis d = diagnose_program_oom(pytorch_oom(256_MiB, 186688471));
+  EXPECT_EQ(d.cause, Cause::capacity);
+  EXPECT_EQ(d.evidence, "178.04 MiB reserved by PyTorch but unallocated < 256.00 MiB requested");
+  EXPECT_NE(d.advice.find("batch size"), std::string::npos);
+  EXPECT_EQ(d.advice.find("expandable_segments"), std::string::npos);
+}
+
+TEST(OomMessageDiagnosis, CacheHoldingTheRequestIsFragmentation) {
+  const ProgramOomDiagnosis d = diagnose_program_oom(pytorch_oom(764_MiB, 3478923510));
+  EXPECT_EQ(d.cause, Cause::fragmentation);
+  EXPECT_EQ(d.evidence, "3.24 GiB reserved by PyTorch but unallocated >= 764.00 MiB requested");
+  EXPECT_NE(d.advice.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos);
+  ProgramOom julia = pytorch_oom(1_GiB, 2_GiB);
+  julia.framework = "CUDA.jl";
+  EXPECT_EQ(diagnose_program_oom(julia).cause, Cause::fragmentation);
+  EXPECT_NE(diagnose_program_oom(julia).advice.find("CUDA.reclaim"), std::string::npos);
+}
+
+TEST(OomMessageDiagnosis, NoFiguresIsCapacityAndSaysSo) {
+  ProgramOom cupy;
+  cupy.framework = "CuPy";
+  const ProgramOomDiagnosis d = diagnose_program_oom(cupy);
+  EXPECT_EQ(d.cause, Cause::capacity);
+  EXPECT_EQ(d.evidence, "the message carries no figures");
+  EXPECT_NE(d.advice.find("set_limit"), std::string::npos);
+  // Figures are shown as PyTorch's format_size prints them: 1 GiB is still "1024.00 MiB".
+  cupy.request_bytes = 1_GiB;
+  cupy.framework_allocated_bytes = 2_GiB;
+  EXPECT_EQ(diagnose_program_oom(cupy).evidence,
+            "1024.00 MiB requested, 2.00 GiB allocated by CuPy");
+}
+
+}  // namespace
+}  // namespace oomlab
