@@ -22,7 +22,8 @@ std::uint64_t total_of(const RunResult& result) {
 }
 
 OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const RunResult& result) {
-  const ProgramOom& message = *seen.oom;
+  ProgramOom message = *seen.oom;
+  note_budget(message, budget);  // a region larger than the budget: it sized itself
   const MemoryReading at = seen.oom_row ? seen.oom_row->second : seen.peak;
   OomRecord oom;
   oom.event = seen.oom_row ? seen.oom_row->first : 0;
@@ -65,12 +66,14 @@ std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
 
 ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,
                         const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row) {
+  std::optional<ProgramOom> oom = scanner.found();
+  if (oom && oom->sizing_setting.empty()) oom->sizing_setting = scanner.sizing_setting();
   return ExecObservation{.peak = timeline.peak(),
                          .peak_used_bytes = timeline.peak_used_bytes(),
                          .first_bytes = timeline.first_bytes(),
                          .samples = timeline.samples(),
                          .per_process = timeline.per_process(),
-                         .oom = scanner.found(),
+                         .oom = std::move(oom),
                          .oom_lines = scanner.lines_seen(),
                          .oom_row = oom_row};
 }
@@ -135,12 +138,13 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
     result.outcome = Outcome::oom;
     result.oom = oom_record(seen, budget, result);
     ++result.failed;
-    if (!seen.oom->sizing_setting.empty()) {
+    const std::string& setting = result.oom->program->sizing_setting;
+    if (!setting.empty()) {
       keep_notice(config, result,
                   fmt::format("{} sized its memory from the device's total ({}), not from the "
                               "budget: {}",
-                              seen.oom->framework, format_bytes(result.device->total_bytes),
-                              seen.oom->sizing_setting));
+                              result.oom->program->framework,
+                              format_bytes(result.device->total_bytes), setting));
     }
   } else {
     result.outcome = Outcome::error;

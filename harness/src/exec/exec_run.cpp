@@ -55,7 +55,7 @@ class OomWatch final : public ProgramObserver {
   explicit OomWatch(MemoryTimeline& timeline) : timeline_(timeline) {}
   void started(pid_t pid) override { timeline_.set_program(pid); }
   void line(std::string_view text, bool /*from_stderr*/) override {
-    scanner_.feed_line(text);
+    scanner_.feed_line(text);  // a preallocation is told from a request by the budget, later
     if (!noted_ && scanner_.found()) {
       noted_ = timeline_.note_oom(scanner_.found()->request_bytes.value_or(0));
     }
