@@ -195,6 +195,22 @@ const std::vector<BadInvocation>& catalogue() {
         {{"matrix", "-a", "sim", "--timeout=-1"}, 2, "--timeout: '-1'"},
         {{"matrix", "-a", "sim", "--devices=abc"}, 2, "--devices: 'abc'"},
         {{"compare", "@/garbage.csv", "@/garbage.csv", "--tolerance=abc"}, 2, "--tolerance: 'abc'"},
+        // exec and frontier exec: refused before any device is touched
+        {{"exec"}, 2, "exec: no program to run: put it after '--'"},
+        {{"exec", "python", "train.py"}, 2, "put the program after '--'"},
+        {{"exec", "--", "no-such-program-oomlab"}, 2, "cannot run 'no-such-program-oomlab'"},
+        {{"exec", "--", "@/garbage.csv"}, 2, "no such executable file"},
+        {{"exec", "--budget=abc", "--", "true"}, 2, "--budget: 'abc' is not a size"},
+        {{"exec", "--timeout=0", "--", "true"}, 2, "--timeout: '0'"},
+        {{"exec", "--grace=-1", "--", "true"}, 2, "--grace: '-1'"},
+        {{"exec", "--interval=0", "--", "true"}, 2, "--interval: '0'"},
+        {{"exec", "--devices=abc", "--", "true"}, 2, "--devices: 'abc'"},
+        {{"exec", "--json", "@/nosuch/x.json", "--", "true"}, 2, "--json: cannot write"},
+        {{"exec", "--expect-oom", "--expect-no-oom", "--", "true"}, 2, "cannot be given together"},
+        {{"frontier"}, 2, "frontier: give a scenario"},
+        {{"frontier", "exec"}, 2, "no program to run"},
+        {{"frontier", "exec", "--resolution=1MiB", "--", "true"}, 2, "--resolution: '1MiB' is under"},
+        {{"frontier", "exec", "--confirm=x", "--", "true"}, 2, "--confirm: 'x'"},
     };
     all.insert(all.end(), rest.begin(), rest.end());
     const std::vector<BadInvocation> names = name_cases();

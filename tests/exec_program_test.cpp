@@ -40,8 +40,14 @@ ProgramSpec shell(const std::string& script) {
   return ProgramSpec{.argv = {"/bin/sh", "-c", script}, .out_fd = -1, .err_fd = -1};
 }
 
+// Running, not a zombie (an orphan whose reaper has not come yet is dead all the same).
 bool alive(pid_t pid) {
-  return ::kill(pid, 0) == 0;
+  if (::kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  std::getline(stat, text);
+  const std::size_t close = text.rfind(')');
+  return close == std::string::npos || close + 2 >= text.size() || text[close + 2] != 'Z';
 }
 
 // Whether `pid` is gone within `wait` (what the guardian or a kill needs a moment for).
@@ -192,7 +198,11 @@ TEST(ExecProgram, AProgramThatIsNotThereIsAUsageError) {
   Lines lines;
   EXPECT_FALSE(oomlab::find_program("no-such-program-oomlab-xyz"));
   EXPECT_TRUE(oomlab::find_program("sh"));
-  EXPECT_FALSE(oomlab::find_program("/etc/hostname")) << "not executable";
+  const fs::path plain = temp_folder("plain") / "data.txt";
+  std::ofstream(plain) << "not a program\n";
+  fs::permissions(plain, fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_FALSE(oomlab::find_program(plain.string())) << "not executable";
+  fs::remove_all(plain.parent_path());
   try {
     static_cast<void>(
         oomlab::run_program({.argv = {"/no/such/program"}, .out_fd = -1, .err_fd = -1}, {}, lines));

@@ -33,7 +33,10 @@ class FakeDevices final : public oomlab::ExecDevices {
     ballast = bytes;
     ++holds;
   }
-  void release() override { ballast = 0; }
+  void release() override {
+    ballast = 0;
+    released_ = true;  // the program has ended: the driver gave its memory back
+  }
   [[nodiscard]] oomlab::DeviceReading read(std::size_t /*i*/, pid_t program) override {
     ++reads;
     saw_program = saw_program || program > 0;
@@ -48,12 +51,14 @@ class FakeDevices final : public oomlab::ExecDevices {
 
  private:
   [[nodiscard]] std::uint64_t program_usage() const {
+    if (released_) return 0;
     std::ifstream in(usage_file_);
     std::uint64_t bytes = 0;
     in >> bytes;
     return bytes;
   }
   fs::path usage_file_;
+  bool released_ = false;
   std::vector<oomlab::DeviceFacts> facts_;
 };
 

@@ -158,10 +158,14 @@ void add_matrix(CLI::App& app, Parsed& p) {
       "matrix",
       "every scenario against every allocator, each cell a child process (crash- and hang-proof)");
   MatrixOptions& o = p.matrix;
-  m->add_option(
-       "--scenarios,-s", o.scenarios,
-       "all, or a comma list (all skips scenarios whose required parameters are not given)")
-      ->capture_default_str();
+  m->add_option("--scenarios,-s", o.scenarios,
+                "all, none, or a comma list (all skips scenarios whose required parameters are "
+                "not given; with --exec and no --scenarios, none)")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.scenarios_given = true; });
+  m->add_option("--exec", o.execs,
+                "NAME=COMMAND: a program as a cell (repeatable), run by `oomlab exec` under "
+                "--budget through /bin/sh -c, recorded and compared like the scenario cells");
   m->add_option("--allocators,-a", o.allocators,
                 "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
       ->capture_default_str();

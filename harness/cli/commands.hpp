@@ -71,6 +71,8 @@ struct ExecOptions {
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.
 struct MatrixOptions {
   std::string scenarios = "all";
+  bool scenarios_given = false;    // with --exec and no --scenarios, only the programs run
+  std::vector<std::string> execs;  // --exec NAME=COMMAND: a program's cell
   std::string allocators = "cuda,async,managed";
   std::string budget = "8GiB";
   std::string seed = "1";

@@ -109,9 +109,13 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   std::uint64_t confirm = 0;
   try {
     resolution = parse_size(o.resolution).value;
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--resolution: {}", e.what()));
+  }
+  try {
     confirm = parse_unsigned(o.confirm);
   } catch (const Error& e) {
-    throw_usage(fmt::format("--resolution or --confirm: {}", e.what()));
+    throw_usage(fmt::format("--confirm: {}", e.what()));
   }
   if (resolution < kDevicePageBytes)
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));

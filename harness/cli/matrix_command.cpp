@@ -39,9 +39,14 @@ json summary_from(const std::string& text) {
   return nullptr;
 }
 
-// A cell's outcome from how its process ended and what it printed.
-MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const std::string& dir,
-                        const std::atomic<bool>* stop) {
+// What the cell's process runs: `oomlab run` for a scenario, `oomlab exec` for a program.
+std::vector<std::string> cell_argv(const MatrixPlan& plan, const PlannedCell& cell,
+                                   const std::string& dir) {
+  if (!cell.command.empty()) {
+    return {plan.self, "exec",  "--budget", plan.budget, "--device", std::to_string(cell.device),
+            "--out",   (plan.out / dir).string(), "--force", "--json", "-", "--quiet", "--",
+            "/bin/sh", "-c",    cell.command};
+  }
   std::vector<std::string> argv = {plan.self,
                                    "run",
                                    cell.scenario,
@@ -69,7 +74,14 @@ MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const s
     argv.emplace_back("--plugin");
     argv.push_back(plugin);
   }
-  const ChildResult child = run_child(argv, {.timeout = plan.timeout, .stop = stop});
+  return argv;
+}
+
+// A cell's outcome from how its process ended and what it printed.
+MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const std::string& dir,
+                        const std::atomic<bool>* stop) {
+  const ChildResult child =
+      run_child(cell_argv(plan, cell, dir), {.timeout = plan.timeout, .stop = stop});
   MatrixRepeat r;
   r.exit_code = child.exit_code;
   if (child.signal != 0) r.signal = signal_name(child.signal);
@@ -199,8 +211,10 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
                    std::ostream& out, std::ostream& err) {
   const MatrixPlan plan = plan_matrix(options, err);
   if (!options.quiet) {
-    err << fmt::format("matrix: {} cells ({} scenarios x {} allocators){}, devices {}, into {}/\n",
+    err << fmt::format("matrix: {} cells ({} scenarios x {} allocators{}){}, devices {}, into {}/\n",
                        plan.cells.size(), plan.scenario_count, plan.allocator_count,
+                       options.execs.empty() ? ""
+                                             : fmt::format(", {} programs", options.execs.size()),
                        plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
                        fmt::join(plan.devices, ","), plan.out.string());
   }

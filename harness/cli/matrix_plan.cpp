@@ -76,6 +76,7 @@ std::optional<std::string> missing_required(const Registry::Entry& scenario,
 
 std::vector<const Registry::Entry*> choose_scenarios(const MatrixOptions& o, std::ostream& err) {
   std::vector<const Registry::Entry*> chosen;
+  if (o.scenarios == "none" || (!o.execs.empty() && !o.scenarios_given)) return chosen;
   if (o.scenarios == "all") {
     for (const Registry::Entry& e : Registry::global().entries()) {
       if (e.name.starts_with("test-")) continue;
@@ -96,7 +97,7 @@ std::vector<const Registry::Entry*> choose_scenarios(const MatrixOptions& o, std
       if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
     }
   }
-  if (chosen.empty()) throw_usage("--scenarios: no scenario to run");
+  if (chosen.empty() && o.execs.empty()) throw_usage("--scenarios: no scenario to run");
   for (const std::string& p : o.params) {
     if (p.find('=') == std::string::npos)
       throw_usage(fmt::format("--param: '{}' is not KEY=VALUE", p));
@@ -151,6 +152,28 @@ std::string folder_name(std::string text) {
 
 // What the files a scenario's parameters name held, hashed once for all its allocators.
 using FileDigests = std::map<std::string, std::map<std::string, std::string>>;
+
+// --exec NAME=COMMAND: one cell, whatever the allocators (the program brings its own).
+PlannedCell plan_exec_cell(const MatrixOptions& o, const std::string& spec, int device) {
+  const std::size_t eq = spec.find('=');
+  const std::string name = spec.substr(0, eq);
+  if (eq == std::string::npos || name.empty() || eq + 1 == spec.size())
+    throw_usage(fmt::format("--exec: '{}' is not NAME=COMMAND", spec));
+  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
+      std::string::npos)
+    throw_usage(fmt::format("--exec: name '{}' may hold only letters, digits, '_', '.', '-'", name));
+  PlannedCell cell{.id = folder_name("exec-" + name),
+                   .scenario = "exec:" + name,
+                   .allocator = "exec",
+                   .device = device,
+                   .command = spec.substr(eq + 1)};
+  cell.key = {{"scenario", cell.scenario},
+              {"allocator", "exec"},
+              {"options", json::object()},
+              {"params", {{"command", cell.command}}},
+              {"budget", budget_key(o.budget)}};
+  return cell;
+}
 
 PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
                       const std::string& allocator, int device, FileDigests& digests) {
@@ -268,6 +291,12 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
       plan.cells.push_back(std::move(cell));
     }
   }
+  for (const std::string& spec : o.execs) {
+    PlannedCell cell = plan_exec_cell(o, spec, plan.devices.front());
+    if (!ids.insert(cell.id).second)
+      throw_usage(fmt::format("--exec: '{}' is given twice", cell.scenario.substr(5)));
+    plan.cells.push_back(std::move(cell));
+  }
   plan.scenario_count = scenarios.size();
   plan.allocator_count = allocators.size();
   plan.out = o.out.empty() ? default_folder() : fs::path(o.out);
@@ -293,7 +322,7 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
       {"budget", o.budget},      {"seed", parse_unsigned(o.seed)},
       {"repeat", plan.repeat},   {"timeout_s", static_cast<double>(plan.timeout.count()) / 1e3},
       {"devices", plan.devices}, {"verify", o.verify},
-      {"params", params}};
+      {"params", params},        {"execs", o.execs}};
   return plan;
 }
 

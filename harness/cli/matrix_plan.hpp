@@ -22,6 +22,7 @@ struct PlannedCell {
   std::string allocator;  // as given, options included
   int device = 0;
   std::vector<std::string> params;  // KEY=VALUE, only the ones this scenario declares
+  std::string command;              // a program's cell (--exec): run through /bin/sh -c
   nlohmann::ordered_json key;
 };
 

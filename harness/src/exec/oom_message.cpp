@@ -3,6 +3,7 @@
 // so that help texts and host OOMs ("MemoryError", "std::bad_alloc", "Killed") do not count.
 #include "exec/oom_message.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include "exec/oom_text.hpp"

@@ -22,10 +22,10 @@ namespace {
 constexpr const char* kGuardianScript =
     "trap '' INT TERM HUP\n"
     "while IFS= read -r line; do [ \"$line\" = done ] && exit 0; done\n"
-    "kill -TERM -- -\"$1\" 2>/dev/null || exit 0\n"
+    "kill -s TERM -- -\"$1\" 2>/dev/null || exit 0\n"
     "i=0\n"
-    "while [ $i -lt 30 ] && kill -0 -- -\"$1\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
-    "kill -KILL -- -\"$1\" 2>/dev/null\n"
+    "while [ $i -lt 30 ] && kill -s 0 -- -\"$1\" 2>/dev/null; do sleep 0.1; i=$((i+1)); done\n"
+    "kill -s KILL -- -\"$1\" 2>/dev/null\n"
     "exit 0\n";
 
 // environ with `changes` set over it, as KEY=VALUE strings.
