@@ -16,6 +16,8 @@
 # Settings (environment): NIGHTLY_SCENARIOS=all NIGHTLY_ALLOCATORS=cuda,async,managed
 # NIGHTLY_BUDGET=4GiB NIGHTLY_SEED=1 NIGHTLY_REPEAT=3 NIGHTLY_TIMEOUT=600 NIGHTLY_TOLERANCE=2%
 # NIGHTLY_DEVICES=0 NIGHTLY_BASELINES=ci/baselines
+# NIGHTLY_EXEC: the fleet's own programs as matrix cells, one NAME=COMMAND a line (oomlab exec,
+# under the same budget), e.g. NIGHTLY_EXEC=$'train=python3 train.py --steps 50\nserve=./bench'
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="nightly-out"
@@ -26,7 +28,7 @@ while (($# > 0)); do
     --out) out="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
     --refresh-baseline) refresh=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "nightly: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -39,6 +41,10 @@ timeout="${NIGHTLY_TIMEOUT:-600}"
 tolerance="${NIGHTLY_TOLERANCE:-2%}"
 devices="${NIGHTLY_DEVICES:-0}"
 baselines="${NIGHTLY_BASELINES:-$root/ci/baselines}"
+execs=()
+while IFS= read -r line; do
+  [[ -n "$line" ]] && execs+=(--exec "$line")
+done <<<"${NIGHTLY_EXEC:-}"
 
 if [[ -z "$bin" ]]; then
   echo "== build"
@@ -68,7 +74,7 @@ echo "== matrix ($scenarios x $allocators, budget $budget, seed $seed, $repeat r
 matrix_code=0
 "$oomlab" matrix --scenarios="$scenarios" --allocators="$allocators" --budget="$budget" --seed="$seed" \
   --repeat="$repeat" --timeout="$timeout" --devices="$devices" \
-  --param "trace=tests/data/pytorch_gpt_fp32_snapshot.pickle" \
+  --param "trace=tests/data/pytorch_gpt_fp32_snapshot.pickle" "${execs[@]}" \
   --out "$out/matrix" --junit "$out/matrix.junit.xml" | tee "$out/matrix.txt" || matrix_code=$?
 if ((matrix_code == 2)); then echo "nightly: the matrix refused its arguments" >&2; exit 2; fi
 

@@ -23,12 +23,14 @@ void write_oom(std::string& out, const RunResult& r) {
   if (oom.program) {
     fmt::format_to(it, "oom line   {}: {}\n", oom.program->framework, oom.program->line);
     if (oom.program->lines_seen > 1)
-      fmt::format_to(it, "           ({} OOM lines in its output in all)\n", oom.program->lines_seen);
+      fmt::format_to(it, "           ({} OOM lines in its output in all)\n",
+                     oom.program->lines_seen);
   }
   fmt::format_to(it,
                  "at         {:.2f} s · request {} · the program used {} · {} of the budget "
                  "taken · {} of it free\n",
-                 oom.t_ms / 1e3, oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes),
+                 oom.t_ms / 1e3,
+                 oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes),
                  format_bytes(oom.live_bytes), format_bytes(oom.reserved_bytes),
                  format_bytes(oom.diagnosis.free_bytes));
   fmt::format_to(it, "cause      {} ({}): {}\n", to_string(oom.diagnosis.cause), oom.source,

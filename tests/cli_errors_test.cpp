@@ -209,7 +209,9 @@ const std::vector<BadInvocation>& catalogue() {
         {{"exec", "--expect-oom", "--expect-no-oom", "--", "true"}, 2, "cannot be given together"},
         {{"frontier"}, 2, "frontier: give a scenario"},
         {{"frontier", "exec"}, 2, "no program to run"},
-        {{"frontier", "exec", "--resolution=1MiB", "--", "true"}, 2, "--resolution: '1MiB' is under"},
+        {{"frontier", "exec", "--resolution=1MiB", "--", "true"},
+         2,
+         "--resolution: '1MiB' is under"},
         {{"frontier", "exec", "--confirm=x", "--", "true"}, 2, "--confirm: 'x'"},
     };
     all.insert(all.end(), rest.begin(), rest.end());

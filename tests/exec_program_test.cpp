@@ -77,8 +77,8 @@ pid_t read_pid(const fs::path& path, std::chrono::milliseconds wait) {
 }
 
 fs::path temp_folder(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("oomlab-exec-" + name + "-" +
-                                                     std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("oomlab-exec-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -139,9 +139,9 @@ TEST(ExecProgram, ATimeoutEndsTheWholeGroup) {
 TEST(ExecProgram, AProgramThatIgnoresSigtermIsKilledAfterTheGrace) {
   Lines lines;
   const auto start = std::chrono::steady_clock::now();
-  const ProgramEnd end = oomlab::run_program(
-      shell("trap '' TERM; echo ready; while :; do sleep 0.05; done"),
-      {.timeout = 200ms, .grace = 400ms}, lines);
+  const ProgramEnd end =
+      oomlab::run_program(shell("trap '' TERM; echo ready; while :; do sleep 0.05; done"),
+                          {.timeout = 200ms, .grace = 400ms}, lines);
   EXPECT_TRUE(end.timed_out);
   EXPECT_TRUE(end.killed);
   EXPECT_EQ(end.signal, SIGKILL);
@@ -155,9 +155,9 @@ TEST(ExecProgram, AStopSendsSigintToItsGroup) {
     stop.store(true);
   });
   Lines lines;
-  const ProgramEnd end = oomlab::run_program(
-      shell("trap 'echo got-int; exit 7' INT; while :; do sleep 0.05; done"),
-      {.grace = 3000ms, .stop = &stop}, lines);
+  const ProgramEnd end =
+      oomlab::run_program(shell("trap 'echo got-int; exit 7' INT; while :; do sleep 0.05; done"),
+                          {.grace = 3000ms, .stop = &stop}, lines);
   stopper.join();
   EXPECT_TRUE(end.stopped);
   EXPECT_EQ(end.exit_code, 7);
@@ -166,8 +166,8 @@ TEST(ExecProgram, AStopSendsSigintToItsGroup) {
 
 TEST(ExecProgram, WhatItLeftInItsGroupIsEndedWhenItExits) {
   Lines lines;
-  const ProgramEnd end = oomlab::run_program(shell("sleep 100 >/dev/null 2>&1 & echo $!"),
-                                             {.grace = 1000ms}, lines);
+  const ProgramEnd end =
+      oomlab::run_program(shell("sleep 100 >/dev/null 2>&1 & echo $!"), {.grace = 1000ms}, lines);
   EXPECT_EQ(end.exit_code, 0);
   ASSERT_EQ(lines.out.size(), 1U);
   const pid_t left = std::stoi(lines.out.front());
@@ -221,7 +221,8 @@ TEST(ExecProgram, AVeryLongLineComesInPiecesAndIsCopiedWhole) {
   static_cast<void>(oomlab::run_program(spec, {}, lines));
   EXPECT_EQ(fs::file_size(dir / "stdout.txt"), 200001U);
   ASSERT_GE(lines.out.size(), 4U);
-  for (const std::string& line : lines.out) EXPECT_LE(line.size(), 64U * 1024U);
+  for (const std::string& line : lines.out)
+    EXPECT_LE(line.size(), 64U * 1024U);
   fs::remove_all(dir);
 }
 

@@ -2,6 +2,8 @@
 // is sampled into events.csv, its OOM line becomes the OOM record (figures, cause, advice), and
 // every outcome is told apart. The devices are a fake whose "program usage" is a number the
 // stand-in program writes to a file.
+#include "exec/exec_run.hpp"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "exec/exec_run.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 

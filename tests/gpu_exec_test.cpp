@@ -77,8 +77,8 @@ TEST_F(GpuExec, AProgramOverItsBudgetRunsOutOfMemoryAsTheCardWouldSay) {
 }
 
 TEST_F(GpuExec, AProgramUnderItsBudgetCompletesWithItsPeakSampled) {
-  const ChildResult r = oomlab({"exec", "--budget", "2GiB", "--no-out", "--json", "-", "--",
-                                hog(), std::to_string(512_MiB), "0.3"});
+  const ChildResult r = oomlab({"exec", "--budget", "2GiB", "--no-out", "--json", "-", "--", hog(),
+                                std::to_string(512_MiB), "0.3"});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
   const json s = json::parse(r.out);
@@ -133,9 +133,8 @@ TEST_F(GpuExec, OomlabKilledLeavesNothingBehind) {
 }
 
 TEST_F(GpuExec, TheFrontierOfAProgramIsWhatItTakesPlusItsContext) {
-  const ChildResult r =
-      oomlab({"frontier", "exec", "--budget", "4GiB", "--resolution", "32MiB", "--json", "-",
-              "--", hog(), std::to_string(1_GiB)});
+  const ChildResult r = oomlab({"frontier", "exec", "--budget", "4GiB", "--resolution", "32MiB",
+                                "--json", "-", "--", hog(), std::to_string(1_GiB)});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
   const json f = json::parse(r.out);

@@ -106,10 +106,11 @@ TEST(OomMessage, CudaCallsFailingInsidePyTorchAndTheLibraries) {
                 .framework,
             "cuBLAS");
   // A TensorFlow 1.x log line (a user's log in a public repository).
-  EXPECT_EQ(recognised("2018-02-07 22:06:11.979617: E tensorflow/stream_executor/cuda/"
-                       "cuda_blas.cc:366] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")
-                .framework,
-            "cuBLAS");
+  EXPECT_EQ(
+      recognised("2018-02-07 22:06:11.979617: E tensorflow/stream_executor/cuda/"
+                 "cuda_blas.cc:366] failed to create cublas handle: CUBLAS_STATUS_ALLOC_FAILED")
+          .framework,
+      "cuBLAS");
   EXPECT_EQ(recognised("RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED").framework, "cuDNN");
 }
 
@@ -140,9 +141,9 @@ TEST(OomMessage, BfcAllocatorLinesTellTensorFlowFromXlaByTheirPath) {
       "4000000000)requested by op ");
   EXPECT_EQ(xla.framework, "JAX/XLA");
   EXPECT_EQ(xla.request_bytes, 4000000000U);
-  EXPECT_FALSE(recognise_oom_line(
-      "If the cause is memory fragmentation maybe the environment variable "
-      "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. "));
+  EXPECT_FALSE(
+      recognise_oom_line("If the cause is memory fragmentation maybe the environment variable "
+                         "'TF_GPU_ALLOCATOR=cuda_malloc_async' will improve the situation. "));
   EXPECT_FALSE(recognise_oom_line(
       "2020-04-29 16:25:36.594950: W tensorflow/core/common_runtime/bfc_allocator.cc:243] "
       "Allocator (GPU_0_bfc) ran out of memory trying to allocate 1.25GiB with "
@@ -228,11 +229,11 @@ TEST(OomMessage, CuPyCommasAreReadAsThousands) {
 // CUDA.jl's OutOfGPUMemoryError in a user's notebook: figures on the lines that follow.
 TEST(OomMessage, CudaJlUsageLinesAddTheDeviceAndPoolFigures) {
   OomScanner scanner;
-  for (const char* line : {"Out of GPU memory trying to allocate 15.263 GiB",
-                           "Effective GPU memory usage: 11.12% (1.311 GiB/11.784 GiB)",
-                           "CUDA allocator usage: 980.317 MiB",
-                           "Memory pool usage: 980.317 MiB (980.317 MiB allocated, 0 bytes cached)",
-                           "Stacktrace:"}) {
+  for (const char* line :
+       {"Out of GPU memory trying to allocate 15.263 GiB",
+        "Effective GPU memory usage: 11.12% (1.311 GiB/11.784 GiB)",
+        "CUDA allocator usage: 980.317 MiB",
+        "Memory pool usage: 980.317 MiB (980.317 MiB allocated, 0 bytes cached)", "Stacktrace:"}) {
     scanner.feed_line(line);
   }
   ASSERT_TRUE(scanner.found().has_value());

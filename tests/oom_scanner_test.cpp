@@ -59,8 +59,9 @@ TEST(OomMessageScanner, APreallocationFailureIsRememberedWhenARicherLineReplaces
       "WARNING:jax._src.xla_bridge:CUDA backend failed to initialize: INTERNAL: no supported "
       "devices found for platform CUDA..This may be due to JAX pre-allocating too much device "
       "memory, leaving too little for CUDA library initialization.");
-  scanner.feed_line("XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for "
-                    "176.00MiB (184549376B) on device ordinal 0");
+  scanner.feed_line(
+      "XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for "
+      "176.00MiB (184549376B) on device ordinal 0");
   EXPECT_TRUE(scanner.found()->sizing_setting.empty());
   EXPECT_NE(scanner.sizing_setting().find("XLA_PYTHON_CLIENT_PREALLOCATE"), std::string::npos);
 }

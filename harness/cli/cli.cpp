@@ -322,6 +322,24 @@ std::vector<std::string> load_plugins(const std::vector<std::string>& args) {
   return rest;
 }
 
+// The command given, run.
+int dispatch(const CLI::App& app, const Parsed& parsed, const std::vector<std::string>& args,
+             std::ostream& out, std::ostream& err) {
+  if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
+  if (app.got_subcommand("exec")) return exec_command(parsed.exec, args, out, err);
+  if (app.got_subcommand("frontier")) {
+    if (app.get_subcommand("frontier")->got_subcommand("exec"))
+      return frontier_exec_command(parsed.frontier_exec, out, err);
+    return frontier_command(parsed.frontier, out, err);
+  }
+  if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
+  if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
+  if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
+  if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);
+  if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
+  return info_command(parsed.info_json, out, err);
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostream& err) {
@@ -348,7 +366,8 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     app.parse(reversed);
   } catch (const CLI::CallForHelp&) {
     const CLI::App* asked = &app;  // the innermost command given: `frontier exec --help`
-    while (!asked->get_subcommands().empty()) asked = asked->get_subcommands().front();
+    while (!asked->get_subcommands().empty())
+      asked = asked->get_subcommands().front();
     out << asked->help();
     return kExitOk;
   } catch (const CLI::CallForVersion&) {
@@ -367,19 +386,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     return kExitUsage;
   }
   try {
-    if (app.got_subcommand("run")) return run_command(parsed.run, args, out, err);
-    if (app.got_subcommand("exec")) return exec_command(parsed.exec, args, out, err);
-    if (app.got_subcommand("frontier")) {
-      if (app.get_subcommand("frontier")->got_subcommand("exec"))
-        return frontier_exec_command(parsed.frontier_exec, out, err);
-      return frontier_command(parsed.frontier, out, err);
-    }
-    if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
-    if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
-    if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
-    if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);
-    if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
-    return info_command(parsed.info_json, out, err);
+    return dispatch(app, parsed, args, out, err);
   } catch (const Error& e) {
     err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return exit_code_for_error(e);

@@ -170,9 +170,10 @@ std::string unexpected_arguments(const CLI::App& app) {
     if (is_top(*level))
       return fmt::format("unexpected argument '{}'{}", rest.front(), help_hint(*level));
     if (level->get_name() == "exec") {  // `oomlab exec python train.py`: the "--" forgotten
-      return fmt::format("{}unexpected argument '{}': put the program after '--' (oomlab exec "
-                         "[OPTIONS] -- {}){}",
-                         prefix(*level), rest.front(), rest.front(), help_hint(*level));
+      return fmt::format(
+          "{}unexpected argument '{}': put the program after '--' (oomlab exec "
+          "[OPTIONS] -- {}){}",
+          prefix(*level), rest.front(), rest.front(), help_hint(*level));
     }
     return fmt::format("{}unexpected argument '{}': oomlab {} takes {}{}", prefix(*level),
                        rest.front(), level->get_name(), positionals(*level), help_hint(*level));

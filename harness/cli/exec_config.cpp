@@ -19,8 +19,8 @@ double seconds_of(std::string_view flag, const std::string& text, double least, 
     throw_usage(fmt::format("{}: {}", flag, e.what()));
   }
   if (!(seconds >= least && seconds <= most)) {
-    throw_usage(fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, text, least,
-                            most));
+    throw_usage(
+        fmt::format("{}: '{}' is not a number of seconds from {} to {}", flag, text, least, most));
   }
   return seconds;
 }
@@ -48,7 +48,8 @@ ExecConfig exec_config_from(const ExecOptions& o) {
   } catch (const Error& e) {
     throw_usage(fmt::format("--budget: {}", e.what()));
   }
-  if (!o.timeout.empty()) config.timeout = millis(seconds_of("--timeout", o.timeout, 0.001, 7 * 86400.0));
+  if (!o.timeout.empty())
+    config.timeout = millis(seconds_of("--timeout", o.timeout, 0.001, 7 * 86400.0));
   config.grace = millis(seconds_of("--grace", o.grace, 0.0, 600.0));
   std::uint64_t interval = 0;
   try {

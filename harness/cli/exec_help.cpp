@@ -5,11 +5,14 @@ namespace oomlab::cli {
 std::string exec_footer() {
   return "What the budget counts:\n"
          "  All the memory the program's processes may use on each device, their CUDA contexts\n"
-         "  included: oomlab holds the rest of the free memory (a ballast, in its own process) for\n"
-         "  the program's whole life, so the driver itself says out of memory where a card of that\n"
+         "  included: oomlab holds the rest of the free memory (a ballast, in its own process) "
+         "for\n"
+         "  the program's whole life, so the driver itself says out of memory where a card of "
+         "that\n"
          "  size would. The program sees only the chosen devices (CUDA_VISIBLE_DEVICES).\n"
          "What is recorded (in the run folder):\n"
-         "  events.csv  'sample' rows every --interval ms: live_bytes = the program's device memory\n"
+         "  events.csv  'sample' rows every --interval ms: live_bytes = the program's device "
+         "memory\n"
          "              (NVML, its processes and their children), reserved_bytes = what the\n"
          "              device's free memory says it took from the budget, bytes = free memory;\n"
          "              an 'oom' row when its output reports an OOM\n"
@@ -18,7 +21,8 @@ std::string exec_footer() {
          "  OOM messages recognised: PyTorch, TensorFlow, JAX/XLA, CuPy, CUDA runtime and driver,\n"
          "  cuBLAS, cuDNN, CUDA.jl, RMM. A framework that sizes itself from the device's total\n"
          "  memory (JAX preallocates 75%) is named with the setting that fixes it.\n"
-         "Safety: Ctrl-C sends SIGINT to the program's process group, --timeout SIGTERM, and after\n"
+         "Safety: Ctrl-C sends SIGINT to the program's process group, --timeout SIGTERM, and "
+         "after\n"
          "  --grace seconds SIGKILL; should oomlab itself be killed, a guardian process ends the\n"
          "  program's group and the driver frees oomlab's ballast. Free memory is checked after.\n"
          "Examples:\n"
@@ -28,7 +32,8 @@ std::string exec_footer() {
          "  oomlab report runs/train     # the timeline, the budget line, the OOM marked\n"
          "Exit codes: 0 the program ran (completed, or an OOM recorded), 1 --expect-oom or\n"
          "--expect-no-oom not met, or the program failed for another reason, 2 bad usage (no\n"
-         "program, no such program), 3 no usable CUDA device, 4 --timeout passed, 5 an output file\n"
+         "program, no such program), 3 no usable CUDA device, 4 --timeout passed, 5 an output "
+         "file\n"
          "could not be written, 130 interrupted.";
 }
 

@@ -29,9 +29,8 @@ std::string clip(const std::string& text, std::size_t most) {
 
 // "  25,769,803,776 B (24.0 GiB)  oom (capacity)     4.1 s  torch.OutOfMemoryError: ..."
 std::string trial_line(const ExecTrial& t) {
-  const std::string how =
-      std::string(to_string(t.outcome)) +
-      (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
+  const std::string how = std::string(to_string(t.outcome)) +
+                          (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
   return fmt::format("{}{:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}", t.confirming ? "c " : "  ",
                      format_count(t.budget_bytes), "(" + format_bytes(t.budget_bytes) + ")", how,
                      t.seconds, format_bytes(t.peak_bytes),
@@ -88,10 +87,10 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
                        format_bytes(r.upper_bytes), format_count(r.upper_bytes),
                        to_string(t.outcome), t.oom_line.empty() ? "" : ": " + t.oom_line);
   }
-  std::string line = fmt::format(
-      "{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)", name,
-      format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
-      format_count(r.failing_bytes), format_bytes(resolution), r.trials.size());
+  std::string line =
+      fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)", name,
+                  format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
+                  format_count(r.failing_bytes), format_bytes(resolution), r.trials.size());
   if (r.confirm_runs > 0) {
     line += fmt::format("; confirmed: {} of {} completed at it, {} of {} under it",
                         r.frontier_passed, r.confirm_runs, r.below_passed, r.confirm_runs);

@@ -43,9 +43,14 @@ json summary_from(const std::string& text) {
 std::vector<std::string> cell_argv(const MatrixPlan& plan, const PlannedCell& cell,
                                    const std::string& dir) {
   if (!cell.command.empty()) {
-    return {plan.self, "exec",  "--budget", plan.budget, "--device", std::to_string(cell.device),
-            "--out",   (plan.out / dir).string(), "--force", "--json", "-", "--quiet", "--",
-            "/bin/sh", "-c",    cell.command};
+    return {plan.self,  "exec",
+            "--budget", plan.budget,
+            "--device", std::to_string(cell.device),
+            "--out",    (plan.out / dir).string(),
+            "--force",  "--json",
+            "-",        "--quiet",
+            "--",       "/bin/sh",
+            "-c",       cell.command};
   }
   std::vector<std::string> argv = {plan.self,
                                    "run",
@@ -211,12 +216,12 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
                    std::ostream& out, std::ostream& err) {
   const MatrixPlan plan = plan_matrix(options, err);
   if (!options.quiet) {
-    err << fmt::format("matrix: {} cells ({} scenarios x {} allocators{}){}, devices {}, into {}/\n",
-                       plan.cells.size(), plan.scenario_count, plan.allocator_count,
-                       options.execs.empty() ? ""
-                                             : fmt::format(", {} programs", options.execs.size()),
-                       plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
-                       fmt::join(plan.devices, ","), plan.out.string());
+    err << fmt::format(
+        "matrix: {} cells ({} scenarios x {} allocators{}){}, devices {}, into {}/\n",
+        plan.cells.size(), plan.scenario_count, plan.allocator_count,
+        options.execs.empty() ? "" : fmt::format(", {} programs", options.execs.size()),
+        plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
+        fmt::join(plan.devices, ","), plan.out.string());
   }
   ::setenv(kMatrixParentVariable, std::to_string(::getpid()).c_str(), 1);  // cells die with us
   const StopOnSignal signals;

@@ -161,7 +161,8 @@ PlannedCell plan_exec_cell(const MatrixOptions& o, const std::string& spec, int 
     throw_usage(fmt::format("--exec: '{}' is not NAME=COMMAND", spec));
   if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") !=
       std::string::npos)
-    throw_usage(fmt::format("--exec: name '{}' may hold only letters, digits, '_', '.', '-'", name));
+    throw_usage(
+        fmt::format("--exec: name '{}' may hold only letters, digits, '_', '.', '-'", name));
   PlannedCell cell{.id = folder_name("exec-" + name),
                    .scenario = "exec:" + name,
                    .allocator = "exec",
@@ -173,6 +174,15 @@ PlannedCell plan_exec_cell(const MatrixOptions& o, const std::string& spec, int 
               {"params", {{"command", cell.command}}},
               {"budget", budget_key(o.budget)}};
   return cell;
+}
+
+void add_exec_cells(const MatrixOptions& o, MatrixPlan& plan, std::set<std::string>& ids) {
+  for (const std::string& spec : o.execs) {
+    PlannedCell cell = plan_exec_cell(o, spec, plan.devices.front());
+    if (!ids.insert(cell.id).second)
+      throw_usage(fmt::format("--exec: '{}' is given twice", cell.scenario.substr(5)));
+    plan.cells.push_back(std::move(cell));
+  }
 }
 
 PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
@@ -291,12 +301,7 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
       plan.cells.push_back(std::move(cell));
     }
   }
-  for (const std::string& spec : o.execs) {
-    PlannedCell cell = plan_exec_cell(o, spec, plan.devices.front());
-    if (!ids.insert(cell.id).second)
-      throw_usage(fmt::format("--exec: '{}' is given twice", cell.scenario.substr(5)));
-    plan.cells.push_back(std::move(cell));
-  }
+  add_exec_cells(o, plan, ids);
   plan.scenario_count = scenarios.size();
   plan.allocator_count = allocators.size();
   plan.out = o.out.empty() ? default_folder() : fs::path(o.out);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   std::printf("holding %llu bytes (pid %d)\n", have, static_cast<int>(getpid()));
   std::fflush(stdout);
   std::this_thread::sleep_for(std::chrono::duration<double>(hold));
-  for (void* p : pieces) cudaFree(p);
+  for (void* p : pieces)
+    cudaFree(p);
   return 0;
 }

@@ -44,7 +44,8 @@ class CudaExecDevices final : public ExecDevices {
       }
       facts_.push_back(*it);
     }
-    for (const DeviceFacts& f : facts_) sessions_.push_back(std::make_unique<DeviceSession>(f.index));
+    for (const DeviceFacts& f : facts_)
+      sessions_.push_back(std::make_unique<DeviceSession>(f.index));
     ballasts_.resize(facts_.size());
   }
   ~CudaExecDevices() override { release(); }
@@ -121,9 +122,9 @@ std::unique_ptr<ExecDevices> open_exec_devices(const std::vector<int>& indices) 
   const Environment environment = probe_environment();
   if (!environment.cuda_built || environment.devices.empty()) {
     throw Error(ErrorKind::no_device,
-                fmt::format("exec needs a CUDA device: {}",
-                            environment.cuda_problem.empty() ? "none was found"
-                                                             : environment.cuda_problem));
+                fmt::format("exec needs a CUDA device: {}", environment.cuda_problem.empty()
+                                                                ? "none was found"
+                                                                : environment.cuda_problem));
   }
   return std::make_unique<CudaExecDevices>(indices, environment);
 }

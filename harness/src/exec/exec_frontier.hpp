@@ -19,7 +19,7 @@ struct ExecTrial {
   std::uint64_t budget_bytes = 0;
   Outcome outcome = Outcome::completed;
   std::optional<Cause> cause;
-  std::string oom_line;  // the program's, or why it failed otherwise
+  std::string oom_line;          // the program's, or why it failed otherwise
   std::uint64_t peak_bytes = 0;  // the program's sampled peak (NVML)
   std::uint64_t used_bytes = 0;  // out of the budget at the most
   int exit_code = -1;
@@ -40,8 +40,8 @@ struct ExecFrontier {
 };
 
 // `base.budget` is the upper bound; base.timeout limits each trial. Throws Interrupted on a stop.
-[[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
-                                              std::uint64_t resolution_bytes, unsigned confirm,
-                                              const std::function<void(const ExecTrial&)>& on_trial);
+[[nodiscard]] ExecFrontier find_exec_frontier(
+    const ExecConfig& base, ExecDevices& devices, std::uint64_t resolution_bytes, unsigned confirm,
+    const std::function<void(const ExecTrial&)>& on_trial);
 
 }  // namespace oomlab

@@ -17,7 +17,8 @@ void keep_notice(const ExecConfig& config, RunResult& result, std::string text) 
 
 std::uint64_t total_of(const RunResult& result) {
   std::uint64_t total = 0;
-  for (const DeviceFacts& f : result.environment.devices) total += f.total_bytes;
+  for (const DeviceFacts& f : result.environment.devices)
+    total += f.total_bytes;
   return total;
 }
 
@@ -49,8 +50,7 @@ OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const Ru
   return oom;
 }
 
-std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
-                         std::uint64_t budget) {
+std::string failure_text(const ProgramEnd& end, const ExecObservation& seen, std::uint64_t budget) {
   std::string text = fmt::format("the program {}", describe_end(end));
   if (seen.peak_used_bytes + kNearBudgetBytes >= budget) {
     text += fmt::format(
@@ -58,7 +58,8 @@ std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
         "know",
         format_bytes(seen.peak_used_bytes), format_bytes(budget));
   }
-  if (!end.last_lines.empty()) text += fmt::format(" (its last line: \"{}\")", end.last_lines.back());
+  if (!end.last_lines.empty())
+    text += fmt::format(" (its last line: \"{}\")", end.last_lines.back());
   return text;
 }
 
@@ -88,7 +89,8 @@ RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices
   result.params.set("command", command_line(config.command));
   result.allocator = "exec";
   ProgramRun program{.command = config.command};
-  for (const DeviceFacts& f : devices.facts()) program.devices.push_back(f.index);
+  for (const DeviceFacts& f : devices.facts())
+    program.devices.push_back(f.index);
   program.interval_ms = static_cast<double>(config.interval.count()) / 1e3;
   result.program = std::move(program);
   return result;
@@ -116,8 +118,9 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
   result.peak_reserved_bytes = seen.peak_used_bytes;
   result.events = seen.samples + (seen.oom_row ? 1 : 0);
   if (end.leftovers_ended > 0) {
-    keep_notice(config, result,
-                fmt::format("the program left {} process(es) in its group: ended", end.leftovers_ended));
+    keep_notice(
+        config, result,
+        fmt::format("the program left {} process(es) in its group: ended", end.leftovers_ended));
   }
   if (end.stopped) {
     result.outcome = Outcome::interrupted;

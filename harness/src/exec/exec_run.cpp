@@ -34,9 +34,8 @@ Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& res
   for (std::size_t i = 0; i < devices.facts().size(); ++i) {
     const DeviceFacts& facts = devices.facts()[i];
     const std::uint64_t free = devices.free_bytes(i);
-    const std::uint64_t budget =
-        resolve_budget(for_budget, result, facts.total_bytes, free,
-                       fmt::format("free on device {}", facts.index));
+    const std::uint64_t budget = resolve_budget(for_budget, result, facts.total_bytes, free,
+                                                fmt::format("free on device {}", facts.index));
     const std::uint64_t ballast = round_down(free - budget, kDevicePageBytes);
     devices.hold(i, ballast);
     held.free_before.push_back(free);
@@ -73,11 +72,13 @@ class OomWatch final : public ProgramObserver {
 
 ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices) {
   std::vector<std::string> uuids;
-  for (const DeviceFacts& f : devices.facts()) uuids.push_back(f.uuid);
-  ProgramSpec spec{.argv = config.command,
-                   .environment = {{"CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(uuids, ","))}},
-                   .out_fd = config.out_fd,
-                   .err_fd = config.err_fd};
+  for (const DeviceFacts& f : devices.facts())
+    uuids.push_back(f.uuid);
+  ProgramSpec spec{
+      .argv = config.command,
+      .environment = {{"CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(uuids, ","))}},
+      .out_fd = config.out_fd,
+      .err_fd = config.err_fd};
   if (!config.folder.empty()) {
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
@@ -89,10 +90,12 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices) {
 void give_back(ExecDevices& devices, const Held& held, RunResult& result) {
   devices.release();
   std::uint64_t before = 0;
-  for (const std::uint64_t f : held.free_before) before += f;
+  for (const std::uint64_t f : held.free_before)
+    before += f;
   const auto free_now = [&] {
     std::uint64_t sum = 0;
-    for (std::size_t i = 0; i < held.free_before.size(); ++i) sum += devices.free_bytes(i);
+    for (std::size_t i = 0; i < held.free_before.size(); ++i)
+      sum += devices.free_bytes(i);
     return sum;
   };
   result.cleanup = Cleanup{.device_free_before = before, .device_free_after = free_now()};
@@ -126,7 +129,8 @@ std::string command_line(const std::vector<std::string>& command) {
       continue;
     }
     std::string quoted = "'";
-    for (const char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    for (const char c : word)
+      quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
     words.push_back(quoted + "'");
   }
   return fmt::format("{}", fmt::join(words, " "));
@@ -135,10 +139,9 @@ std::string command_line(const std::vector<std::string>& command) {
 RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   if (config.command.empty()) throw_usage("exec: no program to run (give it after --)");
   if (!find_program(config.command.front())) {
-    throw_usage(fmt::format("exec: cannot run '{}': no such executable file{}",
-                            config.command.front(),
-                            config.command.front().find('/') == std::string::npos ? " on PATH"
-                                                                                  : ""));
+    throw_usage(
+        fmt::format("exec: cannot run '{}': no such executable file{}", config.command.front(),
+                    config.command.front().find('/') == std::string::npos ? " on PATH" : ""));
   }
   const auto start = Clock::now();
   RunResult result = exec_result_frame(config, devices);
@@ -149,9 +152,9 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   std::optional<ProgramEnd> end;
   std::optional<ExecObservation> seen;
   try {
-    MemoryTimeline timeline(devices, free_at_start, config.interval,
-                            config.folder.empty() ? std::filesystem::path()
-                                                  : config.folder / "events.csv");
+    MemoryTimeline timeline(
+        devices, free_at_start, config.interval,
+        config.folder.empty() ? std::filesystem::path() : config.folder / "events.csv");
     OomWatch watch(timeline);
     timeline.start();
     end = run_program(program_spec(config, devices),

@@ -63,7 +63,7 @@ class MemoryTimeline {
   [[nodiscard]] const PhaseTable& phases() const { return phases_; }
 
  private:
-  void sample();                                       // with mutex_ held
+  void sample();                                                    // with mutex_ held
   void append(Op op, std::uint64_t bytes, const MemoryReading& r);  // with mutex_ held
 
   ExecDevices& devices_;

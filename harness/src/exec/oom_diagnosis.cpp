@@ -25,9 +25,10 @@ std::string fragmentation_advice(std::string_view framework) {
   if (framework == "CuPy") {
     return "free CuPy's pool between phases (cupy.get_default_memory_pool().free_all_blocks())";
   }
-  return fmt::format("{}'s cache holds enough free memory but not in one piece: allocate the "
-                     "largest buffers first, or release the cache before the large request",
-                     framework);
+  return fmt::format(
+      "{}'s cache holds enough free memory but not in one piece: allocate the "
+      "largest buffers first, or release the cache before the large request",
+      framework);
 }
 
 // The remedy when the program needs more than the budget holds.
@@ -54,9 +55,10 @@ std::string capacity_advice(std::string_view framework) {
   }
   if (framework == "CUDA.jl") return "process the data in smaller arrays or batches";
   if (framework.starts_with("cu")) {
-    return fmt::format("{} could not get memory for its handle or workspace: leave it headroom "
-                       "below the budget (a smaller batch, or a smaller framework pool)",
-                       framework);
+    return fmt::format(
+        "{} could not get memory for its handle or workspace: leave it headroom "
+        "below the budget (a smaller batch, or a smaller framework pool)",
+        framework);
   }
   return "reduce the size of the request, or free device memory before it";
 }
@@ -90,9 +92,9 @@ ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
     const std::uint64_t cached = *oom.framework_cached_free_bytes;
     const std::uint64_t request = *oom.request_bytes;
     const bool fragmented = cached >= request;
-    std::string evidence = fmt::format(
-        "{} reserved by {} but unallocated {} {} requested", two_decimal_size(cached),
-        oom.framework, fragmented ? ">=" : "<", two_decimal_size(request));
+    std::string evidence =
+        fmt::format("{} reserved by {} but unallocated {} {} requested", two_decimal_size(cached),
+                    oom.framework, fragmented ? ">=" : "<", two_decimal_size(request));
     return {fragmented ? Cause::fragmentation : Cause::capacity, std::move(evidence),
             fragmented ? fragmentation_advice(oom.framework) : capacity_advice(oom.framework)};
   }

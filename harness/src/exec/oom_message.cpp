@@ -31,7 +31,8 @@ std::optional<std::uint64_t> difference(std::optional<std::uint64_t> whole,
 }
 
 // TF and XLA share the BFC allocator and StreamExecutor; the logged source path tells them
-// apart. TF builds XLA as external/local_xla, jaxlib as external/xla (once external/org_tensorflow).
+// apart. TF builds XLA as external/local_xla, jaxlib as external/xla (once
+// external/org_tensorflow).
 std::string_view tf_or_xla(std::string_view line) {
   if (contains(line, "local_xla/") || contains(line, "local_tsl/")) return "TensorFlow";
   if (contains(line, "external/xla/") || contains(line, "external/org_tensorflow/")) {
@@ -66,9 +67,8 @@ std::optional<ProgramOom> pytorch_caching(std::string_view line) {
   }
   oom.framework_cached_free_bytes = size_before(line, " is reserved by PyTorch but unallocated");
   if (!oom.framework_cached_free_bytes) {
-    oom.framework_cached_free_bytes =
-        difference(size_before(line, " reserved in total by PyTorch"),
-                   oom.framework_allocated_bytes);
+    oom.framework_cached_free_bytes = difference(size_before(line, " reserved in total by PyTorch"),
+                                                 oom.framework_allocated_bytes);
   }
   if (!oom.framework_cached_free_bytes) {
     oom.framework_cached_free_bytes = size_before(line, " cached)");
@@ -92,12 +92,12 @@ std::optional<ProgramOom> pytorch_other(std::string_view line) {
 // The CUDA libraries' status names (cublas_api.h, cudnn.h, cufft.h, cusparse.h,
 // cusolver_common.h): allocation failures only; cuDNN's NOT_INITIALIZED is not one.
 std::optional<ProgramOom> cuda_library(std::string_view line) {
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kStatuses{{
-      {"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"},
-      {"CUDNN_STATUS_ALLOC_FAILED", "cuDNN"},
-      {"CUFFT_ALLOC_FAILED", "cuFFT"},
-      {"CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"},
-      {"CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"}}};
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kStatuses{
+      {{"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"},
+       {"CUDNN_STATUS_ALLOC_FAILED", "cuDNN"},
+       {"CUFFT_ALLOC_FAILED", "cuFFT"},
+       {"CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"},
+       {"CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"}}};
   for (const auto& [status, library] : kStatuses) {
     if (contains(line, status)) return oom_of(library);
   }
@@ -122,8 +122,8 @@ std::optional<ProgramOom> cupy(std::string_view line) {
 // rmm/mr/device/pool_memory_resource.hpp: "Maximum pool size exceeded".
 std::optional<ProgramOom> rmm(std::string_view line) {
   const bool cuda = contains(line, "out_of_memory: CUDA error");
-  const bool pool = contains(line, "out_of_memory: RMM failure") ||
-                    contains(line, "Maximum pool size exceeded");
+  const bool pool =
+      contains(line, "out_of_memory: RMM failure") || contains(line, "Maximum pool size exceeded");
   if (!cuda && !pool && !contains(line, "rmm::out_of_memory")) return std::nullopt;
   ProgramOom oom = oom_of("RMM");
   oom.request_bytes = size_after(line, "(failed to allocate ");
@@ -269,8 +269,8 @@ std::optional<ProgramOom> recognise_oom_line(std::string_view line) {
   }
   using Recogniser = std::optional<ProgramOom> (*)(std::string_view);
   static constexpr std::array<Recogniser, 9> kRecognisers{
-      pytorch_caching, cuda_library, rmm, cupy, tensorflow_or_xla_allocator,
-      cuda_jl, pytorch_other, jax_xla, cuda_itself};
+      pytorch_caching, cuda_library,  rmm,     cupy,       tensorflow_or_xla_allocator,
+      cuda_jl,         pytorch_other, jax_xla, cuda_itself};
   for (const Recogniser recognise : kRecognisers) {
     if (auto oom = recognise(text)) {
       oom->line = shown(text);

@@ -34,8 +34,8 @@ bool set_if_found(std::optional<std::uint64_t>& figure, std::optional<std::uint6
 
 // c10/cuda/CUDAMallocAsyncAllocator.cpp's lines after "would exceed allowed memory".
 bool read_malloc_async_figures(ProgramOom& oom, std::string_view line) {
-  bool read = set_if_found(oom.framework_allocated_bytes,
-                           labelled_size(line, "Currently allocated"));
+  bool read =
+      set_if_found(oom.framework_allocated_bytes, labelled_size(line, "Currently allocated"));
   read |= set_if_found(oom.request_bytes, labelled_size(line, "Requested"));
   read |= set_if_found(oom.device_total_bytes, labelled_size(line, "Device limit"));
   read |= set_if_found(oom.device_free_bytes, labelled_size(line, "Free (according to CUDA)"));
@@ -52,9 +52,8 @@ bool read_cuda_jl_figures(ProgramOom& oom, std::string_view line) {
     const std::string_view rest = line.substr(usage);
     const auto used = size_after(rest, "% (");
     const std::size_t slash = rest.find('/');
-    const auto total = slash == std::string_view::npos
-                           ? std::nullopt
-                           : size_after(rest.substr(slash), "/");
+    const auto total =
+        slash == std::string_view::npos ? std::nullopt : size_after(rest.substr(slash), "/");
     if (used && total && *used <= *total) {
       oom.device_total_bytes = total;
       oom.device_free_bytes = *total - *used;
@@ -100,10 +99,9 @@ void note_budget(ProgramOom& oom, std::uint64_t budget_bytes) {
 }
 
 void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest) {
-  const bool replaces =
-      !found_ || (found_->may_be_retried && !candidate.may_be_retried) ||
-      (found_->may_be_retried == candidate.may_be_retried &&
-       candidate.richness() > found_->richness());
+  const bool replaces = !found_ || (found_->may_be_retried && !candidate.may_be_retried) ||
+                        (found_->may_be_retried == candidate.may_be_retried &&
+                         candidate.richness() > found_->richness());
   if (replaces) {
     found_ = candidate;
     found_is_latest_ = candidate_is_latest;

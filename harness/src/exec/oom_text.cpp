@@ -9,8 +9,12 @@
 namespace oomlab::oom_text {
 namespace {
 
-constexpr bool is_digit(char c) { return c >= '0' && c <= '9'; }
-constexpr bool is_letter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+constexpr bool is_letter(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
 
 // The multiplier a unit word stands for; nullopt when the word is not a unit.
 std::optional<std::uint64_t> unit_scale(std::string_view word) {
@@ -36,7 +40,8 @@ std::optional<std::uint64_t> exact_in_parentheses(std::string_view text, std::si
 }  // namespace
 
 std::optional<SizeRead> read_size(std::string_view text, std::size_t at) {
-  while (at < text.size() && text[at] == ' ') ++at;
+  while (at < text.size() && text[at] == ' ')
+    ++at;
   std::uint64_t whole = 0;
   std::size_t digits = 0;
   std::size_t i = at;
@@ -64,8 +69,8 @@ std::optional<SizeRead> read_size(std::string_view text, std::size_t at) {
     ++word_end;
   }
   const bool word_ends = word_end >= text.size() || !is_letter(text[word_end]);
-  const auto scale = word_ends ? unit_scale(text.substr(word_start, word_end - word_start))
-                               : std::nullopt;
+  const auto scale =
+      word_ends ? unit_scale(text.substr(word_start, word_end - word_start)) : std::nullopt;
   const std::uint64_t unit = scale.value_or(1);
   if (whole > UINT64_MAX / unit - 1) return std::nullopt;
   const auto part = static_cast<std::uint64_t>(std::llround(fraction * unit));
@@ -85,11 +90,14 @@ std::optional<std::uint64_t> size_before(std::string_view text, std::string_view
   if (at == std::string_view::npos || at == 0) return std::nullopt;
   std::size_t start = at;
   const std::size_t floor = at > 40 ? at - 40 : 0;
-  while (start > floor && text[start - 1] == ' ') --start;
-  while (start > floor && is_letter(text[start - 1])) --start;
-  while (start > floor && text[start - 1] == ' ') --start;
-  while (start > floor && (is_digit(text[start - 1]) || text[start - 1] == '.' ||
-                           text[start - 1] == ',')) {
+  while (start > floor && text[start - 1] == ' ')
+    --start;
+  while (start > floor && is_letter(text[start - 1]))
+    --start;
+  while (start > floor && text[start - 1] == ' ')
+    --start;
+  while (start > floor &&
+         (is_digit(text[start - 1]) || text[start - 1] == '.' || text[start - 1] == ',')) {
     --start;
   }
   const auto size = read_size(text, start);
@@ -98,10 +106,21 @@ std::optional<std::uint64_t> size_before(std::string_view text, std::string_view
 }
 
 std::optional<std::uint64_t> tensor_bytes(std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kTypes{{
-      {"float", 4}, {"double", 8}, {"half", 2}, {"bfloat16", 2}, {"int8", 1}, {"uint8", 1},
-      {"int16", 2}, {"uint16", 2}, {"int32", 4}, {"uint32", 4}, {"int64", 8}, {"uint64", 8},
-      {"bool", 1}, {"complex64", 8}}};
+  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kTypes{
+      {{"float", 4},
+       {"double", 8},
+       {"half", 2},
+       {"bfloat16", 2},
+       {"int8", 1},
+       {"uint8", 1},
+       {"int16", 2},
+       {"uint16", 2},
+       {"int32", 4},
+       {"uint32", 4},
+       {"int64", 8},
+       {"uint64", 8},
+       {"bool", 1},
+       {"complex64", 8}}};
   std::size_t at = text.find("shape[");
   const std::size_t type_at = text.find(" and type ");
   if (at == std::string_view::npos || type_at == std::string_view::npos) return std::nullopt;

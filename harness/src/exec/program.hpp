@@ -19,7 +19,7 @@
 namespace oomlab {
 
 struct ProgramSpec {
-  std::vector<std::string> argv;  // argv[0] is looked up on PATH
+  std::vector<std::string> argv;                                 // argv[0] is looked up on PATH
   std::vector<std::pair<std::string, std::string>> environment;  // set (or replaced) for it
   int out_fd = 1;  // where its stdout goes on (-1: nowhere); its stderr goes to err_fd
   int err_fd = 2;
@@ -29,7 +29,7 @@ struct ProgramSpec {
 
 struct ProgramLimits {
   std::optional<std::chrono::milliseconds> timeout;
-  std::chrono::milliseconds grace{5'000};  // after SIGINT or SIGTERM, before SIGKILL
+  std::chrono::milliseconds grace{5'000};   // after SIGINT or SIGTERM, before SIGKILL
   const std::atomic<bool>* stop = nullptr;  // set: SIGINT to its group, as Ctrl-C would
   bool guardian = true;  // a guardian ends its group should this process be killed
 };
@@ -39,8 +39,8 @@ struct ProgramEnd {
   int signal = 0;      // when a signal ended it
   bool timed_out = false;
   bool stopped = false;
-  bool killed = false;              // it (or what it left) needed SIGKILL
-  unsigned leftovers_ended = 0;     // processes still in its group after it exited, ended
+  bool killed = false;           // it (or what it left) needed SIGKILL
+  unsigned leftovers_ended = 0;  // processes still in its group after it exited, ended
   double seconds = 0.0;
   std::vector<std::string> last_lines;  // its output's last lines, both streams
   [[nodiscard]] bool succeeded() const {

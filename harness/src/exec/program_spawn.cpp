@@ -36,16 +36,19 @@ std::vector<std::string> environment_with(
     const std::string_view entry(*e);
     const std::string_view key = entry.substr(0, entry.find('='));
     bool replaced = false;
-    for (const auto& [name, value] : changes) replaced = replaced || name == key;
+    for (const auto& [name, value] : changes)
+      replaced = replaced || name == key;
     if (!replaced) result.emplace_back(entry);
   }
-  for (const auto& [name, value] : changes) result.push_back(name + "=" + value);
+  for (const auto& [name, value] : changes)
+    result.push_back(name + "=" + value);
   return result;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
-  for (std::string& s : strings) result.push_back(s.data());
+  for (std::string& s : strings)
+    result.push_back(s.data());
   result.push_back(nullptr);
   return result;
 }
@@ -58,13 +61,14 @@ class SpawnAttributes {
     posix_spawnattr_setpgroup(&attr_, 0);
     sigset_t defaults;
     sigemptyset(&defaults);
-    for (const int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP}) sigaddset(&defaults, s);
+    for (const int s : {SIGINT, SIGTERM, SIGPIPE, SIGHUP})
+      sigaddset(&defaults, s);
     posix_spawnattr_setsigdefault(&attr_, &defaults);
     sigset_t none;
     sigemptyset(&none);
     posix_spawnattr_setsigmask(&attr_, &none);
-    posix_spawnattr_setflags(&attr_,
-                             POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setflags(
+        &attr_, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
   }
   ~SpawnAttributes() { posix_spawnattr_destroy(&attr_); }
   SpawnAttributes(const SpawnAttributes&) = delete;

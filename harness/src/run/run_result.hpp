@@ -91,17 +91,17 @@ struct ProgramRun {
   std::vector<std::string> command;
   std::vector<int> devices;
   int exit_code = -1;
-  int signal = 0;  // the signal that ended it, 0 when it exited
-  bool killed = false;  // it, or what it left, needed SIGKILL
-  unsigned leftovers_ended = 0;  // processes still in its group after it exited
-  std::uint64_t peak_bytes = 0;  // its processes' device memory at the most (NVML)
+  int signal = 0;                 // the signal that ended it, 0 when it exited
+  bool killed = false;            // it, or what it left, needed SIGKILL
+  unsigned leftovers_ended = 0;   // processes still in its group after it exited
+  std::uint64_t peak_bytes = 0;   // its processes' device memory at the most (NVML)
   std::uint64_t first_bytes = 0;  // at the first sample that saw any: about its CUDA context
-  std::string usage_source;  // "nvml-processes" or "device-free" (NVML cannot see its pids)
+  std::string usage_source;       // "nvml-processes" or "device-free" (NVML cannot see its pids)
   std::uint64_t samples = 0;
   double interval_ms = 0.0;
   std::vector<std::string> last_lines;  // its output's last lines
-  std::size_t oom_lines = 0;  // lines of its output that reported an OOM
-  std::string stdout_file;  // in the run folder; empty without one
+  std::size_t oom_lines = 0;            // lines of its output that reported an OOM
+  std::string stdout_file;              // in the run folder; empty without one
   std::string stderr_file;
 };
 
@@ -152,7 +152,7 @@ struct RunResult {
   std::vector<TrialSpan> trials;   // a search's trials, in the order run
   std::vector<std::pair<std::string, double>> metrics;
   double duration_ms = 0.0;
-  std::optional<Cleanup> cleanup;  // real devices only
+  std::optional<Cleanup> cleanup;     // real devices only
   std::optional<ProgramRun> program;  // exec
 };
 

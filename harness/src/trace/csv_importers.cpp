@@ -227,8 +227,9 @@ Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in, Stop
         builder.ignore();  // oomlab's own look at the allocator, not the program's
         continue;
       } else {
-        bad_input({path, line, "op"},
-                  fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark, sample)", kind));
+        bad_input(
+            {path, line, "op"},
+            fmt::format("'{}' is not an oomlab op (alloc, free, oom, probe, mark, sample)", kind));
       }
       builder.add(event_op, read_size_field(bytes, {path, line, "bytes"}),
                   read_hex_field(ptr, {path, line, "ptr"}),
