@@ -68,7 +68,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
   if (r.oom) write_oom(out, r);
   fmt::format_to(it,
-                 "memory     peak {} ({} of the budget) · first use {} (about its CUDA context) · "
+                 "memory     peak {} ({} of the budget) · {} at the first sample that saw any · "
                  "{} samples every {:g} ms ({})\n",
                  format_bytes(p.peak_bytes), percent_of(p.peak_bytes, r.budget_bytes),
                  format_bytes(p.first_bytes), format_count(p.samples), p.interval_ms,

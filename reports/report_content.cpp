@@ -74,9 +74,12 @@ std::vector<ReportRow> oom_rows(const ReportOom& oom) {
       {"Where",
        fmt::format("event {} · step {}{} · {:.3f} ms after the start", format_count(oom.event),
                    oom.step, oom.phase.empty() ? "" : " · phase " + oom.phase, oom.t_ms)},
-      {"Live",
-       fmt::format("{} in {} blocks", format_bytes(oom.live_bytes), format_count(oom.live_count))},
-      {"Reserved", format_bytes(oom.reserved_bytes)}};
+      oom.program_line.empty()
+          ? ReportRow{"Live", fmt::format("{} in {} blocks", format_bytes(oom.live_bytes),
+                                          format_count(oom.live_count))}
+          : ReportRow{"Program's memory", format_bytes(oom.live_bytes) + " (NVML)"},
+      {oom.program_line.empty() ? "Reserved" : "Budget taken", format_bytes(oom.reserved_bytes)}};
+  if (!oom.program_line.empty()) rows.insert(rows.begin(), {"Program's line", oom.program_line});
   std::string free = "not recorded";
   if (oom.device_free_bytes) {
     free = format_bytes(*oom.device_free_bytes);
@@ -145,6 +148,12 @@ std::vector<ReportRow> json_rows(const nlohmann::json& object) {
 }
 
 std::string run_title(const RunReport& run) {
+  if (run.scenario == "exec" && run.scenario_params.contains("command") &&
+      run.scenario_params["command"].is_string()) {
+    std::string command = run.scenario_params["command"].get<std::string>();
+    if (command.size() > 80) command = command.substr(0, 77) + "...";
+    return "exec: " + command;
+  }
   return fmt::format("{} on {}", run.scenario, run.allocator);
 }
 

@@ -257,6 +257,10 @@ ReportOom read_oom(const JsonFields& oom) {
   o.pytorch = read_pytorch(oom);
   o.frames = oom.texts("frames");
   o.largest_live = read_largest_live(oom);
+  if (const auto program = oom.optional_object("program")) {
+    o.program_line =
+        fmt::format("{}: {}", program->optional_text("framework"), program->optional_text("line"));
+  }
   return o;
 }
 

@@ -65,6 +65,7 @@ struct ReportOom {
   std::optional<ReportPytorch> pytorch;
   std::vector<std::string> frames;  // the failing request's stack, innermost first
   std::vector<ReportBlock> largest_live;
+  std::string program_line;  // exec: the line the program printed, with its framework
 };
 
 // One point of a timeline series: the value at event `seq`.

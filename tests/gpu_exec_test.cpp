@@ -61,6 +61,7 @@ TEST_F(GpuExec, AProgramOverItsBudgetRunsOutOfMemoryAsTheCardWouldSay) {
                                 "--", hog(), std::to_string(2_GiB)});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  ASSERT_FALSE(r.out.empty()) << r.err_tail;
   const json s = json::parse(r.out);
   EXPECT_EQ(s["outcome"], "oom") << r.err_tail;
   EXPECT_EQ(s["oom"]["program"]["framework"], "CUDA runtime") << s["oom"].dump();
@@ -81,6 +82,7 @@ TEST_F(GpuExec, AProgramUnderItsBudgetCompletesWithItsPeakSampled) {
                                 std::to_string(512_MiB), "0.3"});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  ASSERT_FALSE(r.out.empty()) << r.err_tail;
   const json s = json::parse(r.out);
   EXPECT_EQ(s["outcome"], "completed") << r.err_tail;
   const auto peak = s["program"]["peak_bytes"].get<std::uint64_t>();
@@ -137,6 +139,7 @@ TEST_F(GpuExec, TheFrontierOfAProgramIsWhatItTakesPlusItsContext) {
                                 "--json", "-", "--", hog(), std::to_string(1_GiB)});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  ASSERT_FALSE(r.out.empty()) << r.err_tail;
   const json f = json::parse(r.out);
   const auto frontier = f["frontier_bytes"].get<std::uint64_t>();
   EXPECT_GT(frontier, 1_GiB) << "its blocks and its CUDA context";

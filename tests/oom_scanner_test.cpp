@@ -126,5 +126,50 @@ TEST(OomMessageDiagnosis, NoFiguresIsCapacityAndSaysSo) {
             "1024.00 MiB requested, 2.00 GiB allocated by CuPy");
 }
 
+// Lines JAX 0.8 printed on an H100 (driver 580.159.04) under `oomlab exec --budget 4GiB`,
+// 2026-11-24 (tests/data/exec/jax_job.py): first the BFC allocator's preallocation of 75% of the
+// card refused and retried smaller, then the job went on and completed.
+TEST(OomMessageScanner, JaxsRefusedPreallocationOnAnH100IsTheFrameworkSizingItself) {
+  OomScanner scanner;
+  scanner.feed_line(
+      "E1124 20:15:08.731406     898 cuda_executor.cc:1365] [0] Failed to allocate device memory "
+      "of 59.38GiB (63763906560 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of "
+      "memory");
+  scanner.feed_line(
+      "E1124 20:15:08.731700     898 cuda_executor.cc:1365] [0] Failed to allocate device memory "
+      "of 53.45GiB (57387515904 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of "
+      "memory");
+  ASSERT_TRUE(scanner.found());
+  ProgramOom oom = *scanner.found();
+  EXPECT_TRUE(oom.may_be_retried);
+  EXPECT_EQ(oom.request_bytes, 63763906560U);
+  EXPECT_EQ(scanner.lines_seen(), 2U);
+  note_budget(oom, 4_GiB);
+  EXPECT_NE(oom.sizing_setting.find("XLA_PYTHON_CLIENT_PREALLOCATE=false"), std::string::npos)
+      << oom.sizing_setting;
+}
+
+// The same job with a 32768 x 32768 product under 4 GiB: StreamExecutor's refusals, the BFC
+// allocator's warning, then the exception that ended it.
+TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) {
+  OomScanner scanner;
+  scanner.feed_line(
+      "E1124 20:15:28.440746    1186 cuda_executor.cc:1365] [0] Failed to allocate device memory "
+      "of 4.00GiB (4294967296 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of "
+      "memory");
+  scanner.feed_line(
+      "W1124 20:15:28.440755    1186 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 4.00GiB (rounded to 4294967296) from the lower end requested "
+      "by op ");
+  scanner.feed_line(
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+      "4.02GiB with allocator GPU_0_bfc on device 0. [tf-allocator-allocation-error='']");
+  ASSERT_TRUE(scanner.found());
+  EXPECT_EQ(scanner.found()->framework, "JAX/XLA");
+  EXPECT_FALSE(scanner.found()->may_be_retried);
+  EXPECT_TRUE(scanner.found()->line.starts_with("jax.errors.JaxRuntimeError"));
+  EXPECT_EQ(scanner.lines_seen(), 3U);
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -63,12 +63,33 @@ std::string failure_text(const ProgramEnd& end, const ExecObservation& seen, std
   return text;
 }
 
+// It completed, but its output reported failed requests: said, and a framework that sized itself
+// from the device's total is named with its setting.
+void note_survived(const ExecConfig& config, const ExecObservation& seen, std::uint64_t budget,
+                   RunResult& result) {
+  ProgramOom message = *seen.oom;
+  note_budget(message, budget);
+  keep_notice(config, result,
+              fmt::format("the program printed {} OOM line(s) and still completed: it survived "
+                          "failed requests (\"{}\")",
+                          seen.oom_lines, message.line));
+  if (message.sizing_setting.empty()) return;
+  keep_notice(config, result,
+              fmt::format("{} sized its memory pool from the device's total ({} asked, the budget "
+                          "is {}) and fell back to less; to start within the budget: {}",
+                          message.framework, format_bytes(message.request_bytes.value_or(0)),
+                          format_bytes(budget), message.sizing_setting));
+}
+
 }  // namespace
 
 ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,
-                        const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row) {
+                        const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row,
+                        FrameworkHints hints) {
   std::optional<ProgramOom> oom = scanner.found();
   if (oom && oom->sizing_setting.empty()) oom->sizing_setting = scanner.sizing_setting();
+  if (oom && oom->framework == "TensorFlow/XLA" && hints.jax != hints.tensorflow)
+    oom->framework = hints.jax ? "JAX/XLA" : "TensorFlow";
   return ExecObservation{.peak = timeline.peak(),
                          .peak_used_bytes = timeline.peak_used_bytes(),
                          .first_bytes = timeline.first_bytes(),
@@ -131,12 +152,7 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
                                        end.killed ? " (SIGKILL, after it ignored SIGTERM)" : "");
   } else if (end.succeeded()) {
     result.outcome = Outcome::completed;
-    if (seen.oom) {
-      keep_notice(config, result,
-                  fmt::format("the program printed {} OOM line(s) and still completed: it "
-                              "survived failed requests (\"{}\")",
-                              seen.oom_lines, seen.oom->line));
-    }
+    if (seen.oom) note_survived(config, seen, budget, result);
   } else if (seen.oom) {
     result.outcome = Outcome::oom;
     result.oom = oom_record(seen, budget, result);

@@ -26,9 +26,15 @@ struct ExecObservation {
   std::optional<std::pair<std::uint64_t, MemoryReading>> oom_row;  // its seq and reading
 };
 
+// What the program's output said of itself beyond its OOM lines.
+struct FrameworkHints {
+  bool jax = false;
+  bool tensorflow = false;
+};
+
 [[nodiscard]] ExecObservation observe(
     const MemoryTimeline& timeline, const OomScanner& scanner,
-    const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row);
+    const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row, FrameworkHints hints);
 
 // The result before the run: environment, devices, the command as the scenario's one parameter.
 [[nodiscard]] RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices);

@@ -55,11 +55,16 @@ class OomWatch final : public ProgramObserver {
   void started(pid_t pid) override { timeline_.set_program(pid); }
   void line(std::string_view text, bool /*from_stderr*/) override {
     scanner_.feed_line(text);  // a preallocation is told from a request by the budget, later
+    // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
+    if (!saw_.jax && text.find("jax") != std::string_view::npos) saw_.jax = true;
+    if (!saw_.tensorflow && text.find("tensorflow") != std::string_view::npos)
+      saw_.tensorflow = true;
     if (!noted_ && scanner_.found()) {
       noted_ = timeline_.note_oom(scanner_.found()->request_bytes.value_or(0));
     }
   }
   [[nodiscard]] const OomScanner& scanner() const { return scanner_; }
+  [[nodiscard]] FrameworkHints hints() const { return saw_; }
   [[nodiscard]] const std::optional<std::pair<std::uint64_t, MemoryReading>>& noted() const {
     return noted_;
   }
@@ -67,6 +72,7 @@ class OomWatch final : public ProgramObserver {
  private:
   MemoryTimeline& timeline_;
   OomScanner scanner_;
+  FrameworkHints saw_;
   std::optional<std::pair<std::uint64_t, MemoryReading>> noted_;
 };
 
@@ -168,7 +174,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
     } catch (const Error& e) {
       result.events_error = e.what();
     }
-    seen = observe(timeline, watch.scanner(), watch.noted());
+    seen = observe(timeline, watch.scanner(), watch.noted(), watch.hints());
   } catch (...) {
     devices.release();
     throw;

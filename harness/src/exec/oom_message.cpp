@@ -141,10 +141,22 @@ std::optional<ProgramOom> tensorflow_or_xla_allocator(std::string_view line) {
     oom.request_bytes = oom_text::tensor_bytes(line);
     return oom;
   }
+  // A warning logged before the caller raises (or copes): the raise that follows is the
+  // failure itself (measured: JAX 0.8 on an H100 logs it, then raises JaxRuntimeError).
   if (contains(line, "Allocator (") && contains(line, "ran out of memory trying to allocate ")) {
     ProgramOom oom = oom_of(tf_or_xla(line));
     oom.request_bytes = size_after(line, "(rounded to ");
     if (!oom.request_bytes) oom.request_bytes = size_after(line, "trying to allocate ");
+    oom.may_be_retried = true;
+    return oom;
+  }
+  // xla/stream_executor/cuda/cuda_executor.cc, as logged on an H100 when the BFC allocator's
+  // preallocation is refused: "Failed to allocate device memory of 59.38GiB (63763906560
+  // bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory"; it then asks less.
+  if (contains(line, "Failed to allocate device memory of ")) {
+    ProgramOom oom = oom_of(tf_or_xla(line));
+    oom.request_bytes = size_after(line, "device memory of ");
+    oom.may_be_retried = true;
     return oom;
   }
   if (contains(line, "failed to allocate ") &&

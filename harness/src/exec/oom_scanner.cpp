@@ -93,8 +93,12 @@ void note_budget(ProgramOom& oom, std::uint64_t budget_bytes) {
   if (oom.framework == "JAX/XLA") {
     oom.sizing_setting =
         "XLA_PYTHON_CLIENT_PREALLOCATE=false (or XLA_PYTHON_CLIENT_MEM_FRACTION=...)";
-  } else {
+  } else if (oom.framework == "TensorFlow") {
     oom.sizing_setting = "TF_FORCE_GPU_ALLOW_GROWTH=true";
+  } else {  // the line alone does not say which of the two built it
+    oom.sizing_setting =
+        "XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX, TF_FORCE_GPU_ALLOW_GROWTH=true for "
+        "TensorFlow";
   }
 }
 

@@ -95,7 +95,7 @@ struct ProgramRun {
   bool killed = false;            // it, or what it left, needed SIGKILL
   unsigned leftovers_ended = 0;   // processes still in its group after it exited
   std::uint64_t peak_bytes = 0;   // its processes' device memory at the most (NVML)
-  std::uint64_t first_bytes = 0;  // at the first sample that saw any: about its CUDA context
+  std::uint64_t first_bytes = 0;  // at the first sample that saw any (its context, being made)
   std::string usage_source;       // "nvml-processes" or "device-free" (NVML cannot see its pids)
   std::uint64_t samples = 0;
   double interval_ms = 0.0;

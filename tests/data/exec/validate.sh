@@ -15,11 +15,12 @@ mkdir -p "$out"
 used() { nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1; }
 step() {  # NAME CMD...: runs it, logs its exit code, time and the device's used memory after
   local name="$1"; shift
-  local start=$(date +%s.%N)
+  local start=$EPOCHREALTIME
   "$@" > "$out/$name.out" 2> "$out/$name.err"
   local rc=$?
   printf '%-28s rc=%-3s %6.1f s  used after %s MiB\n' "$name" "$rc" \
-    "$(echo "$(date +%s.%N) - $start" | bc)" "$(used)" | tee -a "$out/steps.log"
+    "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')" "$(used)" |
+    tee -a "$out/steps.log"
 }
 echo "used at start $(used) MiB" | tee -a "$out/steps.log"
 
