@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "fake_exec_devices.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 
@@ -20,48 +21,7 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using namespace oomlab::literals;
 using oomlab::Outcome;
-
-class FakeDevices final : public oomlab::ExecDevices {
- public:
-  explicit FakeDevices(fs::path usage_file) : usage_file_(std::move(usage_file)) {
-    facts_.push_back({.index = 0, .name = "Fake GPU", .uuid = "GPU-fake", .total_bytes = 80_GiB});
-  }
-  [[nodiscard]] const std::vector<oomlab::DeviceFacts>& facts() const override { return facts_; }
-  [[nodiscard]] std::uint64_t free_bytes(std::size_t /*i*/) override {
-    return kFree - ballast - program_usage();
-  }
-  void hold(std::size_t /*i*/, std::uint64_t bytes) override {
-    ballast = bytes;
-    ++holds;
-  }
-  void release() override {
-    ballast = 0;
-    released_ = true;  // the program has ended: the driver gave its memory back
-  }
-  [[nodiscard]] oomlab::DeviceReading read(std::size_t /*i*/, pid_t program) override {
-    ++reads;
-    saw_program = saw_program || program > 0;
-    return {.free_bytes = free_bytes(0), .program_bytes = program_usage()};
-  }
-
-  static constexpr std::uint64_t kFree = 70_GiB;
-  std::uint64_t ballast = 0;
-  int holds = 0;
-  int reads = 0;
-  bool saw_program = false;
-
- private:
-  [[nodiscard]] std::uint64_t program_usage() const {
-    if (released_) return 0;
-    std::ifstream in(usage_file_);
-    std::uint64_t bytes = 0;
-    in >> bytes;
-    return bytes;
-  }
-  fs::path usage_file_;
-  bool released_ = false;
-  std::vector<oomlab::DeviceFacts> facts_;
-};
+using oomlab::testing::FakeDevices;
 
 class ExecRun : public ::testing::Test {
  protected:

@@ -39,9 +39,11 @@ std::string exec_footer() {
 
 std::string frontier_exec_footer() {
   return "How it searches:\n"
-         "  One run at --budget (default: all free memory) must complete; its peak sampled\n"
-         "  usage is tried next, then bisection on fresh runs to --resolution. Each trial prints\n"
-         "  its budget in exact bytes, the outcome, the time and the program's OOM line. The\n"
+         "  One run at --budget (default: all free memory) must complete; what it took of the\n"
+         "  budget (plus the page the driver keeps) is tried next, then up to three steps\n"
+         "  doubling away from it, then bisection on fresh runs to --resolution. Each trial\n"
+         "  prints its budget in exact bytes, the outcome, the time and the program's OOM line. "
+         "The\n"
          "  program's output is not shown (its OOM line is). --confirm N runs the frontier and\n"
          "  the budget under it N more times each and says how many completed: programs are not\n"
          "  always deterministic.\n"

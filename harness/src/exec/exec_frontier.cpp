@@ -49,6 +49,27 @@ class Trials {
   const std::function<void(const ExecTrial&)>& on_trial_;
 };
 
+// From `probe`, steps doubling away from it (down when it completes, up when not) until the
+// answer changes: `good` and `bad` close in on the frontier in a few runs when it is near. Three
+// steps at most (7 units away): a frontier further off is left to bisection, which costs then
+// four runs more than bisection alone.
+template <typename Runs>
+void gallop(std::uint64_t probe, std::uint64_t& good, std::uint64_t& bad, const Runs& runs,
+            const bool& stopped) {
+  const bool fits = runs(probe);
+  (fits ? good : bad) = probe;
+  for (std::uint64_t step = 1; step <= 4 && good - bad > 1 && !stopped; step *= 2) {
+    const std::uint64_t next =
+        fits ? (good - bad > step ? good - step : bad) : std::min(bad + step, good);
+    if (next <= bad || next >= good) return;
+    if (runs(next) != fits) {
+      (fits ? bad : good) = next;
+      return;
+    }
+    (fits ? good : bad) = next;
+  }
+}
+
 }  // namespace
 
 ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
@@ -63,19 +84,21 @@ ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
     return result;
   }
   // Units of the resolution: `good` completes, `bad` does not (under one device page is never
-  // tried). The top run's peak use of the budget first.
-  std::uint64_t good = result.upper_bytes / resolution;
+  // tried). Most programs need what they took at the top, and the driver keeps one page of what
+  // it calls free: that is tried first, then steps doubling away from it until the answer
+  // changes, then bisection between (a program whose allocator adapts to less memory is found
+  // too, a few runs later).
+  std::uint64_t good = ceil_div(result.upper_bytes, resolution);
   std::uint64_t bad = ceil_div(kDevicePageBytes, resolution) - 1;
-  if (good * resolution < result.upper_bytes) ++good;  // the top itself is the last known good
-  std::uint64_t next = ceil_div(result.trials.front().used_bytes, resolution);
+  const std::uint64_t probe =
+      ceil_div(result.trials.front().used_bytes + kDevicePageBytes, resolution);
+  const auto runs = [&](std::uint64_t units) {
+    return trials.completes(std::min(units * resolution, result.upper_bytes), result, false);
+  };
+  if (probe > bad && probe < good) gallop(probe, good, bad, runs, result.timed_out);
   while (good - bad > 1 && !result.timed_out) {
-    const std::uint64_t mid = next > bad && next < good ? next : bad + (good - bad) / 2;
-    next = 0;
-    if (trials.completes(std::min(mid * resolution, result.upper_bytes), result, false)) {
-      good = mid;
-    } else {
-      bad = mid;
-    }
+    const std::uint64_t mid = bad + (good - bad) / 2;
+    (runs(mid) ? good : bad) = mid;
   }
   if (result.timed_out) return result;  // that budget's answer is unknown
   result.frontier_bytes = std::min(good * resolution, result.upper_bytes);

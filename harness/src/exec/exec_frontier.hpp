@@ -1,7 +1,9 @@
-// `oomlab frontier exec`: the smallest budget at which a program exits 0, by bisection on fresh
-// runs. One run at the top budget must complete; its peak sampled usage is tried next (a probe
-// like any other, so the answer cannot change, only the number of runs), then bisection to the
-// resolution. --confirm reruns the frontier and the budget under it: programs are not always
+// `oomlab frontier exec`: the smallest budget at which a program exits 0, by search on fresh
+// runs. One run at the top budget must complete; what it took of the budget (plus the page the
+// driver keeps back) is tried next, then up to three steps doubling away from it, then bisection
+// to the resolution: a program needs what it took, as a rule, and is then found in three or four
+// runs of ~10 s each, not fifteen. Probes like any other, so the answer cannot change, only the
+// number of runs. --confirm reruns the frontier and the budget under it: programs are not always
 // deterministic, and the search should say so rather than hide it.
 #pragma once
 
