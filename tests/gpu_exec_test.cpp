@@ -145,7 +145,7 @@ TEST_F(GpuExec, TheFrontierOfAProgramIsWhatItTakesPlusItsContext) {
   EXPECT_GT(frontier, 1_GiB) << "its blocks and its CUDA context";
   EXPECT_LT(frontier, 1_GiB + 1_GiB) << "a context is some hundreds of MiB";
   EXPECT_EQ(f["failing_bytes"].get<std::uint64_t>() + 32_MiB, frontier);
-  EXPECT_LT(f["trials"].size(), 12U);
+  EXPECT_LE(f["trials"].size(), 6U) << "the top, what it took, a step or two: " << r.err_tail;
 }
 
 }  // namespace

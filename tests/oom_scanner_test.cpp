@@ -171,5 +171,16 @@ TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) 
   EXPECT_EQ(scanner.lines_seen(), 3U);
 }
 
+// oomlab_cuda_hog's own check of cudaMalloc on the H100 (tests/programs/cuda_hog.cpp).
+TEST(OomMessageScanner, ACudaProgramsOwnCheckIsTheRuntimeNotPyTorch) {
+  const auto oom = recognise_oom_line(
+      "CUDA error: out of memory (cudaErrorMemoryAllocation) after 469762048 bytes");
+  ASSERT_TRUE(oom);
+  EXPECT_EQ(oom->framework, "CUDA runtime");
+  const auto torch = recognise_oom_line("RuntimeError: CUDA error: out of memory");
+  ASSERT_TRUE(torch);
+  EXPECT_EQ(torch->framework, "PyTorch");
+}
+
 }  // namespace
 }  // namespace oomlab

@@ -85,7 +85,11 @@ std::optional<ProgramOom> pytorch_other(std::string_view line) {
     read_follow_up_figures(oom, line);
     return oom;
   }
-  if (contains(line, "CUDA error: out of memory")) return oom_of("PyTorch");
+  // c10's CUDA_CHECK prints cudaGetErrorString's words alone; a line that also names the error
+  // (cudaErrorMemoryAllocation) is a program's own check of the runtime (measured: a CUDA
+  // program's "CUDA error: out of memory (cudaErrorMemoryAllocation)" was called PyTorch).
+  if (contains(line, "CUDA error: out of memory") && !contains(line, "cudaError"))
+    return oom_of("PyTorch");
   return std::nullopt;
 }
 
