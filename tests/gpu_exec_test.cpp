@@ -136,7 +136,7 @@ TEST_F(GpuExec, OomlabKilledLeavesNothingBehind) {
 
 TEST_F(GpuExec, TheFrontierOfAProgramIsWhatItTakesPlusItsContext) {
   const ChildResult r = oomlab({"frontier", "exec", "--budget", "4GiB", "--resolution", "32MiB",
-                                "--json", "-", "--", hog(), std::to_string(1_GiB)});
+                                "--json", "-", "--", hog(), std::to_string(1_GiB), "0.3"});
   ASSERT_FALSE(r.timed_out);
   EXPECT_EQ(r.exit_code, 0) << r.err_tail;
   ASSERT_FALSE(r.out.empty()) << r.err_tail;

@@ -161,6 +161,12 @@ TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) 
       "W1124 20:15:28.440755    1186 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
       "memory trying to allocate 4.00GiB (rounded to 4294967296) from the lower end requested "
       "by op ");
+  // The last line of the HLO dump JAX prints before it raises: the same words, not the raise.
+  scanner.feed_line(
+      "}, metadata={op_name=\"jit(matmul)/dot_general\" stack_frame_id=1}, "
+      "backend_config={\"operation_queue_id\":\"0\"} RESOURCE_EXHAUSTED: Out of memory while "
+      "trying to allocate 4.02GiB with allocator GPU_0_bfc on device 0. "
+      "[tf-allocator-allocation-error='']");
   scanner.feed_line(
       "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
       "4.02GiB with allocator GPU_0_bfc on device 0. [tf-allocator-allocation-error='']");
@@ -168,7 +174,8 @@ TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) 
   EXPECT_EQ(scanner.found()->framework, "JAX/XLA");
   EXPECT_FALSE(scanner.found()->may_be_retried);
   EXPECT_TRUE(scanner.found()->line.starts_with("jax.errors.JaxRuntimeError"));
-  EXPECT_EQ(scanner.lines_seen(), 3U);
+  EXPECT_EQ(scanner.found()->request_bytes, 4316442132U) << "4.02 GiB as XLA rounds it";
+  EXPECT_EQ(scanner.lines_seen(), 4U);
 }
 
 // oomlab_cuda_hog's own check of cudaMalloc on the H100 (tests/programs/cuda_hog.cpp).

@@ -56,15 +56,18 @@ class OomWatch final : public ProgramObserver {
   void line(std::string_view text, bool /*from_stderr*/) override {
     scanner_.feed_line(text);  // a preallocation is told from a request by the budget, later
     // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
-    if (!saw_.jax && text.find("jax") != std::string_view::npos) saw_.jax = true;
-    if (!saw_.tensorflow && text.find("tensorflow") != std::string_view::npos)
-      saw_.tensorflow = true;
+    hint(text);
     if (!noted_ && scanner_.found()) {
       noted_ = timeline_.note_oom(scanner_.found()->request_bytes.value_or(0));
     }
   }
   [[nodiscard]] const OomScanner& scanner() const { return scanner_; }
   [[nodiscard]] FrameworkHints hints() const { return saw_; }
+  // The command itself says, at times (`python jax_job.py`).
+  void hint(std::string_view text) {
+    saw_.jax = saw_.jax || text.find("jax") != std::string_view::npos;
+    saw_.tensorflow = saw_.tensorflow || text.find("tensorflow") != std::string_view::npos;
+  }
   [[nodiscard]] const std::optional<std::pair<std::uint64_t, MemoryReading>>& noted() const {
     return noted_;
   }
@@ -162,6 +165,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
         devices, free_at_start, config.interval,
         config.folder.empty() ? std::filesystem::path() : config.folder / "events.csv");
     OomWatch watch(timeline);
+    watch.hint(command_line(config.command));
     timeline.start();
     end = run_program(program_spec(config, devices),
                       {.timeout = config.timeout,

@@ -102,10 +102,30 @@ void note_budget(ProgramOom& oom, std::uint64_t budget_bytes) {
   }
 }
 
+namespace {
+
+// "jax.errors.JaxRuntimeError: ...", "RuntimeError: ...": the exception the program died of, as
+// its traceback's last line names it (not a log line or a dump that quotes the same words).
+bool names_an_exception(std::string_view line) {
+  const std::size_t colon = line.find(": ");
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view name = line.substr(0, colon);
+  if (name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") !=
+      std::string_view::npos)
+    return false;
+  return name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Exhausted");
+}
+
+}  // namespace
+
 void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest) {
+  const bool same_kind = found_ && found_->may_be_retried == candidate.may_be_retried;
+  // On a tie, the line that names the exception raised (measured: JAX 0.8 prints its HLO dump
+  // ending in the same RESOURCE_EXHAUSTED words before the JaxRuntimeError line).
+  const bool raised_tie = same_kind && candidate.richness() == found_->richness() &&
+                          names_an_exception(candidate.line) && !names_an_exception(found_->line);
   const bool replaces = !found_ || (found_->may_be_retried && !candidate.may_be_retried) ||
-                        (found_->may_be_retried == candidate.may_be_retried &&
-                         candidate.richness() > found_->richness());
+                        (same_kind && candidate.richness() > found_->richness()) || raised_tie;
   if (replaces) {
     found_ = candidate;
     found_is_latest_ = candidate_is_latest;
