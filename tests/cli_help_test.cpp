@@ -22,10 +22,16 @@ namespace fs = std::filesystem;
 using oomlab::testing::oomlab_binary;
 using oomlab::testing::test_data_dir;
 
+// `command` may be two words ("frontier exec").
 std::string help_of(const std::string& command) {
   std::ostringstream out;
   std::ostringstream err;
-  const int code = run_cli({"oomlab", command, "--help"}, out, err);
+  std::vector<std::string> args = {"oomlab"};
+  std::istringstream words(command);
+  for (std::string word; words >> word;)
+    args.push_back(word);
+  args.emplace_back("--help");
+  const int code = run_cli(args, out, err);
   EXPECT_EQ(code, 0) << err.str();
   return out.str();
 }
@@ -75,12 +81,21 @@ ChildResult run_example(const std::string& example, const fs::path& dir) {
 
 TEST(CliHelp, EveryCommandHasItsOwnExamples) {
   for (const std::string command :
-       {"run", "frontier", "whatif", "matrix", "report", "compare", "list", "info"}) {
+       {"run", "frontier", "exec", "whatif", "matrix", "report", "compare", "list", "info"}) {
     const std::string help = help_of(command);
     ASSERT_NE(help.find("Examples:"), std::string::npos) << command << ":\n" << help;
     EXPECT_GE(examples_of(help, command).size(), 2U) << command << ":\n" << help;
     EXPECT_NE(help.find("Exit codes:"), std::string::npos) << command;
   }
+}
+
+TEST(CliHelp, FrontierExecHelpIsItsOwnAndSaysHowItSearches) {
+  const std::string help = help_of("frontier exec");
+  EXPECT_NE(help.find("--confirm"), std::string::npos) << help;
+  EXPECT_NE(help.find("How it searches:"), std::string::npos) << help;
+  EXPECT_GE(examples_of(help, "frontier exec").size(), 2U) << help;
+  EXPECT_EQ(help.find("--allocator"), std::string::npos)
+      << "frontier's scenario flags are not exec's";
 }
 
 TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {

@@ -9,6 +9,8 @@ std::string top_footer() {
          "  oomlab run fragmentation -a async:release_threshold=max -p keep=1/4 -p block=1MiB\n"
          "  oomlab run replay --trace memory_snapshot.pickle -a sim --budget=24GiB\n"
          "  oomlab frontier replay --trace memory_snapshot.pickle -a sim\n"
+         "  oomlab exec --budget 24GiB -- python train.py\n"
+         "  oomlab frontier exec -- python train.py\n"
          "  oomlab whatif --trace memory_snapshot.pickle\n"
          "  oomlab matrix --scenarios=all --allocators=cuda,async,managed --out runs/nightly\n"
          "  oomlab report runs/nightly\n"
