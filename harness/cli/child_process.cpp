@@ -14,6 +14,7 @@
 #include <optional>
 #include <thread>
 
+#include "io/pipe.hpp"
 #include "oomlab/error.hpp"
 
 extern char** environ;  // NOLINT: POSIX
@@ -24,33 +25,6 @@ namespace {
 
 constexpr std::size_t kErrTailBytes = 64 * 1024;
 constexpr std::size_t kOutMaxBytes = 64 * 1024 * 1024;  // a summary is a few KiB
-
-class Pipe {
- public:
-  Pipe() {
-    if (pipe2(fds_.data(), O_CLOEXEC) != 0)
-      throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
-  }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  Pipe(Pipe&&) = delete;
-  Pipe& operator=(Pipe&&) = delete;
-  [[nodiscard]] int read_end() const { return fds_[0]; }
-  [[nodiscard]] int write_end() const { return fds_[1]; }
-  void close_read() { close_fd(fds_[0]); }
-  void close_write() { close_fd(fds_[1]); }
-
- private:
-  static void close_fd(int& fd) {
-    if (fd >= 0) ::close(fd);
-    fd = -1;
-  }
-  std::array<int, 2> fds_{-1, -1};
-};
 
 pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& err) {
   posix_spawn_file_actions_t actions;

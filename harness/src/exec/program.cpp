@@ -24,7 +24,6 @@ namespace oomlab {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using exec_detail::Pipe;
 
 constexpr std::size_t kMaxLineBytes = 64 * 1024;
 constexpr std::size_t kLastLines = 20;

@@ -3,30 +3,12 @@
 
 #include <sys/types.h>
 
-#include <array>
 #include <filesystem>
 
 #include "exec/program.hpp"
+#include "io/pipe.hpp"
 
 namespace oomlab::exec_detail {
-
-// A pipe whose ends close with it; both ends close-on-exec.
-class Pipe {
- public:
-  Pipe();
-  ~Pipe();
-  Pipe(const Pipe&) = delete;
-  Pipe& operator=(const Pipe&) = delete;
-  Pipe(Pipe&&) = delete;
-  Pipe& operator=(Pipe&&) = delete;
-  [[nodiscard]] int read_end() const { return fds_[0]; }
-  [[nodiscard]] int write_end() const { return fds_[1]; }
-  void close_read();
-  void close_write();
-
- private:
-  std::array<int, 2> fds_{-1, -1};
-};
 
 // The program in a process group of its own (its pid), stdout and stderr into the pipes, stdin
 // from /dev/null when oomlab's is a terminal (a background group reading it would be stopped).
