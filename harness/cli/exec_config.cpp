@@ -65,14 +65,11 @@ ExecConfig exec_config_from(const ExecOptions& o) {
 
 std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& environment) {
   if (!o.devices.empty()) return choose_devices(o.devices, environment);
-  std::uint64_t device = 0;
   try {
-    device = parse_unsigned(o.device);
+    return {parse_device_index(o.device)};
   } catch (const Error& e) {
     throw_usage(fmt::format("--device: {}", e.what()));
   }
-  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
-  return {static_cast<int>(device)};
 }
 
 }  // namespace oomlab::cli

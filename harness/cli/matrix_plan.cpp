@@ -119,15 +119,13 @@ std::vector<int> choose_devices(const std::string& text, const Environment& env)
     return devices;
   }
   for (const std::string& part : split(text)) {
-    std::uint64_t index = 0;
+    int index = 0;
     try {
-      index = parse_unsigned(part);
+      index = parse_device_index(part);
     } catch (const Error& e) {
       throw_usage(fmt::format("--devices: {}", e.what()));
     }
-    if (index > 1024) throw_usage(fmt::format("--devices: '{}' is not a device index", part));
-    if (std::find(devices.begin(), devices.end(), static_cast<int>(index)) == devices.end())
-      devices.push_back(static_cast<int>(index));
+    if (std::find(devices.begin(), devices.end(), index) == devices.end()) devices.push_back(index);
   }
   if (devices.empty()) throw_usage("--devices: no device given");
   return devices;

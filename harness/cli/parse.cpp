@@ -208,6 +208,12 @@ std::uint64_t parse_unsigned(std::string_view text) {
   return parse_whole<std::uint64_t>(text);
 }
 
+int parse_device_index(std::string_view text) {
+  const std::uint64_t index = parse_unsigned(text);
+  if (index > 1024) throw_usage(fmt::format("'{}' is not a device index", text));
+  return static_cast<int>(index);
+}
+
 double parse_real(std::string_view text) {
   const std::string body(trim(text));
   if (body.empty()) throw_usage("an empty value is not a number");

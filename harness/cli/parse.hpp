@@ -28,6 +28,8 @@ namespace oomlab::cli {
 [[nodiscard]] std::int64_t parse_integer(std::string_view text);
 [[nodiscard]] std::uint64_t parse_unsigned(std::string_view text);
 [[nodiscard]] double parse_real(std::string_view text);
+// A CUDA device's index: a whole number up to 1024.
+[[nodiscard]] int parse_device_index(std::string_view text);
 
 // The value of one declared parameter; `context` names where it came from ("--param block").
 [[nodiscard]] ParamValue parse_param_value(const ParamDef& def, std::string_view text);

@@ -78,9 +78,7 @@ RunConfig config_from(const RunOptions& o) {
   config.allocator_options = std::move(allocator.options);
   config.budget = with_flag("--budget", [&] { return parse_budget(o.budget); });
   config.seed = with_flag("--seed", [&] { return parse_unsigned(o.seed); });
-  const std::uint64_t device = with_flag("--device", [&] { return parse_unsigned(o.device); });
-  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
-  config.device = static_cast<int>(device);
+  config.device = with_flag("--device", [&] { return parse_device_index(o.device); });
   config.probe = !o.no_probe;
   config.verify = with_flag("--verify", [&] { return parse_verify_mode(o.verify); });
   if (!o.timeout.empty()) {

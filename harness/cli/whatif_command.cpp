@@ -72,14 +72,11 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
         o.level));
   }
   WhatIfRequest request{.trace = o.trace};
-  std::uint64_t device = 0;
   try {
-    device = parse_unsigned(o.device);
+    request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
   } catch (const Error& e) {
     throw_usage(fmt::format("--device: {}", e.what()));
   }
-  if (device > 1024) throw_usage(fmt::format("--device: '{}' is not a device index", o.device));
-  request.device = static_cast<std::uint32_t>(device);
   if (!o.budget.empty()) request.budget_bytes = parse_whatif_budget(o.budget);
   return request;
 }
