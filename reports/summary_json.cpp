@@ -88,6 +88,19 @@ json program_json(const ProgramRun& p) {
           {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)}};
 }
 
+// Each setting of PyTorch's allocator replayed at the run's budget; null when none was.
+json remedies_json(const std::vector<SettingCheck>& checks) {
+  if (checks.empty()) return nullptr;
+  json out = json::array();
+  for (const SettingCheck& c : checks) {
+    out.push_back({{"setting", c.setting},
+                   {"alloc_conf", c.alloc_conf},
+                   {"completes_at_budget", c.completes_at_budget},
+                   {"first_failure_index", or_null(c.first_failure_index)}});
+  }
+  return out;
+}
+
 json oom_json(const OomRecord& oom) {
   const Diagnosis& d = oom.diagnosis;
   return {{"event", oom.event},
@@ -118,7 +131,8 @@ json oom_json(const OomRecord& oom) {
           {"trace_line", or_null(oom.trace_line)},
           {"frames", oom.frames},
           {"largest_live", largest_live_json(oom.largest_live)},
-          {"program", program_message_json(oom.program)}};
+          {"program", program_message_json(oom.program)},
+          {"remedies", remedies_json(oom.remedies)}};
 }
 
 json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {

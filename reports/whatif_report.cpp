@@ -52,6 +52,25 @@ std::string listed(const std::vector<std::string>& names) {
   return out;
 }
 
+// What to set for a row: the exact variable, and the fraction where the row needs one.
+std::string to_set(const WhatIfRow& row) {
+  const std::string conf = row.alloc_conf.empty()
+                               ? std::string("PYTORCH_CUDA_ALLOC_CONF unset")
+                               : fmt::format("PYTORCH_CUDA_ALLOC_CONF={}", row.alloc_conf);
+  return row.fraction ? conf + " with torch.cuda.set_per_process_memory_fraction" : conf;
+}
+
+// backend=async's figures carry the model's measured error against PyTorch (README: "The
+// cudaMallocAsync backend"): its frontier is a reading, not a byte-exact answer.
+bool approximate(const WhatIfRow& row) {
+  return row.options.choice("backend") == "async";
+}
+
+std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
+  if (!row.frontier_bytes) return fmt::format("over {}", format_bytes(r.upper_bytes));
+  return (approximate(row) ? "~" : "") + format_bytes(*row.frontier_bytes);
+}
+
 // The frontiers: the best setting against native, or that none does better.
 std::string frontier_answer(const WhatIfResult& r) {
   const std::string card = format_bytes(r.upper_bytes);
@@ -76,9 +95,9 @@ std::string frontier_answer(const WhatIfResult& r) {
         "({}), so PyTorch's defaults are about as good as any of these here",
         format_bytes(n), best.name, format_bytes(n - *best.frontier_bytes), percent_text(saving));
   }
-  return fmt::format("{} fits in {}, {} less than native ({})", best.name,
-                     format_bytes(*best.frontier_bytes),
-                     percent_text(-percent_change(*best.frontier_bytes, n)), format_bytes(n));
+  return fmt::format("{} fits in {}, {} less than native ({}): {}", best.name,
+                     frontier_text(r, best), percent_text(-percent_change(*best.frontier_bytes, n)),
+                     format_bytes(n), to_set(best));
 }
 
 // At the budget: what native does and, when it runs out of memory, which settings fit.
@@ -154,10 +173,10 @@ std::string whatif_heading(const WhatIfResult& r) {
         r.budget_source == WhatIfBudgetSource::given ? "--budget" : "from the snapshot");
   }
   return fmt::format(
-      "what if {} ({} allocations and frees) had run with other allocator "
-      "settings? {} · "
-      "simulated {} card",
-      r.trace.filename().string(), format_count(r.entries), budget, format_bytes(r.upper_bytes));
+      "what if {} ({} trace entries) had run with other allocator settings? {} · simulated {} "
+      "card{}",
+      r.trace.filename().string(), format_count(r.entries), budget, format_bytes(r.upper_bytes),
+      r.question == BudgetQuestion::fraction ? " · every budget a fraction cap" : "");
 }
 
 WhatIfTable whatif_table(const WhatIfResult& r) {
@@ -167,11 +186,7 @@ WhatIfTable whatif_table(const WhatIfResult& r) {
     table.header.emplace_back("cause");
   }
   for (const WhatIfRow& row : r.rows) {
-    std::vector<std::string> cells = {row.name,
-                                      row.frontier_bytes
-                                          ? format_bytes(*row.frontier_bytes)
-                                          : fmt::format("over {}", format_bytes(r.upper_bytes)),
-                                      vs_native_text(r, row)};
+    std::vector<std::string> cells = {row.name, frontier_text(r, row), vs_native_text(r, row)};
     if (r.budget_bytes) {
       cells.push_back(row.at_budget ? at_budget_text(*row.at_budget) : "-");
       cells.push_back(cause_text(row));
@@ -213,6 +228,8 @@ json whatif_json(const WhatIfResult& r) {
   for (const WhatIfRow& row : r.rows) {
     rows.push_back({{"name", row.name},
                     {"options", params_json(row.options)},
+                    {"alloc_conf", row.alloc_conf},
+                    {"budget_by", row.fraction ? "fraction" : "device"},
                     {"frontier_bytes", or_null(row.frontier_bytes)},
                     {"failing_bytes", row.failing_bytes},
                     {"trials", row.trials},
@@ -226,6 +243,7 @@ json whatif_json(const WhatIfResult& r) {
           {"card_bytes", r.upper_bytes},
           {"resolution_bytes", kDevicePageBytes},
           {"budget_bytes", or_null(r.budget_bytes)},
+          {"question", r.question == BudgetQuestion::fraction ? "fraction" : "card"},
           {"budget_source", r.budget_source == WhatIfBudgetSource::none
                                 ? json(nullptr)
                                 : json(to_string(r.budget_source))},

@@ -17,6 +17,7 @@
 #include "replay_verdict.hpp"
 #include "segment_match.hpp"
 #include "trace/trace.hpp"
+#include "trace/trace_caveats.hpp"
 
 namespace oomlab {
 
@@ -88,15 +89,15 @@ class Replay final : public Scenario {
 
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
     const std::string& format = p.choice("format");
-    trace_ = trace::load_shared(
-        p.text("trace"),
-        {.format = format == "oomlab"    ? trace::Format::oomlab
-                   : format == "rmm"     ? trace::Format::rmm
-                   : format == "pytorch" ? trace::Format::pytorch
-                                         : trace::Format::automatic,
-         .level = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor,
-         .device = static_cast<std::uint32_t>(p.integer("device")),
-         .check_stop = check_stop});
+    level_ = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor;
+    trace_ = trace::load_shared(p.text("trace"),
+                                {.format = format == "oomlab"    ? trace::Format::oomlab
+                                           : format == "rmm"     ? trace::Format::rmm
+                                           : format == "pytorch" ? trace::Format::pytorch
+                                                                 : trace::Format::automatic,
+                                 .level = level_,
+                                 .device = static_cast<std::uint32_t>(p.integer("device")),
+                                 .check_stop = check_stop});
     if (p.flag("strict") && trace_->unknown_frees > 0) {
       throw Error(
           ErrorKind::input,
@@ -106,12 +107,18 @@ class Replay final : public Scenario {
     }
   }
 
+  // A PyTorch snapshot's at the tensor level (none recorded: PyTorch's defaults). Its segment
+  // level is what the caching allocator got, which no model of it serves again.
   [[nodiscard]] std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
       const override {
-    return trace_ ? trace_->allocator_settings : std::nullopt;
+    if (!trace_ || trace_->format != trace::Format::pytorch || level_ != trace::Level::tensor)
+      return std::nullopt;
+    return trace_->allocator_settings.value_or(RecordedAllocatorSettings{});
   }
 
   void run(RunContext& ctx) override {
+    for (const std::string& caveat : trace::trace_caveats(*trace_))
+      ctx.notice(caveat);
     ctx.phase("replay");
     std::vector<Stream> streams;
     for (std::uint32_t s = 0; s < trace_->streams.size(); ++s)
@@ -177,8 +184,6 @@ class Replay final : public Scenario {
   bool place_initial_state(RunContext& ctx, const std::vector<Stream>& streams,
                            std::vector<Held>& held, ReplayVerdict& verdict) {
     std::vector<PlacedSegment> segments;
-    std::uint64_t live_bytes = 0;
-    std::uint64_t reserved = 0;
     for (const trace::InitialSegment& s : trace_->initial_segments) {
       PlacedSegment placed{.address = s.address,
                            .bytes = s.bytes,
@@ -188,15 +193,9 @@ class Replay final : public Scenario {
       for (const trace::InitialSegment::Live& b : s.blocks) {
         placed.blocks.push_back(
             {.offset = b.offset, .bytes = b.bytes, .block_bytes = b.block_bytes});
-        live_bytes += b.bytes;
       }
-      reserved += s.bytes;
       segments.push_back(std::move(placed));
     }
-    ctx.note(fmt::format(
-        "{} blocks ({}) were live when the history began, in {} segments ({}): placed before "
-        "its first entry",
-        trace_->initial_events, format_bytes(live_bytes), segments.size(), format_bytes(reserved)));
     const bool had_oom = ctx.oom_recorded();
     std::vector<Block> blocks = ctx.allocate_placed(segments, "live before the trace began");
     std::size_t k = 0;
@@ -295,6 +294,7 @@ class Replay final : public Scenario {
   void report_leaks(RunContext& ctx, const std::vector<Held>& held);
 
   std::shared_ptr<const trace::Trace> trace_;
+  trace::Level level_ = trace::Level::tensor;
   bool stopped_ = false;
 };
 
@@ -305,15 +305,6 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
   ctx.metric("initial_blocks", static_cast<double>(initial));
   ctx.metric("unknown_frees", static_cast<double>(trace_->unknown_frees));
   ctx.metric("streams", static_cast<double>(trace_->streams.size()));
-  if (trace_->initial_segments.empty() && initial > 0) {
-    std::uint64_t bytes = 0;
-    for (std::uint64_t k = 0; k < initial; ++k)
-      bytes += trace_->events[k].bytes;
-    ctx.note(
-        fmt::format("{} segment allocations ({}) existed when the history began: made "
-                    "before its first entry",
-                    initial, format_bytes(bytes)));
-  }
   if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(
         "{} frees of addresses the trace never allocated were skipped (the first at entry {})",

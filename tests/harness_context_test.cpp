@@ -97,13 +97,15 @@ TEST(HarnessContext, ACapRefusalIsRecordedAsBudgetCapCapacity) {
   EXPECT_EQ(h.events[oom.event].status, AllocStatus::budget_cap);
 }
 
-TEST(HarnessContext, AFailureThatDoesNotLastIsTransient) {
+// The sim has no streams whose frees could still be pending: a failure there is never called
+// transient, whatever a probe right after it says (a real device's case: Diagnose.Transient*).
+TEST(HarnessContext, OnTheSimAFailureThatDoesNotLastIsNotCalledTransient) {
   Harness h(std::make_unique<FailsOnce>(sim(256_MiB), 3), 256_MiB);
   ASSERT_TRUE(h.ctx.allocate(1_MiB, "a").ok());
   ASSERT_TRUE(h.ctx.allocate(1_MiB, "b").ok());
   ASSERT_FALSE(h.ctx.allocate(1_MiB, "c").ok());
   ASSERT_TRUE(h.ctx.oom().has_value());
-  EXPECT_EQ(h.ctx.oom()->diagnosis.cause, Cause::transient) << h.ctx.oom()->diagnosis.evidence;
+  EXPECT_NE(h.ctx.oom()->diagnosis.cause, Cause::transient) << h.ctx.oom()->diagnosis.evidence;
 }
 
 TEST(HarnessContext, OnlyTheFirstFailureIsTheRunsOom) {

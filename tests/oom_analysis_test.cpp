@@ -108,6 +108,60 @@ TEST(Diagnose, TransientWhenTheSameRequestFitsRightAfter) {
   EXPECT_EQ(diagnose(e).cause, Cause::fragmentation);
 }
 
+// Only a real device can have frees pending on a stream: the sim and a model of PyTorch's
+// allocator answer the same request the same way every time.
+TEST(Diagnose, NeverTransientWhereTheAllocatorIsDeterministic) {
+  OomEvidence e = base_evidence();
+  e.request_bytes = 300_KiB;
+  e.request_fits_now = true;
+  e.real_device = false;
+  EXPECT_NE(diagnose(e).cause, Cause::transient);
+  e.real_device = true;
+  e.cache = CacheState{.allocated_bytes = 32_MiB, .reserved_bytes = 64_MiB};
+  EXPECT_NE(diagnose(e).cause, Cause::transient);
+}
+
+// Behind a model of PyTorch's allocator, capacity is its own arithmetic: the blocks it hands
+// out and the request as it rounds them, against what it can hold (reserved + the device's free).
+TEST(Diagnose, BehindPyTorchCapacityIsItsBlocksAndTheRoundedRequestAgainstWhatItCanHold) {
+  OomEvidence e = base_evidence();
+  e.request_bytes = 1_GiB - 3_MiB;
+  e.live_bytes = 7_GiB;  // what was asked for; PyTorch's blocks are larger
+  e.budget_bytes = 9_GiB;
+  e.device_free_now = 694_MiB;
+  e.cache = CacheState{.allocated_bytes = 7_GiB + 400_MiB,
+                       .reserved_bytes = 7_GiB + 725_MiB,
+                       .failed_device_bytes = 1_GiB,
+                       .failed_request_bytes = 1_GiB};
+  Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::capacity) << d.evidence;  // 7.39 + 1 > 7.71 + 0.68 GiB
+  EXPECT_NE(d.evidence.find("no setting of its allocator"), std::string::npos) << d.evidence;
+  EXPECT_EQ(d.advice.find("expandable_segments"), std::string::npos) << d.advice;
+  e.device_free_now = 800_MiB;  // now the bytes fit: the cache's placement is to blame
+  d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::fragmentation) << d.evidence;
+  EXPECT_NE(d.evidence.find("800 MiB free on the device"), std::string::npos) << d.evidence;
+}
+
+// Under set_per_process_memory_fraction PyTorch refuses at its cap: the device's free memory is
+// no part of the story, what is left under the cap is.
+TEST(Diagnose, UnderAFractionTheEvidenceCountsWhatIsLeftUnderTheCapNotTheDevice) {
+  OomEvidence e = base_evidence();
+  e.request_bytes = 1_GiB;
+  e.budget_bytes = 8_GiB;
+  e.device_free_now = 70_GiB;
+  e.cache = CacheState{.allocated_bytes = 7_GiB,
+                       .reserved_bytes = 7_GiB + 300_MiB,
+                       .failed_device_bytes = 1_GiB,
+                       .failed_request_bytes = 1_GiB,
+                       .allowed_bytes = 8_GiB};
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::fragmentation) << d.evidence;
+  EXPECT_EQ(d.evidence.find("free on the device"), std::string::npos) << d.evidence;
+  EXPECT_NE(d.evidence.find("724 MiB left under its fraction cap of 8.00 GiB"), std::string::npos)
+      << d.evidence;
+}
+
 TEST(Diagnose, ARefusalByTheCapIsCapacityWhenWhatIsLiveCannotTakeTheRequest) {
   OomEvidence e = base_evidence();
   e.real_device = false;

@@ -21,9 +21,11 @@ namespace {
 using namespace oomlab::literals;
 namespace fs = std::filesystem;
 
-RunResult torch_replay(const std::string& job, std::uint64_t budget) {
+RunResult torch_replay(const std::string& job, std::uint64_t budget,
+                       const std::string& budget_by = "device") {
   RunConfig config = testing::make_run_config("replay", "torch", budget);
   config.params.set("trace", testing::test_data_dir() + "/pytorch/" + job + ".pickle");
+  config.allocator_options.set("budget_by", budget_by);
   config.probe = false;
   return run_scenario(config);
 }
@@ -38,7 +40,7 @@ RunReport report_of(const RunResult& result, const std::string& name) {
 }
 
 TEST(ReportPytorch, CappedJobShowsPyTorchsFiguresAndMessage) {
-  const RunResult r = torch_replay("grow_cap2g_native", 2'147'483'648);
+  const RunResult r = torch_replay("grow_cap2g_native", 2'147'483'648, "fraction");
   ASSERT_TRUE(r.oom && r.oom->cache);
   const std::string summary = human_summary(r, "");
   EXPECT_NE(summary.find("pytorch    tried to allocate 256.00 MiB · 1.73 GiB allocated by "

@@ -90,9 +90,11 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
   EXPECT_EQ(oom.at("largest_live"), json::array());
 }
 
-RunConfig torch_replay(const std::string& job, std::uint64_t budget) {
+RunConfig torch_replay(const std::string& job, std::uint64_t budget,
+                       const std::string& budget_by = "device") {
   RunConfig config = testing::make_run_config("replay", "torch", budget);
   config.params.set("trace", testing::test_data_dir() + "/pytorch/" + job + ".pickle");
+  config.allocator_options.set("budget_by", budget_by);
   config.probe = false;
   return config;
 }
@@ -101,7 +103,8 @@ RunConfig torch_replay(const std::string& job, std::uint64_t budget) {
 // own settings make the model cap itself at 2 GiB as PyTorch did.
 TEST(SummaryJson, TorchOomSaysWhatPyTorchSaid) {
   const json oom =
-      summary_json(run_scenario(torch_replay("grow_cap2g_native", 2'147'483'648)), {}).at("oom");
+      summary_json(run_scenario(torch_replay("grow_cap2g_native", 2'147'483'648, "fraction")), {})
+          .at("oom");
   const json& pytorch = oom.at("pytorch");
   ASSERT_TRUE(pytorch.is_object()) << oom.dump();
   for (const char* key : {"allocated_bytes", "reserved_bytes", "reserved_unallocated_bytes",

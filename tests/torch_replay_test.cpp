@@ -41,10 +41,10 @@ void expect_all_segment_calls_matched(const RunResult& r) {
   EXPECT_EQ(metric(r, "segment_calls_extra"), 0.0);
 }
 
-// The acceptance case: the shared sample at the budget it ran under.
+// The acceptance case: the shared sample at the budget it ran under, a fraction cap.
 TEST(TorchReplay, TheSampleFailsWherePyTorchDidWithEverySegmentCallMatched) {
-  const RunResult r =
-      run_scenario(torch_replay(kData / "pytorch_gpt_fp32_snapshot.pickle", 8'501'749'350));
+  const RunResult r = run_scenario(torch_replay(kData / "pytorch_gpt_fp32_snapshot.pickle",
+                                                8'501'749'350, {{"budget_by", "fraction"}}));
   ASSERT_EQ(r.outcome, Outcome::oom);
   EXPECT_EQ(metric(r, "first_failure_index"), 16'794.0);
   EXPECT_EQ(metric(r, "segment_calls"), 121.0 + 37);
@@ -81,7 +81,8 @@ class Capped : public ::testing::TestWithParam<CappedJob> {};
 
 TEST_P(Capped, RunsOutOfMemoryAtTheEntryPyTorchDidAndSaysWhatPyTorchSaid) {
   const CappedJob& job = GetParam();
-  const RunResult r = run_scenario(torch_replay(kJobs / (job.name + ".pickle"), job.cap));
+  const RunResult r = run_scenario(
+      torch_replay(kJobs / (job.name + ".pickle"), job.cap, {{"budget_by", "fraction"}}));
   ASSERT_EQ(r.outcome, Outcome::oom);
   EXPECT_EQ(metric(r, "first_failure_index"), metric(r, "trace_first_failure_index"));
   expect_all_segment_calls_matched(r);

@@ -117,13 +117,11 @@ TEST(WhatIf, FractionCappedSnapshotShowsOnlyFrontiersAndSaysWhy) {
   EXPECT_NE(r.out.find("set_per_process_memory_fraction, whose cap a snapshot does not record"),
             std::string::npos)
       << r.out;
-  const std::string recorded = table_line(r.out, "as recorded");
-  EXPECT_FALSE(recorded.empty()) << "the snapshot ran budget_by=fraction";
-  EXPECT_EQ(recorded.find("-0.0%"), std::string::npos)
-      << "a small difference shown as such: " << recorded;
+  // The fraction it ran under is a question of its own (--fraction), not a recorded setting.
+  EXPECT_TRUE(table_line(r.out, "as recorded").empty()) << r.out;
   for (const char* row :
        {"native", "expandable_segments", "max_split_size=128MiB", "max_split_size=512MiB",
-        "garbage_collection_threshold=0.8", "backend=async"}) {
+        "garbage_collection_threshold=0.8 (fraction cap)", "backend=async"}) {
     EXPECT_FALSE(table_line(r.out, row).empty()) << row << " missing in\n" << r.out;
   }
 }

@@ -52,6 +52,10 @@ void add_scenario_options(CLI::App* sub, RunOptions& o, bool required = true) {
          "--allocator,-a", o.allocator,
          "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
       ->capture_default_str();
+  sub->add_option("--alloc-conf", o.alloc_conf,
+                  "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "
+                  "(\"expandable_segments:True,max_split_size_mb:128\"): the torch allocator "
+                  "with those settings");
   sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
   sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
   sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
@@ -149,6 +153,12 @@ void add_whatif(CLI::App& app, Parsed& p) {
       ->capture_default_str();
   w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
       ->capture_default_str();
+  w->add_option("--alloc-conf", o.alloc_conf,
+                "a row of your own: PYTORCH_CUDA_ALLOC_CONF as your job sets it "
+                "(\"expandable_segments:True,max_split_size_mb:128\")");
+  w->add_flag("--fraction", o.fraction,
+              "ask every row under torch.cuda.set_per_process_memory_fraction: the frontiers are "
+              "the smallest caps on the modelled card, not the smallest cards");
   w->add_flag("--quiet,-q", o.quiet, "only the answer line");
   w->footer(whatif_footer());
 }

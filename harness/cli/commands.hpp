@@ -25,6 +25,7 @@ inline constexpr int kExitInterrupted = 130;
 struct RunOptions {
   std::string scenario;
   std::string allocator = "auto";
+  std::string alloc_conf;  // PyTorch's PYTORCH_CUDA_ALLOC_CONF string: the torch allocator's
   std::string budget = "8GiB";
   std::string seed = "1";
   std::vector<std::string> params;
@@ -113,6 +114,8 @@ struct WhatIfOptions {
   std::string out;     // folder for whatif.json, report.html and report.md
   std::string level = "tensor";
   std::string device = "0";
+  std::string alloc_conf;  // a row of the user's own settings, PyTorch's spelling
+  bool fraction = false;   // every row under a memory fraction: caps, not cards
   bool quiet = false;
 };
 

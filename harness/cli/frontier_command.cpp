@@ -6,6 +6,7 @@
 #include <span>
 #include <sstream>
 
+#include "allocators/torch/torch_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/signals.hpp"
@@ -47,7 +48,7 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
       {"oomlab", version_json()},
       {"scenario",
        {{"name", config.scenario}, {"params", params_json(config.params)}, {"seed", config.seed}}},
-      {"allocator", {{"name", r.allocator}, {"options", params_json(config.allocator_options)}}},
+      {"allocator", {{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
       {"simulated", r.simulated},
       {"upper_bytes", r.upper_bytes},
       {"frontier_bytes", r.frontier_bytes ? nlohmann::ordered_json(*r.frontier_bytes)
@@ -56,6 +57,19 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
       {"timed_out", r.timed_out},
       {"resolution_bytes", kDevicePageBytes},
       {"trials", trials}};
+}
+
+// What a torch frontier was asked under: PyTorch's settings, and a fraction cap when it was one
+// (a cap on the modelled card, not a card).
+std::string torch_settings_text(const FrontierResult& r) {
+  if (r.allocator != "torch") return {};
+  const std::string conf = torch::alloc_conf(r.allocator_options);
+  std::string out = conf.empty() ? " with PyTorch's defaults"
+                                 : fmt::format(" with PYTORCH_CUDA_ALLOC_CONF={}", conf);
+  if (r.allocator_options.choice("budget_by") == "fraction") {
+    out += " under torch.cuda.set_per_process_memory_fraction (the budget is its cap)";
+  }
+  return out;
 }
 
 // The answer in one line: the frontier, or why there is none.
@@ -144,8 +158,9 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
     err << "oomlab: interrupted: the search stopped; every run freed what it took\n";
     return kExitInterrupted;
   }
-  const std::string name = fmt::format("{} on {}{}", config.scenario, result.allocator,
-                                       result.simulated ? " (simulated)" : "");
+  const std::string name =
+      fmt::format("{} on {}{}{}", config.scenario, result.allocator,
+                  result.simulated ? " (simulated)" : "", torch_settings_text(result));
   const std::string answer = answer_line(result, name, o.timeout);
   (o.json == "-" ? err : out) << answer << '\n';
   const std::string json = frontier_json(config, result).dump(2) + "\n";

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "allocators/backends.hpp"
+#include "cli/alloc_conf.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
@@ -335,7 +336,12 @@ AllocatorChoice parse_allocator(std::string_view text) {
                             did_you_mean(name, names), fmt::join(names, ", ")));
   }
   std::vector<std::string> assignments;
-  if (colon != std::string_view::npos) {
+  if (colon != std::string_view::npos && info->kind == BackendKind::torch) {
+    // PyTorch's own spelling too: -a torch:expandable_segments:True,max_split_size_mb:128.
+    const std::string_view rest = body.substr(colon + 1);
+    if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));
+    assignments = torch_assignments(rest, "--allocator");
+  } else if (colon != std::string_view::npos) {
     std::string_view rest = body.substr(colon + 1);
     if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));
     while (!rest.empty()) {

@@ -10,8 +10,10 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 
+#include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/parse.hpp"
@@ -27,6 +29,8 @@
 #include "run/run_plan.hpp"
 #include "run/runner.hpp"
 #include "run/soak.hpp"
+#include "run/torch_settings.hpp"
+#include "trace/trace.hpp"
 
 namespace oomlab::cli {
 
@@ -62,6 +66,24 @@ std::vector<std::string> assignments_of(const RunOptions& o, const Registry::Ent
 
 }  // namespace
 
+namespace {
+
+// --alloc-conf is the torch allocator's options in PyTorch's words: after -a torch's own, or
+// alone (the allocator left at auto).
+std::string with_alloc_conf(const std::string& allocator, const std::string& conf) {
+  if (conf.empty()) return allocator;
+  static_cast<void>(torch_assignments(conf, "--alloc-conf"));  // its own errors name its flag
+  if (allocator == "auto") return "torch:" + conf;
+  if (allocator == "torch" || allocator.starts_with("torch:")) {
+    return allocator + (allocator == "torch" ? ":" : ",") + conf;
+  }
+  throw_usage(fmt::format(
+      "--alloc-conf: PyTorch's settings are the torch allocator's: drop '-a {}' or give -a torch",
+      allocator));
+}
+
+}  // namespace
+
 RunConfig config_from(const RunOptions& o) {
   const Registry::Entry* entry = Registry::global().find(o.scenario);
   if (entry == nullptr) {
@@ -73,7 +95,7 @@ RunConfig config_from(const RunOptions& o) {
   config.scenario = o.scenario;
   config.params = parse_params(entry->params, assignments_of(o, *entry),
                                fmt::format("scenario '{}'", o.scenario), "--param");
-  AllocatorChoice allocator = parse_allocator(o.allocator);
+  AllocatorChoice allocator = parse_allocator(with_alloc_conf(o.allocator, o.alloc_conf));
   config.allocator = allocator.kind;
   config.allocator_options = std::move(allocator.options);
   config.budget = with_flag("--budget", [&] { return parse_budget(o.budget); });
@@ -133,14 +155,37 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
   return kExitOk;
 }
 
+namespace {
+
+// Whether the run replays a PyTorch snapshot at the tensor level (the head of --trace says so):
+// `auto` then means the model of PyTorch's allocator. A file that cannot be read is the
+// scenario's to refuse, with its own words.
+bool replays_pytorch_snapshot(const Params& params) {
+  const auto& v = params.values();
+  if (!v.contains("trace") || params.text("trace").empty()) return false;
+  if (v.contains("level") && params.choice("level") != "tensor") return false;
+  std::ifstream file(params.text("trace"), std::ios::binary);
+  std::string head(64, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(file.gcount()));
+  if (v.contains("format") && params.choice("format") != "auto")
+    return params.choice("format") == "pytorch";
+  return !head.empty() && trace::detect_format(head) == trace::Format::pytorch;
+}
+
+}  // namespace
+
 // `auto` becomes a concrete backend here, with that backend's default options, so that the run
 // folder is named after what really runs; the probed environment goes on to the runner.
 void resolve_allocator(RunConfig& config, Console& console) {
-  const bool host_only = config.allocator != BackendKind::automatic &&
-                         !uses_device(config.allocator, config.allocator_options);
+  const bool snapshot =
+      config.allocator == BackendKind::automatic && replays_pytorch_snapshot(config.params);
+  const bool host_only = snapshot || (config.allocator != BackendKind::automatic &&
+                                      !uses_device(config.allocator, config.allocator_options));
   config.environment = host_only ? probe_host_environment() : probe_environment();
   ResolvedAllocator choice =
-      resolve_automatic(config.allocator, config.allocator_options, *config.environment);
+      snapshot ? torch_for_snapshot()
+               : resolve_automatic(config.allocator, config.allocator_options, *config.environment);
   config.allocator = choice.kind;
   config.allocator_options = std::move(choice.options);
   if (!choice.notice.empty()) console.notice(choice.notice);
@@ -254,8 +299,14 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
     config.progress = {};
     return soak_command(config, static_cast<std::uint32_t>(cycles), record, console, out, err);
   }
-  const RunResult result = run_or_clean_up(config, record.folder, !folder_existed);
+  RunResult result = run_or_clean_up(config, record.folder, !folder_existed);
   console.end_progress();
+  if (result.allocator == "torch" && result.oom) {
+    if (console.progress_enabled())
+      console.progress("checking PyTorch's allocator settings at this budget");
+    check_remedies(config, result);
+    console.end_progress();
+  }
   return finish_run(result, record, out, err);
 }
 

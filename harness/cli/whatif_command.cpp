@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
 #include "cli/signals.hpp"
@@ -78,6 +79,12 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
     throw_usage(fmt::format("--device: {}", e.what()));
   }
   if (!o.budget.empty()) request.budget_bytes = parse_whatif_budget(o.budget);
+  if (o.fraction) request.question = BudgetQuestion::fraction;
+  if (!o.alloc_conf.empty()) {
+    static_cast<void>(torch_assignments(o.alloc_conf, "--alloc-conf"));
+    request.own_options = parse_allocator("torch:" + o.alloc_conf).options;
+    request.own_name = o.alloc_conf;
+  }
   return request;
 }
 

@@ -40,11 +40,12 @@ struct AllocResult {
 
 // What a caching allocator in front of the device says of itself, as PyTorch's OOM message does.
 struct CacheState {
-  std::uint64_t allocated_bytes = 0;      // handed out to the program, in whole blocks
-  std::uint64_t reserved_bytes = 0;       // held from the device
-  std::uint64_t failed_device_bytes = 0;  // what the last failed request asked the device for
-  std::uint64_t allowed_bytes = 0;        // set_per_process_memory_fraction's cap; 0: none
-  bool async_backend = false;             // PyTorch's cudaMallocAsync backend, not its cache
+  std::uint64_t allocated_bytes = 0;       // handed out to the program, in whole blocks
+  std::uint64_t reserved_bytes = 0;        // held from the device
+  std::uint64_t failed_device_bytes = 0;   // what the last failed request asked the device for
+  std::uint64_t failed_request_bytes = 0;  // that request as the allocator rounded it
+  std::uint64_t allowed_bytes = 0;         // set_per_process_memory_fraction's cap; 0: none
+  bool async_backend = false;              // PyTorch's cudaMallocAsync backend, not its cache
 };
 
 // What the allocator holds and what the device still has. Live bytes (what the program asked

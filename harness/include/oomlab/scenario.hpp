@@ -114,6 +114,9 @@ class RunContext {
   virtual void metric(std::string_view name, double value) = 0;
   // A finding in words, for the summary ("notes") and the screen: what a number means.
   virtual void note(std::string_view text) = 0;
+  // What qualifies the run's whole answer (a trace that stops at the program's OOM): said at
+  // once, and by every command that runs the scenario, a search's included.
+  virtual void notice(std::string_view text) { note(text); }
 
   [[nodiscard]] virtual bool stop_requested() const = 0;
   [[nodiscard]] virtual std::uint64_t budget_bytes() const = 0;

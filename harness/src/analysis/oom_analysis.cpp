@@ -186,6 +186,14 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
         "together, or try the native allocator with expandable_segments:True";
     return;
   }
+  // Under a fraction PyTorch refuses at its cap, whatever the device has free.
+  const std::string beside =
+      c.allowed_bytes > 0 ? fmt::format("{} left under its fraction cap of {}",
+                                        format_bytes(c.allowed_bytes > c.reserved_bytes
+                                                         ? c.allowed_bytes - c.reserved_bytes
+                                                         : 0),
+                                        format_bytes(c.allowed_bytes))
+                          : fmt::format("{} free on the device", format_bytes(e.device_free_now));
   d.evidence = unallocated >= e.request_bytes
                    ? fmt::format(
                          "PyTorch reserved {} but allocated {}: {} cached, more than the request "
@@ -193,13 +201,39 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
                          format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
                          format_bytes(unallocated), format_bytes(e.request_bytes))
                    : fmt::format(
-                         "{} cached by PyTorch (reserved {}, allocated {}) and {} free on the "
-                         "device hold the request {} together, but neither alone (a new "
-                         "segment needs {})",
+                         "{} cached by PyTorch (reserved {}, allocated {}) and {} hold the "
+                         "request {} together, but neither alone (a new segment needs {})",
                          format_bytes(unallocated), format_bytes(c.reserved_bytes),
-                         format_bytes(c.allocated_bytes), format_bytes(e.device_free_now),
-                         format_bytes(e.request_bytes), format_bytes(c.failed_device_bytes));
+                         format_bytes(c.allocated_bytes), beside, format_bytes(e.request_bytes),
+                         format_bytes(c.failed_device_bytes));
   d.advice = std::string(kCacheAdvice);
+}
+
+// A model of PyTorch's allocator was in front: capacity in its own arithmetic (its blocks in use
+// and the request as it rounds them, against what it may hold: the fraction's cap, or what it
+// reserved plus what the device still has), since no setting of it places them in less; else
+// fragmentation inside or beside its cache.
+void describe_cache_oom(const OomEvidence& e, Diagnosis& d) {
+  const CacheState& c = *e.cache;
+  const std::uint64_t request =
+      c.failed_request_bytes != 0 ? c.failed_request_bytes : e.request_bytes;
+  const std::uint64_t usable =
+      c.allowed_bytes > 0 ? c.allowed_bytes : c.reserved_bytes + e.device_free_now;
+  d.free_bytes = usable > c.allocated_bytes ? usable - c.allocated_bytes : 0;
+  if (c.allocated_bytes + request > usable) {
+    d.cause = Cause::capacity;
+    d.evidence = fmt::format(
+        "PyTorch's blocks in use take {} and the request {}: {} > the {} {} (no setting of its "
+        "allocator places them in less)",
+        format_bytes(c.allocated_bytes), format_bytes(request),
+        format_bytes(c.allocated_bytes + request), format_bytes(usable),
+        c.allowed_bytes > 0 ? "of its fraction cap"
+                            : "it can hold (reserved + free on the device)");
+    d.advice = std::string(kCapacityAdvice);
+    return;
+  }
+  d.cause = Cause::fragmentation;
+  describe_cache_fragmentation(e, d);
 }
 
 }  // namespace
@@ -258,25 +292,24 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.advice = std::string(kCapacityAdvice);
     return d;
   }
-  if (e.cap_bytes > 0) {
+  if (e.cache) {
+    describe_cache_oom(e, d);
+  } else if (e.cap_bytes > 0) {
     describe_cap_refusal(e, d);
   } else if (e.request_bytes > d.free_bytes) {
     d.cause = Cause::capacity;
     d.evidence = fmt::format("live {} + request {} > budget {}", format_bytes(e.live_bytes),
                              format_bytes(e.request_bytes), format_bytes(e.budget_bytes));
     d.advice = std::string(kCapacityAdvice);
-  } else if (!e.cache && describe_page_capacity(e, limit, "budget", d)) {
+  } else if (describe_page_capacity(e, limit, "budget", d)) {
     // capacity, in pages
-  } else if (e.request_fits_now.value_or(false)) {
+  } else if (e.real_device && e.request_fits_now.value_or(false)) {
     d.cause = Cause::transient;
     d.evidence = fmt::format("the same {} request succeeded right after the failure",
                              format_bytes(e.request_bytes));
     d.advice =
         "the failure did not last: frees may still have been pending on a stream; "
         "synchronize before large allocations";
-  } else if (e.cache) {
-    d.cause = Cause::fragmentation;
-    describe_cache_fragmentation(e, d);
   } else {
     d.cause = Cause::fragmentation;
     d.evidence = e.largest_free_bytes

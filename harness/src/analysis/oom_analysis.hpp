@@ -69,11 +69,13 @@ struct Diagnosis {
 };
 
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right
-// after), fragmentation. A refusal by oomlab's cap is capacity or fragmentation against the cap.
-// Capacity is decided against what the allocator can give: when the live blocks' pages and the
-// request's pages together exceed the limit, or the scenario's own model says this part of the
-// run needs more than the budget at its peak, no placement would have served it, so the cause
-// is capacity and no remedy for fragmentation is offered.
+// after, on a real device: the sim and a model of PyTorch's allocator are deterministic),
+// fragmentation. Behind a model of PyTorch's allocator, capacity and fragmentation are decided
+// in its own arithmetic (describe_cache_oom). A refusal by oomlab's cap is capacity or
+// fragmentation against the cap. Capacity is decided against what the allocator can give: when the
+// live blocks' pages and the request's pages together exceed the limit, or the scenario's own model
+// says this part of the run needs more than the budget at its peak, no placement would have served
+// it, so the cause is capacity and no remedy for fragmentation is offered.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
 
 // The message PyTorch's OutOfMemoryError gives for this state ("CUDA out of memory. Tried to

@@ -33,6 +33,7 @@ class Search {
     if (run.oom) trial.cause = run.oom->diagnosis.cause;
     result.trials.push_back(trial);
     result.allocator = run.allocator;
+    result.allocator_options = run.allocator_options;  // as the run used them
     result.simulated = run.simulated;
     if (on_trial_) on_trial_(trial);
     result.timed_out = run.outcome == Outcome::timeout;

@@ -27,6 +27,7 @@ struct FrontierResult {
   std::vector<FrontierTrial> trials;
   bool timed_out = false;  // the last trial passed config.timeout: the search stopped there
   std::string allocator;
+  Params allocator_options;  // as the runs used them (a snapshot's settings resolved in)
   bool simulated = false;
 };
 

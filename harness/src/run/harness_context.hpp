@@ -37,6 +37,7 @@ struct ContextSettings {
   kernels::MismatchCounter* mismatch_counter = nullptr;  // real devices only
   std::function<Stream()>
       new_stream;  // more streams for RunContext::stream(); null: the sim's numbers
+  std::function<void(std::string)> notice;  // the run's notices (run_plan's notify)
 };
 
 class HarnessContext final : public RunContext {
@@ -70,6 +71,13 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] const Params& params() const override { return settings_.params; }
   void metric(std::string_view name, double value) override;
   void note(std::string_view text) override { notes_.emplace_back(text); }
+  void notice(std::string_view text) override {
+    if (settings_.notice) {
+      settings_.notice(std::string(text));
+    } else {
+      note(text);
+    }
+  }
   void begin_trial(std::string_view label) override;
   void end_trial(bool fitted) override;
   [[nodiscard]] bool stop_requested() const override;

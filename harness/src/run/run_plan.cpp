@@ -22,22 +22,43 @@ ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
   return choice;
 }
 
-RunPlan plan_allocator(const RunConfig& config, const Environment& environment, RunResult& result) {
+ResolvedAllocator torch_for_snapshot() {
+  return {.kind = BackendKind::torch,
+          .options = Params(backend_info(BackendKind::torch).options),
+          .notice =
+              "a PyTorch snapshot: replayed through 'torch', oomlab's model of PyTorch's "
+              "caching allocator, on a simulated card (no GPU used); -a async, cuda or sim "
+              "replays its requests on that allocator instead"};
+}
+
+RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
+                       RunResult& /*result*/) {
   ResolvedAllocator choice =
       resolve_automatic(config.allocator, config.allocator_options, environment);
-  if (!choice.notice.empty()) notify(config, result, std::move(choice.notice));
-  return {.kind = choice.kind, .allocator_options = std::move(choice.options)};
+  return {.kind = choice.kind,
+          .allocator_options = std::move(choice.options),
+          .automatic = config.allocator == BackendKind::automatic,
+          .pending_notice = std::move(choice.notice)};
 }
 
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result) {
+  const auto recorded = scenario.recorded_allocator_settings();
+  if (plan.automatic && recorded) {
+    ResolvedAllocator torch = torch_for_snapshot();
+    plan.kind = torch.kind;
+    plan.allocator_options = std::move(torch.options);
+    notify(config, result, std::move(torch.notice));
+  } else if (!plan.pending_notice.empty()) {
+    notify(config, result, std::move(plan.pending_notice));
+  }
   if (plan.kind == BackendKind::torch) {
-    const auto recorded = scenario.recorded_allocator_settings();
     torch::ResolvedTorch resolved =
         torch::resolve_torch(plan.allocator_options, recorded ? &*recorded : nullptr);
     plan.allocator_options = std::move(resolved.effective);
     plan.torch = resolved.config;
-    if (!resolved.note.empty()) notify(config, result, std::move(resolved.note));
+    for (std::string& note : resolved.notes)
+      notify(config, result, std::move(note));
   }
   plan.simulated = !uses_device(plan.kind, plan.allocator_options);
 }

@@ -21,6 +21,8 @@ struct RunPlan {
   Params allocator_options;
   std::optional<torch::TorchConfig> torch;
   bool simulated = true;
+  bool automatic = false;      // the user named no allocator: the input may still choose one
+  std::string pending_notice;  // auto's, said once the input has had its say
 };
 
 // The one place `auto` becomes a backend: async where a device is present, else sim (with a notice
@@ -33,10 +35,15 @@ struct ResolvedAllocator {
 [[nodiscard]] ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
                                                   const Environment& environment);
 
+// What `auto` becomes for a PyTorch snapshot replayed at the tensor level: torch, the model of
+// the allocator that recorded it, with its default options and the notice that says so.
+[[nodiscard]] ResolvedAllocator torch_for_snapshot();
+
 // The allocator the run uses: `auto` resolved (noting the fallback to sim), with its options.
 [[nodiscard]] RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
                                      RunResult& result);
-// Once the scenario's input is read: torch's settings from the trace's recorded ones (noting
+// Once the scenario's input is read: `auto` on a PyTorch snapshot becomes torch (the model of
+// the allocator that recorded it), torch's settings come from the trace's recorded ones (noting
 // where they came from), and whether a device is used.
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);

@@ -31,6 +31,15 @@ struct ProgramMessage {
   std::size_t lines_seen = 0;  // OOM lines in its output in all
 };
 
+// A setting of PyTorch's allocator replayed at the run's budget (a replay on torch that ran out
+// of memory): whether the whole trace completes with it. The OOM's advice names only these.
+struct SettingCheck {
+  std::string setting;     // "expandable_segments", "max_split_size=128MiB", ...
+  std::string alloc_conf;  // what to set: "expandable_segments:True" ("" for PyTorch's defaults)
+  bool completes_at_budget = false;
+  std::optional<std::uint64_t> first_failure_index;  // where it failed instead
+};
+
 struct OomRecord {
   std::uint64_t event = 0;  // seq of the oom event in events.csv (a replay: see trace_entry)
   std::uint64_t step = 0;
@@ -55,6 +64,7 @@ struct OomRecord {
   std::vector<std::string> frames;
   std::vector<ProgramBlock> largest_live;
   std::optional<ProgramMessage> program;  // exec: the program's own words
+  std::vector<SettingCheck> remedies;     // torch replays: each setting at the run's budget
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;

@@ -95,21 +95,24 @@ void collect(const HarnessContext& ctx, const Recording& recording, RunResult& r
 }
 
 ContextSettings context_settings(const RunConfig& config, const RunPlan& plan, std::uint64_t budget,
-                                 DeviceHold& hold, const std::atomic<bool>& timed_out) {
-  return {.params = config.params,
-          .seed = config.seed,
-          .budget_bytes = budget,
-          .stream = hold.session ? hold.session->stream() : Stream{},
-          .probe = config.probe,
-          .simulated = plan.simulated,
-          .verify = plan.simulated ? VerifyMode::off : config.verify,
-          .device_free_at_start = plan.simulated ? budget : hold.free_at_start,
-          .stop = config.stop,
-          .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,
-          .mismatch_counter = hold.counter ? &*hold.counter : nullptr,
-          .new_stream = hold.session ? std::function<Stream()>(
-                                           [&hold] { return hold.session->create_stream(); })
-                                     : std::function<Stream()>()};
+                                 DeviceHold& hold, const std::atomic<bool>& timed_out,
+                                 RunResult& result) {
+  return {
+      .params = config.params,
+      .seed = config.seed,
+      .budget_bytes = budget,
+      .stream = hold.session ? hold.session->stream() : Stream{},
+      .probe = config.probe,
+      .simulated = plan.simulated,
+      .verify = plan.simulated ? VerifyMode::off : config.verify,
+      .device_free_at_start = plan.simulated ? budget : hold.free_at_start,
+      .stop = config.stop,
+      .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,
+      .mismatch_counter = hold.counter ? &*hold.counter : nullptr,
+      .new_stream = hold.session
+                        ? std::function<Stream()>([&hold] { return hold.session->create_stream(); })
+                        : std::function<Stream()>(),
+      .notice = [&config, &result](std::string text) { notify(config, result, std::move(text)); }};
 }
 
 // What the run was doing when it ended in error or timeout: its last events, numbered.
@@ -139,7 +142,8 @@ void drive(const RunConfig& config, Scenario& scenario, const RunPlan& plan,
     Watchdog& w;
     ~Unwatch() { w.watch(nullptr); }
   } const unwatch{watchdog};
-  HarnessContext ctx(recording, phases, context_settings(config, plan, budget, hold, timed_out));
+  HarnessContext ctx(recording, phases,
+                     context_settings(config, plan, budget, hold, timed_out, result));
   {
     const Ticker ticker(config.progress_interval,
                         progress_tick(config, recording, phases, budget, start));
@@ -244,6 +248,7 @@ RunResult run_scenario(const RunConfig& config) {
   Watchdog watchdog(config, result, timed_out);  // the input's load and device set-up included
   if (!prepare_input(config, *scenario, result, timed_out)) return result;
   settle_plan(config, *scenario, plan, result);  // torch's settings from the loaded trace
+  result.allocator = backend_info(plan.kind).name;
   result.allocator_options = plan.allocator_options;
   result.simulated = plan.simulated;
 
@@ -264,6 +269,16 @@ RunResult run_scenario(const RunConfig& config) {
     }
   }
   drive(config, *scenario, plan, std::move(backend), budget, hold, result, watchdog, timed_out);
+  if (result.outcome == Outcome::completed && result.peak_reserved_bytes > budget) {
+    // PyTorch's cudaMallocAsync backend under a fraction caps what it hands out, not its pool.
+    notify(config, result,
+           fmt::format("completed, though the allocator held {} at its peak, {} over the {} "
+                       "budget: the budget capped what the program asked for, not what the "
+                       "allocator held; a card of {} would have refused sooner",
+                       format_bytes(result.peak_reserved_bytes),
+                       format_bytes(result.peak_reserved_bytes - budget), format_bytes(budget),
+                       format_bytes(budget)));
+  }
   if (hold.session) release_device(config, plan.kind, hold, result);
   return result;
 }

@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
-#include <thread>
 
 #include "allocators/backends.hpp"
 #include "allocators/torch/torch_options.hpp"
@@ -15,7 +14,9 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "run/frontier.hpp"
+#include "run/parallel_each.hpp"
 #include "trace/trace.hpp"
+#include "trace/trace_caveats.hpp"
 
 namespace oomlab {
 
@@ -35,12 +36,12 @@ namespace {
 
 constexpr std::string_view kAsRecorded = "as recorded";
 
-struct Setting {
-  std::string name;
-  Params options;  // what the row asks for; the snapshot's settings fill what it leaves alone
-};
+torch::ResolvedTorch resolved(const Params& options, const trace::Trace& trace) {
+  return torch::resolve_torch(options,
+                              trace.allocator_settings ? &*trace.allocator_settings : nullptr);
+}
 
-// The torch model over the simulated card, nothing else chosen.
+// The torch model over the simulated card, nothing else chosen: the snapshot's settings fill in.
 Params torch_on_card(std::uint64_t card_bytes) {
   Params p(find_backend("torch")->options);
   p.set("upstream", std::string("sim"));
@@ -48,25 +49,11 @@ Params torch_on_card(std::uint64_t card_bytes) {
   return p;
 }
 
-// PyTorch's defaults, every one set, so that none of the snapshot's own settings leaks in.
-Params native_options(std::uint64_t card_bytes) {
-  Params p = torch_on_card(card_bytes);
-  for (const ParamDef& d : find_backend("torch")->options) {
-    if (d.name != "upstream" && d.name != "total") p.set(d.name, d.default_value);
-  }
-  return p;
-}
-
-torch::ResolvedTorch resolved(const Params& options, const trace::Trace& trace) {
-  return torch::resolve_torch(options,
-                              trace.allocator_settings ? &*trace.allocator_settings : nullptr);
-}
-
-// What the snapshot's settings change from PyTorch's defaults ("budget_by=fraction"); empty
+// What the snapshot's settings change from PyTorch's defaults ("expandable_segments=on"); empty
 // when nothing does.
 std::vector<std::string> recorded_differences(const trace::Trace& trace, std::uint64_t card) {
   const torch::ResolvedTorch recorded = resolved(torch_on_card(card), trace);
-  const torch::ResolvedTorch native = resolved(native_options(card), trace);
+  const torch::ResolvedTorch native = resolved(torch_native_options(card), trace);
   std::vector<std::string> out;
   for (const auto& [name, value] : recorded.effective.values()) {
     if (native.effective.values().at(name) != value)
@@ -83,36 +70,46 @@ std::vector<std::string> recorded_differences(const trace::Trace& trace, std::ui
   return out;
 }
 
-std::vector<Setting> settings(const trace::Trace& trace, std::uint64_t card,
-                              std::vector<std::string>& notes) {
-  std::vector<Setting> out;
+std::vector<TorchSetting> settings(const WhatIfRequest& request, const trace::Trace& trace,
+                                   std::uint64_t card, std::vector<std::string>& notes) {
+  const bool fraction = request.question == BudgetQuestion::fraction;
+  std::vector<TorchSetting> out;
+  const auto asked = [&](Params options) {
+    if (fraction) options.set("budget_by", std::string("fraction"));
+    return options;
+  };
   const std::vector<std::string> differences = recorded_differences(trace, card);
   if (!differences.empty()) {
-    out.push_back({std::string(kAsRecorded), torch_on_card(card)});
+    out.push_back({std::string(kAsRecorded), asked(torch_on_card(card)), fraction});
     notes.push_back(
         fmt::format("as recorded: the snapshot's allocator_settings, which differ from "
                     "PyTorch's defaults in {}",
                     fmt::join(differences, ", ")));
   }
-  const Params native = native_options(card);
-  out.push_back({"native", native});
-  const auto with = [&](std::string name,
-                        const std::vector<std::pair<std::string, ParamValue>>& changes) {
-    Setting s{std::move(name), native};
-    for (const auto& [option, value] : changes)
-      s.options.set(option, value);
+  for (TorchSetting& s : torch_settings(card, request.question))
     out.push_back(std::move(s));
-  };
-  with("expandable_segments", {{"expandable_segments", true}});
-  with("max_split_size=128MiB", {{"max_split_size", Bytes{128_MiB}}});
-  with("max_split_size=512MiB", {{"max_split_size", Bytes{512_MiB}}});
-  with("garbage_collection_threshold=0.8",
-       {{"garbage_collection_threshold", 0.8}, {"budget_by", std::string("fraction")}});
-  with("backend=async", {{"backend", std::string("async")}});
-  notes.push_back(
-      "garbage_collection_threshold=0.8 runs with budget_by=fraction: PyTorch collects cached "
-      "blocks only under set_per_process_memory_fraction, so that row's budget is a fraction cap "
-      "on the modelled card, not a smaller card");
+  if (request.own_options) {
+    Params own = *request.own_options;
+    own.set("upstream", std::string("sim"));
+    own.set("total", Bytes{card});
+    const bool own_fraction = fraction || own.choice("budget_by") == "fraction";
+    out.push_back({request.own_name, asked(own), own_fraction});
+  }
+  notes.emplace_back(
+      "backend=async (~): a model of the driver's pool from measurements, not byte-exact: its "
+      "frontier was from 9.3% below to 3.8% above PyTorch's measured one on the jobs checked "
+      "(README, 'Checked against PyTorch'), so read its figures as a range of about 10%");
+  if (fraction) {
+    notes.emplace_back(
+        "every row is asked under torch.cuda.set_per_process_memory_fraction: its frontier is "
+        "the smallest cap (fraction x the card) at which the replay completes, on the modelled "
+        "card");
+  } else {
+    notes.emplace_back(
+        "garbage_collection_threshold acts only under set_per_process_memory_fraction: its row "
+        "is asked under a fraction cap on the modelled card, so its figures are caps, not "
+        "cards (whatif --fraction asks every row that way)");
+  }
   return out;
 }
 
@@ -132,67 +129,36 @@ RunConfig base_config(const WhatIfRequest& request) {
   return config;
 }
 
-BudgetRequest bytes_budget(std::uint64_t bytes) {
-  return {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{bytes}};
-}
-
-WhatIfAtBudget at_budget(RunConfig config, std::uint64_t budget_bytes) {
-  config.budget = bytes_budget(budget_bytes);
-  config.probe = true;  // the reported record: its cause is decided on the probed evidence
-  const RunResult r = run_scenario(config);
-  if (r.outcome == Outcome::interrupted) throw Interrupted();
-  if (r.outcome == Outcome::error) {
-    throw Error(ErrorKind::device, fmt::format("the replay at a budget of {} ended in error: {}",
-                                               format_bytes(budget_bytes), r.error_message));
-  }
-  WhatIfAtBudget out{.outcome = r.outcome};
-  if (r.oom) {
-    out.first_failure_index = r.oom->trace_entry;  // the entry that ended the replay
-    out.cause = r.oom->diagnosis.cause;
-    out.request_bytes = r.oom->request_bytes;
-  }
-  return out;
-}
-
-WhatIfRow run_row(const Setting& setting, const RunConfig& base, const trace::Trace& trace,
-                  std::uint64_t upper_bytes, std::optional<std::uint64_t> budget_bytes) {
+WhatIfRow frontier_row(const TorchSetting& setting, const RunConfig& base,
+                       const trace::Trace& trace, std::uint64_t upper_bytes) {
   RunConfig config = base;
   config.allocator_options = setting.options;
-  config.budget = bytes_budget(upper_bytes);
-  WhatIfRow row{.name = setting.name, .options = resolved(setting.options, trace).effective};
+  config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{upper_bytes}};
+  WhatIfRow row{.name = setting.name,
+                .options = resolved(setting.options, trace).effective,
+                .fraction = setting.fraction};
+  row.alloc_conf = torch::alloc_conf(row.options);
   const FrontierResult f = find_frontier(config, kDevicePageBytes, nullptr);
   row.frontier_bytes = f.frontier_bytes;
   row.failing_bytes = f.failing_bytes;
   row.trials = f.trials.size();
-  if (budget_bytes) row.at_budget = at_budget(config, *budget_bytes);
   return row;
 }
 
-// Each row on its own: the runs share nothing but the parsed trace, read-only.
-std::vector<WhatIfRow> run_rows(const std::vector<Setting>& settings, const RunConfig& base,
+// Each row on its own (the runs share nothing but the parsed trace, read-only): its frontier,
+// then every row at the budget.
+std::vector<WhatIfRow> run_rows(const std::vector<TorchSetting>& settings, const RunConfig& base,
                                 const trace::Trace& trace, std::uint64_t upper_bytes,
                                 std::optional<std::uint64_t> budget_bytes, unsigned threads) {
   std::vector<WhatIfRow> rows(settings.size());
-  std::vector<std::exception_ptr> errors(settings.size());
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < settings.size(); i = next++) {
-      try {
-        rows[i] = run_row(settings[i], base, trace, upper_bytes, budget_bytes);
-      } catch (...) {
-        errors[i] = std::current_exception();
-      }
-    }
-  };
-  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, static_cast<unsigned>(settings.size()));
-  std::vector<std::jthread> pool;
-  for (unsigned t = 1; t < threads; ++t)
-    pool.emplace_back(work);
-  work();
-  pool.clear();  // joins
-  for (const std::exception_ptr& e : errors) {
-    if (e) std::rethrow_exception(e);
+  parallel_each(settings.size(), threads, [&](std::size_t i) {
+    rows[i] = frontier_row(settings[i], base, trace, upper_bytes);
+  });
+  if (budget_bytes) {
+    const std::vector<WhatIfAtBudget> at =
+        settings_at_budget(base, settings, *budget_bytes, threads);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      rows[i].at_budget = at[i];
   }
   return rows;
 }
@@ -256,11 +222,14 @@ WhatIfResult what_if(const WhatIfRequest& request) {
                             "the snapshots torch.cuda.memory._dump_snapshot() writes",
                             request.trace.string(), trace::to_string(trace->format)));
   }
-  WhatIfResult result{.trace = request.trace,
-                      .entries = trace->events.size() - trace->initial_events};
+  WhatIfResult result{.trace = request.trace, .entries = trace->source_entries};
   choose_budget(request, *trace, result);
+  result.question = request.question;
   result.upper_bytes = std::max(kWhatIfCardBytes, result.budget_bytes.value_or(0));
-  const std::vector<Setting> rows = settings(*trace, result.upper_bytes, result.notes);
+  for (const std::string& caveat : trace::trace_caveats(*trace))
+    result.notes.push_back(caveat);
+  const std::vector<TorchSetting> rows =
+      settings(request, *trace, result.upper_bytes, result.notes);
   result.rows = run_rows(rows, base_config(request), *trace, result.upper_bytes,
                          result.budget_bytes, request.threads);
   result.best = smallest_frontier(result.rows);

@@ -15,6 +15,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "oomlab/params.hpp"
 #include "run/run_result.hpp"
+#include "run/torch_settings.hpp"
 
 namespace oomlab {
 
@@ -28,23 +29,21 @@ enum class WhatIfBudgetSource : std::uint8_t {
 
 struct WhatIfRequest {
   std::filesystem::path trace;
-  std::uint32_t device = 0;                   // whose device trace
-  std::optional<std::uint64_t> budget_bytes;  // none: the snapshot's, when it recorded one
+  std::uint32_t device = 0;                        // whose device trace
+  std::optional<std::uint64_t> budget_bytes;       // none: the snapshot's, when it recorded one
+  BudgetQuestion question = BudgetQuestion::card;  // cards, or caps of a memory fraction
+  // The user's own settings (--alloc-conf), a row of their own named by `own_name`.
+  std::optional<Params> own_options;
+  std::string own_name;
   const std::atomic<bool>* stop = nullptr;
   unsigned threads = 0;  // 0: as many as the machine has cores, at most one per setting
 };
 
-// The replay at the budget under one setting.
-struct WhatIfAtBudget {
-  Outcome outcome = Outcome::completed;
-  std::optional<std::uint64_t> first_failure_index;  // the trace entry of the run's OOM
-  std::optional<Cause> cause;
-  std::uint64_t request_bytes = 0;  // the failing request
-};
-
 struct WhatIfRow {
-  std::string name;  // "native", "expandable_segments", "max_split_size=128MiB", ...
-  Params options;    // as the run used them (the snapshot's settings resolved under them)
+  std::string name;        // "native", "expandable_segments", "max_split_size=128MiB", ...
+  Params options;          // as the run used them (the snapshot's settings resolved under them)
+  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for it ("" for PyTorch's defaults)
+  bool fraction = false;   // its budgets are fraction caps on the modelled card
   std::optional<std::uint64_t> frontier_bytes;  // none: not even the modelled card completes
   std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
   std::size_t trials = 0;
@@ -53,10 +52,11 @@ struct WhatIfRow {
 
 struct WhatIfResult {
   std::filesystem::path trace;
-  std::uint64_t entries = 0;      // the trace's allocations, frees and failed requests
+  std::uint64_t entries = 0;      // the snapshot's device-trace entries, of every kind
   std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
   std::optional<std::uint64_t> budget_bytes;
   WhatIfBudgetSource budget_source = WhatIfBudgetSource::none;
+  BudgetQuestion question = BudgetQuestion::card;
   std::vector<std::string> notes;
   std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
   // The row with the smallest frontier: on a tie the first, a named setting before "as recorded".

@@ -71,13 +71,31 @@ class SnapshotReader {
       fail(root, "the top level",
            "no 'device_traces': not a memory snapshot with its history recorded");
     if (!traces->is_list()) fail(*traces, "device_traces", "not a list");
+    if (traces->size() == 0) no_history(*traces, "device_traces is empty");
     if (device_ >= traces->size()) {
       fail(*traces, "device_traces",
            fmt::format("no trace for device {}: the snapshot has {}", device_, traces->size()));
     }
     const View entries = traces->at(device_);
     if (!entries.is_list()) fail(entries, fmt::format("device_traces[{}]", device_), "not a list");
+    if (entries.size() == 0) {
+      std::string other;
+      for (std::size_t d = 0; d < traces->size() && other.empty(); ++d) {
+        const View t = traces->at(d);
+        if (t.is_list() && t.size() > 0)
+          other = fmt::format(" (device_traces[{}] has {} entries: --device {})", d, t.size(), d);
+      }
+      no_history(entries, fmt::format("device_traces[{}] is empty{}", device_, other));
+    }
     return entries;
+  }
+
+  // A snapshot taken without _record_memory_history: its segments say what was held at the end,
+  // but nothing of the requests that led there, so there is nothing to replay.
+  [[noreturn]] void no_history(const View& at, std::string_view what) const {
+    fail(at, what,
+         "the snapshot has no allocation history: record it with "
+         "torch.cuda.memory._record_memory_history() before the run");
   }
 
   std::uint64_t field(const View& entry, const At& at, std::string_view key, bool required) const {

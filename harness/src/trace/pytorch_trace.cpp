@@ -368,6 +368,7 @@ Trace build_pytorch_trace(const std::filesystem::path& path, const Snapshot& sna
                           Level level) {
   Trace trace = Assembler(path, snapshot, level).assemble();
   trace.ignored += snapshot.other_entries;
+  trace.source_entries = snapshot.entries.size() + snapshot.other_entries;
   return trace;
 }
 

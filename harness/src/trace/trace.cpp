@@ -91,6 +91,7 @@ void TraceBuilder::count_demand(const Event& e, std::uint32_t position) {
         if (e.slot >= slot_bytes_.size()) slot_bytes_.resize(e.slot + 1);
         slot_bytes_[e.slot] = e.bytes;
       }
+      d.last_alloc_at = position;
       if (live_bytes_ > d.peak_live_bytes) {
         d.peak_live_bytes = live_bytes_;
         d.peak_live_at = position;
@@ -101,6 +102,7 @@ void TraceBuilder::count_demand(const Event& e, std::uint32_t position) {
       break;
     case Op::failed:
       if (d.failures++ == 0) d.first_failure_at = position;
+      d.last_failure_at = position;
       if (live_bytes_ + e.bytes > d.peak_with_failed_bytes) {
         d.peak_with_failed_bytes = live_bytes_ + e.bytes;
         d.peak_with_failed_at = position;
@@ -116,7 +118,14 @@ Trace TraceBuilder::finish() {
     d.peak_with_failed_at = d.peak_live_at;
   }
   trace_.threads = static_cast<std::uint32_t>(threads_.size());
+  if (trace_.source_entries == 0)
+    trace_.source_entries = trace_.events.size() - trace_.initial_events + trace_.ignored;
   return std::move(trace_);
+}
+
+bool ends_at_failure(const Trace& trace) {
+  const Demand& d = trace.demand;
+  return d.failures > 0 && (d.last_alloc_at == Event::kNone || d.last_failure_at > d.last_alloc_at);
 }
 
 std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {

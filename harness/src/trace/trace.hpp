@@ -61,6 +61,8 @@ struct Demand {
   std::uint32_t peak_with_failed_at = Event::kNone;
   std::uint64_t failures = 0;  // its own failed requests
   std::uint32_t first_failure_at = Event::kNone;
+  std::uint32_t last_failure_at = Event::kNone;
+  std::uint32_t last_alloc_at = Event::kNone;
 };
 
 struct Trace {
@@ -73,6 +75,9 @@ struct Trace {
   std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
   std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
   std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
+  // The source's entries (rows, device-trace entries), replayed or not: what the file's own
+  // numbering counts to. What was live before a history began is not among them.
+  std::uint64_t source_entries = 0;
   Demand demand;
 
   // PyTorch snapshots.
@@ -107,6 +112,10 @@ struct LoadOptions {
 // OOM, or its OOM left the device room for the request (a set_per_process_memory_fraction cap,
 // which the snapshot does not record).
 [[nodiscard]] std::optional<std::uint64_t> recorded_device_budget(const Trace& trace);
+
+// Whether the trace stops at the program's own failed request, with nothing asked for after it
+// (a snapshot dumped at the OOM): what the program would have done next is not in it.
+[[nodiscard]] bool ends_at_failure(const Trace& trace);
 
 // Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers
 // (after a UTF-8 byte-order mark and blank lines, if any).

@@ -14,6 +14,7 @@ std::uint64_t AsyncPoolModel::malloc(std::uint64_t bytes, std::uint64_t /*stream
   if (allowed_ && stats_.requested_bytes + bytes > *allowed_) {
     ++stats_.ooms;
     stats_.failed_device_bytes = bytes;
+    stats_.failed_request_bytes = bytes;
     return 0;
   }
   const std::uint64_t size = round_up(std::max<std::uint64_t>(bytes, 1), kAlignBytes);
@@ -24,6 +25,7 @@ std::uint64_t AsyncPoolModel::malloc(std::uint64_t bytes, std::uint64_t /*stream
   if (address == 0) {
     ++stats_.ooms;
     stats_.failed_device_bytes = bytes;
+    stats_.failed_request_bytes = bytes;
     return 0;
   }
   live_.at(address).requested = bytes;

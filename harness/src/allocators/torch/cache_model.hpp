@@ -24,6 +24,7 @@ struct CacheStats {
   std::uint64_t peak_reserved_bytes = 0;
   // The last failed request: what it asked the device for ("Tried to allocate ...").
   std::uint64_t failed_device_bytes = 0;
+  std::uint64_t failed_request_bytes = 0;  // the same request, rounded as PyTorch rounds it
   std::uint64_t ooms = 0;
   std::uint64_t alloc_retries = 0;  // device requests that failed and were retried after a release
 };

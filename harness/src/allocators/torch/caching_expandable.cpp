@@ -54,6 +54,33 @@ CachingModel::Block* CachingModel::find_expandable_block(Pool& pool, std::uint64
   return candidate;
 }
 
+// The same search as find_expandable_block and the same walk as try_allocate_expandable, changing
+// nothing: the whole pages that serving `size` would map (unmapped ranges start on a page).
+std::uint64_t CachingModel::expandable_bytes_to_map(const Pool& pool, std::uint64_t stream,
+                                                    std::uint64_t size) const {
+  const std::uint64_t page = pool.small ? kSmallSegmentBytes : config_.large_segment_size;
+  const auto allocatable = [](const Block* b) { return b != nullptr && !b->allocated; };
+  Block key;
+  key.stream = stream;
+  for (auto it = pool.unmapped.lower_bound(&key);
+       it != pool.unmapped.end() && (*it)->stream == stream; ++it) {
+    const Block* b = allocatable((*it)->prev) ? (*it)->prev : *it;
+    std::uint64_t have = 0;
+    std::uint64_t to_map = 0;
+    for (; have < size && allocatable(b); b = b->next) {
+      if (b->mapped) {
+        have += b->size;
+        continue;
+      }
+      const std::uint64_t mapped = std::min(b->size, ceil_div(size - have, page) * page);
+      to_map += mapped;
+      have += mapped;
+    }
+    if (have >= size) return to_map;
+  }
+  return ceil_div(size, page) * page;  // a new segment
+}
+
 // Maps the pages under the first `size` bytes of an unmapped block.
 bool CachingModel::map_block(Block* to_map, std::uint64_t size) {
   const Segment& segment = *to_map->segment;

@@ -77,6 +77,7 @@ std::uint64_t CachingModel::malloc(std::uint64_t bytes, std::uint64_t stream) {
   if (!found) {
     ++stats_.ooms;
     stats_.failed_device_bytes = r.alloc_size;
+    stats_.failed_request_bytes = r.size;
     return 0;
   }
   Block* block = should_split(r.block, r.size) ? split_front(r.block, r.size) : r.block;

@@ -104,6 +104,9 @@ class CachingModel final : public CacheModel {
   bool map_block(Block* to_map, std::uint64_t size);
   void unmap_block(Block* block);
   void release_expandable_segment(Block* block);
+  // The pages try_allocate_expandable would map for `size` now: would_fit's measure.
+  [[nodiscard]] std::uint64_t expandable_bytes_to_map(const Pool& pool, std::uint64_t stream,
+                                                      std::uint64_t size) const;
 
   // Placement of what was live before the run (caching_place.cpp).
   struct Run;  // blocks laid out in an expandable segment

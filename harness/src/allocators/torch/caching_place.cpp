@@ -233,8 +233,9 @@ bool CachingModel::would_fit(std::uint64_t bytes, std::uint64_t stream) const {
   if (find_free_block(r) != nullptr) return true;
   const std::uint64_t releasable = releasable_bytes();
   if (allowed_ && reserved_ - releasable + r.alloc_size > *allowed_) return false;
-  const std::uint64_t need =
-      config_.expandable_segments ? round_up(r.size, kLargeRoundBytes) : r.alloc_size;
+  const std::uint64_t need = config_.expandable_segments
+                                 ? expandable_bytes_to_map(*r.pool, r.stream, r.size)
+                                 : r.alloc_size;
   return device_.free_bytes() + releasable >= need;
 }
 

@@ -44,6 +44,7 @@ MemoryState TorchAllocator::state() const {
   state.cache = CacheState{.allocated_bytes = s.allocated_bytes,
                            .reserved_bytes = s.reserved_bytes,
                            .failed_device_bytes = s.failed_device_bytes,
+                           .failed_request_bytes = s.failed_request_bytes,
                            .allowed_bytes = allowed_.value_or(0),
                            .async_backend = config_.backend == Backend::async};
   return state;

@@ -86,6 +86,14 @@ void validate_torch_options(const Params& options) {
                             "(or 0)",
                             divisions));
   }
+  for (const char* name : {"max_split_size", "max_non_split_rounding"}) {
+    if (options.bytes(name) != kUnlimited && options.bytes(name) % 1_MiB != 0) {
+      throw Error(ErrorKind::usage,
+                  fmt::format("allocator 'torch': {} must be whole MiB, as PyTorch takes it "
+                              "({}_mb)",
+                              name, name));
+    }
+  }
   for (const char* name : {"max_non_split_rounding", "large_segment_size"}) {
     if (options.bytes(name) < 2_MiB || options.bytes(name) % 2_MiB != 0) {
       throw Error(ErrorKind::usage,
@@ -96,6 +104,27 @@ void validate_torch_options(const Params& options) {
 
 bool torch_upstream_is_cuda(const Params& options) {
   return options.choice("upstream") == "cuda";
+}
+
+std::string alloc_conf(const Params& p) {
+  std::vector<std::string> items;
+  if (p.choice("backend") == "async") items.emplace_back("backend:cudaMallocAsync");
+  if (p.flag("expandable_segments")) items.emplace_back("expandable_segments:True");
+  if (p.bytes("max_split_size") != kUnlimited)
+    items.push_back(fmt::format("max_split_size_mb:{}", p.bytes("max_split_size") / 1_MiB));
+  if (p.bytes("max_non_split_rounding") != 20_MiB) {
+    items.push_back(
+        fmt::format("max_non_split_rounding_mb:{}", p.bytes("max_non_split_rounding") / 1_MiB));
+  }
+  if (p.real("garbage_collection_threshold") != 0.0) {
+    items.push_back(
+        fmt::format("garbage_collection_threshold:{:g}", p.real("garbage_collection_threshold")));
+  }
+  if (p.integer("roundup_power2_divisions") != 0) {
+    items.push_back(
+        fmt::format("roundup_power2_divisions:{}", p.integer("roundup_power2_divisions")));
+  }
+  return fmt::format("{}", fmt::join(items, ","));
 }
 
 namespace {
@@ -144,9 +173,6 @@ ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettin
   take(e, taken, "garbage_collection_threshold", r.garbage_collection_threshold,
        r.garbage_collection_threshold.value_or(0.0));
   take(e, taken, "backend", r.backend, r.backend.value_or("native"));
-  if (r.fraction_capped.value_or(false)) {
-    take(e, taken, "budget_by", r.fraction_capped, std::string("fraction"));
-  }
   const auto& table = r.roundup_power2_divisions;
   const bool uniform = table && std::all_of(table->begin(), table->end(),
                                             [&](std::uint32_t d) { return d == (*table)[0]; });
@@ -162,10 +188,19 @@ ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettin
     taken.push_back(fmt::format("roundup_power2_divisions=[{}]", fmt::join(steps, ",")));
   }
   if (!taken.empty()) {
-    out.note = fmt::format(
+    out.notes.push_back(fmt::format(
         "torch: the snapshot's allocator_settings are the defaults ({}); options given with "
         "--allocator win",
-        fmt::join(taken, ", "));
+        fmt::join(taken, ", ")));
+  }
+  // A card answers "how much memory": the fraction the program ran under is a question of its
+  // own, asked for by name.
+  if (r.fraction_capped.value_or(false) && !e.was_set("budget_by")) {
+    out.notes.emplace_back(
+        "torch: the program ran under torch.cuda.set_per_process_memory_fraction (its OOM left "
+        "the device room for the request); this run models a card of the budget's size "
+        "(budget_by=device): to replay it under a fraction cap as it ran, "
+        "-a torch:budget_by=fraction");
   }
   return out;
 }

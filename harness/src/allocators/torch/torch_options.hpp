@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "allocators/torch/torch_config.hpp"
 #include "oomlab/params.hpp"
@@ -18,10 +19,15 @@ void validate_torch_options(const Params& options);
 
 [[nodiscard]] bool torch_upstream_is_cuda(const Params& options);
 
+// The options as PYTORCH_CUDA_ALLOC_CONF spells them, those that differ from PyTorch's defaults
+// ("expandable_segments:True,max_split_size_mb:128"); "" when none does. PyTorch's own settings
+// only: budget_by, upstream, total and large_segment_size are oomlab's.
+[[nodiscard]] std::string alloc_conf(const Params& options);
+
 struct ResolvedTorch {
   TorchConfig config;
-  Params effective;  // the options as the run used them
-  std::string note;  // what came from the recorded settings; empty when nothing did
+  Params effective;                // the options as the run used them
+  std::vector<std::string> notes;  // what came from the recorded settings, and what did not
 };
 // The user's options over the recorded settings over PyTorch's defaults.
 [[nodiscard]] ResolvedTorch resolve_torch(const Params& options,

@@ -1,0 +1,50 @@
+#include "trace/trace_caveats.hpp"
+
+#include <fmt/format.h>
+
+#include "oomlab/units.hpp"
+
+namespace oomlab::trace {
+
+namespace {
+
+std::string late_start(const Trace& trace) {
+  std::uint64_t live = 0;
+  for (std::uint32_t i = 0; i < trace.initial_events; ++i)
+    live += trace.events[i].bytes;
+  std::uint64_t held = 0;
+  for (const InitialSegment& s : trace.initial_segments)
+    held += s.bytes;
+  // At the segment level the events before the history are the segments themselves.
+  const std::string what =
+      trace.initial_segments.empty()
+          ? fmt::format("{} segments ({})", format_count(trace.initial_events), format_bytes(live))
+          : fmt::format("{} blocks ({}) in {} segments ({})", format_count(trace.initial_events),
+                        format_bytes(live), trace.initial_segments.size(), format_bytes(held));
+  return fmt::format(
+      "the history began with {} already live (recorded after they were made, or "
+      "its first entries cut by max_entries): they are placed as the snapshot shows them, and "
+      "what the program did before its first entry is not replayed; if it needed more then, "
+      "an answer read from this trace is too low",
+      what);
+}
+
+std::string stops_at_oom(const Trace& trace) {
+  const Event failed = trace.events[trace.demand.last_failure_at];
+  return fmt::format(
+      "the trace stops at the program's OOM (entry {}): what it would have asked for after it "
+      "is not in the trace, so every frontier and every 'fits' read from it is a lower bound "
+      "for the whole job",
+      format_count(failed.index));
+}
+
+}  // namespace
+
+std::vector<std::string> trace_caveats(const Trace& trace) {
+  std::vector<std::string> out;
+  if (trace.initial_events > 0) out.push_back(late_start(trace));
+  if (ends_at_failure(trace)) out.push_back(stops_at_oom(trace));
+  return out;
+}
+
+}  // namespace oomlab::trace
