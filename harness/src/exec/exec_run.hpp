@@ -20,6 +20,13 @@
 
 namespace oomlab {
 
+// The exec shim's recording of PyTorch's memory history (a Python program that imports torch).
+struct SnapshotOptions {
+  bool enabled = true;                       // --no-snapshot turns it off
+  bool python_stacks = false;                // --snapshot-stacks python; none by default
+  std::optional<std::uint64_t> max_entries;  // --snapshot-entries; PyTorch's default without
+};
+
 struct ExecConfig {
   std::vector<std::string> command;
   BudgetRequest budget{.kind = BudgetRequest::Kind::all};  // on each device
@@ -33,6 +40,7 @@ struct ExecConfig {
   std::optional<Environment> environment;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::string_view)> notice;
+  SnapshotOptions snapshot;
 };
 
 // How long the driver may take to give a finished program's memory back before the shortfall is

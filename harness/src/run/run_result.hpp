@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <utility>
@@ -113,6 +114,10 @@ struct ProgramRun {
   std::size_t oom_lines = 0;            // lines of its output that reported an OOM
   std::string stdout_file;              // in the run folder; empty without one
   std::string stderr_file;
+  // PyTorch memory snapshots the exec shim wrote, one per process (full paths), and why there
+  // is none when there is none ("the program never imported torch", ...).
+  std::vector<std::filesystem::path> snapshots;
+  std::string snapshot_note;
 };
 
 // Everything a run produced, for the reports and the exit code.
