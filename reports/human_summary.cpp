@@ -146,6 +146,15 @@ void write_cleanup(std::string& out, const RunResult& r) {
   }
 }
 
+// A run that completed although its allocator held more than the budget (PyTorch's
+// cudaMallocAsync backend under a fraction caps what it hands out, not what its pool holds).
+std::string over_budget_text(const RunResult& r) {
+  if (r.outcome != Outcome::completed || r.program || r.peak_reserved_bytes <= r.budget_bytes)
+    return {};
+  return fmt::format(", over the budget: the allocator held {} at its peak",
+                     format_bytes(r.peak_reserved_bytes));
+}
+
 }  // namespace
 
 std::string human_summary(const RunResult& r, const std::string& written_to) {
@@ -153,8 +162,9 @@ std::string human_summary(const RunResult& r, const std::string& written_to) {
   std::string out;
   auto it = std::back_inserter(out);
   write_header(out, r);
-  fmt::format_to(it, "outcome    {}{}\n", to_string(r.outcome),
-                 r.outcome == Outcome::oom && r.simulated ? " (simulated allocator)" : "");
+  fmt::format_to(it, "outcome    {}{}{}\n", to_string(r.outcome),
+                 r.outcome == Outcome::oom && r.simulated ? " (simulated allocator)" : "",
+                 over_budget_text(r));
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
   for (const RunResult::RecentEvent& e : r.last_events) {
     fmt::format_to(it, "{:<10} #{} {} {} -> {} (phase '{}', step {}, live {})\n",

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "allocators/torch/async_model.hpp"
 #include "oomlab/units.hpp"
 #include "reports/summary_json.hpp"
 
@@ -66,9 +67,21 @@ bool approximate(const WhatIfRow& row) {
   return row.options.choice("backend") == "async";
 }
 
+// Where PyTorch's own frontier lies given the model's, for an approximate row.
+std::pair<std::uint64_t, std::uint64_t> frontier_range(std::uint64_t model) {
+  const auto scaled = [&](double by) {
+    return static_cast<std::uint64_t>(static_cast<double>(model) * by);
+  };
+  return {scaled(1.0 / (1.0 + torch::kAsyncModelAbove)),
+          scaled(1.0 / (1.0 - torch::kAsyncModelBelow))};
+}
+
 std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
   if (!row.frontier_bytes) return fmt::format("over {}", format_bytes(r.upper_bytes));
-  return (approximate(row) ? "~" : "") + format_bytes(*row.frontier_bytes);
+  if (!approximate(row)) return format_bytes(*row.frontier_bytes);
+  const auto [low, high] = frontier_range(*row.frontier_bytes);
+  return fmt::format("~{} ({}..{})", format_bytes(*row.frontier_bytes), format_bytes(low),
+                     format_bytes(high));
 }
 
 // The frontiers: the best setting against native, or that none does better.
@@ -114,7 +127,8 @@ std::string budget_answer(const WhatIfResult& r) {
                      at.cause ? fmt::format(" ({})", to_string(*at.cause)) : std::string());
   std::vector<std::string> fitting;
   for (const WhatIfRow& row : r.rows) {
-    if (&row != &native && fits_at_budget(row)) fitting.push_back(row.name);
+    if (&row != &native && fits_at_budget(row))
+      fitting.push_back(fmt::format("{} ({})", row.name, to_set(row)));
   }
   if (!fitting.empty())
     return out + fmt::format(", {} fit{}", listed(fitting), fitting.size() == 1 ? "s" : "");
@@ -162,6 +176,11 @@ json at_budget_json(const std::optional<WhatIfAtBudget>& at) {
 std::string whatif_answer(const WhatIfResult& r) {
   std::string out = frontier_answer(r);
   if (r.budget_bytes) out += "; " + budget_answer(r);
+  if (r.lower_bound && r.best) {
+    out +=
+        " (lower bounds: the snapshot stops at the program's OOM, and what the job needed after "
+        "it is not in it)";
+  }
   return out;
 }
 
@@ -223,6 +242,13 @@ std::string whatif_text(const WhatIfResult& r) {
   return out;
 }
 
+// An approximate row's range, where PyTorch's measured frontier was on every job checked.
+json range_json(const WhatIfRow& row) {
+  if (!row.frontier_bytes || !approximate(row)) return nullptr;
+  const auto [low, high] = frontier_range(*row.frontier_bytes);
+  return json::array({low, high});
+}
+
 json whatif_json(const WhatIfResult& r) {
   json rows = json::array();
   for (const WhatIfRow& row : r.rows) {
@@ -231,6 +257,7 @@ json whatif_json(const WhatIfResult& r) {
                     {"alloc_conf", row.alloc_conf},
                     {"budget_by", row.fraction ? "fraction" : "device"},
                     {"frontier_bytes", or_null(row.frontier_bytes)},
+                    {"frontier_range_bytes", range_json(row)},
                     {"failing_bytes", row.failing_bytes},
                     {"trials", row.trials},
                     {"at_budget", at_budget_json(row.at_budget)}});
@@ -251,6 +278,7 @@ json whatif_json(const WhatIfResult& r) {
           {"notes", r.notes},
           {"rows", rows},
           {"best", r.best ? json(r.rows[*r.best].name) : json(nullptr)},
+          {"lower_bound", r.lower_bound},
           {"duration_ms", r.duration_ms}};
 }
 

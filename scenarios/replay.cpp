@@ -305,6 +305,8 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
   ctx.metric("initial_blocks", static_cast<double>(initial));
   ctx.metric("unknown_frees", static_cast<double>(trace_->unknown_frees));
   ctx.metric("streams", static_cast<double>(trace_->streams.size()));
+  // 1: the trace stops at the program's own failure, so any "fits" read from it is a lower bound.
+  ctx.metric("trace_stops_at_failure", trace::ends_at_failure(*trace_) ? 1.0 : 0.0);
   if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(
         "{} frees of addresses the trace never allocated were skipped (the first at entry {})",

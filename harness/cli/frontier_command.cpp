@@ -50,6 +50,7 @@ nlohmann::ordered_json frontier_json(const RunConfig& config, const FrontierResu
        {{"name", config.scenario}, {"params", params_json(config.params)}, {"seed", config.seed}}},
       {"allocator", {{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
       {"simulated", r.simulated},
+      {"lower_bound", r.lower_bound},
       {"upper_bytes", r.upper_bytes},
       {"frontier_bytes", r.frontier_bytes ? nlohmann::ordered_json(*r.frontier_bytes)
                                           : nlohmann::ordered_json(nullptr)},
@@ -83,10 +84,13 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
         runs_text(result.trials.size()));
   }
   if (result.frontier_bytes) {
-    return fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {})", name,
+    return fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {}){}", name,
                        format_bytes(*result.frontier_bytes), format_count(*result.frontier_bytes),
                        format_count(result.failing_bytes), format_bytes(kDevicePageBytes),
-                       runs_text(result.trials.size()));
+                       runs_text(result.trials.size()),
+                       result.lower_bound ? "; a lower bound for the whole job: the trace stops at "
+                                            "the program's OOM"
+                                          : "");
   }
   const FrontierTrial& t = result.trials.front();
   return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,

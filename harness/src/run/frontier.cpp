@@ -35,6 +35,9 @@ class Search {
     result.allocator = run.allocator;
     result.allocator_options = run.allocator_options;  // as the run used them
     result.simulated = run.simulated;
+    for (const auto& [name, value] : run.metrics) {
+      if (name == "trace_stops_at_failure") result.lower_bound = value != 0.0;
+    }
     if (on_trial_) on_trial_(trial);
     result.timed_out = run.outcome == Outcome::timeout;
     peak_reserved_bytes_ = run.peak_reserved_bytes;

@@ -29,6 +29,9 @@ struct FrontierResult {
   std::string allocator;
   Params allocator_options;  // as the runs used them (a snapshot's settings resolved in)
   bool simulated = false;
+  // The replayed trace stops at the program's own failure: what it would have needed after it is
+  // unknown, so the frontier is a lower bound for the whole job.
+  bool lower_bound = false;
 };
 
 // `config.budget` is the upper bound; `config.timeout` limits each trial, and a trial that passes

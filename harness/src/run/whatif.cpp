@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "allocators/backends.hpp"
+#include "allocators/torch/async_model.hpp"
 #include "allocators/torch/torch_options.hpp"
 #include "device/device.hpp"
 #include "oomlab/error.hpp"
@@ -95,10 +96,12 @@ std::vector<TorchSetting> settings(const WhatIfRequest& request, const trace::Tr
     const bool own_fraction = fraction || own.choice("budget_by") == "fraction";
     out.push_back({request.own_name, asked(own), own_fraction});
   }
-  notes.emplace_back(
+  notes.push_back(fmt::format(
       "backend=async (~): a model of the driver's pool from measurements, not byte-exact: its "
-      "frontier was from 9.3% below to 3.8% above PyTorch's measured one on the jobs checked "
-      "(README, 'Checked against PyTorch'), so read its figures as a range of about 10%");
+      "frontier was from {:.1f}% below to {:.1f}% above PyTorch's measured one on the jobs "
+      "checked (README, 'Checked against PyTorch'); the range beside its figure is where "
+      "PyTorch's own would then lie",
+      100.0 * torch::kAsyncModelBelow, 100.0 * torch::kAsyncModelAbove));
   if (fraction) {
     notes.emplace_back(
         "every row is asked under torch.cuda.set_per_process_memory_fraction: its frontier is "
@@ -226,6 +229,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
   choose_budget(request, *trace, result);
   result.question = request.question;
   result.upper_bytes = std::max(kWhatIfCardBytes, result.budget_bytes.value_or(0));
+  result.lower_bound = trace::ends_at_failure(*trace);
   for (const std::string& caveat : trace::trace_caveats(*trace))
     result.notes.push_back(caveat);
   const std::vector<TorchSetting> rows =

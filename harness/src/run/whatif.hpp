@@ -61,6 +61,8 @@ struct WhatIfResult {
   std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
   // The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
   std::optional<std::size_t> best;
+  bool lower_bound =
+      false;  // the snapshot stops at the program's OOM: every figure is a lower bound
   std::optional<std::size_t> native;  // the row of PyTorch's defaults
   double duration_ms = 0.0;
 };

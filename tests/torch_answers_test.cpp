@@ -1,0 +1,285 @@
+// One answer for a PyTorch snapshot whichever command asks: `whatif`'s row, `frontier replay`
+// with that row's settings and `run replay` at the frontier agree to the byte, on every snapshot
+// in tests/data; the default allocator of a snapshot is the model of PyTorch's; a snapshot without
+// history is refused; PyTorch's own spelling of its settings is understood.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+const fs::path kData = testing::test_data_dir();
+const fs::path kSample = kData / "pytorch_gpt_fp32_snapshot.pickle";
+
+struct Cli {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Cli oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+fs::path temp_path(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_torch_answers_" + name);
+  fs::remove_all(path);
+  return path;
+}
+
+// A row's options (whatif.json: as the run used them) as `-a torch:...` in oomlab's spelling.
+std::string allocator_of(const json& options) {
+  std::string out = "torch:";
+  for (const auto& [key, value] : options.items()) {
+    if (out.back() != ':') out += ',';
+    out += key + '=';
+    if (value.is_boolean()) {
+      out += value.get<bool>() ? "on" : "off";
+    } else if (value.is_string()) {
+      out += value.get<std::string>();
+    } else if (value.is_number_unsigned() &&
+               value.get<std::uint64_t>() == std::numeric_limits<std::uint64_t>::max()) {
+      out += "max";
+    } else {
+      out += value.dump();
+    }
+  }
+  return out;
+}
+
+json run_json(const std::string& snapshot, const std::string& allocator, std::uint64_t budget) {
+  const Cli r = oomlab({"run", "replay", "--trace", snapshot, "-a", allocator, "--budget",
+                        std::to_string(budget), "--no-out", "--no-probe", "--json", "-"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+class EverySnapshot : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EverySnapshot, WhatIfFrontierAndRunAgreeToTheByteForEverySetting) {
+  const std::string snapshot = GetParam();
+  const Cli whatif = oomlab({"whatif", "--trace", snapshot, "--json", "-"});
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  const json doc = json::parse(whatif.out);
+  bool recorded_differs = false;
+  for (const json& row : doc.at("rows"))
+    recorded_differs |= row.at("name") == "as recorded";
+  for (const json& row : doc.at("rows")) {
+    SCOPED_TRACE(row.at("name").get<std::string>());
+    ASSERT_TRUE(row.at("frontier_bytes").is_number()) << row.dump();
+    const std::uint64_t frontier = row.at("frontier_bytes");
+    const std::string allocator = allocator_of(row.at("options"));
+    const fs::path frontier_json = temp_path("frontier.json");
+    const Cli f = oomlab({"frontier", "replay", "--trace", snapshot, "-a", allocator, "--budget",
+                          std::to_string(doc.at("card_bytes").get<std::uint64_t>()), "--json",
+                          frontier_json.string(), "--quiet"});
+    ASSERT_EQ(f.code, 0) << f.err;
+    std::ifstream in(frontier_json);
+    const json searched = json::parse(in);
+    EXPECT_EQ(searched.at("frontier_bytes"), frontier) << allocator;
+    EXPECT_EQ(searched.at("allocator").at("options"), row.at("options"))
+        << "frontier.json records the options the search used";
+    EXPECT_EQ(run_json(snapshot, allocator, frontier).at("outcome"), "completed") << allocator;
+    // As a user asks it: the row's PYTORCH_CUDA_ALLOC_CONF alone (the snapshot's own settings
+    // fill in the rest, so only where they are PyTorch's defaults), the fraction only by name.
+    if (!recorded_differs) {
+      std::string asked = "torch";
+      const std::string conf = row.at("alloc_conf");
+      if (!conf.empty()) asked += ":" + conf;
+      if (row.at("budget_by") == "fraction")
+        asked += conf.empty() ? ":budget_by=fraction" : ",budget_by=fraction";
+      const Cli own = oomlab(
+          {"frontier", "replay", "--trace", snapshot, "-a", asked, "--json", "-", "--quiet"});
+      ASSERT_EQ(own.code, 0) << own.err;
+      EXPECT_EQ(json::parse(own.out).at("frontier_bytes"), frontier) << asked;
+    }
+    EXPECT_EQ(run_json(snapshot, allocator, frontier - 2 * 1024 * 1024).at("outcome"), "oom")
+        << allocator;
+  }
+}
+
+std::vector<std::string> snapshots() {
+  std::vector<std::string> out = {kSample.string()};
+  for (const auto& entry : fs::directory_iterator(kData / "pytorch")) {
+    if (entry.path().extension() == ".pickle") out.push_back(entry.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(TestData, EverySnapshot, ::testing::ValuesIn(snapshots()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return fs::path(info.param).stem().string();
+                         });
+
+// PyTorch's spelling of a setting, pasted from a job's PYTORCH_CUDA_ALLOC_CONF, asks the same
+// question as oomlab's: same options, same frontier.
+TEST(PyTorchSpelling, AFrontierAskedInPyTorchsWordsIsTheSameAsInOomlabs) {
+  const std::string trace = (kData / "pytorch" / "infer_varlen_native.pickle").string();
+  const auto frontier_of = [&](std::vector<std::string> allocator_args) {
+    std::vector<std::string> args = {"frontier", "replay", "--trace", trace, "--json", "-"};
+    args.insert(args.end(), allocator_args.begin(), allocator_args.end());
+    const Cli r = oomlab(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out);
+  };
+  const json ours = frontier_of({"-a", "torch:expandable_segments=on,max_split_size=128MiB"});
+  const json theirs = frontier_of({"-a", "torch:expandable_segments:True,max_split_size_mb:128"});
+  const json conf =
+      frontier_of({"--alloc-conf", "expandable_segments:True, max_split_size_mb:128"});
+  EXPECT_EQ(theirs.at("frontier_bytes"), ours.at("frontier_bytes"));
+  EXPECT_EQ(conf.at("frontier_bytes"), ours.at("frontier_bytes"));
+  EXPECT_EQ(theirs.at("allocator").at("options"), ours.at("allocator").at("options"));
+  EXPECT_EQ(conf.at("allocator").at("options"), ours.at("allocator").at("options"));
+  const json async = frontier_of({"-a", "torch:backend:cudaMallocAsync"});
+  EXPECT_EQ(async.at("allocator").at("options").at("backend"), "async");
+}
+
+TEST(PyTorchSpelling, AValuePyTorchWouldRefuseIsExitTwoNamingIt) {
+  for (const auto& [allocator, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"torch:expandable_segments:yes",
+            "expandable_segments:yes: PyTorch takes True or False"},
+           {"torch:max_split_size_mb:1.5", "max_split_size_mb:1.5"},
+           {"torch:backend:cudaMalloc", "PyTorch's backends are native and cudaMallocAsync"},
+           {"torch:expandable_segment:True", "did you mean 'expandable_segments'"}}) {
+    const Cli r = oomlab({"run", "replay", "--trace", kSample.string(), "-a", allocator});
+    EXPECT_EQ(r.code, 2) << allocator << ": " << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  const Cli r = oomlab({"run", "fragmentation", "-a", "sim", "--alloc-conf",
+                        "expandable_segments:True", "--no-out"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--alloc-conf"), std::string::npos) << r.err;
+}
+
+// With the default allocator a snapshot is replayed by the model of the allocator that recorded
+// it: its frontier is PyTorch's allocator's (8.70 GiB for the sample), not the sim's (8.40 GiB).
+TEST(Auto, APyTorchSnapshotIsReplayedThroughTheModelOfPyTorchsAllocatorAndSaysSo) {
+  const Cli run = oomlab({"run", "replay", "--trace", kSample.string(), "--budget", "9GiB",
+                          "--no-out", "--json", "-"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(json::parse(run.out).at("allocator").at("name"), "torch");
+  EXPECT_NE(run.err.find("a PyTorch snapshot: replayed through 'torch'"), std::string::npos)
+      << run.err;
+  const auto frontier_of = [](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"frontier",       "replay", "--trace",
+                                     kSample.string(), "--json", "-"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const Cli r = oomlab(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return json::parse(r.out).at("frontier_bytes").get<std::uint64_t>();
+  };
+  const std::uint64_t by_default = frontier_of({});
+  EXPECT_EQ(by_default, frontier_of({"-a", "torch"}));
+  EXPECT_GT(by_default, frontier_of({"-a", "sim"}));
+}
+
+// A history that began after blocks were made is said, with what it means for the answer.
+TEST(LateHistory, WhatIfSaysTheHistoryBeganLateAndThatAnswersMayBeTooLow) {
+  const Cli r = oomlab({"whatif", "--trace", kSample.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("the history began with 3 blocks (65.0 MiB) in 3 segments (66.0 MiB) "
+                       "already live"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("an answer read from this trace is too low"), std::string::npos) << r.out;
+}
+
+// A snapshot taken without _record_memory_history has nothing to replay.
+TEST(NoHistory, EveryCommandRefusesASnapshotWithoutHistoryWithExitTwoAndSaysHowToRecordIt) {
+  // infer_varlen_native.pickle with its device_traces emptied: what _snapshot() returns when
+  // the history was never recorded (tests/data/pytorch/README.md).
+  const fs::path empty = kData / "pytorch_no_history.pickle";
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"whatif", "--trace", empty.string()},
+           {"run", "replay", "--trace", empty.string(), "--no-out"},
+           {"frontier", "replay", "--trace", empty.string(), "-a", "torch"}}) {
+    const Cli r = oomlab(args);
+    EXPECT_EQ(r.code, 2) << args[0] << ": " << r.err;
+    EXPECT_NE(r.err.find("the snapshot has no allocation history: record it with "
+                         "torch.cuda.memory._record_memory_history() before the run"),
+              std::string::npos)
+        << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+// PyTorch's cudaMallocAsync backend under a fraction caps what it hands out, not what its pool
+// holds: a run at that frontier completes with more reserved than the budget, and says so.
+TEST(OverBudget, ARunWhoseAllocatorHeldMoreThanTheBudgetIsNeverCompletedWithoutAWord) {
+  const std::string allocator = "torch:backend=async,budget_by=fraction";
+  const Cli f = oomlab({"frontier", "replay", "--trace", kSample.string(), "-a", allocator,
+                        "--json", "-", "--quiet"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  const std::uint64_t frontier = json::parse(f.out).at("frontier_bytes");
+  const Cli r = oomlab({"run", "replay", "--trace", kSample.string(), "-a", allocator, "--budget",
+                        std::to_string(frontier), "--no-out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("outcome    completed, over the budget: the allocator held"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("the budget capped what the program asked for, not what the allocator held"),
+            std::string::npos)
+      << r.err;
+}
+
+// `run` and `whatif` at one budget say the same of every setting: the run's advice names only
+// settings whose whatif row fits there, and says none does when none does.
+TEST(OneDiagnosis, RunsAdviceAndWhatIfsBudgetColumnAgreeAtEveryBudget) {
+  for (const std::uint64_t budget : {8'589'934'592ULL, 9'180'000'000ULL, 9'340'000'000ULL}) {
+    SCOPED_TRACE(budget);
+    const Cli w = oomlab(
+        {"whatif", "--trace", kSample.string(), "--budget", std::to_string(budget), "--json", "-"});
+    ASSERT_EQ(w.code, 0) << w.err;
+    const json table = json::parse(w.out);
+    const json run = run_json(kSample.string(), "torch", budget);
+    ASSERT_EQ(run.at("outcome"), "oom");
+    const json& remedies = run.at("oom").at("remedies");
+    ASSERT_TRUE(remedies.is_array()) << run.at("oom").dump();
+    std::vector<std::string> fitting;
+    for (const json& remedy : remedies) {
+      const json* row = nullptr;
+      for (const json& r : table.at("rows")) {
+        if (r.at("name") == remedy.at("setting")) row = &r;
+      }
+      ASSERT_NE(row, nullptr) << remedy.dump();
+      const bool fits = row->at("at_budget").at("outcome") == "completed";
+      EXPECT_EQ(remedy.at("completes_at_budget"), fits) << remedy.dump();
+      if (fits) fitting.push_back(remedy.at("alloc_conf"));
+    }
+    const std::string advice = run.at("oom").at("advice");
+    if (fitting.empty()) {
+      EXPECT_NE(advice.find("no setting of PyTorch's allocator completes"), std::string::npos)
+          << advice;
+      EXPECT_EQ(advice.find("PYTORCH_CUDA_ALLOC_CONF="), std::string::npos) << advice;
+    } else {
+      EXPECT_NE(advice.find("PYTORCH_CUDA_ALLOC_CONF=" + fitting.front()), std::string::npos)
+          << advice;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace oomlab
