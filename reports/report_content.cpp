@@ -71,9 +71,8 @@ std::vector<ReportRow> environment_rows(const ReportEnvironment& env) {
 std::vector<ReportRow> oom_rows(const ReportOom& oom) {
   std::vector<ReportRow> rows = {
       {"Request", format_bytes(oom.request_bytes)},
-      {"Where",
-       fmt::format("event {} · step {}{} · {:.3f} ms after the start", format_count(oom.event),
-                   oom.step, oom.phase.empty() ? "" : " · phase " + oom.phase, oom.t_ms)},
+      {"Where", fmt::format("{} · step {}{} · {:.3f} ms after the start", oom.where(), oom.step,
+                            oom.phase.empty() ? "" : " · phase " + oom.phase, oom.t_ms)},
       oom.program_line.empty()
           ? ReportRow{"Live", fmt::format("{} in {} blocks", format_bytes(oom.live_bytes),
                                           format_count(oom.live_count))}
@@ -167,10 +166,10 @@ std::string run_headline(const RunReport& run) {
     return fmt::format("{} · budget {}", outcome_label(run.outcome),
                        format_bytes(run.budget_bytes));
   return fmt::format(
-      "OOM at event {} (step {}) asking for {} with {} live: cause {} · budget {}{}",
-      format_count(run.oom->event), run.oom->step, format_bytes(run.oom->request_bytes),
-      format_bytes(run.oom->live_bytes), run.oom->cause.empty() ? "not given" : run.oom->cause,
-      format_bytes(run.budget_bytes), run.environment.simulated ? " · simulated" : "");
+      "OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}", run.oom->where(),
+      run.oom->step, format_bytes(run.oom->request_bytes), format_bytes(run.oom->live_bytes),
+      run.oom->cause.empty() ? "not given" : run.oom->cause, format_bytes(run.budget_bytes),
+      run.environment.simulated ? " · simulated" : "");
 }
 
 std::string timeline_caption(const Timeline& timeline) {

@@ -149,11 +149,8 @@ std::string program_failure_line(const RunReport& run) {
       "trace)",
       format_count(query->entry), format_bytes(query->bytes), failures, failures == 1 ? "" : "s");
   if (run.outcome == "completed") text += "; the replay did not fail there: it completed";
-  if (run.oom)
-    text += fmt::format("; the replay ran out of memory at event {}", format_count(run.oom->event));
-  if (run.timeline.program_failure_seq)
-    text += fmt::format(" (marked on the timeline at event {})",
-                        format_count(*run.timeline.program_failure_seq));
+  if (run.oom) text += fmt::format("; the replay ran out of memory at {}", run.oom->where());
+  if (run.timeline.program_failure_seq) text += " (marked on the timeline)";
   return text;
 }
 

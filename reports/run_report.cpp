@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
 #include "record/formats.hpp"
 #include "reports/report_input.hpp"
 #include "reports/run_extras.hpp"
@@ -235,9 +236,15 @@ std::vector<ReportBlock> read_largest_live(const JsonFields& oom) {
 
 }  // namespace
 
+std::string ReportOom::where() const {
+  return trace_entry ? fmt::format("trace entry {}", format_count(*trace_entry))
+                     : fmt::format("event {}", format_count(event));
+}
+
 ReportOom read_oom(const JsonFields& oom) {
   ReportOom o;
   o.event = oom.count("event");
+  o.trace_entry = oom.optional_count("trace_entry");
   o.step = oom.optional_count("step").value_or(0);
   o.phase = oom.optional_text("phase");
   o.t_ms = oom.optional_number("t_ms").value_or(0);

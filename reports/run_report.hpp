@@ -45,7 +45,10 @@ struct ReportBlock {
 };
 
 struct ReportOom {
-  std::uint64_t event = 0;
+  std::uint64_t event = 0;                   // the run's own event (events.csv seq)
+  std::optional<std::uint64_t> trace_entry;  // a replay: the trace's own entry, the one users see
+  // "trace entry 16,794" for a replay, else "event 1,033": the one numbering a reader is shown.
+  [[nodiscard]] std::string where() const;
   std::uint64_t step = 0;
   std::string phase;
   double t_ms = 0;

@@ -180,8 +180,8 @@ std::string oom_svg(const Frame& f, const ReportOom& oom) {
   const double y_want = f.y(static_cast<double>(oom.live_bytes + oom.request_bytes));
   const bool left_side = x > f.left + f.width * 0.6;
   const std::string label =
-      fmt::format("OOM at event {} (step {}): request {}, live {}", format_count(oom.event),
-                  oom.step, format_bytes(oom.request_bytes), format_bytes(oom.live_bytes));
+      fmt::format("OOM at {} (step {}): request {}, live {}", oom.where(), oom.step,
+                  format_bytes(oom.request_bytes), format_bytes(oom.live_bytes));
   return fmt::format(
       "<g id=\"oom-marker\" class=\"oom\" fill=\"{0}\" stroke=\"{0}\">"
       "<title>{8}</title>"

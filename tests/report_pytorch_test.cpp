@@ -59,6 +59,21 @@ TEST(ReportPytorch, CappedJobShowsPyTorchsFiguresAndMessage) {
   }
 }
 
+// A replay's OOM is named by the trace's own entry everywhere a reader sees it (the headline,
+// the OOM table, the chart's label), never by the run's event number for the same request.
+TEST(ReportPytorch, AReplaysOomIsNamedByItsTraceEntryEverywhere) {
+  const RunResult r = torch_replay("grow_cap2g_native", 2'147'483'648, "fraction");
+  ASSERT_TRUE(r.oom && r.oom->trace_entry);
+  ASSERT_NE(r.oom->event, *r.oom->trace_entry);
+  const RunReport report = report_of(r, "numbering");
+  const std::string entry = "trace entry " + format_count(*r.oom->trace_entry);
+  const std::string event = "event " + format_count(r.oom->event);
+  for (const std::string& text : {run_html(report), run_markdown(report)}) {
+    EXPECT_NE(text.find("OOM at " + entry), std::string::npos) << text.substr(0, 2000);
+    EXPECT_EQ(text.find(event), std::string::npos) << "the same request by another number";
+  }
+}
+
 TEST(ReportPytorch, StackAndLargestLiveBlocksInSummaryAndReports) {
   const RunResult r = torch_replay("train_fixed_native", 1536_MiB);
   ASSERT_TRUE(r.oom);
