@@ -136,6 +136,20 @@ TEST(Nightly, AFirstNightWithAFailingCellWritesNoBaselineAndExitsOne) {
   EXPECT_EQ(first.out.find("wrote the baseline"), std::string::npos) << first.out;
 }
 
+// The matrix exits 4 for a cell that timed out (or crashed): the night's code is still 1. (At
+// 64 GiB the sim's fragmentation runs for about 0.3 s, past the matrix's first check at 0.1 s.)
+TEST(Nightly, ACellThatTimesOutFailsTheNightWithExitOne) {
+  const fs::path folder = fresh_folder("timeout");
+  const cli::ChildResult night =
+      Night{folder, folder / "baselines", {"NIGHTLY_TIMEOUT=0.001", "NIGHTLY_BUDGET=64GiB"}}.run(
+          "night");
+  EXPECT_EQ(night.exit_code, 1) << night.err_tail << night.out;
+  EXPECT_NE(night.out.find("(matrix exited 4):\n  fragmentation on sim: timeout: "),
+            std::string::npos)
+      << night.out;
+  EXPECT_TRUE(baselines_in(folder / "baselines").empty()) << night.out;
+}
+
 // A night run with another budget than its baseline's is not green (compare's 6 passes on).
 TEST(Nightly, ARunWithAnotherBudgetThanItsBaselineExitsSix) {
   const fs::path folder = fresh_folder("budget");
