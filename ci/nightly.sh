@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # The nightly job of a GPU runner: build, `oomlab info`, the matrix with fixed seeds and budget,
 # the report, and `compare` against the baseline of this GPU model and driver family
-# (ci/baselines/<gpu>-<driver major>.json). Exits with compare's code: 0 no regression,
-# 1 a regression (earlier OOM, new OOM, crash, timeout), 2 bad usage or input, 5 a file could not
-# be written, 6 baseline cells missing from the run or nothing matched (another budget, seed or
-# scenario list than the baseline's). Everything it makes lands in one folder (the CI uploads it).
+# (ci/baselines/<gpu>-<driver major>.json). Exits with the worse of the matrix's and compare's
+# codes: 0 every cell ran and nothing regressed; 1 a cell that crashed, timed out or ended in error
+# (whether or not the baseline has it: compare calls a new one `new-failure`), or a regression
+# (earlier OOM, new OOM); 6 baseline cells missing from the run or nothing matched (another budget,
+# seed or scenario list than the baseline's); 5 a file could not be written; 2 bad usage or input;
+# 130 interrupted. The failing cells are named, with their own messages, at the end.
+# Everything it makes lands in one folder (the CI uploads it).
 #
 #   ci/nightly.sh [--out DIR] [--bin DIR] [--refresh-baseline]
 #
 #   --out DIR            artifacts (default nightly-out/)
 #   --bin DIR            use the oomlab binary in DIR instead of building (ci/stage-gpu.sh's .gpu)
 #   --refresh-baseline   write this run as the baseline for this GPU and driver family (the
-#                        workflow's manual trigger); without a baseline the run becomes one
+#                        workflow's manual trigger); without a baseline the run becomes one. A run
+#                        with a failing cell is never written as the baseline: it exits 1.
 #
 # Settings (environment): NIGHTLY_SCENARIOS=all NIGHTLY_ALLOCATORS=cuda,async,managed
 # NIGHTLY_BUDGET=4GiB NIGHTLY_SEED=1 NIGHTLY_REPEAT=3 NIGHTLY_TIMEOUT=600 NIGHTLY_TOLERANCE=2%
-# NIGHTLY_DEVICES=0 NIGHTLY_BASELINES=ci/baselines
+# NIGHTLY_DEVICES=0 NIGHTLY_BASELINES=<oomlab>/ci/baselines. NIGHTLY_SCENARIOS is a list
+# (fragmentation,leak) or all; `replay` replays oomlab's own PyTorch sample trace.
 # NIGHTLY_EXEC: the fleet's own programs as matrix cells, one NAME=COMMAND a line (oomlab exec,
-# under the same budget), e.g. NIGHTLY_EXEC=$'train=python3 train.py --steps 50\nserve=./bench'
+# under the same budget), e.g. NIGHTLY_EXEC=$'train=python3 train.py --steps 50\nserve=./bench'.
+# Programs, and relative paths given to this script, are taken from the directory it was started
+# in (the fleet's checkout), not from oomlab's.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="nightly-out"
@@ -28,7 +35,7 @@ while (($# > 0)); do
     --out) out="$2"; shift 2 ;;
     --bin) bin="$2"; shift 2 ;;
     --refresh-baseline) refresh=1; shift ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "nightly: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,7 +63,13 @@ oomlab="$(cd "$bin" && pwd)/oomlab"
 rm -rf "$out"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-cd "$root"  # the trace below by a relative path: matrix keys must not depend on the checkout's place
+# No `cd`: the fleet's programs run where the caller is. oomlab's own trace is found by an absolute
+# path; the matrix keys a file by its name and content, so the keys do not depend on either place.
+trace="$root/tests/data/pytorch_gpt_fp32_snapshot.pickle"
+params=()
+if [[ "$scenarios" == all || ",${scenarios// /}," == *,replay,* ]]; then
+  params=(--param "trace=$trace")
+fi
 
 echo "== oomlab info"
 "$oomlab" info | tee "$out/info.txt" || echo "nightly: oomlab info found no usable device"
@@ -73,25 +86,48 @@ echo "baseline: $baseline"
 echo "== matrix ($scenarios x $allocators, budget $budget, seed $seed, $repeat runs a cell)"
 matrix_code=0
 "$oomlab" matrix --scenarios="$scenarios" --allocators="$allocators" --budget="$budget" --seed="$seed" \
-  --repeat="$repeat" --timeout="$timeout" --devices="$devices" \
-  --param "trace=tests/data/pytorch_gpt_fp32_snapshot.pickle" "${execs[@]}" \
+  --repeat="$repeat" --timeout="$timeout" --devices="$devices" "${params[@]}" "${execs[@]}" \
   --out "$out/matrix" --junit "$out/matrix.junit.xml" | tee "$out/matrix.txt" || matrix_code=$?
 if ((matrix_code == 2)); then echo "nightly: the matrix refused its arguments" >&2; exit 2; fi
+if ((matrix_code == 130)); then echo "nightly: interrupted" >&2; exit 130; fi
+# matrix: 1 a cell could not run (error), 4 a cell crashed or timed out: either fails the night.
+cells_failed=0
+if ((matrix_code == 1 || matrix_code == 4)); then cells_failed=1; fi
+
+# The failing cells with their own messages, as the matrix's table lists them under its rows.
+say_failed_cells() {
+  echo "nightly: FAILED: cells that crashed, timed out or ended in error (matrix exited $matrix_code):"
+  grep '^  ' "$out/matrix.txt" || echo "  (see $out/matrix.txt)"
+}
 
 echo "== report"
 "$oomlab" report "$out/matrix"
 
 if ((refresh == 1)) || [[ ! -f "$baseline" ]]; then
+  if ((cells_failed == 1)); then
+    say_failed_cells
+    echo "nightly: did not write the baseline $baseline: a baseline holds only cells that ran"
+    exit 1
+  fi
   mkdir -p "$(dirname "$baseline")"
   cp "$out/matrix/matrix.json" "$baseline"
   cp "$out/matrix/matrix.json" "$out/baseline.json"
   echo "nightly: wrote the baseline $baseline (commit it); nothing to compare with this time"
-  exit 0
+  exit "$matrix_code"
 fi
 
 echo "== compare with $baseline (tolerance $tolerance)"
 compare_code=0
 "$oomlab" compare "$baseline" "$out/matrix" --tolerance="$tolerance" --markdown "$out/compare.md" \
   --json "$out/compare.json" --junit "$out/compare.junit.xml" | tee "$out/compare.txt" || compare_code=$?
-echo "nightly: compare exited $compare_code (matrix exited $matrix_code)"
-exit "$compare_code"
+# The worse of the two: a failing cell or a regression (1) before anything compare says otherwise
+# (6 incomplete, 2 a bad baseline, 5 a file not written), then the matrix's own 5.
+code=$compare_code
+if ((cells_failed == 1)); then
+  code=1
+elif ((compare_code == 0)); then
+  code=$matrix_code
+fi
+if ((cells_failed == 1)); then say_failed_cells; fi
+echo "nightly: compare exited $compare_code (matrix exited $matrix_code): the night exits $code"
+exit "$code"

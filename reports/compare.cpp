@@ -174,8 +174,8 @@ std::vector<EnvironmentRow> environment_rows(const CompareInput& b, const Compar
   return rows;
 }
 
-// The key as cells match by it: a parameter whose file's content is recorded stands for that
-// content, so the same trace under another path (or another checkout) is the same cell.
+}  // namespace
+
 json matching_key(const json& key) {
   const auto files = key.find("files");
   if (files == key.end() || !files->is_object()) return key;
@@ -186,8 +186,6 @@ json matching_key(const json& key) {
     out["params"][name] = digest;
   return out;
 }
-
-}  // namespace
 
 double Spread::relative() const {
   return median > 0 ? (max - min) / median : 0.0;
@@ -211,6 +209,8 @@ std::string_view to_string(Verdict verdict) {
       return "timeout";
     case Verdict::error:
       return "error";
+    case Verdict::new_failure:
+      return "new-failure";
     case Verdict::missing:
       return "missing";
     case Verdict::added:
@@ -226,6 +226,7 @@ bool is_regression(Verdict verdict) {
     case Verdict::crash:
     case Verdict::timeout:
     case Verdict::error:
+    case Verdict::new_failure:
       return true;
     default:
       return false;
@@ -278,12 +279,19 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
     if (matched[i]) continue;
     CellVerdict v;
     v.current = current.cells[i];
-    v.verdict = Verdict::added;
-    v.reason = failed(v.current->outcome)
-                   ? fmt::format("in the current only, where it ended '{}'", v.current->outcome)
-                   : "in the current only";
+    if (failed(v.current->outcome)) {
+      // No baseline to excuse it: a program cell that cannot start fails the night it first runs.
+      v.verdict = Verdict::new_failure;
+      v.reason = failure_reason(
+          *v.current,
+          fmt::format("new failure: in the current only, where it ended '{}'", v.current->outcome));
+    } else {
+      v.verdict = Verdict::added;
+      v.reason = "in the current only";
+    }
     out.cells.push_back(std::move(v));
   }
+  pair_option_differences(out.cells);
   out.baseline = std::move(baseline);
   out.current = std::move(current);
   return out;
@@ -302,7 +310,8 @@ std::string environment_warning(const Comparison& comparison) {
 
 std::string incomplete_reason(const Comparison& comparison) {
   const std::size_t missing = comparison.count(Verdict::missing);
-  const std::size_t matched = comparison.cells.size() - missing - comparison.count(Verdict::added);
+  const std::size_t matched = comparison.cells.size() - missing - comparison.count(Verdict::added) -
+                              comparison.count(Verdict::new_failure);
   if (matched == 0) return "incomplete: no cell matched";
   if (missing == 0) return "";
   std::vector<std::string> names;
@@ -312,15 +321,16 @@ std::string incomplete_reason(const Comparison& comparison) {
       names.emplace_back("...");
       break;
     }
-    names.push_back(fmt::format("{}/{}", v.cell().scenario, v.cell().allocator));
+    names.push_back(fmt::format("{}/{}", v.cell().scenario, v.allocator_label()));
   }
   return fmt::format("incomplete: {} of {} baseline cells missing from the current ({})", missing,
                      comparison.baseline.cells.size(), fmt::join(names, ", "));
 }
 
 std::string no_match_warning(const Comparison& comparison) {
-  const std::size_t unmatched =
-      comparison.count(Verdict::missing) + comparison.count(Verdict::added);
+  const std::size_t unmatched = comparison.count(Verdict::missing) +
+                                comparison.count(Verdict::added) +
+                                comparison.count(Verdict::new_failure);
   if (comparison.baseline.cells.empty() || comparison.current.cells.empty() ||
       unmatched != comparison.cells.size())
     return "";

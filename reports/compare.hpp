@@ -64,17 +64,19 @@ enum class Verdict : std::uint8_t {
   same,
   earlier_oom,  // regression
   later_oom,
-  new_oom,  // regression: baseline completed, current OOMs
-  fixed,    // baseline OOM/crash/timeout/error, current completed
-  crash,    // regression
-  timeout,  // regression
-  error,    // regression: the current cell ended in error (or was interrupted)
-  missing,  // in baseline, not in current: a warning
-  added,    // in current only
+  new_oom,      // regression: baseline completed, current OOMs
+  fixed,        // baseline OOM/crash/timeout/error, current completed
+  crash,        // regression
+  timeout,      // regression
+  error,        // regression: the current cell ended in error (or was interrupted)
+  new_failure,  // regression: in current only, where it crashed, timed out or ended in error
+  missing,      // in baseline, not in current: a warning
+  added,        // in current only, where it ran to its OOM or completed
 };
 inline constexpr std::array kVerdicts = {
-    Verdict::same,  Verdict::earlier_oom, Verdict::later_oom, Verdict::new_oom, Verdict::fixed,
-    Verdict::crash, Verdict::timeout,     Verdict::error,     Verdict::missing, Verdict::added};
+    Verdict::same,        Verdict::earlier_oom, Verdict::later_oom, Verdict::new_oom,
+    Verdict::fixed,       Verdict::crash,       Verdict::timeout,   Verdict::error,
+    Verdict::new_failure, Verdict::missing,     Verdict::added};
 
 [[nodiscard]] std::string_view to_string(Verdict verdict);
 [[nodiscard]] bool is_regression(Verdict verdict);
@@ -90,8 +92,16 @@ struct Movement {
   [[nodiscard]] bool later() const { return change > tolerance * (1 + 1e-9); }
 };
 
+// An allocator option whose value differs between a missing cell and the added cell that is the
+// same in everything else: "release_threshold", "0", "max" (as `--allocator` spells values).
+struct OptionDifference {
+  std::string option;
+  std::string baseline;  // "(not set)" where that side's record has no such option
+  std::string current;
+};
+
 struct CellVerdict {
-  std::optional<CompareCell> baseline;  // absent for `added`
+  std::optional<CompareCell> baseline;  // absent for `added` and `new_failure`
   std::optional<CompareCell> current;   // absent for `missing`
   Verdict verdict = Verdict::same;
   std::string reason;  // one line, for people
@@ -100,8 +110,13 @@ struct CellVerdict {
   std::optional<Movement> live_bytes;
   std::optional<Movement> step;
   bool step_is_event = false;
+  // Set on a missing cell and the added one that differ only in allocator options (both rows).
+  std::vector<OptionDifference> options_differ;
 
   [[nodiscard]] const CompareCell& cell() const { return baseline ? *baseline : *current; }
+  // The allocator as the table shows it: with this side's differing options when it has any
+  // ("sim (page=2MiB)"), so that the two rows of such a pair read apart.
+  [[nodiscard]] std::string allocator_label() const;
 };
 
 // One row of the environments side by side.
@@ -125,11 +140,21 @@ struct Comparison {
   [[nodiscard]] bool environments_differ() const;
 };
 
+// The key as cells match by it: a parameter whose file's content is recorded (key.files) stands
+// for that content, so the same trace under another path (or another checkout) is the same cell.
+[[nodiscard]] nlohmann::json matching_key(const nlohmann::json& key);
+
 // Matches cells by JSON-equal keys (a key found twice, as on several devices, matches in order)
 // and gives each its verdict. A parameter that names a file matches by the file's content where
 // the key records it (key.files: {"trace": "sha256:..."}), not by its path. `tolerance` is
 // relative (0.02 for 2%), 0 to 1.
 [[nodiscard]] Comparison compare(CompareInput baseline, CompareInput current, double tolerance);
+
+// Pairs each missing cell with an added one whose key differs only in its allocator's options,
+// and names those options on both (compare_options.cpp; compare() calls it).
+void pair_option_differences(std::vector<CellVerdict>& cells);
+// "page=2MiB in the baseline, page=4MiB in the current", "" when the cell has no such pair.
+[[nodiscard]] std::string options_differ_text(const CellVerdict& verdict);
 
 // "comparing different environments: device NVIDIA H100 80GB HBM3 vs NVIDIA H200; ..." or "".
 [[nodiscard]] std::string environment_warning(const Comparison& comparison);

@@ -60,7 +60,7 @@ constexpr std::array<std::string_view, 7> kHeader = {"scenario",
 
 Row row_of(const CellVerdict& v) {
   const CompareCell& cell = v.cell();
-  return {{cell.scenario, cell.allocator, cell.budget, point_text(v, v.baseline),
+  return {{cell.scenario, v.allocator_label(), cell.budget, point_text(v, v.baseline),
            point_text(v, v.current), change_text(v), std::string(to_string(v.verdict))}};
 }
 
@@ -95,6 +95,15 @@ ojson movement_json(const std::optional<Movement>& m) {
           {"tolerance", m->tolerance}};
 }
 
+// [{"option": "page", "baseline": "2MiB", "current": "4MiB"}]; empty unless the cell is one of a
+// missing and added pair that differ only there.
+ojson options_differ_json(const CellVerdict& v) {
+  ojson out = ojson::array();
+  for (const OptionDifference& d : v.options_differ)
+    out.push_back({{"option", d.option}, {"baseline", d.baseline}, {"current", d.current}});
+  return out;
+}
+
 ojson input_json(const CompareInput& input) {
   return {{"path", input.path},
           {"kind", input.kind},
@@ -122,7 +131,7 @@ std::vector<std::string> unique_names(const Comparison& comparison) {
   std::map<std::string, int> seen;
   std::vector<std::string> names;
   for (const CellVerdict& v : comparison.cells) {
-    std::string name = fmt::format("{} @ {}", v.cell().allocator, v.cell().budget);
+    std::string name = fmt::format("{} @ {}", v.allocator_label(), v.cell().budget);
     const int n = ++seen[fmt::format("{}\n{}", v.cell().scenario, name)];
     if (n > 1) name += fmt::format(" #{}", n);
     names.push_back(std::move(name));
@@ -152,13 +161,46 @@ void write_environments(std::string& out, const std::vector<EnvironmentRow>& row
   }
 }
 
-// Why each regression is one, a line each, for the CI log.
+// Why each regression is one, a line each, for the CI log; then the pairs of cells that differ
+// only in allocator options, once each (from the baseline's side).
 void write_regressions(std::string& out, const Comparison& comparison) {
   bool first = true;
   for (const CellVerdict& v : comparison.cells) {
     if (!is_regression(v.verdict)) continue;
     fmt::format_to(std::back_inserter(out), "{}  {}/{} @ {}: {}\n", first ? "\nregressions:\n" : "",
-                   v.cell().scenario, v.cell().allocator, v.cell().budget, v.reason);
+                   v.cell().scenario, v.allocator_label(), v.cell().budget, v.reason);
+    first = false;
+  }
+  first = true;
+  for (const CellVerdict& v : comparison.cells) {
+    if (v.options_differ.empty() || !v.baseline) continue;
+    fmt::format_to(
+        std::back_inserter(out), "{}  {}/{} @ {}: {}\n",
+        first ? "\nthe same cell with other allocator options (missing and added):\n" : "",
+        v.cell().scenario, v.cell().allocator, v.cell().budget, options_differ_text(v));
+    first = false;
+  }
+}
+
+// The same in Markdown: each failing cell with its own message, each pair of options.
+void write_markdown_reasons(std::string& out, const Comparison& comparison) {
+  auto it = std::back_inserter(out);
+  bool first = true;
+  for (const CellVerdict& v : comparison.cells) {
+    if (!is_regression(v.verdict)) continue;
+    fmt::format_to(it, "{}- **{}/{} @ {}** ({}): {}\n", first ? "\nRegressions:\n\n" : "",
+                   md(v.cell().scenario), md(v.allocator_label()), md(v.cell().budget),
+                   to_string(v.verdict), md(v.reason));
+    first = false;
+  }
+  first = true;
+  for (const CellVerdict& v : comparison.cells) {
+    if (v.options_differ.empty() || !v.baseline) continue;
+    fmt::format_to(
+        it, "{}- {}/{} @ {}: {}\n",
+        first ? "\nThe same cell with other allocator options (missing and added):\n\n" : "",
+        md(v.cell().scenario), md(v.cell().allocator), md(v.cell().budget),
+        md(options_differ_text(v)));
     first = false;
   }
 }
@@ -226,6 +268,7 @@ std::string compare_markdown(const Comparison& comparison) {
       cells.push_back(md(c));
     fmt::format_to(it, "| {} |\n", fmt::join(cells, " | "));
   }
+  write_markdown_reasons(out, comparison);
   fmt::format_to(it, "\nVerdicts: {}\n", verdict_counts(comparison));
   return out;
 }
@@ -258,7 +301,8 @@ ojson compare_json(const Comparison& comparison) {
          {"current", point_json(v.current)},
          {"live_bytes", movement_json(v.live_bytes)},
          {"step", movement_json(v.step)},
-         {"step_measure", v.step ? ojson(v.step_is_event ? "event" : "step") : ojson(nullptr)}});
+         {"step_measure", v.step ? ojson(v.step_is_event ? "event" : "step") : ojson(nullptr)},
+         {"options_differ", options_differ_json(v)}});
   }
   ojson totals = {{"cells", comparison.cells.size()}, {"regressions", comparison.regressions()}};
   for (const Verdict verdict : kVerdicts)

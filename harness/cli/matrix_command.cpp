@@ -222,6 +222,8 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
         options.execs.empty() ? "" : fmt::format(", {} programs", options.execs.size()),
         plan.repeat > 1 ? fmt::format(", {} runs each", plan.repeat) : "",
         fmt::join(plan.devices, ","), plan.out.string());
+    if (!options.execs.empty())
+      err << fmt::format("matrix: programs run in {}\n", plan.directory.string());
   }
   ::setenv(kMatrixParentVariable, std::to_string(::getpid()).c_str(), 1);  // cells die with us
   const StopOnSignal signals;

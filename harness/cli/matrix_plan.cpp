@@ -211,6 +211,12 @@ PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
   auto [files, fresh] = digests.try_emplace(scenario.name);
   if (fresh) files->second = file_digests(scenario.params, config.params);
   if (!files->second.empty()) cell.key["files"] = files->second;
+  // Such a file matches by what it holds: the key keeps its name, not the path, so that it does
+  // not depend on where the checkout is (the cell's summary keeps the path it ran).
+  for (const auto& [name, digest] : files->second) {
+    json& path = cell.key["params"][name];
+    if (path.is_string()) path = fs::path(path.get<std::string>()).filename().string();
+  }
   return cell;
 }
 
@@ -268,6 +274,29 @@ void parse_numbers(const MatrixOptions& o, MatrixPlan& plan) {
   static_cast<void>(flag_value("--verify", [&] { return parse_verify_mode(o.verify); }));
 }
 
+// matrix.json's `config`: the run as asked, and the directory its cells ran in.
+json config_json(const MatrixOptions& o, MatrixPlan& plan,
+                 const std::vector<const Registry::Entry*>& scenarios,
+                 const std::vector<std::string>& allocators) {
+  json params = json::object();
+  for (const std::string& p : o.params)
+    params[key_of(p)] = p.substr(p.find('=') + 1);
+  std::vector<std::string> names;
+  for (const auto* s : scenarios)
+    names.push_back(s->name);
+  json config = {
+      {"scenarios", names},      {"allocators", allocators},
+      {"budget", o.budget},      {"seed", parse_unsigned(o.seed)},
+      {"repeat", plan.repeat},   {"timeout_s", static_cast<double>(plan.timeout.count()) / 1e3},
+      {"devices", plan.devices}, {"verify", o.verify},
+      {"params", params},        {"execs", o.execs}};
+  // Where the cells run: a program's relative paths are taken from here.
+  std::error_code ec;
+  plan.directory = fs::current_path(ec);
+  config["directory"] = ec ? json(nullptr) : json(plan.directory.string());
+  return config;
+}
+
 }  // namespace
 
 MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
@@ -314,18 +343,7 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   plan.environment = environment_json(
       env, device != env.devices.end() ? std::optional<DeviceFacts>(*device) : std::nullopt,
       all_sim || env.devices.empty());
-  json params = json::object();
-  for (const std::string& p : o.params)
-    params[key_of(p)] = p.substr(p.find('=') + 1);
-  std::vector<std::string> names;
-  for (const auto* s : scenarios)
-    names.push_back(s->name);
-  plan.config = {
-      {"scenarios", names},      {"allocators", allocators},
-      {"budget", o.budget},      {"seed", parse_unsigned(o.seed)},
-      {"repeat", plan.repeat},   {"timeout_s", static_cast<double>(plan.timeout.count()) / 1e3},
-      {"devices", plan.devices}, {"verify", o.verify},
-      {"params", params},        {"execs", o.execs}};
+  plan.config = config_json(o, plan, scenarios, allocators);
   return plan;
 }
 

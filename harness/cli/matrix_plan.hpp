@@ -38,6 +38,7 @@ struct MatrixPlan {
   std::uint32_t repeat = 1;
   std::chrono::milliseconds timeout{600'000};
   std::filesystem::path out;
+  std::filesystem::path directory;  // the working directory every cell (and program) runs in
   nlohmann::ordered_json environment;
   nlohmann::ordered_json config;
 };
