@@ -283,3 +283,35 @@ TEST(OneDiagnosis, RunsAdviceAndWhatIfsBudgetColumnAgreeAtEveryBudget) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace oomlab {
+namespace {
+
+// The async backend's row is a range, and PyTorch's measured frontier (a ballast, on an H100:
+// tests/data/pytorch/frontiers.json) lies inside it for every job measured.
+TEST(AsyncRange, PyTorchsMeasuredAsyncFrontierLiesInTheRangeWhatIfGivesForEveryJob) {
+  std::ifstream in(kData / "pytorch" / "frontiers.json");
+  const json measured = json::parse(in);
+  int checked = 0;
+  for (const json& f : measured.at("frontiers")) {
+    if (f.at("config").get<std::string>() != "async") continue;
+    const std::string job = f.at("job");
+    const Cli w = oomlab({"whatif", "--trace",
+                          (kData / "pytorch" / (job + "_native.pickle")).string(), "--json", "-"});
+    ASSERT_EQ(w.code, 0) << w.err;
+    const json doc = json::parse(w.out);
+    for (const json& row : doc.at("rows")) {
+      if (row.at("name").get<std::string>() != "backend=async") continue;
+      const json& range = row.at("frontier_range_bytes");
+      ASSERT_TRUE(range.is_array()) << row.dump();
+      const std::uint64_t pytorch = f.at("frontier_bytes");
+      EXPECT_LE(range.at(0).get<std::uint64_t>(), pytorch) << job;
+      EXPECT_GE(range.at(1).get<std::uint64_t>(), pytorch) << job;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+}
+
+}  // namespace
+}  // namespace oomlab
