@@ -118,6 +118,7 @@ TEST_F(ExecSnapshot, NothingIsRecordedUntilTheProgramFirstUsesCuda) {
   ASSERT_EQ(r.outcome, Outcome::completed) << output();
   EXPECT_EQ(read_text(dir_ / "run" / "stdout.txt"),
             "torch at start: False\n"
+            "torch found: True\n"
             "queued at import: 1\n"
             "recording before CUDA: None\n"
             "recording after CUDA: [('context', None), ('enabled', 'all'), ('max_entries', "

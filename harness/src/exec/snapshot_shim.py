@@ -290,7 +290,10 @@ def _start_recording():
 def _arm(torch):
     """torch has finished importing: recording is asked for at the first CUDA initialisation."""
     try:
+        if _State.torch is not None:
+            return
         _State.torch = torch
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TorchFinder)]
         _status("torch", getattr(torch, "__version__", "?"))
         lazy_call = getattr(getattr(torch, "cuda", None), "_lazy_call", None)
         if lazy_call is None:
@@ -327,29 +330,36 @@ def _watch_spec_class():
 
 
 class _TorchFinder(object):
-    """On sys.meta_path: finds nothing itself, but marks torch's spec to be watched."""
+    """On sys.meta_path until torch is imported: finds nothing itself, but marks each spec found
+    for torch to be watched (a library may look torch up well before it imports it)."""
 
     def __init__(self):
         self.spec_class = _watch_spec_class()
+        self.finding = False
 
     def find_spec(self, name, path=None, target=None):
-        if name != "torch":
+        if name != "torch" or self.finding:
             return None
+        self.finding = True
         try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-        for finder in list(sys.meta_path):
-            find = getattr(finder, "find_spec", None)
-            spec = find(name, path, target) if find is not None else None
-            if spec is not None:
-                try:
-                    spec.__class__ = self.spec_class
-                    _status("torch-import", getattr(spec, "origin", "") or "")
-                except Exception as error:
-                    _failure("watching torch's import", error)
-                return spec
-        return None
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(name, path, target)
+                if spec is not None:
+                    self.watch(spec)
+                    return spec
+            return None
+        finally:
+            self.finding = False
+
+    def watch(self, spec):
+        try:
+            spec.__class__ = self.spec_class
+            _status("torch-import", getattr(spec, "origin", "") or "")
+        except Exception as error:
+            _failure("watching torch's import", error)
 
 
 def _install():

@@ -3,8 +3,9 @@
 
   python3 snapshot_program.py MODE
 
-  complete   says whether torch is imported at start and whether the history is recorded before
-             and after CUDA's first use, allocates and frees, exits 0
+  complete   says whether torch is imported at start, looks it up (as libraries do before they
+             import it), says whether the history is recorded before and after CUDA's first
+             use, allocates and frees, exits 0
   oom        allocates past the device's capacity: PyTorch's OutOfMemoryError, unhandled (exit 1;
              a block is freed as it unwinds, after the OOM)
   survive    an OOM caught, then more work, exits 0
@@ -20,6 +21,8 @@ import sys
 
 def complete():
     print("torch at start: %s" % ("torch" in sys.modules))
+    import importlib.util
+    print("torch found: %s" % (importlib.util.find_spec("torch") is not None))  # as libraries do
     import torch
     print("queued at import: %d" % len(torch.cuda._queued_calls))
     print("recording before CUDA: %s" % torch.cuda.memory._recording())
