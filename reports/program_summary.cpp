@@ -38,6 +38,19 @@ void write_oom(std::string& out, const RunResult& r) {
   fmt::format_to(it, "advice     {}\n", oom.diagnosis.advice);
 }
 
+// The PyTorch snapshots the exec shim wrote, on one line, or why there is none.
+void write_snapshots(std::string& out, const ProgramRun& p) {
+  auto it = std::back_inserter(out);
+  if (p.snapshots.empty()) {
+    if (!p.snapshot_note.empty()) fmt::format_to(it, "snapshot   none: {}\n", p.snapshot_note);
+    return;
+  }
+  std::vector<std::string> names;
+  for (const std::filesystem::path& file : p.snapshots)
+    names.push_back(names.empty() ? file.string() : file.filename().string());
+  fmt::format_to(it, "snapshot   {}\n", fmt::join(names, ", "));
+}
+
 void write_cleanup(std::string& out, const RunResult& r) {
   if (!r.cleanup) return;
   const std::int64_t missing = r.cleanup->difference();
@@ -73,6 +86,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
                  format_bytes(p.peak_bytes), percent_of(p.peak_bytes, r.budget_bytes),
                  format_bytes(p.first_bytes), format_count(p.samples), p.interval_ms,
                  p.usage_source);
+  write_snapshots(out, p);
   if (p.leftovers_ended > 0)
     fmt::format_to(it, "ended      {} process(es) it left behind\n", p.leftovers_ended);
   write_cleanup(out, r);

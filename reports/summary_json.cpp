@@ -69,8 +69,21 @@ json program_message_json(const std::optional<ProgramMessage>& m) {
           {"lines_seen", m->lines_seen}};
 }
 
+// A file the run wrote: relative to the run folder when it is in it, else as it is.
+std::string run_file(const std::filesystem::path& file, const std::filesystem::path& folder) {
+  if (!folder.empty()) {
+    std::error_code ec;
+    const std::filesystem::path relative = std::filesystem::relative(file, folder, ec);
+    if (!ec && !relative.empty() && *relative.begin() != "..") return relative.string();
+  }
+  return file.string();
+}
+
 // exec: how the program ended and what its memory did.
-json program_json(const ProgramRun& p) {
+json program_json(const ProgramRun& p, const std::filesystem::path& folder) {
+  json snapshots = json::array();
+  for (const std::filesystem::path& file : p.snapshots)
+    snapshots.push_back(run_file(file, folder));
   return {{"command", p.command},
           {"devices", p.devices},
           {"exit_code", p.exit_code},
@@ -85,7 +98,9 @@ json program_json(const ProgramRun& p) {
           {"oom_lines", p.oom_lines},
           {"last_lines", p.last_lines},
           {"stdout", p.stdout_file.empty() ? json(nullptr) : json(p.stdout_file)},
-          {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)}};
+          {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)},
+          {"snapshots", snapshots},
+          {"snapshot_note", p.snapshot_note.empty() ? json(nullptr) : json(p.snapshot_note)}};
 }
 
 // Each setting of PyTorch's allocator replayed at the run's budget; null when none was.
@@ -261,7 +276,7 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"notes", r.notes},
   };
   if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
-  if (r.program) doc["program"] = program_json(*r.program);
+  if (r.program) doc["program"] = program_json(*r.program, invocation.folder);
   add_run_details(doc, r);
   return doc;
 }

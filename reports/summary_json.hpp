@@ -2,6 +2,7 @@
 // Field names are fixed; fields may be added, never renamed or removed.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,6 +18,7 @@ namespace oomlab {
 struct Invocation {
   std::vector<std::string> argv;
   std::map<std::string, std::string> files;
+  std::filesystem::path folder;  // the run folder: files in it are named relative to it
 };
 
 [[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,

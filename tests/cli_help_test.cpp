@@ -98,6 +98,17 @@ TEST(CliHelp, FrontierExecHelpIsItsOwnAndSaysHowItSearches) {
       << "frontier's scenario flags are not exec's";
 }
 
+TEST(CliHelp, ExecHelpSaysWhatThePyTorchSnapshotIsAndHowToTurnItOff) {
+  for (const std::string command : {"exec", "frontier exec"}) {
+    const std::string help = help_of(command);
+    for (const char* flag : {"--no-snapshot", "--snapshot-stacks", "--snapshot-entries"})
+      EXPECT_NE(help.find(flag), std::string::npos) << command << ": " << flag;
+  }
+  const std::string help = help_of("exec");
+  EXPECT_NE(help.find("PyTorch snapshot, with no change to the program:"), std::string::npos);
+  EXPECT_NE(help.find("snapshot-rank<RANK>.pickle"), std::string::npos) << help;
+}
+
 TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {
   std::ostringstream out;
   std::ostringstream err;

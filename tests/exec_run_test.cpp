@@ -9,11 +9,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "fake_exec_devices.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -93,7 +95,11 @@ TEST_F(ExecRun, APyTorchOomIsRecordedWithItsFiguresAndTheCacheDecidesTheCause) {
   EXPECT_EQ(r.oom->program->framework, "PyTorch");
   EXPECT_EQ(r.oom->request_bytes, 256_MiB);
   EXPECT_EQ(r.oom->diagnosis.cause, oomlab::Cause::capacity) << "100 MiB cached < 256 MiB asked";
-  EXPECT_EQ(r.oom->live_bytes, 2000000000U) << "the program's usage when the line came";
+  EXPECT_EQ(r.oom->live_bytes, 2040109466U)
+      << "\"this process has 1.90 GiB\": the message's figure at the OOM, not the last sample";
+  EXPECT_EQ(r.oom->device_free_bytes, 100_MiB);
+  EXPECT_EQ(r.oom->reserved_bytes, 2_GiB - 100_MiB) << "taken of the budget: what is not free";
+  EXPECT_EQ(r.oom->diagnosis.free_bytes, 100_MiB);
   EXPECT_EQ(r.budget_bytes, 2_GiB);
   EXPECT_EQ(r.ballast_bytes, 68_GiB);
   EXPECT_EQ(r.peak_live_bytes, 2000000000U);
@@ -102,11 +108,48 @@ TEST_F(ExecRun, APyTorchOomIsRecordedWithItsFiguresAndTheCacheDecidesTheCause) {
   EXPECT_EQ(r.program->first_bytes, 1073741824U);
   EXPECT_EQ(r.program->usage_source, "nvml-processes");
   EXPECT_GT(r.program->samples, 20U) << "2 ms apart over 0.4 s";
-  EXPECT_EQ(rows("oom").size(), 1U);
+  ASSERT_EQ(rows("oom").size(), 1U);
+  EXPECT_NE(rows("oom").front().find(",2040109466,"), std::string::npos) << rows("oom").front();
   EXPECT_GT(rows("sample").size(), 20U);
+  EXPECT_NE(rows("sample").back().find(",2000000000,"), std::string::npos)
+      << "the samples stay NVML's: " << rows("sample").back();
   EXPECT_EQ(devices_->ballast, 0U) << "the ballast was given back";
   EXPECT_TRUE(devices_->saw_program);
   EXPECT_TRUE(fs::exists(dir_ / "run" / "stderr.txt"));
+}
+
+// The OOM lines PyTorch printed on the H100 (tests/data/pytorch/frontiers.json), each as a
+// program would end with it: the record's figures are the line's.
+std::vector<std::string> measured_pytorch_lines() {
+  std::ifstream in(oomlab::testing::test_data_dir() + "/pytorch/frontiers.json");
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  std::vector<std::string> lines;
+  for (const auto& frontier : doc.at("frontiers")) {
+    for (const auto& trial : frontier.at("trials")) {
+      if (trial.at("message").is_string())
+        lines.push_back("torch.OutOfMemoryError: " + trial.at("message").get<std::string>());
+    }
+  }
+  return lines;
+}
+
+TEST_F(ExecRun, TheFiguresAtTheOomAreThoseOfPyTorchsOwnMessage) {
+  const std::vector<std::string> lines = measured_pytorch_lines();
+  ASSERT_FALSE(lines.empty());
+  // "... GPU 0 has a total capacity of 79.18 GiB of which 178.19 MiB is free. Including
+  // non-PyTorch memory, this process has 79.00 GiB memory in use. ..." (the measurement held its
+  // ballast in the process itself).
+  const std::string& line = lines.front();
+  ASSERT_NE(line.find("of which 178.19 MiB is free"), std::string::npos) << line;
+  const oomlab::RunResult r =
+      run("echo 1500000000 > $USAGE; sleep 0.1; echo '" + line + "' >&2; exit 1");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  const std::uint64_t free = 178 * 1_MiB + 199229;  // 0.19 MiB, rounded as the line's
+  EXPECT_EQ(r.oom->device_free_bytes, free);
+  EXPECT_EQ(r.oom->live_bytes, 79_GiB) << "what the process had, not 1.5 GB sampled before";
+  EXPECT_EQ(r.oom->reserved_bytes, 2_GiB - free);
+  EXPECT_EQ(r.oom->diagnosis.free_bytes, free);
+  EXPECT_EQ(r.peak_live_bytes, 1500000000U) << "the peak is the samples'";
 }
 
 TEST_F(ExecRun, MemoryCachedButUnallocatedAtLeastTheRequestIsFragmentation) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "reports/program_summary.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 
@@ -163,6 +164,34 @@ TEST(SummaryJson, CompletedRunHasNullOom) {
   EXPECT_EQ(doc.at("outcome"), "completed");
   EXPECT_TRUE(doc.at("oom").is_null());
   EXPECT_TRUE(doc.at("error").is_null());
+}
+
+TEST(SummaryJson, AProgramsSnapshotsAreNamedInItsRunFolderAndTheSummarySaysWhere) {
+  RunResult r;
+  r.scenario = "exec";
+  r.params.set("command", "python train.py");
+  r.program = ProgramRun{.command = {"python", "train.py"}};
+  r.program->snapshots = {"/runs/x/snapshot-rank0.pickle", "/runs/x/snapshot-rank1.pickle",
+                          "/elsewhere/snapshot-pid7.pickle"};
+  const json doc = summary_json(r, {.folder = "/runs/x"});
+  EXPECT_EQ(
+      doc.at("program").at("snapshots"),
+      json({"snapshot-rank0.pickle", "snapshot-rank1.pickle", "/elsewhere/snapshot-pid7.pickle"}));
+  EXPECT_TRUE(doc.at("program").at("snapshot_note").is_null());
+  r.program->snapshots.resize(2);
+  EXPECT_NE(program_summary(r, "").find(
+                "snapshot   /runs/x/snapshot-rank0.pickle, snapshot-rank1.pickle\n"),
+            std::string::npos)
+      << program_summary(r, "");
+
+  r.program->snapshots.clear();
+  r.program->snapshot_note = "the program never imported torch";
+  const json none = summary_json(r, {.folder = "/runs/x"});
+  EXPECT_EQ(none.at("program").at("snapshots"), json::array());
+  EXPECT_EQ(none.at("program").at("snapshot_note"), "the program never imported torch");
+  EXPECT_NE(program_summary(r, "").find("snapshot   none: the program never imported torch\n"),
+            std::string::npos)
+      << program_summary(r, "");
 }
 
 TEST(SummaryJson, BudgetCapHasNoCudaError) {

@@ -67,6 +67,9 @@ struct ExecOptions {
   bool quiet = false;
   std::string resolution = "2MiB";  // frontier exec
   std::string confirm = "0";
+  bool no_snapshot = false;  // a Python program's PyTorch snapshot (the exec shim)
+  std::string snapshot_stacks = "none";
+  std::string snapshot_entries;  // empty: PyTorch's default
 };
 
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.

@@ -24,6 +24,16 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
   sub->add_option("--json", o.json, "also write the result as JSON to FILE; '-' prints it alone");
   sub->add_option("--junit", o.junit, "also write the outcome as JUnit XML to FILE");
   sub->add_flag("--quiet,-q", o.quiet, "no summary (the program's own output still shows)");
+  auto* off = sub->add_flag("--no-snapshot", o.no_snapshot,
+                            "record no PyTorch memory snapshot of a Python program");
+  sub->add_option("--snapshot-stacks", o.snapshot_stacks,
+                  "none or python: the snapshot's history without stacks (cheapest), or with the "
+                  "Python stack of each allocation")
+      ->capture_default_str()
+      ->excludes(off);
+  sub->add_option("--snapshot-entries", o.snapshot_entries,
+                  "N: the most history entries PyTorch keeps (default: its own, no limit)")
+      ->excludes(off);
 }
 
 }  // namespace

@@ -29,6 +29,27 @@ std::chrono::milliseconds millis(double seconds) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1e3));
 }
 
+SnapshotOptions snapshot_options_from(const ExecOptions& o) {
+  SnapshotOptions snapshot{.enabled = !o.no_snapshot};
+  if (o.snapshot_stacks != "none" && o.snapshot_stacks != "python") {
+    throw_usage(fmt::format("--snapshot-stacks: '{}' is not none or python", o.snapshot_stacks));
+  }
+  snapshot.python_stacks = o.snapshot_stacks == "python";
+  if (o.snapshot_entries.empty()) return snapshot;
+  std::uint64_t entries = 0;
+  try {
+    entries = parse_unsigned(o.snapshot_entries);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--snapshot-entries: {}", e.what()));
+  }
+  if (entries < 1 || entries > (1ULL << 40)) {
+    throw_usage(fmt::format("--snapshot-entries: '{}' is not a number of entries from 1 to 2^40",
+                            o.snapshot_entries));
+  }
+  snapshot.max_entries = entries;
+  return snapshot;
+}
+
 }  // namespace
 
 ExecConfig exec_config_from(const ExecOptions& o) {
@@ -60,6 +81,7 @@ ExecConfig exec_config_from(const ExecOptions& o) {
   if (interval < 1 || interval > 1000)
     throw_usage(fmt::format("--interval: '{}' is not a number of ms from 1 to 1000", o.interval));
   config.interval = std::chrono::microseconds(interval * 1000);
+  config.snapshot = snapshot_options_from(o);
   return config;
 }
 

@@ -97,7 +97,9 @@ std::optional<fs::path> prepare_run_folder(const RunOptions& o, std::string_view
 void write_outputs(const RunResult& result, const RunRecord& record, std::ostream& out,
                    std::ostream& err, OutputFailures& failures) {
   const RunOptions& o = record.options;
-  const std::string json = summary_json(result, record.invocation).dump(2) + "\n";
+  Invocation invocation = record.invocation;
+  if (record.folder) invocation.folder = *record.folder;
+  const std::string json = summary_json(result, invocation).dump(2) + "\n";
   if (o.json == "-") out << json;  // what CI reads, whatever the disk says
   if (!result.events_error.empty()) failures.add(result.events_error);
   std::vector<std::string> written;

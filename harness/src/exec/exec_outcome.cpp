@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "exec/snapshot_shim.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
 
@@ -25,7 +26,9 @@ std::uint64_t total_of(const RunResult& result) {
 OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const RunResult& result) {
   ProgramOom message = *seen.oom;
   note_budget(message, budget);  // a region larger than the budget: it sized itself
-  const MemoryReading at = seen.oom_row ? seen.oom_row->second : seen.peak;
+  // The message's figures are the OOM's own; the last sample before it may be 5 ms old.
+  const MemoryReading at = with_stated(seen.oom_row ? seen.oom_row->second : seen.peak,
+                                       stated_by(message), seen.free_at_start);
   OomRecord oom;
   oom.event = seen.oom_row ? seen.oom_row->first : 0;
   oom.t_ms = static_cast<double>(at.t_ns) / 1e6;
@@ -83,6 +86,11 @@ void note_survived(const ExecConfig& config, const ExecObservation& seen, std::u
 
 }  // namespace
 
+StatedFigures stated_by(const ProgramOom& message) {
+  return {.process_bytes = message.process_used_bytes,
+          .device_free_bytes = message.device_free_bytes};
+}
+
 ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,
                         const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row,
                         FrameworkHints hints) {
@@ -97,7 +105,8 @@ ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanne
                          .per_process = timeline.per_process(),
                          .oom = std::move(oom),
                          .oom_lines = scanner.lines_seen(),
-                         .oom_row = oom_row};
+                         .oom_row = oom_row,
+                         .free_at_start = timeline.free_at_start()};
 }
 
 RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices) {
@@ -172,6 +181,31 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
   result.metrics.emplace_back("program_peak_bytes", static_cast<double>(p.peak_bytes));
   result.metrics.emplace_back("program_first_bytes", static_cast<double>(p.first_bytes));
   result.metrics.emplace_back("exit_code", static_cast<double>(end.exit_code));
+}
+
+void settle_snapshots(const ExecConfig& config, const SnapshotShim* shim, RunResult& result) {
+  ProgramRun& p = *result.program;
+  if (shim == nullptr) {
+    p.snapshot_note = "--no-snapshot";
+    return;
+  }
+  SnapshotFindings found = shim->findings();
+  p.snapshots = std::move(found.files);
+  p.snapshot_note = std::move(found.note);
+  if (p.snapshots.empty()) return;  // the note names the failure
+  for (const std::string& failure : found.failures)
+    keep_notice(config, result,
+                fmt::format("the snapshot shim failed in the program: {}", failure));
+}
+
+void forget_temporary_snapshots(RunResult& result) {
+  ProgramRun& p = *result.program;
+  if (p.snapshots.empty()) return;
+  p.snapshot_note = fmt::format(
+      "{} snapshot(s) written, then removed with the temporary folder: the run had no "
+      "folder to keep them in",
+      p.snapshots.size());
+  p.snapshots.clear();
 }
 
 }  // namespace oomlab

@@ -24,7 +24,11 @@ struct ExecObservation {
   std::optional<ProgramOom> oom;
   std::size_t oom_lines = 0;
   std::optional<std::pair<std::uint64_t, MemoryReading>> oom_row;  // its seq and reading
+  std::vector<std::uint64_t> free_at_start;  // each device's, before the program started
 };
+
+// The figures an OOM message states of its moment: what the process holds, what is free.
+[[nodiscard]] StatedFigures stated_by(const ProgramOom& message);
 
 // What the program's output said of itself beyond its OOM lines.
 struct FrameworkHints {
@@ -43,6 +47,17 @@ struct FrameworkHints {
 // error (it failed with none). `budgets`: each device's.
 void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& budgets,
                     const ProgramEnd& end, const ExecObservation& seen, RunResult& result);
+
+class SnapshotShim;
+
+// The PyTorch snapshots the shim wrote (ProgramRun::snapshots, full paths), or the note that
+// says why there is none; `shim` null: --no-snapshot. The shim's failures in a run that still
+// wrote snapshots are notices.
+void settle_snapshots(const ExecConfig& config, const SnapshotShim* shim, RunResult& result);
+
+// Snapshots in the shim's temporary folder (a run without a folder) go with it: taken out of
+// the result, and the note says how many there were.
+void forget_temporary_snapshots(RunResult& result);
 
 // A program is taken to have filled its budget when its use came within this of it.
 inline constexpr std::uint64_t kNearBudgetBytes = 64ULL << 20;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include "device/nvml.hpp"
@@ -10,6 +11,7 @@
 #include "exec/memory_timeline.hpp"
 #include "exec/oom_message.hpp"
 #include "exec/program.hpp"
+#include "exec/snapshot_shim.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
@@ -58,7 +60,8 @@ class OomWatch final : public ProgramObserver {
     // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
     hint(text);
     if (!noted_ && scanner_.found()) {
-      noted_ = timeline_.note_oom(scanner_.found()->request_bytes.value_or(0));
+      const ProgramOom& oom = *scanner_.found();
+      noted_ = timeline_.note_oom(oom.request_bytes.value_or(0), stated_by(oom));
     }
   }
   [[nodiscard]] const OomScanner& scanner() const { return scanner_; }
@@ -79,7 +82,8 @@ class OomWatch final : public ProgramObserver {
   std::optional<std::pair<std::uint64_t, MemoryReading>> noted_;
 };
 
-ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices) {
+ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
+                         const SnapshotShim* shim) {
   std::vector<std::string> uuids;
   for (const DeviceFacts& f : devices.facts())
     uuids.push_back(f.uuid);
@@ -88,6 +92,12 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices) {
       .environment = {{"CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(uuids, ","))}},
       .out_fd = config.out_fd,
       .err_fd = config.err_fd};
+  if (shim != nullptr) {
+    const char* python_path = std::getenv("PYTHONPATH");  // NOLINT(concurrency-mt-unsafe)
+    for (auto& setting : shim->environment(
+             python_path != nullptr ? std::optional<std::string>(python_path) : std::nullopt))
+      spec.environment.push_back(std::move(setting));
+  }
   if (!config.folder.empty()) {
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
@@ -154,6 +164,9 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   }
   const auto start = Clock::now();
   RunResult result = exec_result_frame(config, devices);
+  // Made before any memory is taken: a failure to make it is the run's error, not a leak.
+  std::optional<SnapshotShim> shim;
+  if (config.snapshot.enabled) shim.emplace(config.snapshot, config.folder);
   const Held held = take_ballast(config, devices, result);
   std::vector<std::uint64_t> free_at_start;
   for (std::size_t i = 0; i < held.free_before.size(); ++i)
@@ -167,7 +180,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
     OomWatch watch(timeline);
     watch.hint(command_line(config.command));
     timeline.start();
-    end = run_program(program_spec(config, devices),
+    end = run_program(program_spec(config, devices, shim ? &*shim : nullptr),
                       {.timeout = config.timeout,
                        .grace = config.grace,
                        .stop = config.stop,
@@ -185,6 +198,9 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   }
   give_back(devices, held, result);
   settle_outcome(config, held.budgets, *end, *seen, result);
+  settle_snapshots(config, shim ? &*shim : nullptr, result);
+  // Whatever reads the snapshots in this run reads them here, while a temporary folder lasts.
+  if (shim && shim->temporary()) forget_temporary_snapshots(result);
   result.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   return result;
 }

@@ -85,9 +85,22 @@ void MemoryTimeline::append(Op op, std::uint64_t bytes, const MemoryReading& r) 
                      .status = op == Op::oom ? AllocStatus::out_of_memory : AllocStatus::ok});
 }
 
-std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(std::uint64_t request_bytes) {
+MemoryReading with_stated(MemoryReading sampled, const StatedFigures& stated,
+                          const std::vector<std::uint64_t>& free_at_start) {
+  if (free_at_start.size() != 1) return sampled;
+  if (stated.process_bytes) sampled.program_bytes = *stated.process_bytes;
+  if (stated.device_free_bytes) {
+    sampled.free_bytes = *stated.device_free_bytes;
+    sampled.used_bytes =
+        free_at_start.front() > sampled.free_bytes ? free_at_start.front() - sampled.free_bytes : 0;
+  }
+  return sampled;
+}
+
+std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(std::uint64_t request_bytes,
+                                                                 const StatedFigures& stated) {
   const std::lock_guard guard(mutex_);
-  MemoryReading r = last_;
+  MemoryReading r = with_stated(last_, stated, free_at_start_);
   r.t_ns = clock_.now_ns();
   const std::uint64_t seq = log_->size();
   append(Op::oom, request_bytes, r);

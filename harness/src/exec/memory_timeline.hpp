@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,19 @@ struct MemoryReading {
   std::uint64_t free_bytes = 0;
 };
 
+// What the program's own OOM message states of the moment it failed (PyTorch: "this process has
+// 2.98 GiB memory in use", "of which 16.56 MiB is free").
+struct StatedFigures {
+  std::optional<std::uint64_t> process_bytes;
+  std::optional<std::uint64_t> device_free_bytes;
+};
+
+// `sampled` (up to an interval old) with the figures the message states put in: those are the
+// OOM's own. A message speaks of one device, so a run on several keeps the summed samples.
+// `free_at_start`: each device's free memory before the program started.
+[[nodiscard]] MemoryReading with_stated(MemoryReading sampled, const StatedFigures& stated,
+                                        const std::vector<std::uint64_t>& free_at_start);
+
 class MemoryTimeline {
  public:
   // `free_at_start`: each device's free memory (as read()) with the ballast held, before the
@@ -48,9 +62,10 @@ class MemoryTimeline {
 
   void start();
   void set_program(pid_t pid);
-  // The program said it ran out of memory, now: an oom row with the last reading. Its seq, and
-  // the reading (stamped now).
-  std::pair<std::uint64_t, MemoryReading> note_oom(std::uint64_t request_bytes);
+  // The program said it ran out of memory, now: an oom row with the last reading and what the
+  // message states (with_stated). Its seq, and the reading (stamped now).
+  std::pair<std::uint64_t, MemoryReading> note_oom(std::uint64_t request_bytes,
+                                                   const StatedFigures& stated = {});
   // Stops the thread, takes a last reading and closes the log (rethrows what the sink threw).
   void finish();
 
@@ -60,6 +75,7 @@ class MemoryTimeline {
   [[nodiscard]] std::uint64_t first_bytes() const;  // the first program_bytes above 0
   [[nodiscard]] std::uint64_t samples() const;
   [[nodiscard]] bool per_process() const;  // NVML told the program's processes apart
+  [[nodiscard]] const std::vector<std::uint64_t>& free_at_start() const { return free_at_start_; }
   [[nodiscard]] const PhaseTable& phases() const { return phases_; }
 
  private:
