@@ -133,7 +133,7 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
       {"Allocations", fmt::format("{} ({} freed, {} failed)", format_count(run.allocations),
                                   format_count(run.frees), format_count(run.failed))},
       {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
-      {"Events", format_count(run.timeline.events)}};
+      {"Events", format_count(run.timeline.events + run.timeline.after_oom)}};
   if (!run.error.empty()) rows.push_back({"Error", run.error});
   return rows;
 }
@@ -181,10 +181,17 @@ std::string timeline_caption(const Timeline& timeline) {
                 "drawn as {} points: the minimum and maximum of each bucket of events, so "
                 "peaks survive",
                 format_count(timeline.live.size()));
-  return fmt::format("{} events (seq {}..{}), {}. Peak live {}, peak reserved {}.",
+  const std::string after =
+      timeline.after_oom == 0
+          ? std::string()
+          : fmt::format(
+                " It ends at the OOM: the {} events after it (the run freeing what it "
+                "held) are not drawn.",
+                format_count(timeline.after_oom));
+  return fmt::format("{} events (seq {}..{}), {}. Peak live {}, peak reserved {}.{}",
                      format_count(timeline.events), format_count(timeline.first_seq),
                      format_count(timeline.last_seq), drawn, format_bytes(timeline.peak_live_bytes),
-                     format_bytes(timeline.peak_reserved_bytes));
+                     format_bytes(timeline.peak_reserved_bytes), after);
 }
 
 std::vector<std::string> cell_lines(const MatrixReportCell& cell) {
