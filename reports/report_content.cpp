@@ -8,21 +8,12 @@
 
 #include "analysis/oom_analysis.hpp"
 #include "oomlab/units.hpp"
+#include "reports/params_text.hpp"
 #include "reports/report_input.hpp"
 
 namespace oomlab {
 
 namespace {
-
-std::string join_object(const nlohmann::json& object) {
-  if (!object.is_object() || object.empty()) return "-";
-  std::string out;
-  for (const auto& [key, value] : object.items()) {
-    if (!out.empty()) out += ", ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
-}
 
 std::string percent(double fraction) {
   return fmt::format("{:.1f}%", 100.0 * fraction);
@@ -119,11 +110,12 @@ std::vector<ReportRow> largest_live_rows(const ReportOom& oom) {
 std::vector<ReportRow> run_rows(const RunReport& run) {
   std::string allocator = run.allocator;
   if (run.allocator_options.is_object() && !run.allocator_options.empty()) {
-    allocator += " (" + join_object(run.allocator_options) + ")";
+    allocator +=
+        " (" + params_text(allocator_option_spec(run.allocator), run.allocator_options) + ")";
   }
   std::vector<ReportRow> rows = {
       {"Scenario", run.scenario},
-      {"Parameters", join_object(run.scenario_params)},
+      {"Parameters", params_text(scenario_param_spec(run.scenario), run.scenario_params)},
       {"Seed", run.seed ? std::to_string(*run.seed) : "-"},
       {"Allocator", allocator},
       {"Budget", format_bytes(run.budget_bytes)},
