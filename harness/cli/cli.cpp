@@ -144,8 +144,10 @@ void add_whatif(CLI::App& app, Parsed& p) {
                 "the PyTorch memory snapshot (torch.cuda.memory._dump_snapshot(), pickle or JSON)")
       ->required();
   w->add_option("--budget,-b", o.budget,
-                "the memory the program had (8GiB, 1.5GB): adds 'fits' or 'OOM at entry N' per "
-                "setting (default: the snapshot's own, when its OOM found the device full)");
+                "the memory the program had: a size (24GiB, 1.5GB; a larger card is modelled when "
+                "it is over 80 GiB), N% of the modelled card, or all; adds 'fits' or 'OOM at "
+                "entry N' per setting (default: the snapshot's own, when its OOM found the device "
+                "full)");
   w->add_option("--json", o.json,
                 "also write oomlab.whatif.v1 JSON to FILE; '-' prints it alone on stdout and the "
                 "table on stderr");

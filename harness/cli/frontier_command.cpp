@@ -9,6 +9,7 @@
 #include "allocators/torch/torch_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
+#include "cli/parse.hpp"
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -146,6 +147,8 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
         "frontier exec -- CMD)");
   }
   RunConfig config = config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   check_destination("--json", o.json);
   check_destination("--junit", o.junit);
   prepare_out(o.out);

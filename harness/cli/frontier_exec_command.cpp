@@ -103,6 +103,8 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
 int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream& err) {
   Console console(err, false);
   ExecConfig config = exec_config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   check_destination("--json", o.json);
   std::uint64_t resolution = 0;
   std::uint64_t confirm = 0;

@@ -74,28 +74,35 @@ void record_failure(RunResult& result, std::string_view what, std::string_view w
   result.error_message += fmt::format("{}: {}", what, why);
 }
 
-std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what) {
-  const BudgetRequest& request = config.budget;
-  std::uint64_t budget = request.bytes.value;
+ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_t total,
+                                      std::uint64_t available, std::string_view available_what) {
+  ResolvedBudget budget{.bytes = request.bytes.value};
   if (request.kind == BudgetRequest::Kind::percent) {
-    budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
+    budget.bytes =
+        static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
   } else if (request.kind == BudgetRequest::Kind::all) {
-    budget = available;
+    budget.bytes = available;
   }
-  if (budget > available) {
-    notify(config, result,
-           fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget),
-                       format_bytes(available), available_what, format_bytes(available)));
-    budget = available;
+  if (budget.bytes > available) {
+    budget.clamped =
+        fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget.bytes),
+                    format_bytes(available), available_what, format_bytes(available));
+    budget.bytes = available;
   }
-  if (budget < kDevicePageBytes) {
+  if (budget.bytes < kDevicePageBytes) {
     throw_usage(
         fmt::format("the budget resolves to {} ({} bytes), less than one {} page of device "
                     "memory: nothing could be allocated",
-                    format_bytes(budget), budget, format_bytes(kDevicePageBytes)));
+                    format_bytes(budget.bytes), budget.bytes, format_bytes(kDevicePageBytes)));
   }
   return budget;
+}
+
+std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
+                             std::uint64_t available, std::string_view available_what) {
+  ResolvedBudget budget = resolve_budget_request(config.budget, total, available, available_what);
+  if (!budget.clamped.empty()) notify(config, result, std::move(budget.clamped));
+  return budget.bytes;
 }
 
 }  // namespace oomlab

@@ -49,7 +49,16 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
                  RunResult& result);
 
 // The budget in bytes: the request against `total` (for N%) and `available` (for all, and the
-// most it may be; more is clamped with a notice). Under one device page: Error(usage).
+// most it may be; more is clamped, `clamped` saying so). Under one device page: Error(usage).
+// Every command resolves its budget here (run, frontier, exec, whatif).
+struct ResolvedBudget {
+  std::uint64_t bytes = 0;
+  std::string clamped;  // the notice of a clamp, "" when none
+};
+[[nodiscard]] ResolvedBudget resolve_budget_request(const BudgetRequest& request,
+                                                    std::uint64_t total, std::uint64_t available,
+                                                    std::string_view available_what);
+// resolve_budget_request for a run: its clamp a notice of the run.
 [[nodiscard]] std::uint64_t resolve_budget(const RunConfig& config, RunResult& result,
                                            std::uint64_t total, std::uint64_t available,
                                            std::string_view available_what);
