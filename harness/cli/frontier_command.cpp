@@ -170,7 +170,9 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
                   result.simulated ? " (simulated)" : "", torch_settings_text(result));
   const std::string answer = answer_line(result, name, o.timeout);
   (o.json == "-" ? err : out) << answer << '\n';
-  const std::string json = frontier_json(config, result).dump(2) + "\n";
+  nlohmann::ordered_json doc = frontier_json(config, result);
+  doc["answer"] = answer;  // what `oomlab report` of the folder leads with
+  const std::string json = doc.dump(2) + "\n";
   if (o.json == "-") out << json;
   if (!o.json.empty() && o.json != "-") write_json_file("--json", o.json, json);
   if (!o.out.empty()) write_json_file("--out", fs::path(o.out) / "frontier.json", json);

@@ -147,7 +147,9 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
   (o.json == "-" ? err : out) << answer << '\n';
-  const std::string text = frontier_exec_json(o, resolution, result).dump(2) + "\n";
+  json doc = frontier_exec_json(o, resolution, result);
+  doc["answer"] = answer;  // what `oomlab report` of the folder leads with
+  const std::string text = doc.dump(2) + "\n";
   if (o.json == "-") out << text;
   if (!o.json.empty() && o.json != "-") write_output_file(o.json, text);
   if (!o.out.empty()) write_output_file(fs::path(o.out) / "frontier.json", text);

@@ -113,9 +113,11 @@ std::string report_footer() {
          "summary.json\n"
          "  oomlab report runs/nightly --out site/nightly\n"
          "  oomlab report runs/a runs/b\n"
-         "Exit codes: 0 the reports were written, 2 a path that is not a run or matrix folder, 5 "
-         "a\n"
-         "report could not be written.";
+         "  oomlab report runs/frontier whatif/          # frontier.json, whatif.json: the answer "
+         "first\n"
+         "Exit codes: 0 the reports were written, 2 a path that is not a run, matrix, frontier or "
+         "whatif\n"
+         "folder, 5 a report could not be written.";
 }
 
 std::string compare_footer() {
