@@ -2,6 +2,7 @@
 // Field names are fixed; fields may be added, never renamed or removed.
 #pragma once
 
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -17,11 +18,16 @@ namespace oomlab {
 struct Invocation {
   std::vector<std::string> argv;
   std::map<std::string, std::string> files;
+  std::filesystem::path folder;  // the run folder: the files it holds are named relative to it
 };
 
 [[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,
                                                   const Invocation& invocation);
 [[nodiscard]] nlohmann::ordered_json params_json(const Params& params);
+// exec: one snapshot through the model ("model" of summary.json and of frontier exec's JSON);
+// its snapshot named relative to `folder` when it lies in it.
+[[nodiscard]] nlohmann::ordered_json model_json(const ProgramModel& model,
+                                                const std::filesystem::path& folder);
 [[nodiscard]] nlohmann::ordered_json environment_json(const Environment& env,
                                                       const std::optional<DeviceFacts>& device,
                                                       bool simulated);
