@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "exec/remedy_check.hpp"
 #include "oomlab/version.hpp"
 
 namespace oomlab {
@@ -178,7 +179,8 @@ json remedy_check_json(const std::optional<RemedyCheck>& c) {
           {"outcome", to_string(c->outcome)},
           {"held", c->held},
           {"line", c->line},
-          {"duration_ms", c->duration_ms}};
+          {"duration_ms", c->duration_ms},
+          {"summary", remedy_check_line(*c)}};
 }
 
 }  // namespace

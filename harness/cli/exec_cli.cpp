@@ -60,7 +60,8 @@ void add_exec(CLI::App& app, ExecOptions& o) {
 void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   CLI::App* sub = frontier.add_subcommand(
       "exec",
-      "the smallest budget at which a program exits 0, by bisection on fresh runs: oomlab "
+      "the smallest budget at which a program exits 0, by search on fresh runs (from the model's "
+      "prediction for a PyTorch program): oomlab "
       "frontier exec [OPTIONS] -- CMD [ARGS...]");
   o.budget = "all";
   sub->add_option("--budget,-b", o.budget,
