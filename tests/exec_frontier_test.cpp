@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "fake_exec_devices.hpp"
+#include "reports/frontier_exec_json.hpp"
 
 namespace {
 
@@ -103,6 +104,11 @@ TEST_F(ExecFrontierSearch, AFrontierFarAboveWhatTheTopRunShowedIsFoundByDoubling
   EXPECT_LE(static_cast<double>(search_runs(f)), 2.0 * std::log2(160.0 - 17.0 + 1.0) + 3.0);
   EXPECT_FALSE(f.predicted_bytes);
   EXPECT_TRUE(f.prediction_note.starts_with("no prediction")) << f.prediction_note;
+  const auto doc = oomlab::frontier_exec_json({"job"}, 16_MiB, f);
+  EXPECT_EQ(doc.at("runs"), f.trials.size()) << "the top and --confirm's runs included";
+  EXPECT_TRUE(doc.at("predicted_bytes").is_null());
+  EXPECT_TRUE(doc.at("model").is_null());
+  EXPECT_EQ(doc.at("trials")[1].at("role"), "probe");
 }
 
 TEST_F(ExecFrontierSearch, ARightPredictionIsVerifiedInThreeRuns) {
@@ -120,6 +126,12 @@ TEST_F(ExecFrontierSearch, ARightPredictionIsVerifiedInThreeRuns) {
   EXPECT_EQ(f.trials[2].budget_bytes, need - 16_MiB);
   EXPECT_TRUE(f.trials[2].verifies_prediction);
   EXPECT_EQ(f.predicted_bytes, need);
+  const auto doc = oomlab::frontier_exec_json({"job"}, 16_MiB, f);
+  EXPECT_EQ(doc.at("runs"), 3);
+  EXPECT_EQ(doc.at("predicted_bytes"), need);
+  EXPECT_EQ(doc.at("frontier_bytes"), need);
+  EXPECT_EQ(doc.at("trials")[1].at("role"), "prediction");
+  EXPECT_EQ(doc.at("trials")[2].at("verifies_prediction"), true);
 }
 
 TEST_F(ExecFrontierSearch, AWrongPredictionIsCorrectedByDoublingStepsFromIt) {

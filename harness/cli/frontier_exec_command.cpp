@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -13,15 +12,13 @@
 #include "exec/exec_run.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "record/formats.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/frontier_exec_json.hpp"
 
 namespace oomlab::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
 
 std::string clip(const std::string& text, std::size_t most) {
   return text.size() <= most ? text : text.substr(0, most - 3) + "...";
@@ -36,53 +33,6 @@ std::string trial_line(const ExecTrial& t) {
                      t.seconds, format_bytes(t.peak_bytes),
                      t.verifies_prediction ? "  (verifies the prediction)" : "",
                      t.oom_line.empty() ? std::string() : "  " + clip(t.oom_line, 110));
-}
-
-json frontier_exec_json(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
-  json trials = json::array();
-  for (const ExecTrial& t : r.trials) {
-    trials.push_back({{"budget_bytes", t.budget_bytes},
-                      {"outcome", to_string(t.outcome)},
-                      {"cause", t.cause ? json(to_string(*t.cause)) : json(nullptr)},
-                      {"duration_ms", t.seconds * 1e3},
-                      {"peak_bytes", t.peak_bytes},
-                      {"used_bytes", t.used_bytes},
-                      {"exit_code", t.exit_code},
-                      {"oom_line", t.oom_line},
-                      {"confirm", t.role == TrialRole::confirm},
-                      {"role", to_string(t.role)},
-                      {"verifies_prediction", t.verifies_prediction}});
-  }
-  json doc = {{"schema", kFrontierSchema},
-              {"oomlab", version_json()},
-              {"scenario", {{"name", "exec"}, {"params", {{"command", command_line(o.command)}}}}},
-              {"allocator", {{"name", "exec"}, {"options", json::object()}}},
-              {"simulated", false},
-              {"upper_bytes", r.upper_bytes},
-              {"frontier_bytes", r.frontier_bytes ? json(*r.frontier_bytes) : json(nullptr)},
-              {"failing_bytes", r.failing_bytes},
-              {"timed_out", r.timed_out},
-              {"resolution_bytes", resolution},
-              {"runs", r.trials.size()},
-              {"predicted_bytes", r.predicted_bytes ? json(*r.predicted_bytes) : json(nullptr)},
-              {"prediction", r.prediction_note},
-              {"trials", trials}};
-  if (r.top && r.top->program) {
-    doc["program"] = {{"first_bytes", r.top->program->first_bytes},
-                      {"peak_bytes", r.top->program->peak_bytes},
-                      {"usage_source", r.top->program->usage_source}};
-  }
-  doc["model"] =
-      r.top && !r.top->models.empty()
-          ? model_json(r.top->models.front(), r.top->models.front().snapshot.parent_path())
-          : json(nullptr);
-  if (r.confirm_runs > 0) {
-    doc["confirm"] = {{"runs", r.confirm_runs},
-                      {"frontier_completed", r.frontier_passed},
-                      {"below_completed", r.below_passed}};
-  }
-  if (r.top) doc["environment"] = environment_json(r.top->environment, r.top->device, false);
-  return doc;
 }
 
 // "; the prediction held" or how far it was off.
@@ -173,7 +123,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
   (o.json == "-" ? err : out) << answer << '\n';
-  const std::string text = frontier_exec_json(o, resolution, result).dump(2) + "\n";
+  const std::string text = frontier_exec_json(o.command, resolution, result).dump(2) + "\n";
   if (o.json == "-") out << text;
   if (!o.json.empty() && o.json != "-") write_output_file(o.json, text);
   if (!o.out.empty()) write_output_file(fs::path(o.out) / "frontier.json", text);
