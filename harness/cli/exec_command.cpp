@@ -13,6 +13,7 @@
 #include "exec/exec_run.hpp"
 #include "exec/program_model.hpp"
 #include "exec/remedy_check.hpp"
+#include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
@@ -71,6 +72,19 @@ void model_and_check(const ExecOptions& o, const ExecConfig& config, ExecDevices
   result.notices.push_back(text);
 }
 
+// The snapshots of a run with no folder: read by the model, then removed with their temporary
+// folder; the record names them by their file names only.
+void forget_read_snapshots(RunResult& result) {
+  ProgramRun& p = *result.program;
+  if (p.snapshots.empty()) return;
+  p.snapshot_note = fmt::format(
+      "{} snapshot(s) read by the model, then removed: the run had no folder to keep them in",
+      p.snapshots.size());
+  p.snapshots.clear();
+  for (ProgramModel& m : result.models)
+    m.snapshot = m.snapshot.filename();
+}
+
 }  // namespace
 
 int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std::ostream& out,
@@ -94,10 +108,15 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   if (o.json == "-") config.out_fd = STDERR_FILENO;
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
+  // Without a run folder the snapshots live only until the model has read them.
+  const std::optional<SnapshotFolder> kept =
+      record.folder ? std::nullopt : std::make_optional<SnapshotFolder>();
+  if (kept && config.snapshot.folder.empty()) config.snapshot.folder = kept->path();
   RunResult result;
   try {
     result = run_exec(config, *opened);
     model_and_check(o, config, *opened, result, console);
+    if (kept) forget_read_snapshots(result);
   } catch (...) {
     std::error_code ec;
     if (record.folder && !folder_existed) fs::remove_all(*record.folder, ec);

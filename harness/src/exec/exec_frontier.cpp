@@ -1,11 +1,11 @@
 #include "exec/exec_frontier.hpp"
 
 #include <fmt/format.h>
-#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX
 
 #include <filesystem>
 
 #include "exec/program_model.hpp"
+#include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "run/frontier_steps.hpp"
@@ -33,28 +33,6 @@ std::string_view to_string(TrialRole role) {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Where the top run's snapshots go: a folder of its own that outlives the run, removed with the
-// search. Empty when none could be made (the top run then records none).
-class SnapshotFolder {
- public:
-  SnapshotFolder() {
-    std::string pattern = (fs::temp_directory_path() / "oomlab-frontier-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~SnapshotFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  SnapshotFolder(const SnapshotFolder&) = delete;
-  SnapshotFolder& operator=(const SnapshotFolder&) = delete;
-  SnapshotFolder(SnapshotFolder&&) = delete;
-  SnapshotFolder& operator=(SnapshotFolder&&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 class Trials {
  public:
