@@ -19,27 +19,6 @@ std::string ended_text(const ProgramRun& p) {
   return fmt::format("exit code {}", p.exit_code);
 }
 
-void write_oom(std::string& out, const RunResult& r) {
-  auto it = std::back_inserter(out);
-  const OomRecord& oom = *r.oom;
-  if (oom.program) {
-    fmt::format_to(it, "oom line   {}: {}\n", oom.program->framework, oom.program->line);
-    if (oom.program->lines_seen > 1)
-      fmt::format_to(it, "           ({} OOM lines in its output in all)\n",
-                     oom.program->lines_seen);
-  }
-  fmt::format_to(it,
-                 "at         {:.2f} s · request {} · the program used {} · {} of the budget "
-                 "taken · {} of it free\n",
-                 oom.t_ms / 1e3,
-                 oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes),
-                 format_bytes(oom.live_bytes), format_bytes(oom.reserved_bytes),
-                 format_bytes(oom.diagnosis.free_bytes));
-  fmt::format_to(it, "cause      {} ({}): {}\n", to_string(oom.diagnosis.cause), oom.source,
-                 oom.diagnosis.evidence);
-  fmt::format_to(it, "advice     {}\n", oom.diagnosis.advice);
-}
-
 // One what-if row: where it failed at the budget, and the card it needs for the whole process.
 std::string model_row_text(const ModelRow& r, bool lower_bound) {
   const std::string at =
@@ -79,6 +58,27 @@ void write_model(std::string& out, const RunResult& r) {
     fmt::format_to(it, "also       {}: {}\n", r.models[i].snapshot.filename().string(),
                    r.models[i].reproduction);
   }
+}
+
+void write_oom(std::string& out, const RunResult& r) {
+  auto it = std::back_inserter(out);
+  const OomRecord& oom = *r.oom;
+  if (oom.program) {
+    fmt::format_to(it, "oom line   {}: {}\n", oom.program->framework, oom.program->line);
+    if (oom.program->lines_seen > 1)
+      fmt::format_to(it, "           ({} OOM lines in its output in all)\n",
+                     oom.program->lines_seen);
+  }
+  fmt::format_to(it,
+                 "at         {:.2f} s · request {} · the program used {} · {} of the budget "
+                 "taken · {} of it free\n",
+                 oom.t_ms / 1e3,
+                 oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes),
+                 format_bytes(oom.live_bytes), format_bytes(oom.reserved_bytes),
+                 format_bytes(oom.diagnosis.free_bytes));
+  fmt::format_to(it, "cause      {} ({}): {}\n", to_string(oom.diagnosis.cause), oom.source,
+                 oom.diagnosis.evidence);
+  fmt::format_to(it, "advice     {}\n", oom.diagnosis.advice);
 }
 
 void write_cleanup(std::string& out, const RunResult& r) {

@@ -70,6 +70,16 @@ json program_message_json(const std::optional<ProgramMessage>& m) {
           {"lines_seen", m->lines_seen}};
 }
 
+// A file the run wrote: relative to the run folder when it is in it, else as it is.
+std::string run_file(const std::filesystem::path& file, const std::filesystem::path& folder) {
+  if (!folder.empty()) {
+    std::error_code ec;
+    const std::filesystem::path relative = std::filesystem::relative(file, folder, ec);
+    if (!ec && !relative.empty() && *relative.begin() != "..") return relative.string();
+  }
+  return file.string();
+}
+
 // exec: how the program ended and what its memory did.
 json program_json(const ProgramRun& p) {
   return {{"command", p.command},
@@ -150,15 +160,6 @@ json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
   return out;
 }
 
-// A file a run wrote, named relative to its folder when it lies in it.
-std::string relative_name(const std::filesystem::path& file, const std::filesystem::path& folder) {
-  if (folder.empty()) return file.string();
-  const std::filesystem::path relative =
-      file.lexically_normal().lexically_relative(folder.lexically_normal());
-  if (relative.empty() || *relative.begin() == "..") return file.string();
-  return relative.string();
-}
-
 json model_row_json(const ModelRow& r) {
   return {{"setting", r.setting},
           {"alloc_conf", r.alloc_conf},
@@ -189,7 +190,7 @@ json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
   json rows = json::array();
   for (const ModelRow& r : m.whatif)
     rows.push_back(model_row_json(r));
-  return {{"snapshot", relative_name(m.snapshot, folder)},
+  return {{"snapshot", run_file(m.snapshot, folder)},
           {"program_entry", or_null(m.program_entry)},
           {"reproduced_entry", or_null(m.reproduced_entry)},
           {"reproduced", m.reproduced()},
@@ -319,12 +320,9 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"notes", r.notes},
   };
   if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
+  if (r.program) doc["program"] = program_json(*r.program);
+  add_run_details(doc, r);
   if (r.program) {
-    doc["program"] = program_json(*r.program);
-    json snapshots = json::array();
-    for (const std::filesystem::path& file : r.program->snapshots)
-      snapshots.push_back(relative_name(file, invocation.folder));
-    doc["snapshots"] = std::move(snapshots);
     doc["model"] =
         r.models.empty() ? json(nullptr) : model_json(r.models.front(), invocation.folder);
     if (r.models.size() > 1) {
@@ -334,7 +332,6 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       doc["other_models"] = std::move(others);
     }
   }
-  add_run_details(doc, r);
   return doc;
 }
 

@@ -18,7 +18,7 @@ namespace oomlab {
 struct Invocation {
   std::vector<std::string> argv;
   std::map<std::string, std::string> files;
-  std::filesystem::path folder;  // the run folder: the files it holds are named relative to it
+  std::filesystem::path folder;  // the run folder: files in it are named relative to it
 };
 
 [[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,

@@ -88,11 +88,12 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices) {
       .environment = {{"CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(uuids, ","))}},
       .out_fd = config.out_fd,
       .err_fd = config.err_fd};
-  spec.environment.insert(spec.environment.end(), config.variables.begin(), config.variables.end());
   if (!config.folder.empty()) {
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
   }
+  // Last: --check-remedy's PYTORCH_CUDA_ALLOC_CONF wins over any other.
+  spec.environment.insert(spec.environment.end(), config.variables.begin(), config.variables.end());
   return spec;
 }
 
