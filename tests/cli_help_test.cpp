@@ -98,6 +98,16 @@ TEST(CliHelp, FrontierExecHelpIsItsOwnAndSaysHowItSearches) {
       << "frontier's scenario flags are not exec's";
 }
 
+TEST(CliHelp, ExecHelpNamesTheModelAndCheckRemedy) {
+  const std::string exec = help_of("exec");
+  EXPECT_NE(exec.find("--check-remedy"), std::string::npos) << exec;
+  EXPECT_NE(exec.find("summary.json 'model'"), std::string::npos) << exec;
+  EXPECT_NE(exec.find("--check-remedy's"), std::string::npos) << "its exit code:\n" << exec;
+  const std::string frontier = help_of("frontier exec");
+  EXPECT_NE(frontier.find("the model predicts"), std::string::npos) << frontier;
+  EXPECT_NE(frontier.find("never a"), std::string::npos) << frontier;
+}
+
 TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {
   std::ostringstream out;
   std::ostringstream err;
