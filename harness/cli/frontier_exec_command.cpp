@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -13,66 +12,37 @@
 #include "exec/exec_run.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "record/formats.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/frontier_exec_json.hpp"
 
 namespace oomlab::cli {
 
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
 
 std::string clip(const std::string& text, std::size_t most) {
   return text.size() <= most ? text : text.substr(0, most - 3) + "...";
 }
 
-// "  25,769,803,776 B (24.0 GiB)  oom (capacity)     4.1 s  torch.OutOfMemoryError: ..."
+// "prediction   2,921,332,736 B  (2.72 GiB)  completed   12.1 s  peak 2.70 GiB  (verifies ...)"
 std::string trial_line(const ExecTrial& t) {
   const std::string how = std::string(to_string(t.outcome)) +
                           (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
-  return fmt::format("{}{:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}", t.confirming ? "c " : "  ",
+  return fmt::format("{:<10} {:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}{}", to_string(t.role),
                      format_count(t.budget_bytes), "(" + format_bytes(t.budget_bytes) + ")", how,
                      t.seconds, format_bytes(t.peak_bytes),
+                     t.verifies_prediction ? "  (verifies the prediction)" : "",
                      t.oom_line.empty() ? std::string() : "  " + clip(t.oom_line, 110));
 }
 
-json frontier_exec_json(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
-  json trials = json::array();
-  for (const ExecTrial& t : r.trials) {
-    trials.push_back({{"budget_bytes", t.budget_bytes},
-                      {"outcome", to_string(t.outcome)},
-                      {"cause", t.cause ? json(to_string(*t.cause)) : json(nullptr)},
-                      {"duration_ms", t.seconds * 1e3},
-                      {"peak_bytes", t.peak_bytes},
-                      {"used_bytes", t.used_bytes},
-                      {"exit_code", t.exit_code},
-                      {"oom_line", t.oom_line},
-                      {"confirm", t.confirming}});
-  }
-  json doc = {{"schema", kFrontierSchema},
-              {"oomlab", version_json()},
-              {"scenario", {{"name", "exec"}, {"params", {{"command", command_line(o.command)}}}}},
-              {"allocator", {{"name", "exec"}, {"options", json::object()}}},
-              {"simulated", false},
-              {"upper_bytes", r.upper_bytes},
-              {"frontier_bytes", r.frontier_bytes ? json(*r.frontier_bytes) : json(nullptr)},
-              {"failing_bytes", r.failing_bytes},
-              {"timed_out", r.timed_out},
-              {"resolution_bytes", resolution},
-              {"trials", trials}};
-  if (r.top && r.top->program) {
-    doc["program"] = {{"first_bytes", r.top->program->first_bytes},
-                      {"peak_bytes", r.top->program->peak_bytes},
-                      {"usage_source", r.top->program->usage_source}};
-  }
-  if (r.confirm_runs > 0) {
-    doc["confirm"] = {{"runs", r.confirm_runs},
-                      {"frontier_completed", r.frontier_passed},
-                      {"below_completed", r.below_passed}};
-  }
-  if (r.top) doc["environment"] = environment_json(r.top->environment, r.top->device, false);
-  return doc;
+// "; the prediction held" or how far it was off.
+std::string prediction_verdict(const ExecFrontier& r) {
+  if (!r.predicted_bytes || !r.frontier_bytes) return "";
+  const std::uint64_t p = *r.predicted_bytes;
+  const std::uint64_t f = *r.frontier_bytes;
+  if (p > r.failing_bytes && p <= f) return "; the model's prediction held";
+  return fmt::format("; the model predicted {}, {} {}", format_bytes(p),
+                     format_bytes(p > f ? p - f : f - p), p > f ? "too high" : "too low");
 }
 
 std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
@@ -88,9 +58,10 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
                        to_string(t.outcome), t.oom_line.empty() ? "" : ": " + t.oom_line);
   }
   std::string line =
-      fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)", name,
+      fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs{})", name,
                   format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
-                  format_count(r.failing_bytes), format_bytes(resolution), r.trials.size());
+                  format_count(r.failing_bytes), format_bytes(resolution), r.trials.size(),
+                  prediction_verdict(r));
   if (r.confirm_runs > 0) {
     line += fmt::format("; confirmed: {} of {} completed at it, {} of {} under it",
                         r.frontier_passed, r.confirm_runs, r.below_passed, r.confirm_runs);
@@ -135,10 +106,17 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   config.stop = StopOnSignal::flag();
   ExecFrontier result;
   try {
-    result = find_exec_frontier(config, *devices, resolution, static_cast<unsigned>(confirm),
+    const ExecSearch search{.resolution_bytes = resolution,
+                            .confirm = static_cast<unsigned>(confirm),
+                            .on_trial =
                                 [&](const ExecTrial& t) {
                                   if (!o.quiet) err << trial_line(t) << '\n' << std::flush;
-                                });
+                                },
+                            .on_prediction =
+                                [&](const std::string& note) {
+                                  if (!o.quiet) err << note << '\n' << std::flush;
+                                }};
+    result = find_exec_frontier(config, *devices, search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";
@@ -147,7 +125,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
   (o.json == "-" ? err : out) << answer << '\n';
-  json doc = frontier_exec_json(o, resolution, result);
+  nlohmann::ordered_json doc = frontier_exec_json(o.command, resolution, result);
   doc["answer"] = answer;  // what `oomlab report` of the folder leads with
   const std::string text = doc.dump(2) + "\n";
   if (o.json == "-") out << text;

@@ -1,27 +1,58 @@
 #include "exec/exec_frontier.hpp"
 
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "exec/program_model.hpp"
+#include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "run/frontier_steps.hpp"
 
 namespace oomlab {
 
+std::string_view to_string(TrialRole role) {
+  switch (role) {
+    case TrialRole::top:
+      return "top";
+    case TrialRole::prediction:
+      return "prediction";
+    case TrialRole::probe:
+      return "probe";
+    case TrialRole::step:
+      return "step";
+    case TrialRole::bisection:
+      return "bisection";
+    case TrialRole::confirm:
+      break;
+  }
+  return "confirm";
+}
+
 namespace {
+
+namespace fs = std::filesystem;
 
 class Trials {
  public:
   Trials(const ExecConfig& base, ExecDevices& devices,
-         const std::function<void(const ExecTrial&)>& on_trial)
+         const std::function<void(const ExecTrial&)>& on_trial, const fs::path& snapshots)
       : config_(base), devices_(devices), on_trial_(on_trial) {
     config_.folder.clear();  // trials keep no files; the table holds what matters
     config_.out_fd = -1;
     config_.err_fd = -1;
+    config_.snapshot.folder = snapshots;  // the top run's, for the model
+    config_.snapshot.enabled = base.snapshot.enabled && !snapshots.empty();
   }
 
   // Whether the program exits 0 at `budget` (none: the base's own request).
-  bool completes(std::optional<std::uint64_t> budget, ExecFrontier& result, bool confirming) {
+  bool completes(std::optional<std::uint64_t> budget, ExecFrontier& result, TrialRole role,
+                 bool verifies = false) {
     if (budget) config_.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{*budget}};
     RunResult run = run_exec(config_, devices_);
-    config_.notice = nullptr;  // the first run's notices are enough
+    config_.notice = nullptr;          // the first run's notices are enough
+    config_.snapshot.enabled = false;  // only the top run's snapshot is read
     if (run.outcome == Outcome::interrupted) throw Interrupted();
     ExecTrial trial{.budget_bytes = run.budget_bytes,
                     .outcome = run.outcome,
@@ -29,7 +60,8 @@ class Trials {
                     .used_bytes = run.peak_reserved_bytes,
                     .exit_code = run.program->exit_code,
                     .seconds = run.duration_ms / 1e3,
-                    .confirming = confirming};
+                    .role = role,
+                    .verifies_prediction = verifies};
     if (run.oom) {
       trial.cause = run.oom->diagnosis.cause;
       if (run.oom->program) trial.oom_line = run.oom->program->line;
@@ -49,66 +81,87 @@ class Trials {
   const std::function<void(const ExecTrial&)>& on_trial_;
 };
 
-// From `probe`, steps doubling away from it (down when it completes, up when not) until the
-// answer changes: `good` and `bad` close in on the frontier in a few runs when it is near. Three
-// steps at most (7 units away): a frontier further off is left to bisection, which costs then
-// four runs more than bisection alone.
-template <typename Runs>
-void gallop(std::uint64_t probe, std::uint64_t& good, std::uint64_t& bad, const Runs& runs,
-            const bool& stopped) {
-  const bool fits = runs(probe);
-  (fits ? good : bad) = probe;
-  for (std::uint64_t step = 1; step <= 4 && good - bad > 1 && !stopped; step *= 2) {
-    const std::uint64_t next =
-        fits ? (good - bad > step ? good - step : bad) : std::min(bad + step, good);
-    if (next <= bad || next >= good) return;
-    if (runs(next) != fits) {
-      (fits ? bad : good) = next;
-      return;
+// How the prediction was made, from the model of the top run's snapshot when there is one.
+std::string prediction_note(const RunResult& top, const std::optional<std::uint64_t>& predicted) {
+  if (!predicted) {
+    if (top.program && top.program->snapshots.empty()) {
+      return fmt::format(
+          "no prediction: the top run left no snapshot{}",
+          top.program->snapshot_note.empty() ? "" : " (" + top.program->snapshot_note + ")");
     }
-    (fits ? good : bad) = next;
+    return "no prediction: the model gave no frontier for the top run's snapshot";
+  }
+  if (top.models.empty()) return fmt::format("predicted {}", format_bytes(*predicted));
+  const ProgramModel& m = top.models.front();
+  const ModelRow* row = as_ran_row(m);
+  return fmt::format(
+      "predicted {} ({} B): the model's frontier for {} ({}) plus {} the process held outside "
+      "PyTorch's allocator ({})",
+      format_bytes(*predicted), format_count(*predicted), row->setting,
+      format_bytes(row->model_frontier_bytes.value_or(0)), format_bytes(m.outside_allocator_bytes),
+      m.outside_measured);
+}
+
+void confirm_frontier(Trials& trials, unsigned confirm, ExecFrontier& result) {
+  result.confirm_runs = confirm;
+  for (unsigned i = 0; i < confirm && !result.timed_out; ++i) {
+    result.frontier_passed +=
+        trials.completes(*result.frontier_bytes, result, TrialRole::confirm) ? 1 : 0;
+    if (result.failing_bytes >= kDevicePageBytes) {
+      result.below_passed +=
+          trials.completes(result.failing_bytes, result, TrialRole::confirm) ? 1 : 0;
+    }
   }
 }
 
 }  // namespace
 
+std::optional<std::uint64_t> predict_from_snapshots(RunResult& top, const std::atomic<bool>* stop) {
+  model_program(top, {.stop = stop});
+  return predicted_frontier(top.models);
+}
+
 ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
-                                std::uint64_t resolution, unsigned confirm,
-                                const std::function<void(const ExecTrial&)>& on_trial) {
+                                const ExecSearch& search) {
   ExecFrontier result;
-  Trials trials(base, devices, on_trial);
-  const bool top_completes = trials.completes(std::nullopt, result, false);
+  const SnapshotFolder snapshots;
+  Trials trials(base, devices, search.on_trial, snapshots.path());
+  const std::uint64_t resolution = search.resolution_bytes;
+  const bool top_completes = trials.completes(std::nullopt, result, TrialRole::top);
   result.upper_bytes = result.trials.front().budget_bytes;
   if (!top_completes) {
     result.failing_bytes = result.upper_bytes;
     return result;
   }
-  // Units of the resolution: `good` completes, `bad` does not (under one device page is never
-  // tried). Most programs need what they took at the top, and the driver keeps one page of what
-  // it calls free: that is tried first, then steps doubling away from it until the answer
-  // changes, then bisection between (a program whose allocator adapts to less memory is found
-  // too, a few runs later).
-  std::uint64_t good = ceil_div(result.upper_bytes, resolution);
-  std::uint64_t bad = ceil_div(kDevicePageBytes, resolution) - 1;
-  const std::uint64_t probe =
-      ceil_div(result.trials.front().used_bytes + kDevicePageBytes, resolution);
-  const auto runs = [&](std::uint64_t units) {
-    return trials.completes(std::min(units * resolution, result.upper_bytes), result, false);
-  };
-  if (probe > bad && probe < good) gallop(probe, good, bad, runs, result.timed_out);
-  while (good - bad > 1 && !result.timed_out) {
-    const std::uint64_t mid = bad + (good - bad) / 2;
-    (runs(mid) ? good : bad) = mid;
-  }
-  if (result.timed_out) return result;  // that budget's answer is unknown
-  result.frontier_bytes = std::min(good * resolution, result.upper_bytes);
-  result.failing_bytes = bad * resolution;
-  result.confirm_runs = confirm;
-  for (unsigned i = 0; i < confirm && !result.timed_out; ++i) {
-    result.frontier_passed += trials.completes(*result.frontier_bytes, result, true) ? 1 : 0;
-    if (result.failing_bytes >= kDevicePageBytes)
-      result.below_passed += trials.completes(result.failing_bytes, result, true) ? 1 : 0;
-  }
+  result.predicted_bytes =
+      search.predict ? search.predict(*result.top) : predict_from_snapshots(*result.top, base.stop);
+  result.prediction_note = prediction_note(*result.top, result.predicted_bytes);
+  if (search.on_prediction) search.on_prediction(result.prediction_note);
+  // Units of the resolution: under one device page is never tried. Without a prediction the
+  // first probe is what the top run took, plus the page the driver keeps back of what it calls
+  // free: most programs need what they took.
+  const UnitBracket known{.bad = ceil_div(kDevicePageBytes, resolution) - 1,
+                          .good = ceil_div(result.upper_bytes, resolution)};
+  const bool predicted = result.predicted_bytes.has_value();
+  const std::uint64_t probe = ceil_div(
+      predicted ? *result.predicted_bytes : result.trials.front().used_bytes + kDevicePageBytes,
+      resolution);
+  bool first_step = true;
+  const auto bracket = search_from(probe, known, [&](std::uint64_t units, StepKind kind) {
+    const bool verifies =
+        predicted && (kind == StepKind::probe || (kind == StepKind::step && first_step));
+    if (kind == StepKind::step) first_step = false;
+    const TrialRole role = kind == StepKind::probe
+                               ? (predicted ? TrialRole::prediction : TrialRole::probe)
+                               : (kind == StepKind::step ? TrialRole::step : TrialRole::bisection);
+    const bool fits =
+        trials.completes(std::min(units * resolution, result.upper_bytes), result, role, verifies);
+    return result.timed_out ? std::nullopt : std::optional<bool>(fits);
+  });
+  if (!bracket) return result;  // a trial timed out: that budget's answer is unknown
+  result.frontier_bytes = std::min(bracket->good * resolution, result.upper_bytes);
+  result.failing_bytes = bracket->bad * resolution;
+  confirm_frontier(trials, search.confirm, result);
   return result;
 }
 
