@@ -66,17 +66,22 @@ if [ "$part" = others ] || [ "$part" = all ]; then
   echo "killed: used before $before MiB, while running $during MiB, after kill -9 $(used) MiB;" \
     "python left: $(pgrep -fc 'time.sleep\(120\)' || true)" | tee -a "$out/steps.log"
 fi
+# MODEL_JOBS, MODEL_GUIDED=1, MODEL_BLIND=1 and MODEL_OOMS split the model part over calls.
 if [ "$part" = model ] || [ "$part" = all ]; then
-  for job in train_fixed infer_varlen train_varlen grow; do
-    step "$job.guided" "$oomlab" frontier exec --timeout 180 --json "$out/$job.guided.json" -- \
-      python3 "$here/torch_job.py" "$job"
-    step "$job.blind" "$oomlab" frontier exec --no-snapshot --timeout 180 \
-      --json "$out/$job.blind.json" -- python3 "$here/torch_job.py" "$job"
+  for job in ${MODEL_JOBS:-train_fixed infer_varlen train_varlen grow}; do
+    if [ "${MODEL_GUIDED:-1}" = 1 ]; then
+      step "$job.guided" "$oomlab" frontier exec --timeout 180 --json "$out/$job.guided.json" -- \
+        python3 "$here/torch_job.py" "$job"
+    fi
+    if [ "${MODEL_BLIND:-1}" = 1 ]; then
+      step "$job.blind" "$oomlab" frontier exec --no-snapshot --timeout 180 \
+        --json "$out/$job.blind.json" -- python3 "$here/torch_job.py" "$job"
+    fi
   done
   # OOMs: each budget lies under the job's whole-process frontier with PyTorch's defaults; the
   # last two between it and the frontier with expandable segments (tests/data/pytorch/README.md
   # plus ~0.75 GiB outside the allocator), where the model should name a setting.
-  for case in grow:3GiB train_varlen:3300MiB infer_varlen:1800MiB grow:5616MiB; do
+  for case in ${MODEL_OOMS-grow:3GiB train_varlen:3300MiB infer_varlen:1800MiB grow:5616MiB}; do
     job="${case%%:*}"; budget="${case#*:}"
     step "oom.$job.$budget" "$oomlab" exec --budget "$budget" --timeout 180 --check-remedy \
       --out "$out/oom.$job.$budget" --force -- python3 "$here/torch_job.py" "$job"
