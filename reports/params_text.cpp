@@ -57,11 +57,12 @@ std::string param_json_text(const ParamDef* def, const nlohmann::json& value) {
 std::string params_text(const ParamSpec& spec, const nlohmann::json& object) {
   if (!object.is_object() || object.empty()) return "-";
   std::string out;
-  for (const auto& [name, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& name = item.key();
     const auto def =
         std::find_if(spec.begin(), spec.end(), [&](const ParamDef& d) { return d.name == name; });
     out += (out.empty() ? "" : ", ") + name + "=" +
-           param_json_text(def == spec.end() ? nullptr : &*def, value);
+           param_json_text(def == spec.end() ? nullptr : &*def, item.value());
   }
   return out;
 }
