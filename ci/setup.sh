@@ -26,8 +26,11 @@ if ((${#missing[@]} > 0)); then
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# Debug information of line tables and function names (-g1): backtraces and profiles keep their
+# file:line, and a first build on two cores takes 28% less time than with -g (bench/NOTES.md).
 # shellcheck disable=SC2086  # OOMLAB_CMAKE_ARGS is a list of options
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo ${OOMLAB_CMAKE_ARGS:-} >/dev/null
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" ${OOMLAB_CMAKE_ARGS:-} >/dev/null
 if (($# > 0)); then
   cmake --build "$root/build" --parallel --target oomlab
   exec "$root/build/oomlab" "$@"
