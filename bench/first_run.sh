@@ -41,8 +41,8 @@ read -r _ user sys <"$folder/time.txt"
 build="$folder/oomlab/build"
 configured="$(stat -c %.Y "$build/build.ninja")"
 built="$(stat -c %.Y "$build/oomlab")"
-cuda=false
-grep -q '^CMAKE_CUDA_COMPILER:' "$build/CMakeCache.txt" && cuda=true
+cuda=false  # whether the kernels were built (a CUDA toolkit was found)
+grep -q 'kernels\.cu\.o' "$build/build.ninja" && cuda=true
 seconds() { python3 -c "print(round($1 - $2, 1))"; }
 {
   echo "{"
@@ -58,4 +58,4 @@ seconds() { python3 -c "print(round($1 - $2, 1))"; }
 } >"$out/first_run.json"
 cat "$out/first_run.json"
 echo "first answer:"
-head -n 3 "$folder/answer.txt"
+grep -A 2 '^oomlab · ' "$folder/answer.txt"
