@@ -185,8 +185,12 @@ def first_run_row(t):
     total = entry["clone_s"] + entry["setup_s"] + entry.get("apt_s", 0)
     steps = " + ".join(f"{name} {entry[f'{name}_s']:.0f} s"
                        for name in ("apt", "clone", "configure", "build", "run") if f"{name}_s" in entry)
-    t.rows.append((f"first answer on a fresh {entry['cpus']}-CPU machine, ci/setup.sh run fragmentation",
-                   "≤ 5 min", f"{total / 60:.1f} min ({steps}; load {entry['load_average']})",
+    # What the same CPU time takes where nothing else runs: spread over every CPU, as ninja does.
+    idle = total - entry["setup_s"] + entry["setup_cpu_s"] / entry["cpus"]
+    t.rows.append((f"first answer on a fresh {entry['cpus']}-CPU machine, ci/setup.sh run fragmentation"
+                   f"{'' if entry['cuda'] else ' (no CUDA)'}",
+                   "≤ 5 min", f"{total / 60:.1f} min ({steps}; load {entry['load_average']}); "
+                   f"its CPU time {entry['setup_cpu_s']:.0f} s on idle CPUs: {idle / 60:.1f} min",
                    "met" if total <= 300 else "MISSED"))
 
 
