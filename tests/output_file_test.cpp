@@ -134,6 +134,28 @@ TEST(FileDigest, Sha256WithAndWithoutTheCpusInstructionsAgree) {
   EXPECT_EQ(file_digest(root / "large.bin"), "sha256:" + sha256_hex_portable(large));
 }
 
+// The digests a run records are worked out beside it: the same as file_digests() gives, for the
+// text parameters that name regular files only; asked twice, the same again.
+TEST(FileDigest, WorkedOutBesideTheRunTheyAreTheSame) {
+  const fs::path root = fresh_folder("digest_beside");
+  const std::string large(5 * (1U << 20U) + 3, 'y');
+  write_output_file(root / "trace.csv", large);
+  const ParamSpec spec{{.name = "trace", .type = ParamType::text, .default_value = std::string()},
+                       {.name = "folder", .type = ParamType::text, .default_value = std::string()},
+                       {.name = "label", .type = ParamType::text, .default_value = std::string()}};
+  Params params(spec);
+  params.set("trace", (root / "trace.csv").string());
+  params.set("folder", root.string());
+  params.set("label", "not a file");
+  FileDigests beside(spec, params);
+  const std::map<std::string, std::string> expected{
+      {"trace", "sha256:" + sha256_hex_portable(large)}};
+  EXPECT_EQ(beside.get(), expected);
+  EXPECT_EQ(beside.get(), expected);
+  EXPECT_EQ(file_digests(spec, params), expected);
+  { FileDigests abandoned(spec, params); }  // stops its hashing, never asked
+}
+
 // A 64 KiB tmpfs: small enough to fill.
 class FullFilesystem : public ::testing::Test {
  protected:

@@ -124,8 +124,8 @@ std::vector<std::string> snapshots() {
 }
 
 INSTANTIATE_TEST_SUITE_P(TestData, EverySnapshot, ::testing::ValuesIn(snapshots()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           return fs::path(info.param).stem().string();
+                         [](const ::testing::TestParamInfo<std::string>& snapshot) {
+                           return fs::path(snapshot.param).stem().string();
                          });
 
 // PyTorch's spelling of a setting, pasted from a job's PYTORCH_CUDA_ALLOC_CONF, asks the same

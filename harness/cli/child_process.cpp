@@ -11,7 +11,6 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 #include <thread>
 
 #include "io/pipe.hpp"
@@ -82,25 +81,28 @@ class LimitEnforcer {
   void operator()() {
     const auto now = Clock::now();
     const bool stop = limits_.stop != nullptr && limits_.stop->load();
-    if (!killed_at_ && (now - start_ >= limits_.timeout || stop || result_.out_overflow)) {
+    if (!killed_ && (now - start_ >= limits_.timeout || stop || result_.out_overflow)) {
       result_.timed_out = !stop && !result_.out_overflow;
       result_.stopped = stop;
       ::kill(-pid_, SIGTERM);
+      killed_ = true;
       killed_at_ = now;
     }
-    if (killed_at_ && !killed_hard_ && now - *killed_at_ >= limits_.grace) {
+    if (killed_ && !killed_hard_ && now - killed_at_ >= limits_.grace) {
       ::kill(-pid_, SIGKILL);
       killed_hard_ = true;
     }
   }
-  [[nodiscard]] bool killed() const { return killed_at_.has_value(); }
+  [[nodiscard]] bool killed() const { return killed_; }
 
  private:
   pid_t pid_;
   const ChildLimits& limits_;
   ChildResult& result_;
   Clock::time_point start_;
-  std::optional<Clock::time_point> killed_at_;  // when SIGTERM went out
+  // When SIGTERM went out. Not an optional: GCC 12 warns that one may be read uninitialized.
+  bool killed_ = false;
+  Clock::time_point killed_at_;
   bool killed_hard_ = false;
 };
 

@@ -273,10 +273,14 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   resolve_allocator(config, console);
   const std::string allocator_name = backend_info(config.allocator).name;
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
-  const RunRecord record{
-      o,
-      {argv, file_digests(Registry::global().find(o.scenario)->params, config.params)},
-      prepare_run_folder(o, allocator_name)};
+  // The trace's digest is worked out beside the run, which reads the same file meanwhile.
+  FileDigests digests(Registry::global().find(o.scenario)->params, config.params);
+  const RunRecord record{o, {argv, {}}, prepare_run_folder(o, allocator_name)};
+  const auto with_digests = [&record, &digests] {
+    RunRecord whole = record;
+    whole.invocation.files = digests.get();
+    return whole;
+  };
   // With --no-out the events go straight to --csv, when it is given.
   config.events_csv = record.folder ? *record.folder / "events.csv" : fs::path(o.csv);
   // Held until the record is written: a stop that comes after the run's end (a matrix stopped
@@ -292,14 +296,15 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   // memory back); this runs on the watchdog's thread while the run's thread is stuck.
   config.on_hung = [&](const RunResult& hung) {
     console.end_progress();
-    const int code = finish_run(hung, record, out, err);
+    const int code = finish_run(hung, with_digests(), out, err);
     out.flush();
     err.flush();
     std::_Exit(code);
   };
   if (cycles > 1) {
     config.progress = {};
-    return soak_command(config, static_cast<std::uint32_t>(cycles), record, console, out, err);
+    return soak_command(config, static_cast<std::uint32_t>(cycles), with_digests(), console, out,
+                        err);
   }
   RunResult result = run_or_clean_up(config, record.folder, !folder_existed);
   console.end_progress();
@@ -309,7 +314,7 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
     check_remedies(config, result);
     console.end_progress();
   }
-  return finish_run(result, record, out, err);
+  return finish_run(result, with_digests(), out, err);
 }
 
 }  // namespace oomlab::cli

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <stop_token>
 #include <system_error>
 #include <vector>
 
@@ -85,15 +86,23 @@ std::string sha256_hex_portable(std::string_view bytes) {
   return sha.hex();
 }
 
-std::string file_digest(const std::filesystem::path& path) {
+namespace {
+
+std::ifstream open_for_digest(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw Error(ErrorKind::input, fmt::format("{}: cannot read: {}", path.string(),
                                               std::generic_category().message(errno)));
   }
+  return in;
+}
+
+// The digest of what `in` has left, or nothing when `stop` was asked for first.
+std::string digest_of(std::ifstream& in, const std::filesystem::path& path,
+                      const std::stop_token& stop = {}) {
   Sha256 sha;
   std::vector<char> buffer(1U << 20U);
-  while (in) {
+  while (in && !stop.stop_requested()) {
     in.read(buffer.data(), static_cast<std::streamsize>(buffer.size()));
     sha.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
   }
@@ -101,16 +110,59 @@ std::string file_digest(const std::filesystem::path& path) {
   return "sha256:" + sha.hex();
 }
 
-std::map<std::string, std::string> file_digests(const ParamSpec& spec, const Params& params) {
-  std::map<std::string, std::string> digests;
+struct OpenedFile {
+  std::string name;
+  std::filesystem::path path;
+  std::ifstream in;
+};
+
+// The text parameters whose values name regular files, each opened.
+std::vector<OpenedFile> open_named_files(const ParamSpec& spec, const Params& params) {
+  std::vector<OpenedFile> files;
   for (const ParamDef& def : spec) {
     if (def.type != ParamType::text) continue;
     const std::string& value = params.text(def.name);
     std::error_code ec;
     if (!value.empty() && std::filesystem::is_regular_file(value, ec))
-      digests.emplace(def.name, file_digest(value));
+      files.push_back({def.name, value, open_for_digest(value)});
   }
+  return files;
+}
+
+}  // namespace
+
+std::string file_digest(const std::filesystem::path& path) {
+  std::ifstream in = open_for_digest(path);
+  return digest_of(in, path);
+}
+
+std::map<std::string, std::string> file_digests(const ParamSpec& spec, const Params& params) {
+  std::map<std::string, std::string> digests;
+  for (OpenedFile& file : open_named_files(spec, params))
+    digests.emplace(file.name, digest_of(file.in, file.path));
   return digests;
+}
+
+FileDigests::FileDigests(const ParamSpec& spec, const Params& params) {
+  std::vector<OpenedFile> files = open_named_files(spec, params);
+  if (files.empty()) return;
+  worker_ = std::jthread([this, files = std::move(files)](const std::stop_token& stop) mutable {
+    try {
+      for (OpenedFile& file : files)
+        digests_.emplace(file.name, digest_of(file.in, file.path, stop));
+    } catch (...) {
+      failed_ = std::current_exception();
+    }
+  });
+}
+
+FileDigests::~FileDigests() = default;  // the jthread asks its hashing to stop, and joins it
+
+std::map<std::string, std::string> FileDigests::get() {
+  const std::lock_guard lock(mutex_);
+  if (worker_.joinable()) worker_.join();
+  if (failed_) std::rethrow_exception(failed_);
+  return digests_;
 }
 
 }  // namespace oomlab

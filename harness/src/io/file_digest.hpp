@@ -4,10 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "oomlab/params.hpp"
 
@@ -23,5 +26,25 @@ namespace oomlab {
 // For each text parameter of `spec` whose value names a regular file: name -> file_digest().
 [[nodiscard]] std::map<std::string, std::string> file_digests(const ParamSpec& spec,
                                                               const Params& params);
+
+// file_digests() worked out on a thread of its own while a run reads the same file: the files
+// are opened here (one that cannot be read is refused now, before the run), read and hashed
+// there. Destroyed before get(), it stops the hashing and waits for nothing more.
+class FileDigests {
+ public:
+  FileDigests(const ParamSpec& spec, const Params& params);
+  FileDigests(const FileDigests&) = delete;
+  FileDigests& operator=(const FileDigests&) = delete;
+  ~FileDigests();
+
+  // Waits for the hashing; throws Error(input) naming a file that could not be read. Any thread.
+  [[nodiscard]] std::map<std::string, std::string> get();
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, std::string> digests_;
+  std::exception_ptr failed_;
+  std::jthread worker_;
+};
 
 }  // namespace oomlab

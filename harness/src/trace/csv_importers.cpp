@@ -171,13 +171,23 @@ Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in, StopPol
     std::uint64_t row = 0;
     std::uint64_t previous_clock = 0;
     std::uint64_t days = 0;  // HH:MM:SS wraps at midnight
-    while (rows.next(field)) {
-      poll();
-      const std::uint64_t line = rows.line();
-      std::uint64_t clock = read_clock_field(time, {path, line, "Time"});
+    const auto in_days = [&](std::uint64_t clock) {
       if (clock + 3'600'000'000'000ULL < previous_clock) ++days;  // back by over an hour: a new day
       previous_clock = clock;
-      clock += days * 86'400'000'000'000ULL;
+      return clock + days * 86'400'000'000'000ULL;
+    };
+    RmmRow common;
+    for (;;) {
+      if (rows.next_common(common)) {
+        poll();
+        builder.add(common.op, common.size, common.pointer, common.stream, common.thread,
+                    in_days(common.clock_ns), row++, rows.line());
+        continue;
+      }
+      if (!rows.next(field)) break;
+      poll();
+      const std::uint64_t line = rows.line();
+      const std::uint64_t clock = in_days(read_clock_field(time, {path, line, "Time"}));
       builder.add(rmm_action(action, {path, line, "Action"}),
                   read_size_field(size, {path, line, "Size"}),
                   read_hex_field(pointer, {path, line, "Pointer"}),
