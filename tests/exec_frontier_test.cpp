@@ -45,7 +45,8 @@ class ExecFrontierSearch : public ::testing::Test {
     config.interval = 2ms;
     config.environment = oomlab::Environment{};
     config.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{8_GiB}};
-    return oomlab::find_exec_frontier(config, *devices_, 16_MiB, 1, nullptr);
+    return oomlab::find_exec_frontier(config, *devices_,
+                                      {.resolution_bytes = 16_MiB, .confirm = 1});
   }
 
   fs::path dir_;
@@ -55,13 +56,13 @@ class ExecFrontierSearch : public ::testing::Test {
 TEST_F(ExecFrontierSearch, AProgramThatNeedsWhatItTookIsFoundInAFewRuns) {
   const std::uint64_t need = 3_GiB + 100_MiB;
   const oomlab::ExecFrontier f = search(std::to_string(need), std::to_string(need));
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, oomlab::ceil_div(need, 16_MiB) * 16_MiB);
-  EXPECT_EQ(f.failing_bytes + 16_MiB, *f.frontier_bytes);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, oomlab::ceil_div(need, 16_MiB) * 16_MiB);
+  EXPECT_EQ(f.beyond.value_or(0) + 16_MiB, *f.answer);
   EXPECT_LE(f.trials.size(), 6U) << "top, the peak, a step or two, and 2 to confirm";
-  EXPECT_EQ(f.confirm_runs, 1U);
-  EXPECT_EQ(f.frontier_passed, 1U);
-  EXPECT_EQ(f.below_passed, 0U);
+  EXPECT_EQ(f.confirmation.runs, 1U);
+  EXPECT_EQ(f.confirmation.answer_completed, 1U);
+  EXPECT_EQ(f.confirmation.beyond_completed, 0U);
 }
 
 TEST_F(ExecFrontierSearch, AProgramWhoseAllocatorAdaptsIsFollowedBelowItsPeak) {
@@ -69,16 +70,16 @@ TEST_F(ExecFrontierSearch, AProgramWhoseAllocatorAdaptsIsFollowedBelowItsPeak) {
   const std::uint64_t need = 1536_MiB;
   const oomlab::ExecFrontier f =
       search(std::to_string(need), "budget < 4294967296 ? budget : 4294967296");
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, need);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, need);
   EXPECT_LE(f.trials.size(), 16U);
 }
 
 TEST_F(ExecFrontierSearch, AProgramThatFailsAtTheTopIsNoSearch) {
   const oomlab::ExecFrontier f = search("100 * 1073741824", "0");
-  EXPECT_FALSE(f.frontier_bytes);
+  EXPECT_FALSE(f.answer);
   EXPECT_EQ(f.trials.size(), 1U);
-  EXPECT_EQ(f.failing_bytes, 8_GiB);
+  EXPECT_EQ(f.beyond.value_or(0), 8_GiB);
   EXPECT_EQ(f.trials.front().outcome, oomlab::Outcome::oom);
 }
 

@@ -35,11 +35,14 @@ struct Parsed {
   RunOptions frontier;
   ExecOptions exec;
   ExecOptions frontier_exec;
+  FitOptions fit;
+  FitExecOptions fit_exec;
   WhatIfOptions whatif;
   MatrixOptions matrix;
   ReportOptions report;
   CompareOptions compare;
   bool list_json = false;
+  bool list_cards = false;
   bool info_json = false;
   std::vector<std::string> plugins;
 };
@@ -131,6 +134,33 @@ void add_frontier(CLI::App& app, Parsed& p) {
   frontier->add_option("--junit", p.frontier.junit,
                        "also write the answer as JUnit XML to FILE (one testcase)");
   frontier->footer(frontier_footer());
+}
+
+void add_fit(CLI::App& app, Parsed& p) {
+  CLI::App* fit = app.add_subcommand(
+      "fit",
+      "the largest value of a setting (steps, a batch) at which a scenario completes under the "
+      "budget: doubling, then bisection, on fresh runs");
+  add_scenario_options(fit, p.fit.run, false);  // or `fit exec`
+  add_fit_exec(*fit, p.fit_exec);
+  fit->require_subcommand(0, 1);
+  fit->add_option(
+      "--range", p.fit.range,
+      "NAME=LO..HI: the whole-number parameter searched, and its values (steps=1..1000)");
+  fit->add_option("--budget,-b", p.fit.run.budget,
+                  "the card: a size, N% of the device, all, or a card's name (T4, L4, A100-80GB, "
+                  "H100: oomlab list --cards)")
+      ->capture_default_str();
+  fit->add_option("--confirm", p.fit.confirm,
+                  "N: run the answer and the value above it N more times each")
+      ->capture_default_str();
+  fit->add_option("--json", p.fit.run.json,
+                  "also write oomlab.fit.v1 JSON to FILE; '-' prints it alone");
+  fit->add_flag("--quiet,-q", p.fit.run.quiet, "only the answer");
+  fit->add_option("--timeout", p.fit.run.timeout,
+                  "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  fit->add_option("--out,-o", p.fit.run.out, "folder for fit.json");
+  fit->footer(fit_footer());
 }
 
 void add_whatif(CLI::App& app, Parsed& p) {
@@ -246,6 +276,7 @@ void build_app(CLI::App& app, Parsed& p) {
   app.footer(top_footer());
   add_run(app, p);
   add_frontier(app, p);
+  add_fit(app, p);
   add_exec(app, p.exec);
   add_whatif(app, p);
   add_matrix(app, p);
@@ -254,6 +285,8 @@ void build_app(CLI::App& app, Parsed& p) {
   CLI::App* list =
       app.add_subcommand("list", "scenarios with their parameters, allocators with their options");
   list->add_flag("--json", p.list_json, "as JSON");
+  list->add_flag("--cards", p.list_cards,
+                 "the named cards --budget takes: NVML's total, the budget, the source");
   list->footer(list_footer());
   CLI::App* info = app.add_subcommand(
       "info", "devices, driver, CUDA versions, memory, pool/managed/VMM support");
@@ -282,8 +315,8 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run",    "frontier", "exec", "whatif", "matrix",
-                                             "report", "compare",  "list", "info"};
+  const std::vector<std::string> commands = {"run",    "frontier", "fit",     "exec", "whatif",
+                                             "matrix", "report",   "compare", "list", "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << "oomlab: error: "
       << clip_long_words(fmt::format("unknown command '{}'{} (commands: {})", args[1],
@@ -342,11 +375,16 @@ int dispatch(const CLI::App& app, const Parsed& parsed, const std::vector<std::s
       return frontier_exec_command(parsed.frontier_exec, out, err);
     return frontier_command(parsed.frontier, out, err);
   }
+  if (app.got_subcommand("fit")) {
+    if (app.get_subcommand("fit")->got_subcommand("exec"))
+      return fit_exec_command(parsed.fit_exec, out, err);
+    return fit_command(parsed.fit, out, err);
+  }
   if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
   if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
   if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
   if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);
-  if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
+  if (app.got_subcommand("list")) return list_command(parsed.list_json, parsed.list_cards, out);
   return info_command(parsed.info_json, out, err);
 }
 
@@ -369,6 +407,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   build_app(app, parsed);
   parsed.exec.command = program;
   parsed.frontier_exec.command = program;
+  parsed.fit_exec.exec.command = program;
   tailor_run_help(app, args);
   std::vector<std::string> reversed(args.rbegin(),
                                     args.rend() - 1);  // CLI11 consumes from the back

@@ -8,13 +8,14 @@
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
 #include "cli/parse.hpp"
+#include "cli/search_output.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_frontier.hpp"
 #include "exec/exec_run.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/search_json.hpp"
 
 namespace oomlab::cli {
 
@@ -23,56 +24,14 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
-std::string clip(const std::string& text, std::size_t most) {
-  return text.size() <= most ? text : text.substr(0, most - 3) + "...";
-}
-
-// "  25,769,803,776 B (24.0 GiB)  oom (capacity)     4.1 s  torch.OutOfMemoryError: ..."
-std::string trial_line(const ExecTrial& t) {
-  const std::string how = std::string(to_string(t.outcome)) +
-                          (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
-  return fmt::format("{}{:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}", t.confirming ? "c " : "  ",
-                     format_count(t.budget_bytes), "(" + format_bytes(t.budget_bytes) + ")", how,
-                     t.seconds, format_bytes(t.peak_bytes),
-                     t.oom_line.empty() ? std::string() : "  " + clip(t.oom_line, 110));
-}
-
-json frontier_exec_json(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
-  json trials = json::array();
-  for (const ExecTrial& t : r.trials) {
-    trials.push_back({{"budget_bytes", t.budget_bytes},
-                      {"outcome", to_string(t.outcome)},
-                      {"cause", t.cause ? json(to_string(*t.cause)) : json(nullptr)},
-                      {"duration_ms", t.seconds * 1e3},
-                      {"peak_bytes", t.peak_bytes},
-                      {"used_bytes", t.used_bytes},
-                      {"exit_code", t.exit_code},
-                      {"oom_line", t.oom_line},
-                      {"confirm", t.confirming}});
-  }
-  json doc = {{"schema", kFrontierSchema},
-              {"oomlab", version_json()},
-              {"scenario", {{"name", "exec"}, {"params", {{"command", command_line(o.command)}}}}},
-              {"allocator", {{"name", "exec"}, {"options", json::object()}}},
-              {"simulated", false},
-              {"upper_bytes", r.upper_bytes},
-              {"frontier_bytes", r.frontier_bytes ? json(*r.frontier_bytes) : json(nullptr)},
-              {"failing_bytes", r.failing_bytes},
-              {"timed_out", r.timed_out},
-              {"resolution_bytes", resolution},
-              {"trials", trials}};
-  if (r.top && r.top->program) {
-    doc["program"] = {{"first_bytes", r.top->program->first_bytes},
-                      {"peak_bytes", r.top->program->peak_bytes},
-                      {"usage_source", r.top->program->usage_source}};
-  }
-  if (r.confirm_runs > 0) {
-    doc["confirm"] = {{"runs", r.confirm_runs},
-                      {"frontier_completed", r.frontier_passed},
-                      {"below_completed", r.below_passed}};
-  }
-  if (r.top) doc["environment"] = environment_json(r.top->environment, r.top->device, false);
-  return doc;
+// "; the prediction held" or how far it was off.
+std::string prediction_verdict(const ExecFrontier& r) {
+  if (!r.predicted || !r.answer) return "";
+  const std::uint64_t p = *r.predicted;
+  const std::uint64_t f = *r.answer;
+  if (p > r.beyond.value_or(0) && p <= f) return "; the model's prediction held";
+  return fmt::format("; the model predicted {}, {} {}", format_bytes(p),
+                     format_bytes(p > f ? p - f : f - p), p > f ? "too high" : "too low");
 }
 
 std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const ExecFrontier& r) {
@@ -81,20 +40,22 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
     return fmt::format("{}: a trial passed --timeout {} s: the search stopped there ({} runs)",
                        name, o.timeout, r.trials.size());
   }
-  if (!r.frontier_bytes) {
-    const ExecTrial& t = r.trials.front();
+  if (!r.answer) {
+    const Trial& t = r.trials.front();
     return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
-                       format_bytes(r.upper_bytes), format_count(r.upper_bytes),
-                       to_string(t.outcome), t.oom_line.empty() ? "" : ": " + t.oom_line);
+                       format_bytes(r.upper_bytes()), format_count(r.upper_bytes()),
+                       to_string(t.outcome), t.message.empty() ? "" : ": " + t.message);
   }
-  std::string line =
-      fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs)", name,
-                  format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
-                  format_count(r.failing_bytes), format_bytes(resolution), r.trials.size());
-  if (r.confirm_runs > 0) {
+  std::string line = fmt::format(
+      "{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs{})", name,
+      format_bytes(*r.answer), format_count(*r.answer), format_count(r.beyond.value_or(0)),
+      format_bytes(resolution), r.trials.size(), prediction_verdict(r));
+  const Confirmation& c = r.confirmation;
+  if (c.runs > 0) {
     line += fmt::format("; confirmed: {} of {} completed at it, {} of {} under it",
-                        r.frontier_passed, r.confirm_runs, r.below_passed, r.confirm_runs);
+                        c.answer_completed, c.runs, c.beyond_completed, c.runs);
   }
+  if (r.not_monotonic) line += "; not monotonic: a budget under it completed after it had failed";
   return line;
 }
 
@@ -119,12 +80,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   if (resolution < kDevicePageBytes)
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
-  if (!o.out.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out, ec);
-    if (ec || !fs::is_directory(o.out))
-      throw_usage(fmt::format("--out: cannot create folder {}", o.out));
-  }
+  prepare_out_folder(o.out);
   config.notice = [&](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
   std::unique_ptr<ExecDevices> devices =
@@ -133,10 +89,12 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   config.stop = StopOnSignal::flag();
   ExecFrontier result;
   try {
-    result = find_exec_frontier(config, *devices, resolution, static_cast<unsigned>(confirm),
-                                [&](const ExecTrial& t) {
-                                  if (!o.quiet) err << trial_line(t) << '\n' << std::flush;
-                                });
+    const ExecSearch search{.resolution_bytes = resolution,
+                            .confirm = static_cast<unsigned>(confirm),
+                            .on_trial = [&](const Trial& t) {
+                              if (!o.quiet) err << program_trial_line(t) << '\n' << std::flush;
+                            }};
+    result = find_exec_frontier(config, *devices, search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";
@@ -144,13 +102,21 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   }
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
-  (o.json == "-" ? err : out) << answer << '\n';
-  const std::string text = frontier_exec_json(o, resolution, result).dump(2) + "\n";
-  if (o.json == "-") out << text;
-  if (!o.json.empty() && o.json != "-") write_output_file(o.json, text);
-  if (!o.out.empty()) write_output_file(fs::path(o.out) / "frontier.json", text);
+  std::ostream& said = o.json == "-" ? err : out;
+  said << answer << '\n';
+  SearchSubject subject{.scenario = "exec", .command = o.command, .allocator = "exec"};
+  if (result.top) {
+    subject.environment = result.top->environment;
+    subject.device = result.top->device;
+    if (result.top->program) subject.program = &*result.top->program;
+  }
+  subject.kept_back_bytes = kept_back_bytes(subject.device ? &*subject.device : nullptr);
+  if (result.answer && !o.quiet)
+    said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
+  const std::string text = frontier_json(subject, result, resolution).dump(2) + "\n";
+  write_search_json(o.json, o.out, "frontier.json", text, out);
   if (result.timed_out) return kExitCellFailed;
-  return result.frontier_bytes ? kExitOk : kExitCheckFailed;
+  return result.answer ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace oomlab::cli

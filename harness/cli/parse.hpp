@@ -20,7 +20,7 @@ namespace oomlab::cli {
 [[nodiscard]] Bytes parse_size(std::string_view text);
 // 10%, 12.5% (0 < p <= 100).
 [[nodiscard]] Percent parse_percent(std::string_view text);
-// SIZE | N% | all; never zero.
+// SIZE | N% | all | a card's name (T4, A100-80GB, H100: device/cards.hpp); never zero.
 [[nodiscard]] BudgetRequest parse_budget(std::string_view text);
 // 1/32, 0.25 (0..1).
 [[nodiscard]] Fraction parse_fraction(std::string_view text);

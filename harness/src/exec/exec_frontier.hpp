@@ -1,49 +1,43 @@
-// `oomlab frontier exec`: the smallest budget at which a program exits 0, by search on fresh
-// runs. One run at the top budget must complete; what it took of the budget (plus the page the
-// driver keeps back) is tried next, then up to three steps doubling away from it, then bisection
-// to the resolution: a program needs what it took, as a rule, and is then found in three or four
-// runs of ~10 s each, not fifteen. Probes like any other, so the answer cannot change, only the
-// number of runs. --confirm reruns the frontier and the budget under it: programs are not always
-// deterministic, and the search should say so rather than hide it.
+// `oomlab frontier exec`: the smallest budget at which a program exits 0, by the one search on
+// fresh runs (run/searches.hpp). One run at the top budget must complete; the first probe is the
+// model's prediction when there is one, else what the top run took of the budget plus the page the
+// driver keeps back (most programs need what they took); steps then double away from it until the
+// answer changes, then bisect: never a bisection from zero. --confirm reruns the frontier and the
+// budget under it: programs are not always deterministic, and the search should say so rather
+// than hide it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "exec/exec_run.hpp"
+#include "run/searches.hpp"
 
 namespace oomlab {
 
-struct ExecTrial {
-  std::uint64_t budget_bytes = 0;
-  Outcome outcome = Outcome::completed;
-  std::optional<Cause> cause;
-  std::string oom_line;          // the program's, or why it failed otherwise
-  std::uint64_t peak_bytes = 0;  // the program's sampled peak (NVML)
-  std::uint64_t used_bytes = 0;  // out of the budget at the most
-  int exit_code = -1;
-  double seconds = 0.0;
-  bool confirming = false;  // a --confirm rerun
+// answer: the frontier; beyond: the largest budget that did not complete.
+struct ExecFrontier : BoundaryResult {
+  std::optional<RunResult> top;  // the first run's record (at the upper budget)
+  [[nodiscard]] std::uint64_t upper_bytes() const {
+    return trials.empty() ? 0 : trials.front().budget_bytes;
+  }
 };
 
-struct ExecFrontier {
-  std::uint64_t upper_bytes = 0;
-  std::optional<std::uint64_t> frontier_bytes;
-  std::uint64_t failing_bytes = 0;
-  bool timed_out = false;
-  std::vector<ExecTrial> trials;
-  std::optional<RunResult> top;  // the first run's record (at the upper budget)
-  unsigned confirm_runs = 0;     // each, at the frontier and under it
-  unsigned frontier_passed = 0;
-  unsigned below_passed = 0;
+struct ExecSearch {
+  std::uint64_t resolution_bytes = 2ULL << 20U;
+  unsigned confirm = 0;
+  std::function<void(const Trial&)> on_trial;
+  // The whole process's frontier predicted from the top run; unset: none.
+  std::function<Prediction(RunResult& top)> predict;
 };
 
 // `base.budget` is the upper bound; base.timeout limits each trial. Throws Interrupted on a stop.
-[[nodiscard]] ExecFrontier find_exec_frontier(
-    const ExecConfig& base, ExecDevices& devices, std::uint64_t resolution_bytes, unsigned confirm,
-    const std::function<void(const ExecTrial&)>& on_trial);
+[[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
+                                              const ExecSearch& search);
+
+// A program's run as a trial of a search (its value: the budget it ran at).
+[[nodiscard]] Trial program_trial(const RunResult& run);
 
 }  // namespace oomlab

@@ -75,13 +75,22 @@ void record_failure(RunResult& result, std::string_view what, std::string_view w
 }
 
 std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what) {
+                             std::uint64_t available, std::string_view available_what,
+                             std::uint64_t kept_back) {
   const BudgetRequest& request = config.budget;
   std::uint64_t budget = request.bytes.value;
   if (request.kind == BudgetRequest::Kind::percent) {
     budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
   } else if (request.kind == BudgetRequest::Kind::all) {
     budget = available;
+  } else if (request.kind == BudgetRequest::Kind::card && request.card != nullptr) {
+    budget = card_budget_bytes(*request.card, kept_back);
+    notify(config, result,
+           fmt::format("budget {}: {} ({} B), its {} less the {} the driver keeps back here when "
+                       "idle; this approximates the card (its kernels, CUDA context and driver "
+                       "differ)",
+                       request.card->name, format_bytes(budget), format_count(budget),
+                       format_bytes(request.card->total_bytes), format_bytes(kept_back)));
   }
   if (budget > available) {
     notify(config, result,

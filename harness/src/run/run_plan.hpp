@@ -48,11 +48,14 @@ struct ResolvedAllocator {
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);
 
-// The budget in bytes: the request against `total` (for N%) and `available` (for all, and the
-// most it may be; more is clamped with a notice). Under one device page: Error(usage).
+// The budget in bytes: the request against `total` (for N%), `available` (for all, and the
+// most it may be; more is clamped with a notice) and `kept_back` (a named card's total less what
+// the driver keeps back here when idle, with a notice that it approximates the card). Under one
+// device page: Error(usage).
 [[nodiscard]] std::uint64_t resolve_budget(const RunConfig& config, RunResult& result,
                                            std::uint64_t total, std::uint64_t available,
-                                           std::string_view available_what);
+                                           std::string_view available_what,
+                                           std::uint64_t kept_back);
 
 // A notice: to config.notice as it happens, and kept in the result.
 void notify(const RunConfig& config, RunResult& result, std::string text);

@@ -144,8 +144,8 @@ WhatIfRow frontier_row(const TorchSetting& setting, const RunConfig& base,
                 .fraction = setting.fraction};
   row.alloc_conf = torch::alloc_conf(row.options);
   const FrontierResult f = find_frontier(config, kDevicePageBytes, nullptr);
-  row.frontier_bytes = f.frontier_bytes;
-  row.failing_bytes = f.failing_bytes;
+  row.frontier_bytes = f.answer;
+  row.failing_bytes = f.beyond.value_or(0);
   row.trials = f.trials.size();
   return row;
 }
