@@ -39,9 +39,8 @@ install_browser() {
 sanitizer_build() {
   # clang, because libFuzzer is clang's: the suites and the fuzz targets share the build. Line
   # tables are all the sanitizers' reports need.
-  CC=clang CXX=clang++ cmake -S "$root" -B "$root/build-san" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-    -DOOMLAB_CUDA=OFF -DOOMLAB_BENCH=OFF -DOOMLAB_FUZZ=ON >/dev/null
+  # CMakePresets.json's "sanitize": clang, -O1 with line tables, no CUDA, fuzzers on.
+  (cd "$root" && cmake --preset sanitize >/dev/null)
   cmake --build "$root/build-san" --parallel
 }
 
