@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "fake_exec_devices.hpp"
@@ -72,7 +74,14 @@ TEST_F(ExecFrontierSearch, AProgramWhoseAllocatorAdaptsIsFollowedBelowItsPeak) {
       search(std::to_string(need), "budget < 4294967296 ? budget : 4294967296");
   ASSERT_TRUE(f.answer);
   EXPECT_EQ(*f.answer, need);
-  EXPECT_LE(f.trials.size(), 16U);
+  // The first probe is 4 GiB + 2 MiB (257 units of 16 MiB), the frontier 96 units: steps double
+  // down from the probe, then bisect: 2·log2(162) + 3 runs at most, --confirm's left out.
+  const auto searched = std::count_if(f.trials.begin(), f.trials.end(), [](const auto& t) {
+    return t.role != oomlab::TrialRole::confirm;
+  });
+  EXPECT_LE(static_cast<double>(searched), 2.0 * std::log2(257.0 - 96.0 + 1.0) + 3.0);
+  EXPECT_EQ(f.trials[1].role, oomlab::TrialRole::probe);
+  EXPECT_EQ(f.trials[1].budget_bytes, 4_GiB + 16_MiB);
 }
 
 TEST_F(ExecFrontierSearch, AProgramThatFailsAtTheTopIsNoSearch) {

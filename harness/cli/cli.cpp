@@ -11,6 +11,7 @@
 #include "cli/exec_cli.hpp"
 #include "cli/help_text.hpp"
 #include "cli/parse.hpp"
+#include "cli/scenario_cli.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "plugin/plugin_loader.hpp"
@@ -48,35 +49,6 @@ struct Parsed {
 };
 
 // What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
-void add_scenario_options(CLI::App* sub, RunOptions& o, bool required = true) {
-  auto* scenario = sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')");
-  if (required) scenario->required();
-  sub->add_option(
-         "--allocator,-a", o.allocator,
-         "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
-      ->capture_default_str();
-  sub->add_option("--alloc-conf", o.alloc_conf,
-                  "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "
-                  "(\"expandable_segments:True,max_split_size_mb:128\"): the torch allocator "
-                  "with those settings");
-  sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
-  sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
-  sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
-  sub->add_option("--format", o.format,
-                  "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
-  sub->add_flag("--strict", o.strict,
-                "replay: a free of an unknown address is an error (--param strict=on)");
-  sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
-  sub->add_option(
-         "--verify", o.verify,
-         "data-integrity checks on real devices: all (fill every block when allocated, verify at "
-         "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
-      ->capture_default_str();
-  sub->add_flag(
-      "--no-probe", o.no_probe,
-      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
-}
-
 void add_run(CLI::App& app, Parsed& p) {
   CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
   add_scenario_options(run, p.run);
@@ -109,58 +81,6 @@ void add_run(CLI::App& app, Parsed& p) {
                   "SECONDS: stop the run there (outcome timeout, everything freed, exit 4); a call "
                   "that never returns ends the process with the record written");
   run->footer(run_footer() + scenario_and_allocator_overview());
-}
-
-void add_frontier(CLI::App& app, Parsed& p) {
-  CLI::App* frontier = app.add_subcommand(
-      "frontier",
-      "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
-  add_scenario_options(frontier, p.frontier, false);  // or `frontier exec`
-  add_frontier_exec(*frontier, p.frontier_exec);
-  frontier->require_subcommand(0, 1);
-  p.frontier.budget = "all";
-  frontier
-      ->add_option(
-          "--budget,-b", p.frontier.budget,
-          "the largest budget tried: a size, N% of the device, or all (the sim's 'total' option "
-          "on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
-      ->capture_default_str();
-  frontier->add_option("--json", p.frontier.json,
-                       "also write the result as JSON to FILE; '-' prints it alone");
-  frontier->add_flag("--quiet,-q", p.frontier.quiet, "only the answer");
-  frontier->add_option("--timeout", p.frontier.timeout,
-                       "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
-  frontier->add_option("--out,-o", p.frontier.out, "folder for frontier.json");
-  frontier->add_option("--junit", p.frontier.junit,
-                       "also write the answer as JUnit XML to FILE (one testcase)");
-  frontier->footer(frontier_footer());
-}
-
-void add_fit(CLI::App& app, Parsed& p) {
-  CLI::App* fit = app.add_subcommand(
-      "fit",
-      "the largest value of a setting (steps, a batch) at which a scenario completes under the "
-      "budget: doubling, then bisection, on fresh runs");
-  add_scenario_options(fit, p.fit.run, false);  // or `fit exec`
-  add_fit_exec(*fit, p.fit_exec);
-  fit->require_subcommand(0, 1);
-  fit->add_option(
-      "--range", p.fit.range,
-      "NAME=LO..HI: the whole-number parameter searched, and its values (steps=1..1000)");
-  fit->add_option("--budget,-b", p.fit.run.budget,
-                  "the card: a size, N% of the device, all, or a card's name (T4, L4, A100-80GB, "
-                  "H100: oomlab list --cards)")
-      ->capture_default_str();
-  fit->add_option("--confirm", p.fit.confirm,
-                  "N: run the answer and the value above it N more times each")
-      ->capture_default_str();
-  fit->add_option("--json", p.fit.run.json,
-                  "also write oomlab.fit.v1 JSON to FILE; '-' prints it alone");
-  fit->add_flag("--quiet,-q", p.fit.run.quiet, "only the answer");
-  fit->add_option("--timeout", p.fit.run.timeout,
-                  "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
-  fit->add_option("--out,-o", p.fit.run.out, "folder for fit.json");
-  fit->footer(fit_footer());
 }
 
 void add_whatif(CLI::App& app, Parsed& p) {
@@ -275,8 +195,8 @@ void build_app(CLI::App& app, Parsed& p) {
   app.require_subcommand(1, 1);
   app.footer(top_footer());
   add_run(app, p);
-  add_frontier(app, p);
-  add_fit(app, p);
+  add_frontier(app, p.frontier, p.frontier_exec);
+  add_fit(app, p.fit, p.fit_exec);
   add_exec(app, p.exec);
   add_whatif(app, p);
   add_matrix(app, p);

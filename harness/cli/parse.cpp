@@ -10,7 +10,7 @@
 
 #include "allocators/backends.hpp"
 #include "cli/alloc_conf.hpp"
-#include "device/cards.hpp"
+#include "cli/card_names.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
@@ -137,51 +137,27 @@ Percent parse_percent(std::string_view text) {
   return Percent{value};
 }
 
-namespace {
-
-// A card's name as people type it: any case, with or without '-' and spaces ("h100 80gb",
-// "A100-80GB", "rtx4090"), and a card sold in one size by its model alone ("H100").
-const Card* card_by_name(std::string_view text) {
-  const auto key = [](std::string_view name) {
-    std::string out;
-    for (const char c : name) {
-      if (std::isalnum(static_cast<unsigned char>(c)) != 0)
-        out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
-  };
-  const std::string wanted = key(text);
-  const Card* by_model = nullptr;
-  int models = 0;
-  for (const Card& card : known_cards()) {
-    if (key(card.name) == wanted) return &card;
-    const std::string_view model = card.name.substr(0, card.name.find('-'));
-    if (key(model) == wanted) {
-      by_model = &card;
-      ++models;
-    }
-  }
-  return models == 1 ? by_model : nullptr;
-}
-
-}  // namespace
-
 BudgetRequest parse_budget(std::string_view text) {
   const std::string_view body = trim(text);
   if (lower(body) == "all") return {.kind = BudgetRequest::Kind::all};
+  if (!body.empty() && body.back() == '%') {
+    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body)};
+  }
   if (!body.empty() && std::isalpha(static_cast<unsigned char>(body.front())) != 0) {
     if (const Card* card = card_by_name(body))
       return {.kind = BudgetRequest::Kind::card, .card = card};
     std::vector<std::string> names;
     for (const Card& card : known_cards())
       names.emplace_back(card.name);
-    throw_usage(
-        fmt::format("'{}' is not a budget: a size (8GiB), N%, all, or a card{} (oomlab "
-                    "list --cards)",
-                    body, did_you_mean(body, names)));
-  }
-  if (!body.empty() && body.back() == '%') {
-    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body)};
+    // Card names hold a digit (T4, A100-80GB): other words are sizes gone wrong, said as such.
+    const std::string near = did_you_mean(body, names);
+    if (!near.empty() && std::any_of(body.begin(), body.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c)) != 0;
+        })) {
+      throw_usage(fmt::format(
+          "'{}' is not a budget: a size (8GiB), N%, all, or a card{} (oomlab list --cards)", body,
+          near));
+    }
   }
   const Bytes bytes = parse_size(body);
   if (bytes.value == 0) throw_usage("a budget of 0 bytes leaves nothing to allocate");
