@@ -76,27 +76,6 @@ std::string page_end(const ReportEnvironment& env) {
   return html_page_end(env.oomlab_version);
 }
 
-std::string kv_table(const std::vector<ReportRow>& rows, const char* id) {
-  std::string out = fmt::format("<table class=\"kv\" id=\"{}\">\n", id);
-  for (const ReportRow& row : rows) {
-    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", xml_escape(row.label),
-                       xml_escape(row.value));
-  }
-  return out + "</table>\n";
-}
-
-// A table whose first row is its header.
-std::string data_table(const std::vector<std::vector<std::string>>& rows, const char* id) {
-  std::string out = fmt::format("<table class=\"data\" id=\"{}\">\n", id);
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    out += "<tr>";
-    for (const std::string& cell : rows[r])
-      out += r == 0 ? "<th>" + xml_escape(cell) + "</th>" : "<td>" + xml_escape(cell) + "</td>";
-    out += "</tr>\n";
-  }
-  return out + "</table>\n";
-}
-
 std::string environment_html(const ReportEnvironment& env) {
   std::string out = "<section id=\"environment\" class=\"env\">\n";
   for (const ReportRow& row : environment_rows(env)) {
@@ -118,16 +97,16 @@ std::string answer_sections(const RunReport& run) {
     out += fmt::format(
         "<section id=\"soak\">\n<h2>The soak (soak.json)</h2>\n<div class=\"soak-{}\">\n{}</div>\n"
         "</section>\n",
-        run.soak->passed ? "passed" : "failed", kv_table(soak_rows(*run.soak), "soak-facts"));
+        run.soak->passed ? "passed" : "failed", html_kv_table(soak_rows(*run.soak), "soak-facts"));
   }
   if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
     out += fmt::format(
         "<section id=\"error\">\n<h2>The last events before the {}</h2>\n{}</section>\n",
-        run.outcome, data_table(last_events_table(run), "last-events"));
+        run.outcome, html_data_table(last_events_table(run), "last-events"));
   }
   if (!precision_rows(run).empty()) {
     out += "<section id=\"precisions\">\n<h2>Max batch by precision</h2>\n" +
-           data_table(precision_table(run), "precision-table") + "</section>\n";
+           html_data_table(precision_table(run), "precision-table") + "</section>\n";
   }
   for (const std::string& line : {oom_trial_line(run), program_failure_line(run)}) {
     if (!line.empty()) out += fmt::format("<p class=\"finding\">{}</p>\n", xml_escape(line));
@@ -145,7 +124,7 @@ std::string oom_section(const ReportOom& oom) {
   });
   std::string out =
       "<section id=\"oom\">\n<h2>The out-of-memory error</h2>\n<div class=\"oom-box\">\n";
-  out += kv_table(rows, "oom-record");
+  out += html_kv_table(rows, "oom-record");
   if (!advice.empty()) {
     out += fmt::format("<p class=\"advice\"><b>Advice:</b> {}</p>\n", xml_escape(advice));
   }
@@ -158,12 +137,32 @@ std::string oom_section(const ReportOom& oom) {
   }
   if (!oom.largest_live.empty()) {
     out += "<h3>The largest live blocks then</h3>\n" +
-           kv_table(largest_live_rows(oom), "largest-live");
+           html_kv_table(largest_live_rows(oom), "largest-live");
   }
   return out + "</section>\n";
 }
 
 }  // namespace
+
+std::string html_kv_table(const std::vector<ReportRow>& rows, const char* id) {
+  std::string out = fmt::format("<table class=\"kv\" id=\"{}\">\n", id);
+  for (const ReportRow& row : rows) {
+    out += fmt::format("<tr><th>{}</th><td>{}</td></tr>\n", xml_escape(row.label),
+                       xml_escape(row.value));
+  }
+  return out + "</table>\n";
+}
+
+std::string html_data_table(const std::vector<std::vector<std::string>>& rows, const char* id) {
+  std::string out = fmt::format("<table class=\"data\" id=\"{}\">\n", id);
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "<tr>";
+    for (const std::string& cell : rows[r])
+      out += r == 0 ? "<th>" + xml_escape(cell) + "</th>" : "<td>" + xml_escape(cell) + "</td>";
+    out += "</tr>\n";
+  }
+  return out + "</table>\n";
+}
 
 std::string html_page_start(const std::string& title, std::string_view extra_css) {
   return fmt::format(
@@ -200,9 +199,9 @@ std::string run_html(const RunReport& run) {
   out += fmt::format("<p class=\"caption\">{}</p>\n</section>\n",
                      xml_escape(timeline_caption(run.timeline)));
   if (run.oom) out += oom_section(*run.oom);
-  out += "<section id=\"run\">\n<h2>The run</h2>\n" + kv_table(run_rows(run), "run-facts");
+  out += "<section id=\"run\">\n<h2>The run</h2>\n" + html_kv_table(run_rows(run), "run-facts");
   if (run.metrics.is_object() && !run.metrics.empty()) {
-    out += "<h2>Scenario metrics</h2>\n" + kv_table(json_rows(run.metrics), "metrics");
+    out += "<h2>Scenario metrics</h2>\n" + html_kv_table(json_rows(run.metrics), "metrics");
   }
   if (!run.notices.empty()) {
     out += "<h2>Notices</h2>\n<ul>\n";
@@ -298,7 +297,7 @@ std::string matrix_html(const MatrixReport& matrix) {
   out += "</div>\n" + grid_html(matrix) + "</section>\n";
   out += failures_html(matrix);
   out += "<section id=\"config\">\n<h2>The matrix</h2>\n" +
-         kv_table(matrix_config_rows(matrix), "matrix-config");
+         html_kv_table(matrix_config_rows(matrix), "matrix-config");
   out += "</section>\n";
   return out + page_end(matrix.environment);
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "reports/matrix_report.hpp"
+#include "reports/report_content.hpp"
 #include "reports/run_report.hpp"
 
 namespace oomlab {
@@ -14,6 +15,10 @@ namespace oomlab {
 [[nodiscard]] std::string html_page_start(const std::string& title,
                                           std::string_view extra_css = {});
 [[nodiscard]] std::string html_page_end(const std::string& oomlab_version);
+// Rows of label and value; a table whose first row is its header (`id`: the element's id).
+[[nodiscard]] std::string html_kv_table(const std::vector<ReportRow>& rows, const char* id);
+[[nodiscard]] std::string html_data_table(const std::vector<std::vector<std::string>>& rows,
+                                          const char* id);
 
 [[nodiscard]] std::string run_html(const RunReport& run);
 // Each cell links to "<its run folder>/report.html", relative to the matrix report.

@@ -33,15 +33,8 @@ std::string cell_text(const std::string& text) {
   return out;
 }
 
-std::string kv_table(const std::vector<ReportRow>& rows, const std::string& heading) {
-  std::string out = fmt::format("| {} | |\n| --- | --- |\n", heading);
-  for (const ReportRow& row : rows)
-    out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
-  return out + "\n";
-}
-
 std::string environment_md(const ReportEnvironment& env) {
-  return kv_table(environment_rows(env), "Environment");
+  return markdown_kv_table(environment_rows(env), "Environment");
 }
 
 std::string timeline_md(const RunReport& run) {
@@ -91,6 +84,30 @@ std::string markdown_cell(const std::string& text) {
   return cell_text(text);
 }
 
+std::string markdown_kv_table(const std::vector<ReportRow>& rows, const std::string& heading) {
+  std::string out = fmt::format("| {} | |\n| --- | --- |\n", heading);
+  for (const ReportRow& row : rows)
+    out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
+  return out + "\n";
+}
+
+std::string markdown_data_table(const std::vector<std::vector<std::string>>& rows) {
+  std::string out;
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    out += "|";
+    for (const std::string& cell : rows[r])
+      out += " " + cell_text(cell) + " |";
+    out += "\n";
+    if (r == 0) {
+      out += "|";
+      for (std::size_t c = 0; c < rows[r].size(); ++c)
+        out += " --- |";
+      out += "\n";
+    }
+  }
+  return out + "\n";
+}
+
 std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t first_seq,
                       std::uint64_t last_seq, std::uint64_t top, std::size_t columns) {
   static constexpr std::array<const char*, 8> kBars = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
@@ -117,34 +134,17 @@ std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t fi
 
 namespace {
 
-// A table whose first row is its header.
-std::string data_table(const std::vector<std::vector<std::string>>& rows) {
-  std::string out;
-  for (std::size_t r = 0; r < rows.size(); ++r) {
-    out += "|";
-    for (const std::string& cell : rows[r])
-      out += " " + cell_text(cell) + " |";
-    out += "\n";
-    if (r == 0) {
-      out += "|";
-      for (std::size_t c = 0; c < rows[r].size(); ++c)
-        out += " --- |";
-      out += "\n";
-    }
-  }
-  return out + "\n";
-}
-
 // What the run answers, before the timeline (as in report.html).
 std::string answer_md(const RunReport& run) {
   std::string out;
-  if (run.soak) out += "## The soak (soak.json)\n\n" + kv_table(soak_rows(*run.soak), "Soak");
+  if (run.soak)
+    out += "## The soak (soak.json)\n\n" + markdown_kv_table(soak_rows(*run.soak), "Soak");
   if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
     out += fmt::format("## The last events before the {}\n\n", run.outcome) +
-           data_table(last_events_table(run));
+           markdown_data_table(last_events_table(run));
   }
   if (!precision_rows(run).empty())
-    out += "## Max batch by precision\n\n" + data_table(precision_table(run));
+    out += "## Max batch by precision\n\n" + markdown_data_table(precision_table(run));
   for (const std::string& line : {oom_trial_line(run), program_failure_line(run)}) {
     if (!line.empty()) out += cell_text(line) + ".\n\n";
   }
@@ -169,13 +169,13 @@ std::string run_markdown(const RunReport& run) {
       advice = row.value;
       return true;
     });
-    out += "## The out-of-memory error\n\n" + kv_table(rows, "OOM record");
+    out += "## The out-of-memory error\n\n" + markdown_kv_table(rows, "OOM record");
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
     out += program_md(*run.oom);
   }
-  out += "## The run\n\n" + kv_table(run_rows(run), "Run");
+  out += "## The run\n\n" + markdown_kv_table(run_rows(run), "Run");
   if (run.metrics.is_object() && !run.metrics.empty()) {
-    out += "## Scenario metrics\n\n" + kv_table(json_rows(run.metrics), "Metric");
+    out += "## Scenario metrics\n\n" + markdown_kv_table(json_rows(run.metrics), "Metric");
   }
   if (!run.notices.empty()) {
     out += "## Notices\n\n";
@@ -234,7 +234,7 @@ std::string matrix_markdown(const MatrixReport& matrix) {
       out += line + "\n";
     out += "```\n\n";
   }
-  out += "## The matrix\n\n" + kv_table(matrix_config_rows(matrix), "Matrix");
+  out += "## The matrix\n\n" + markdown_kv_table(matrix_config_rows(matrix), "Matrix");
   return out;
 }
 

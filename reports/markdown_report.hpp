@@ -6,12 +6,17 @@
 #include <vector>
 
 #include "reports/matrix_report.hpp"
+#include "reports/report_content.hpp"
 #include "reports/run_report.hpp"
 
 namespace oomlab {
 
 // Text safe inside a Markdown table cell: one line, pipes escaped, no HTML.
 [[nodiscard]] std::string markdown_cell(const std::string& text);
+// Rows of label and value under a two-column `heading`; a table whose first row is its header.
+[[nodiscard]] std::string markdown_kv_table(const std::vector<ReportRow>& rows,
+                                            const std::string& heading);
+[[nodiscard]] std::string markdown_data_table(const std::vector<std::vector<std::string>>& rows);
 
 [[nodiscard]] std::string run_markdown(const RunReport& run);
 // Each cell links to "<its run folder>/report.md", relative to the matrix report.

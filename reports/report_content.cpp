@@ -8,21 +8,12 @@
 
 #include "analysis/oom_analysis.hpp"
 #include "oomlab/units.hpp"
+#include "reports/params_text.hpp"
 #include "reports/report_input.hpp"
 
 namespace oomlab {
 
 namespace {
-
-std::string join_object(const nlohmann::json& object) {
-  if (!object.is_object() || object.empty()) return "-";
-  std::string out;
-  for (const auto& [key, value] : object.items()) {
-    if (!out.empty()) out += ", ";
-    out += key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-  }
-  return out;
-}
 
 std::string percent(double fraction) {
   return fmt::format("{:.1f}%", 100.0 * fraction);
@@ -119,11 +110,12 @@ std::vector<ReportRow> largest_live_rows(const ReportOom& oom) {
 std::vector<ReportRow> run_rows(const RunReport& run) {
   std::string allocator = run.allocator;
   if (run.allocator_options.is_object() && !run.allocator_options.empty()) {
-    allocator += " (" + join_object(run.allocator_options) + ")";
+    allocator +=
+        " (" + params_text(allocator_option_spec(run.allocator), run.allocator_options) + ")";
   }
   std::vector<ReportRow> rows = {
       {"Scenario", run.scenario},
-      {"Parameters", join_object(run.scenario_params)},
+      {"Parameters", params_text(scenario_param_spec(run.scenario), run.scenario_params)},
       {"Seed", run.seed ? std::to_string(*run.seed) : "-"},
       {"Allocator", allocator},
       {"Budget", format_bytes(run.budget_bytes)},
@@ -133,7 +125,7 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
       {"Allocations", fmt::format("{} ({} freed, {} failed)", format_count(run.allocations),
                                   format_count(run.frees), format_count(run.failed))},
       {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
-      {"Events", format_count(run.timeline.events)}};
+      {"Events", format_count(run.timeline.events + run.timeline.after_oom)}};
   if (!run.error.empty()) rows.push_back({"Error", run.error});
   return rows;
 }
@@ -181,10 +173,17 @@ std::string timeline_caption(const Timeline& timeline) {
                 "drawn as {} points: the minimum and maximum of each bucket of events, so "
                 "peaks survive",
                 format_count(timeline.live.size()));
-  return fmt::format("{} events (seq {}..{}), {}. Peak live {}, peak reserved {}.",
+  const std::string after =
+      timeline.after_oom == 0
+          ? std::string()
+          : fmt::format(
+                " It ends at the OOM: the {} events after it (the run freeing what it "
+                "held) are not drawn.",
+                format_count(timeline.after_oom));
+  return fmt::format("{} events (seq {}..{}), {}. Peak live {}, peak reserved {}.{}",
                      format_count(timeline.events), format_count(timeline.first_seq),
                      format_count(timeline.last_seq), drawn, format_bytes(timeline.peak_live_bytes),
-                     format_bytes(timeline.peak_reserved_bytes));
+                     format_bytes(timeline.peak_reserved_bytes), after);
 }
 
 std::vector<std::string> cell_lines(const MatrixReportCell& cell) {

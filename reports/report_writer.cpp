@@ -2,16 +2,19 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <set>
 
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
+#include "reports/frontier_report.hpp"
 #include "reports/html_report.hpp"
 #include "reports/markdown_report.hpp"
 #include "reports/matrix_report.hpp"
 #include "reports/report_input.hpp"
 #include "reports/run_report.hpp"
+#include "reports/whatif_report.hpp"
 
 namespace oomlab {
 
@@ -24,23 +27,40 @@ void write_file(const fs::path& path, const std::string& text, WrittenReports& w
   written.files.push_back(path);
 }
 
-bool is_matrix(const fs::path& input) {
+enum class InputKind : std::uint8_t { run, matrix, frontier, whatif };
+
+// A folder by the file it holds (a matrix folder's cells hold summary.json, so matrix.json first);
+// a file by its name or, renamed, its schema.
+InputKind kind_of(const fs::path& input) {
   std::error_code ec;
+  static const std::array<std::pair<const char*, InputKind>, 4> kFiles = {{
+      {"matrix.json", InputKind::matrix},
+      {"summary.json", InputKind::run},
+      {"frontier.json", InputKind::frontier},
+      {"whatif.json", InputKind::whatif},
+  }};
   if (fs::is_directory(input, ec)) {
-    if (fs::exists(input / "matrix.json", ec)) return true;
-    if (!fs::exists(input / "summary.json", ec)) {
-      throw Error(ErrorKind::input, fmt::format("{}: holds neither matrix.json (a matrix) nor "
-                                                "summary.json (a run)",
-                                                input.string()));
+    for (const auto& [file, kind] : kFiles) {
+      if (fs::exists(input / file, ec)) return kind;
     }
-    return false;
+    throw Error(ErrorKind::input,
+                fmt::format("{}: holds none of matrix.json (a matrix), summary.json (a run), "
+                            "frontier.json (a frontier) or whatif.json (a whatif)",
+                            input.string()));
   }
   if (!fs::exists(input, ec)) {
     throw Error(ErrorKind::input, fmt::format("{}: no such file or folder", input.string()));
   }
-  if (input.filename() == "matrix.json") return true;
+  for (const auto& [file, kind] : kFiles) {
+    if (input.filename() == file) return kind;
+  }
   const nlohmann::json doc = read_json_file(input);
-  return doc.is_object() && doc.contains("schema") && doc["schema"] == kMatrixSchema;
+  const std::string schema =
+      doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"] : "";
+  if (schema == kMatrixSchema) return InputKind::matrix;
+  if (schema == kFrontierSchema) return InputKind::frontier;
+  if (schema == kWhatIfSchema) return InputKind::whatif;
+  return InputKind::run;
 }
 
 void write_run(const RunReport& run, const fs::path& dir, WrittenReports& written) {
@@ -74,16 +94,36 @@ void write_cells(MatrixReport& matrix, const fs::path& out, WrittenReports& writ
 
 WrittenReports write_reports(const fs::path& input, const fs::path& out_dir) {
   WrittenReports written;
-  if (is_matrix(input)) {
-    MatrixReport matrix = load_matrix_report(input);
-    const fs::path out = out_dir.empty() ? matrix.dir : out_dir;
-    WrittenReports cells;
-    write_cells(matrix, out, cells);
-    write_file(out / "report.html", matrix_html(matrix), written);
-    write_file(out / "report.md", matrix_markdown(matrix), written);
-    written.files.insert(written.files.end(), cells.files.begin(), cells.files.end());
-    written.warnings = std::move(cells.warnings);
-    return written;
+  switch (kind_of(input)) {
+    case InputKind::matrix: {
+      MatrixReport matrix = load_matrix_report(input);
+      const fs::path out = out_dir.empty() ? matrix.dir : out_dir;
+      WrittenReports cells;
+      write_cells(matrix, out, cells);
+      write_file(out / "report.html", matrix_html(matrix), written);
+      write_file(out / "report.md", matrix_markdown(matrix), written);
+      written.files.insert(written.files.end(), cells.files.begin(), cells.files.end());
+      written.warnings = std::move(cells.warnings);
+      return written;
+    }
+    case InputKind::frontier: {
+      const FrontierReport frontier = load_frontier_report(input);
+      const fs::path out = out_dir.empty() ? frontier.dir : out_dir;
+      write_file(out / "report.html", frontier_html(frontier), written);
+      write_file(out / "report.md", frontier_markdown(frontier), written);
+      return written;
+    }
+    case InputKind::whatif: {
+      // whatif's own pages, as `whatif --out` wrote them.
+      const fs::path file = fs::is_directory(input) ? input / "whatif.json" : input;
+      const WhatIfResult whatif = read_whatif(file);
+      const fs::path out = out_dir.empty() ? file.parent_path() : out_dir;
+      write_file(out / "report.html", whatif_html(whatif), written);
+      write_file(out / "report.md", whatif_markdown(whatif), written);
+      return written;
+    }
+    case InputKind::run:
+      break;
   }
   const RunReport run = load_run_report(input);
   write_run(run, out_dir.empty() ? run.dir : out_dir, written);

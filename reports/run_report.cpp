@@ -130,7 +130,7 @@ bool next_row(std::istream& in, std::string& row, std::uint64_t& line) {
 }  // namespace
 
 Timeline read_timeline(std::istream& in, const std::string& name, std::size_t buckets,
-                       std::optional<TimelineQuery> query) {
+                       std::optional<TimelineQuery> query, std::optional<std::uint64_t> oom_seq) {
   Timeline timeline;
   std::string row;
   std::uint64_t line = 0;
@@ -145,6 +145,7 @@ Timeline read_timeline(std::istream& in, const std::string& name, std::size_t bu
   }
   TimelineBuilder builder(buckets);
   std::array<std::string_view, kEventsColumns> fields;
+  bool past_oom = false;
   while (next_row(in, row, line)) {
     if (row.empty()) continue;
     if (split_row(row, fields) != kEventsColumns) {
@@ -152,6 +153,11 @@ Timeline read_timeline(std::istream& in, const std::string& name, std::size_t bu
                   fmt::format("{}:{}: expected {} columns", name, line, kEventsColumns));
     }
     const std::uint64_t seq = number_field(fields[0], "seq", name, line);
+    if (past_oom) {
+      ++timeline.after_oom;
+      continue;
+    }
+    past_oom = oom_seq && seq == *oom_seq && fields[4] == "oom";
     const std::uint64_t live = number_field(fields[10], "live_bytes", name, line);
     const std::uint64_t reserved = number_field(fields[11], "reserved_bytes", name, line);
     if (timeline.events == 0) timeline.first_seq = seq;
@@ -331,8 +337,11 @@ RunReport load_run_report(const std::filesystem::path& path) {
     report.timeline.missing = "events.csv is missing: no timeline to draw";
     return report;
   }
+  // The chart ends at the OOM: what follows is the run giving back what it held.
+  const std::optional<std::uint64_t> oom_seq =
+      report.outcome == "oom" && report.oom ? std::optional(report.oom->event) : std::nullopt;
   report.timeline =
-      read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report));
+      read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report), oom_seq);
   return report;
 }
 

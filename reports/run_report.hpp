@@ -91,6 +91,8 @@ struct Timeline {
   // The event a replayed program's own first failure was re-made at (TimelineQuery), if found.
   std::optional<std::uint64_t> program_failure_seq;
   std::string missing;  // why there is no timeline ("events.csv is missing"), empty when there is
+  // Rows after the run's OOM, counted but not drawn: the run freeing what it held.
+  std::uint64_t after_oom = 0;
 };
 
 // A replayed program's own first failure, looked up while events.csv streams past: trace entry
@@ -178,10 +180,12 @@ struct RunReport {
 [[nodiscard]] RunReport load_run_report(const std::filesystem::path& path);
 
 // Streams events.csv rows into a timeline of at most 2 * `buckets` points per series.
-// `name` is used in errors ("NAME:LINE: ...").
+// `name` is used in errors ("NAME:LINE: ..."). With `oom_seq`, the timeline ends at the oom row of
+// that seq (the run's OOM); the rows after it are counted in after_oom.
 [[nodiscard]] Timeline read_timeline(std::istream& in, const std::string& name,
                                      std::size_t buckets = kTimelineBuckets,
-                                     std::optional<TimelineQuery> query = std::nullopt);
+                                     std::optional<TimelineQuery> query = std::nullopt,
+                                     std::optional<std::uint64_t> oom_seq = std::nullopt);
 // A soak.json (oomlab.soak.v1); Error(input) naming the file when it is not one.
 [[nodiscard]] ReportSoak read_soak(const std::filesystem::path& path);
 

@@ -90,7 +90,8 @@ std::vector<std::string> card_names_holding(std::uint64_t bytes, std::uint64_t k
   return names;
 }
 
-json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_t resolution) {
+json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_t resolution,
+                   const std::string& answer) {
   const bool program = is_program(s);
   json trials = json::array();
   for (const Trial& t : r.trials)
@@ -127,7 +128,7 @@ json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_
   return doc;
 }
 
-json fit_json(const SearchSubject& s, const FitResult& r) {
+json fit_json(const SearchSubject& s, const FitResult& r, const std::string& answer) {
   const bool program = is_program(s);
   json trials = json::array();
   for (const Trial& t : r.trials)
@@ -164,6 +165,7 @@ json fit_json(const SearchSubject& s, const FitResult& r) {
   }
   doc["trials"] = trials;
   if (s.environment) doc["environment"] = environment_json(*s.environment, s.device, s.simulated);
+  doc["answer"] = answer;
   return doc;
 }
 

@@ -36,14 +36,16 @@ struct SearchSubject {
 [[nodiscard]] std::vector<std::string> card_names_holding(std::uint64_t bytes,
                                                           std::uint64_t kept_back);
 
-// oomlab.frontier.v1: `frontier_bytes` the answer, `failing_bytes` the largest budget that failed.
+// oomlab.frontier.v1: `frontier_bytes` the answer, `failing_bytes` the largest budget that failed;
+// `answer` the line the command printed (what `oomlab report` of the folder leads with).
 [[nodiscard]] nlohmann::ordered_json frontier_json(const SearchSubject& subject,
                                                    const BoundaryResult& result,
-                                                   std::uint64_t resolution_bytes);
+                                                   std::uint64_t resolution_bytes,
+                                                   const std::string& answer);
 
 // oomlab.fit.v1: `value` the largest value that completes, `runs`, `budget_bytes`, `trials`
 // (value, outcome, peak, seconds), `predicted` (null without a model).
-[[nodiscard]] nlohmann::ordered_json fit_json(const SearchSubject& subject,
-                                              const FitResult& result);
+[[nodiscard]] nlohmann::ordered_json fit_json(const SearchSubject& subject, const FitResult& result,
+                                              const std::string& answer);
 
 }  // namespace oomlab

@@ -174,14 +174,27 @@ std::string failed_marks_svg(const Frame& f, const RunReport& run) {
   return out.empty() ? out : "<g id=\"failed-requests\">" + out + "</g>\n";
 }
 
+// The width of a line of the OOM label (14 px bold): a generous 0.6 em a character, so that an
+// estimate never lets it run past the frame.
+constexpr double kLabelCharWidth = 8.6;
+
+double label_width(std::string_view text) {
+  return kLabelCharWidth * static_cast<double>(text.size());
+}
+
 std::string oom_svg(const Frame& f, const ReportOom& oom) {
   const double x = f.x(static_cast<double>(oom.event));
   const double y_live = f.y(static_cast<double>(oom.live_bytes));
   const double y_want = f.y(static_cast<double>(oom.live_bytes + oom.request_bytes));
-  const bool left_side = x > f.left + f.width * 0.6;
   const std::string label =
       fmt::format("OOM at {} (step {}): request {}, live {}", oom.where(), oom.step,
                   format_bytes(oom.request_bytes), format_bytes(oom.live_bytes));
+  // Right of the marker where the label fits inside the frame, else left of it (moved right as
+  // far as the frame's left edge needs).
+  const double width = label_width(label);
+  const bool left_side = x + 10 + width > f.right();
+  const double text_x =
+      left_side ? std::min(std::max(x - 10, f.left + 4 + width), f.right() - 4) : x + 10;
   return fmt::format(
       "<g id=\"oom-marker\" class=\"oom\" fill=\"{0}\" stroke=\"{0}\">"
       "<title>{8}</title>"
@@ -192,7 +205,7 @@ std::string oom_svg(const Frame& f, const ReportOom& oom) {
       "<text x=\"{9:.1f}\" y=\"{10:.1f}\" text-anchor=\"{11}\" stroke=\"none\" font-size=\"14\" "
       "font-weight=\"bold\">{8}</text></g>\n",
       kOomColour, x, f.top, f.bottom(), x - 4, y_want, std::max(y_live - y_want, 1.0), y_live,
-      xml_escape(label), left_side ? x - 10 : x + 10, f.top + 18, left_side ? "end" : "start");
+      xml_escape(label), text_x, f.top + 18, left_side ? "end" : "start");
 }
 
 std::string legend_svg(const RunReport& run) {

@@ -3,6 +3,7 @@
 // fields may be added).
 #pragma once
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -31,5 +32,8 @@ struct WhatIfTable {
 [[nodiscard]] std::string whatif_markdown(const WhatIfResult& result);
 // Self-contained, like the run reports: the answer and the table lead.
 [[nodiscard]] std::string whatif_html(const WhatIfResult& result);
+// whatif.json read back (`oomlab report` of a whatif folder): the result its pages are made from.
+// Error(input) naming the file and the field when it is not one.
+[[nodiscard]] WhatIfResult read_whatif(const std::filesystem::path& path);
 
 }  // namespace oomlab

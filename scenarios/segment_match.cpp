@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <span>
 
 #include "oomlab/units.hpp"
 
@@ -39,18 +40,67 @@ std::string_view name_of(DeviceCallKind kind) {
   return "?";
 }
 
+// One kind's calls (sorted by size): "segment_free 2.00 MiB", "4 segment_free calls of 2.00 MiB
+// (8.00 MiB)", or "37 segment_free calls (74.0 MiB: 31 of 2.00 MiB, ...)".
+std::string kind_text(std::string_view kind, std::span<const DeviceCall> calls) {
+  if (calls.size() == 1) return fmt::format("{} {}", kind, format_bytes(calls.front().bytes));
+  std::vector<std::pair<std::size_t, std::uint64_t>> sizes;  // (calls, bytes of each)
+  std::uint64_t total = 0;
+  for (const DeviceCall& c : calls) {
+    total += c.bytes;
+    if (sizes.empty() || sizes.back().second != c.bytes) sizes.emplace_back(0, c.bytes);
+    ++sizes.back().first;
+  }
+  if (sizes.size() == 1) {
+    return fmt::format("{} {} calls of {} ({})", calls.size(), kind, format_bytes(sizes[0].second),
+                       format_bytes(total));
+  }
+  std::stable_sort(sizes.begin(), sizes.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::vector<std::string> parts;
+  std::size_t rest = 0;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (i < kMostSizesNamed) {
+      parts.push_back(fmt::format("{} of {}", sizes[i].first, format_bytes(sizes[i].second)));
+    } else {
+      rest += sizes[i].first;
+    }
+  }
+  if (rest > 0) {
+    const std::size_t others = sizes.size() - kMostSizesNamed;
+    parts.push_back(fmt::format("{} of {} other size{}", rest, others, others == 1 ? "" : "s"));
+  }
+  return fmt::format("{} {} calls ({}: {})", calls.size(), kind, format_bytes(total),
+                     fmt::join(parts, ", "));
+}
+
 }  // namespace
+
+std::string segment_calls_text(std::vector<DeviceCall> calls) {
+  if (calls.empty()) return "none";
+  std::sort(calls.begin(), calls.end(), [](const DeviceCall& a, const DeviceCall& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.bytes < b.bytes;
+  });
+  std::vector<std::string> parts;
+  for (auto first = calls.begin(); first != calls.end();) {
+    const auto last = std::find_if(first, calls.end(),
+                                   [&](const DeviceCall& c) { return c.kind != first->kind; });
+    parts.push_back(kind_text(name_of(first->kind), std::span<const DeviceCall>(first, last)));
+    first = last;
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
 
 SegmentMatch::SegmentMatch(const trace::Trace& trace, const std::vector<DeviceCall>* calls)
     : trace_(trace), calls_(trace.format == trace::Format::pytorch ? calls : nullptr) {
 }
 
 std::string SegmentMatch::describe(const std::vector<Call>& calls) {
-  if (calls.empty()) return "none";
-  std::vector<std::string> parts;
+  std::vector<DeviceCall> device_calls;
+  device_calls.reserve(calls.size());
   for (const Call& c : calls)
-    parts.push_back(fmt::format("{} {}", name_of(c.kind), format_bytes(c.bytes)));
-  return fmt::format("{}", fmt::join(parts, ", "));
+    device_calls.push_back({.kind = c.kind, .bytes = c.bytes});
+  return segment_calls_text(std::move(device_calls));
 }
 
 void SegmentMatch::after(std::uint32_t position) {
@@ -81,8 +131,8 @@ void SegmentMatch::after(std::uint32_t position) {
       recorded.empty() ? (at_end ? 0 : trace_.events[position].index) : first_index;
   first_mismatch_index_ = index;
   first_mismatch_ = fmt::format("{} entry {}: the snapshot has {}; the model made {}",
-                                at_end ? "after the last request, at" : "before", index,
-                                describe(recorded), describe(made));
+                                at_end ? "after the last request, at" : "before",
+                                format_count(index), describe(recorded), describe(made));
 }
 
 void SegmentMatch::report(RunContext& ctx) const {

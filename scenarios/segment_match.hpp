@@ -14,6 +14,12 @@
 
 namespace oomlab {
 
+// Device calls in a few words whatever their number, by kind and then by size: "segment_alloc
+// 256 MiB, 37 segment_free calls (74.0 MiB: 31 of 2.00 MiB, 4 of 1.00 MiB, 2 of 4.00 MiB)"; at
+// most kMostSizesNamed sizes of a kind are named, the rest counted.
+inline constexpr std::size_t kMostSizesNamed = 3;
+[[nodiscard]] std::string segment_calls_text(std::vector<DeviceCall> calls);
+
 class SegmentMatch {
  public:
   // `calls` is the allocator's journal (null: it keeps none, and nothing is compared).

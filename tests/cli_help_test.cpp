@@ -131,6 +131,50 @@ TEST(CliHelp, MatrixListsExitCodeOne) {
   EXPECT_NE(help.find("1 a cell could not run"), std::string::npos) << help;
 }
 
+// A PyTorch snapshot is replayed through the model of PyTorch's allocator: the help says the
+// allocator exists, and no example replays a snapshot on another.
+TEST(CliHelp, RunAndFrontierNameTorchAndReplaySnapshotsThroughIt) {
+  const std::regex other_allocator(R"((-a|--allocator)[ =](cuda|async|managed|sim)\b)");
+  for (const std::string command : {"run", "frontier"}) {
+    const std::string help = help_of(command);
+    const std::string allocator_line = help.substr(help.find("--allocator"));
+    EXPECT_NE(allocator_line.substr(0, allocator_line.find('\n')).find("torch"), std::string::npos)
+        << help;
+    const std::vector<std::string> examples = examples_of(help, command);
+    std::size_t snapshots = 0;
+    for (const std::string& example : examples) {
+      if (example.find(".pickle") == std::string::npos) continue;
+      ++snapshots;
+      EXPECT_FALSE(std::regex_search(example, other_allocator)) << example;
+      EXPECT_TRUE(example.find("-a torch") != std::string::npos ||
+                  example.find("--alloc-conf") != std::string::npos)
+          << example;
+    }
+    EXPECT_GE(snapshots, 2U) << help;
+  }
+  const std::string top = help_of("");
+  for (const std::string command : {"run", "frontier"}) {
+    for (const std::string& example : examples_of(top, command)) {
+      if (example.find(".pickle") == std::string::npos) continue;
+      EXPECT_NE(example.find("-a torch"), std::string::npos) << example;
+    }
+  }
+}
+
+// run's examples that need no GPU run as written (the others are the GPU tests' to run).
+TEST(CliHelp, RunExamplesWithoutAGpuRunAsWritten) {
+  const std::regex device_allocator(R"((-a|--allocator)[ =](cuda|async|managed)\b)");
+  std::size_t ran = 0;
+  for (const std::string& example : examples_of(help_of("run"), "run")) {
+    if (std::regex_search(example, device_allocator)) continue;
+    SCOPED_TRACE(example);
+    const ChildResult r = run_example(example, temp_folder("run_example"));
+    EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+    ++ran;
+  }
+  EXPECT_GE(ran, 3U);
+}
+
 TEST(CliHelp, FrontierExamplesRunAndFindAFrontier) {
   const std::vector<std::string> examples = examples_of(help_of("frontier"), "frontier");
   ASSERT_GE(examples.size(), 3U);

@@ -7,11 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "allocators/torch/torch_options.hpp"
 #include "reports/html_report.hpp"
 #include "reports/human_summary.hpp"
 #include "reports/markdown_report.hpp"
+#include "reports/report_content.hpp"
 #include "reports/run_report.hpp"
 #include "reports/summary_json.hpp"
+#include "reports/whatif_report.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 
@@ -101,6 +104,40 @@ TEST(ReportPytorch, StackAndLargestLiveBlocksInSummaryAndReports) {
   EXPECT_NE(
       md.find("| " + format_bytes(largest.bytes) + " | entry " + format_count(largest.trace_index)),
       std::string::npos);
+}
+
+// The value of row `label` in the run report's facts.
+std::string row_value(const RunReport& report, const std::string& label) {
+  for (const ReportRow& row : run_rows(report)) {
+    if (row.label == label) return row.value;
+  }
+  ADD_FAILURE() << "no row " << label;
+  return {};
+}
+
+// Option values in a run's report are written as whatif writes them (one formatter,
+// format_param_value): PyTorch's unlimited max_split_size is "max", sizes are sizes; never the
+// raw integers summary.json holds.
+TEST(ReportPytorch, OptionValuesAreWrittenAsWhatifWritesThem) {
+  const RunReport report = report_of(torch_replay("train_fixed_native", 16_GiB), "options");
+  const std::string allocator = row_value(report, "Allocator");
+  WhatIfResult whatif{.trace = "train_fixed_native.pickle", .upper_bytes = 80_GiB};
+  whatif.rows.push_back({.name = "native", .options = Params(torch::torch_option_spec())});
+  whatif.native = 0;
+  const std::string whatif_md = whatif_markdown(whatif);
+  for (const std::string& setting :
+       {"max_split_size=" + format_param_value(Bytes{UINT64_MAX}),
+        std::string("large_segment_size=20MiB"), std::string("expandable_segments=off")}) {
+    EXPECT_NE(allocator.find(setting), std::string::npos) << allocator;
+    EXPECT_NE(whatif_md.find(setting), std::string::npos) << whatif_md;
+  }
+  EXPECT_NE(allocator.find("total=80GiB"), std::string::npos) << allocator;
+  for (const std::string& text : {run_html(report), run_markdown(report)}) {
+    EXPECT_EQ(text.find("18446744073709551615"), std::string::npos);
+    EXPECT_EQ(text.find("20971520"), std::string::npos);
+  }
+  const std::string parameters = row_value(report, "Parameters");
+  EXPECT_NE(parameters.find("strict=off"), std::string::npos) << "flags as on/off: " << parameters;
 }
 
 // Python names frames "<module>" and "<lambda>": text in HTML, never markup.

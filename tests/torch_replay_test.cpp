@@ -12,6 +12,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "run/frontier.hpp"
 #include "run/runner.hpp"
+#include "scenarios/segment_match.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
@@ -51,6 +52,44 @@ TEST(TorchReplay, TheSampleFailsWherePyTorchDidWithEverySegmentCallMatched) {
   expect_all_segment_calls_matched(r);
   ASSERT_TRUE(r.oom && r.oom->cache);
   EXPECT_EQ(r.oom->source, "fraction") << "the snapshot's OOM left 75.9 GB free: PyTorch's cap";
+}
+
+// Dozens of calls at one point are summed by kind and size, not listed one by one.
+TEST(SegmentCallsText, SumsManyCallsByKindAndSize) {
+  std::vector<DeviceCall> calls(37, {.kind = DeviceCallKind::segment_free, .bytes = 2_MiB});
+  EXPECT_EQ(segment_calls_text(calls), "37 segment_free calls of 2.00 MiB (74.0 MiB)");
+  calls.push_back({.kind = DeviceCallKind::segment_alloc, .bytes = 256_MiB});
+  calls.push_back({.kind = DeviceCallKind::segment_free, .bytes = 20_MiB});
+  EXPECT_EQ(segment_calls_text(calls),
+            "segment_alloc 256 MiB, 38 segment_free calls (94.0 MiB: 37 of 2.00 MiB, 1 of 20.0 "
+            "MiB)");
+  EXPECT_EQ(segment_calls_text({}), "none");
+}
+
+TEST(SegmentCallsText, NamesAtMostAFewSizesAndCountsTheRest) {
+  std::vector<DeviceCall> calls;
+  for (std::uint64_t mib = 1; mib <= 40; ++mib)  // 40 sizes, 2 calls each
+    for (int i = 0; i < 2; ++i)
+      calls.push_back({DeviceCallKind::segment_unmap, mib * 1_MiB});
+  const std::string text = segment_calls_text(calls);
+  EXPECT_TRUE(
+      text.starts_with("80 segment_unmap calls (1.60 GiB: 2 of 1.00 MiB, 2 of 2.00 MiB, 2 "
+                       "of 3.00 MiB, 74 of 37 other sizes)"))
+      << text;
+}
+
+// The sample with more room than it had: at its first difference the snapshot freed dozens of
+// cached segments (PyTorch's free-and-retry) that the model never needed to; the note sums them.
+TEST(TorchReplay, ADifferenceOfManySegmentCallsIsSummedInTheNote) {
+  const RunResult r =
+      run_scenario(torch_replay(kData / "pytorch_gpt_fp32_snapshot.pickle", 8_GiB + 512_MiB));
+  const auto note = std::find_if(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.starts_with("segment calls:");
+  });
+  ASSERT_NE(note, r.notes.end());
+  EXPECT_LT(note->size(), 400U) << *note;
+  EXPECT_EQ(note->find("segment_free 2.00 MiB, segment_free"), std::string::npos) << *note;
+  EXPECT_NE(note->find(" segment_free calls ("), std::string::npos) << *note;
 }
 
 // Uncapped jobs: every segment call at any budget above the job's peak.

@@ -185,9 +185,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadWhatIf{{"--trace", "@data/rmm_allocate_failure.csv"},
                   "rmm_allocate_failure.csv: not a PyTorch memory snapshot (it reads as rmm)"},
         BadWhatIf{{"--trace", "@data"}, "is a folder"},
-        BadWhatIf{{"--trace", "@sample", "--budget", "0"}, "--budget: '0' is 0 bytes"},
+        BadWhatIf{{"--trace", "@sample", "--budget", "0"}, "--budget: a budget of 0 bytes"},
         BadWhatIf{{"--trace", "@sample", "--budget", "lots"}, "--budget:"},
         BadWhatIf{{"--trace", "@sample", "--level", "segment"}, "--level: 'segment'"},
+        BadWhatIf{{"--trace", "@sample", "--level", "tensr"},
+                  "--level: 'tensr' is not a level (did you mean 'tensor'?): whatif takes tensor"},
+        BadWhatIf{{"@sample"}, "give the snapshot with --trace (oomlab whatif --trace "},
         BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"},
         BadWhatIf{{"--trace", "@sample", "--json", "/nonexistent/w.json"}, "no folder"}));
 

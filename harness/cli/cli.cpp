@@ -48,7 +48,6 @@ struct Parsed {
   std::vector<std::string> plugins;
 };
 
-// What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
 void add_run(CLI::App& app, Parsed& p) {
   CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
   add_scenario_options(run, p.run);
@@ -93,8 +92,10 @@ void add_whatif(CLI::App& app, Parsed& p) {
                 "the PyTorch memory snapshot (torch.cuda.memory._dump_snapshot(), pickle or JSON)")
       ->required();
   w->add_option("--budget,-b", o.budget,
-                "the memory the program had (8GiB, 1.5GB): adds 'fits' or 'OOM at entry N' per "
-                "setting (default: the snapshot's own, when its OOM found the device full)");
+                "the memory the program had: a size (24GiB, 1.5GB; a larger card is modelled when "
+                "it is over 80 GiB), N% of the modelled card, or all; adds 'fits' or 'OOM at "
+                "entry N' per setting (default: the snapshot's own, when its OOM found the device "
+                "full)");
   w->add_option("--json", o.json,
                 "also write oomlab.whatif.v1 JSON to FILE; '-' prints it alone on stdout and the "
                 "table on stderr");
@@ -154,9 +155,10 @@ void add_matrix(CLI::App& app, Parsed& p) {
 
 void add_report(CLI::App& app, Parsed& p) {
   CLI::App* r = app.add_subcommand(
-      "report", "self-contained HTML and Markdown for run folders and matrix folders");
+      "report", "self-contained HTML and Markdown for run, matrix, frontier and whatif folders");
   r->add_option("paths", p.report.paths,
-                "run folders (summary.json), matrix folders (matrix.json) or those files")
+                "run (summary.json), matrix (matrix.json), frontier (frontier.json) or whatif "
+                "(whatif.json) folders, or those files")
       ->required();
   r->add_option("--out,-o", p.report.out,
                 "folder for report.html and report.md (default: beside each input)");

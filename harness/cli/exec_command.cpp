@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
+#include "cli/parse.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_run.hpp"
@@ -50,6 +51,8 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
                  std::ostream& err) {
   Console console(err, false);
   ExecConfig config = exec_config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   const RunOptions record_as = record_options(o);
   check_destinations(record_as);
   config.notice = [&](std::string_view text) { console.notice(text); };

@@ -25,6 +25,8 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
   const FitRange range = parse_fit_range(o.range);
   const unsigned confirm = parse_confirm(o.confirm);
   RunConfig config = config_from(o.run);  // names an unknown scenario first
+  for (const std::string& note : read_budget(o.run.budget).notes)
+    console.notice(note);
   check_fit_parameter(range, o.run.scenario, Registry::global().find(o.run.scenario)->params,
                       o.run.params);
   check_destination("--json", o.run.json);
@@ -55,13 +57,14 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
       .device = result.device,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
   std::ostream& said = o.run.json == "-" ? err : out;
-  said << fit_answer(result, fmt::format("{} on {}{}", config.scenario, result.allocator,
-                                         result.simulated ? " (simulated)" : ""))
-       << '\n';
+  const std::string answer =
+      fit_answer(result, fmt::format("{} on {}{}", config.scenario, result.allocator,
+                                     result.simulated ? " (simulated)" : ""));
+  said << answer << '\n';
   if (result.answer && !o.run.quiet)
     said << cards_line(result.budget_bytes, subject.kept_back_bytes) << '\n';
-  write_search_json(o.run.json, o.run.out, "fit.json", fit_json(subject, result).dump(2) + "\n",
-                    out);
+  write_search_json(o.run.json, o.run.out, "fit.json",
+                    fit_json(subject, result, answer).dump(2) + "\n", out);
   return fit_exit_code(result);
 }
 

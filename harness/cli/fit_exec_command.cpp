@@ -6,6 +6,7 @@
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
 #include "cli/fit_options.hpp"
+#include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_fit.hpp"
@@ -18,6 +19,8 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   const ExecOptions& o = options.exec;
   Console console(err, false);
   ExecConfig config = exec_config_from(o);  // refuses a missing program first
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   const FitRange range = parse_fit_range(options.range);
   check_fit_command(range, o.command);
   const unsigned confirm = parse_confirm(o.confirm);
@@ -50,11 +53,13 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
       .device = result.device,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
   std::ostream& said = o.json == "-" ? err : out;
-  said << fit_answer(result, clip(command_line(o.command), 60)) << '\n';
+  const std::string answer = fit_answer(result, clip(command_line(o.command), 60));
+  said << answer << '\n';
   if (!result.prediction_note.empty() && !o.quiet) said << result.prediction_note << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(result.budget_bytes, subject.kept_back_bytes) << '\n';
-  write_search_json(o.json, o.out, "fit.json", fit_json(subject, result).dump(2) + "\n", out);
+  write_search_json(o.json, o.out, "fit.json", fit_json(subject, result, answer).dump(2) + "\n",
+                    out);
   return fit_exit_code(result);
 }
 

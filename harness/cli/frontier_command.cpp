@@ -9,6 +9,7 @@
 #include "allocators/torch/torch_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
+#include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
@@ -100,6 +101,8 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
         "frontier exec -- CMD)");
   }
   RunConfig config = config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   check_destination("--json", o.json);
   check_destination("--junit", o.junit);
   prepare_out_folder(o.out);
@@ -133,7 +136,7 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
   said << answer << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
-  const std::string json = frontier_json(subject, result, kDevicePageBytes).dump(2) + "\n";
+  const std::string json = frontier_json(subject, result, kDevicePageBytes, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", json, out);
   if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit);
   if (result.timed_out) return kExitCellFailed;

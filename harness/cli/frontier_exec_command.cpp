@@ -64,6 +64,8 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
 int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream& err) {
   Console console(err, false);
   ExecConfig config = exec_config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   check_destination("--json", o.json);
   std::uint64_t resolution = 0;
   std::uint64_t confirm = 0;
@@ -113,7 +115,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   subject.kept_back_bytes = kept_back_bytes(subject.device ? &*subject.device : nullptr);
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
-  const std::string text = frontier_json(subject, result, resolution).dump(2) + "\n";
+  const std::string text = frontier_json(subject, result, resolution, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", text, out);
   if (result.timed_out) return kExitCellFailed;
   return result.answer ? kExitOk : kExitCheckFailed;

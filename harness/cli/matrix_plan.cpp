@@ -302,6 +302,8 @@ json config_json(const MatrixOptions& o, MatrixPlan& plan,
 MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   MatrixPlan plan;
   parse_numbers(o, plan);
+  for (const std::string& note : read_budget(o.budget).notes)  // before any cell runs
+    err << "oomlab: note: " << note << '\n';
   plan.budget = o.budget;
   plan.seed = o.seed;
   plan.verify = o.verify;

@@ -10,113 +10,17 @@
 
 #include "allocators/backends.hpp"
 #include "cli/alloc_conf.hpp"
-#include "cli/card_names.hpp"
+#include "cli/size_text.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
 
-namespace {
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
-
-// A plain decimal: digits, optionally '.' and more digits. No sign, no exponent.
-struct Decimal {
-  std::string_view whole;
-  std::string_view fraction;
-};
-
-bool split_decimal(std::string_view text, Decimal& out, std::string_view& rest) {
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
-    ++i;
-  out.whole = text.substr(0, i);
-  out.fraction = {};
-  if (i < text.size() && text[i] == '.') {
-    const std::size_t start = ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
-      ++i;
-    out.fraction = text.substr(start, i - start);
-  }
-  rest = text.substr(i);
-  return !out.whole.empty() || !out.fraction.empty();
-}
-
-// Exact size arithmetic needs more than 64 bits for a moment (whole * unit before the check).
-__extension__ typedef unsigned __int128
-    Wide;  // NOLINT(modernize-use-using): __extension__ needs typedef
-
-constexpr std::string_view kUnitsHelp = "B, KiB, MiB, GiB, TiB (or K, M, G, T), KB, MB, GB, TB";
-
-std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
-      {"", 1},
-      {"b", 1},
-      {"k", 1ULL << 10U},
-      {"kib", 1ULL << 10U},
-      {"kb", 1000ULL},
-      {"m", 1ULL << 20U},
-      {"mib", 1ULL << 20U},
-      {"mb", 1000ULL * 1000},
-      {"g", 1ULL << 30U},
-      {"gib", 1ULL << 30U},
-      {"gb", 1000ULL * 1000 * 1000},
-      {"t", 1ULL << 40U},
-      {"tib", 1ULL << 40U},
-      {"tb", 1000ULL * 1000 * 1000 * 1000},
-  }};
-  const std::string unit = lower(trim(unit_text));
-  for (const auto& [name, multiplier] : kUnits) {
-    if (unit == name) return multiplier;
-  }
-  throw_usage(fmt::format("'{}' is not a size: unknown unit '{}' (use {})", text, trim(unit_text),
-                          kUnitsHelp));
-}
-
-}  // namespace
-
 Bytes parse_size(std::string_view text) {
-  const std::string_view body = trim(text);
-  if (body.empty()) throw_usage("an empty value is not a size");
-  if (body.front() == '-')
-    throw_usage(fmt::format("'{}' is not a size: sizes cannot be negative", text));
-  Decimal number;
-  std::string_view unit;
-  if (!split_decimal(body, number, unit)) {
-    throw_usage(fmt::format("'{}' is not a size (expected e.g. 512, 64KiB, 8GiB, 1.5GB)", text));
-  }
-  const std::uint64_t multiplier = unit_multiplier(unit, text);
-  if (number.fraction.size() > 18) throw_usage(fmt::format("'{}' has too many decimals", text));
-  // Exact arithmetic in 128 bits: whole * unit + fraction * unit / 10^digits.
-  Wide whole = 0;
-  for (const char c : number.whole) {
-    whole = whole * 10 + static_cast<unsigned>(c - '0');
-    if (whole > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
-  }
-  Wide scale = 1;
-  Wide fraction = 0;
-  for (const char c : number.fraction) {
-    fraction = fraction * 10 + static_cast<unsigned>(c - '0');
-    scale *= 10;
-  }
-  const Wide total = whole * multiplier + (fraction * multiplier) / scale;
-  if ((fraction * multiplier) % scale != 0) {
-    throw_usage(fmt::format("'{}' is not a whole number of bytes", text));
-  }
-  if (total > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
-  return Bytes{static_cast<std::uint64_t>(total)};
+  const SizeText size = read_size_text(text);
+  if (!size.whole_bytes()) throw_usage(fmt::format("'{}' is not a whole number of bytes", text));
+  const Wide bytes = size.numerator / size.denominator;
+  if (bytes > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
+  return Bytes{static_cast<std::uint64_t>(bytes)};
 }
 
 Percent parse_percent(std::string_view text) {
@@ -135,33 +39,6 @@ Percent parse_percent(std::string_view text) {
         "'{}' is out of range: a percentage must be more than 0% and at most 100%", text));
   }
   return Percent{value};
-}
-
-BudgetRequest parse_budget(std::string_view text) {
-  const std::string_view body = trim(text);
-  if (lower(body) == "all") return {.kind = BudgetRequest::Kind::all};
-  if (!body.empty() && body.back() == '%') {
-    return {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body)};
-  }
-  if (!body.empty() && std::isalpha(static_cast<unsigned char>(body.front())) != 0) {
-    if (const Card* card = card_by_name(body))
-      return {.kind = BudgetRequest::Kind::card, .card = card};
-    std::vector<std::string> names;
-    for (const Card& card : known_cards())
-      names.emplace_back(card.name);
-    // Card names hold a digit (T4, A100-80GB): other words are sizes gone wrong, said as such.
-    const std::string near = did_you_mean(body, names);
-    if (!near.empty() && std::any_of(body.begin(), body.end(), [](char c) {
-          return std::isdigit(static_cast<unsigned char>(c)) != 0;
-        })) {
-      throw_usage(fmt::format(
-          "'{}' is not a budget: a size (8GiB), N%, all, or a card{} (oomlab list --cards)", body,
-          near));
-    }
-  }
-  const Bytes bytes = parse_size(body);
-  if (bytes.value == 0) throw_usage("a budget of 0 bytes leaves nothing to allocate");
-  return {.kind = BudgetRequest::Kind::bytes, .bytes = bytes};
 }
 
 Fraction parse_fraction(std::string_view text) {

@@ -1,4 +1,5 @@
-// `oomlab report PATH...`: report.html and report.md for each run or matrix folder given.
+// `oomlab report PATH...`: report.html and report.md for each run, matrix, frontier or whatif
+// folder given.
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -31,7 +32,9 @@ std::filesystem::path out_dir_for(const std::filesystem::path& input, const Repo
 
 int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   if (options.paths.empty()) {
-    throw_usage("report: give at least one run folder, matrix folder, summary.json or matrix.json");
+    throw_usage(
+        "report: give at least one run, matrix, frontier or whatif folder (or its summary.json, "
+        "matrix.json, frontier.json or whatif.json)");
   }
   std::set<std::string> used;
   for (const std::string& path : options.paths) {

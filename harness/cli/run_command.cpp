@@ -264,6 +264,8 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
                 std::ostream& err) {
   Console console(err, !o.quiet && isatty(STDERR_FILENO) == 1);
   RunConfig config = config_from(o);
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
   const std::uint64_t cycles = with_flag("--repeat", [&] { return parse_unsigned(o.repeat); });
   if (cycles < 1 || cycles > 1'000'000)
     throw_usage(fmt::format("--repeat: '{}' is not between 1 and 1000000", o.repeat));

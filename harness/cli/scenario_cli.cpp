@@ -12,7 +12,8 @@ void add_scenario_options(CLI::App* sub, RunOptions& o, bool required) {
   if (required) scenario->required();
   sub->add_option(
          "--allocator,-a", o.allocator,
-         "NAME[:opt=value,...]: cuda, async, managed, sim or auto (async with a GPU, else sim)")
+         "NAME[:opt=value,...]: cuda, async, managed, sim, torch (a model of PyTorch's caching "
+         "allocator) or auto (torch for a PyTorch snapshot; otherwise async with a GPU, else sim)")
       ->capture_default_str();
   sub->add_option("--alloc-conf", o.alloc_conf,
                   "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "

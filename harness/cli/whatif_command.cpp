@@ -22,17 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::uint64_t parse_whatif_budget(const std::string& text) {
-  std::uint64_t bytes = 0;
-  try {
-    bytes = parse_size(text).value;
-  } catch (const Error& e) {
-    throw_usage(fmt::format("--budget: {}", e.what()));
-  }
-  if (bytes == 0) throw_usage(fmt::format("--budget: '{}' is 0 bytes: nothing could run", text));
-  return bytes;
-}
-
 // Refused before any replay, naming the file: one that cannot be read (the trace loader's
 // words), or content that is not a PyTorch snapshot (whatif's).
 void check_pytorch_snapshot(const fs::path& path) {
@@ -63,22 +52,38 @@ void check_json_destination(const std::string& path) {
     throw_usage(fmt::format("--json: cannot write {}: no folder {}", path, folder.string()));
 }
 
+// whatif replays the program's requests: the replay's other level, its allocator's segments, is
+// what each setting decides anew.
+void check_level(const std::string& level) {
+  if (level == "tensor") return;
+  if (level == "segment") {
+    throw_usage(
+        "--level: 'segment': whatif replays what the program asked for (tensor); the segments its "
+        "allocator got are what each setting decides anew");
+  }
+  throw_usage(
+      fmt::format("--level: '{}' is not a level{}: whatif takes tensor (what the program "
+                  "asked for)",
+                  level, did_you_mean(level, {"tensor", "segment"})));
+}
+
 WhatIfRequest request_from(const WhatIfOptions& o) {
   if (o.trace.empty()) throw_usage("whatif needs a snapshot: --trace FILE");
   check_json_destination(o.json);
-  if (o.level != "tensor") {
-    throw_usage(fmt::format(
-        "--level: '{}': whatif replays what the program asked for (tensor); the segments its "
-        "allocator got are what each setting decides anew",
-        o.level));
-  }
+  check_level(o.level);
   WhatIfRequest request{.trace = o.trace};
   try {
     request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
   } catch (const Error& e) {
     throw_usage(fmt::format("--device: {}", e.what()));
   }
-  if (!o.budget.empty()) request.budget_bytes = parse_whatif_budget(o.budget);
+  if (!o.budget.empty()) {
+    try {
+      request.budget = parse_budget(o.budget);
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--budget: {}", e.what()));
+    }
+  }
   if (o.fraction) request.question = BudgetQuestion::fraction;
   if (!o.alloc_conf.empty()) {
     static_cast<void>(torch_assignments(o.alloc_conf, "--alloc-conf"));
@@ -98,6 +103,10 @@ void write_out_folder(const fs::path& folder, const WhatIfResult& result, const 
 
 int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err) {
   WhatIfRequest request = request_from(o);
+  if (!o.budget.empty()) {
+    for (const std::string& note : read_budget(o.budget).notes)
+      err << "oomlab: note: " << note << '\n';
+  }
   check_pytorch_snapshot(request.trace);
   const StopOnSignal signals;
   request.stop = StopOnSignal::flag();

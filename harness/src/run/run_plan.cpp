@@ -74,37 +74,46 @@ void record_failure(RunResult& result, std::string_view what, std::string_view w
   result.error_message += fmt::format("{}: {}", what, why);
 }
 
-std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what,
-                             std::uint64_t kept_back) {
-  const BudgetRequest& request = config.budget;
-  std::uint64_t budget = request.bytes.value;
+ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_t total,
+                                      std::uint64_t available, std::string_view available_what,
+                                      std::uint64_t kept_back) {
+  ResolvedBudget budget{.bytes = request.bytes.value};
   if (request.kind == BudgetRequest::Kind::percent) {
-    budget = static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
+    budget.bytes =
+        static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
   } else if (request.kind == BudgetRequest::Kind::all) {
-    budget = available;
+    budget.bytes = available;
   } else if (request.kind == BudgetRequest::Kind::card && request.card != nullptr) {
-    budget = card_budget_bytes(*request.card, kept_back);
-    notify(config, result,
-           fmt::format("budget {}: {} ({} B), its {} less the {} the driver keeps back here when "
-                       "idle; this approximates the card (its kernels, CUDA context and driver "
-                       "differ)",
-                       request.card->name, format_bytes(budget), format_count(budget),
-                       format_bytes(request.card->total_bytes), format_bytes(kept_back)));
+    budget.bytes = card_budget_bytes(*request.card, kept_back);
+    budget.card = fmt::format(
+        "budget {}: {} ({} B), its {} less the {} the driver keeps back here when idle; this "
+        "approximates the card (its kernels, CUDA context and driver differ)",
+        request.card->name, format_bytes(budget.bytes), format_count(budget.bytes),
+        format_bytes(request.card->total_bytes), format_bytes(kept_back));
   }
-  if (budget > available) {
-    notify(config, result,
-           fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget),
-                       format_bytes(available), available_what, format_bytes(available)));
-    budget = available;
+  if (budget.bytes > available) {
+    budget.clamped =
+        fmt::format("budget {} is more than the {} {}: clamped to {}", format_bytes(budget.bytes),
+                    format_bytes(available), available_what, format_bytes(available));
+    budget.bytes = available;
   }
-  if (budget < kDevicePageBytes) {
+  if (budget.bytes < kDevicePageBytes) {
     throw_usage(
         fmt::format("the budget resolves to {} ({} bytes), less than one {} page of device "
                     "memory: nothing could be allocated",
-                    format_bytes(budget), budget, format_bytes(kDevicePageBytes)));
+                    format_bytes(budget.bytes), budget.bytes, format_bytes(kDevicePageBytes)));
   }
   return budget;
+}
+
+std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
+                             std::uint64_t available, std::string_view available_what,
+                             std::uint64_t kept_back) {
+  ResolvedBudget budget =
+      resolve_budget_request(config.budget, total, available, available_what, kept_back);
+  if (!budget.card.empty()) notify(config, result, std::move(budget.card));
+  if (!budget.clamped.empty()) notify(config, result, std::move(budget.clamped));
+  return budget.bytes;
 }
 
 }  // namespace oomlab

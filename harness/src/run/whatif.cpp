@@ -9,6 +9,7 @@
 #include <exception>
 
 #include "allocators/backends.hpp"
+#include "allocators/sim_allocator.hpp"
 #include "allocators/torch/async_model.hpp"
 #include "allocators/torch/torch_options.hpp"
 #include "device/device.hpp"
@@ -16,6 +17,7 @@
 #include "oomlab/registry.hpp"
 #include "run/frontier.hpp"
 #include "run/parallel_each.hpp"
+#include "run/run_plan.hpp"
 #include "trace/trace.hpp"
 #include "trace/trace_caveats.hpp"
 
@@ -168,17 +170,36 @@ std::vector<WhatIfRow> run_rows(const std::vector<TorchSetting>& settings, const
   return rows;
 }
 
+// --budget as run takes it: N% and all of the modelled card (80 GiB, or the snapshot's budget
+// when larger), a size as given; past the largest card the sim models, clamped with run's notice.
+std::uint64_t given_budget(const BudgetRequest& request, std::optional<std::uint64_t> recorded,
+                           std::vector<std::string>& notes) {
+  const std::uint64_t card = std::max(kWhatIfCardBytes, recorded.value_or(0));
+  const bool sized = request.kind == BudgetRequest::Kind::bytes ||
+                     request.kind == BudgetRequest::Kind::card;  // a named card is its own size
+  ResolvedBudget budget =
+      sized
+          ? resolve_budget_request(request, card, SimAllocator::kMaxCapacityBytes,
+                                   "of the largest card the model holds", kept_back_bytes(nullptr))
+          : resolve_budget_request(request, card, card, "of the simulated card",
+                                   kept_back_bytes(nullptr));
+  if (!budget.card.empty()) notes.push_back(std::move(budget.card));
+  if (!budget.clamped.empty()) notes.push_back(std::move(budget.clamped));
+  return budget.bytes;
+}
+
 // Where the budget comes from, and the notes that say so.
 void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, WhatIfResult& result) {
-  if (request.budget_bytes) {
-    result.budget_bytes = request.budget_bytes;
+  const auto recorded = trace::recorded_device_budget(trace);
+  if (request.budget) {
+    result.budget_bytes = given_budget(*request.budget, recorded, result.notes);
     result.budget_source = WhatIfBudgetSource::given;
     return;
   }
   const auto first_oom =
       std::find_if(trace.events.begin(), trace.events.end(),
                    [](const trace::Event& e) { return e.op == trace::Op::failed; });
-  if (const auto recorded = trace::recorded_device_budget(trace)) {
+  if (recorded) {
     result.budget_bytes = recorded;
     result.budget_source = WhatIfBudgetSource::snapshot;
     result.notes.push_back(fmt::format(

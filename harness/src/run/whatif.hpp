@@ -15,6 +15,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "oomlab/params.hpp"
 #include "run/run_result.hpp"
+#include "run/runner.hpp"
 #include "run/torch_settings.hpp"
 
 namespace oomlab {
@@ -30,7 +31,7 @@ enum class WhatIfBudgetSource : std::uint8_t {
 struct WhatIfRequest {
   std::filesystem::path trace;
   std::uint32_t device = 0;                        // whose device trace
-  std::optional<std::uint64_t> budget_bytes;       // none: the snapshot's, when it recorded one
+  std::optional<BudgetRequest> budget;             // none: the snapshot's, when it recorded one
   BudgetQuestion question = BudgetQuestion::card;  // cards, or caps of a memory fraction
   // The user's own settings (--alloc-conf), a row of their own named by `own_name`.
   std::optional<Params> own_options;

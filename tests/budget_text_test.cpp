@@ -1,0 +1,130 @@
+// --budget as every command reads it: a size that is not a whole number of bytes rounded to the
+// page, an SI size read as written with a note asking whether the IEC one was meant, and whatif
+// taking N%, all and a huge budget as run does.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "cli/parse.hpp"
+#include "oomlab/error.hpp"
+#include "test_support.hpp"
+
+namespace oomlab::cli {
+namespace {
+
+using namespace oomlab::literals;
+namespace fs = std::filesystem;
+
+struct Cli {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Cli oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+bool has_note(const BudgetReading& r, const std::string& part) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(part) != std::string::npos; });
+}
+
+// 1.9 GiB is 1,945.6 MiB: the nearest 2 MiB page ends at 1,946 MiB.
+TEST(BudgetText, AFractionOfAByteIsRoundedToTheNearestPageWithANote) {
+  const BudgetReading r = read_budget("1.9GiB");
+  ASSERT_EQ(r.request.kind, BudgetRequest::Kind::bytes);
+  EXPECT_EQ(r.request.bytes.value, 1946_MiB);
+  ASSERT_EQ(r.notes.size(), 1U);
+  EXPECT_NE(r.notes[0].find("1.9GiB is not a whole number of bytes"), std::string::npos)
+      << r.notes[0];
+  EXPECT_NE(r.notes[0].find("2,040,528,896 B"), std::string::npos) << r.notes[0];
+  EXPECT_EQ(parse_budget("1.9GiB").bytes.value, 1946_MiB);
+  EXPECT_EQ(read_budget("0.0000001GiB").request.bytes.value, 2_MiB) << "never below one page";
+  // Whole bytes stay exactly as written, without a note; other sizes stay exact.
+  EXPECT_EQ(read_budget("1000000").request.bytes.value, 1'000'000U);
+  EXPECT_TRUE(read_budget("1.5GiB").notes.empty());
+  EXPECT_THROW((void)parse_size("1.9GiB"), Error);
+}
+
+TEST(BudgetText, AnSiSizeSaysWhatItWasReadAsAndAsksWhetherIecWasMeant) {
+  const BudgetReading gb = read_budget("8GB");
+  EXPECT_EQ(gb.request.bytes.value, 8'000'000'000U) << "read as written";
+  EXPECT_TRUE(has_note(gb, "8GB is read as 8,000,000,000 B")) << gb.notes.front();
+  EXPECT_TRUE(has_note(gb, "did you mean 8GiB (8,589,934,592 B)?")) << gb.notes.front();
+  EXPECT_TRUE(has_note(read_budget("512MB"), "did you mean 512MiB (536,870,912 B)?"));
+  EXPECT_TRUE(has_note(read_budget("2tb"), "did you mean 2TiB (2,199,023,255,552 B)?"));
+  // 1.3 GiB is no whole number of bytes: the suggestion without its bytes.
+  EXPECT_TRUE(has_note(read_budget("1.3GB"), "did you mean 1.3GiB?"));
+  for (const char* quiet : {"8GiB", "8G", "8192MiB", "25%", "all", "64KB"})
+    EXPECT_TRUE(read_budget(quiet).notes.empty()) << quiet;
+}
+
+TEST(BudgetText, RunPrintsTheNoteAndRunsAtTheRoundedBudget) {
+  const Cli r = oomlab(
+      {"run", "fragmentation", "-a", "sim", "--budget", "1.9GiB", "--no-out", "--json", "-"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out).at("budget_bytes"), 1946_MiB);
+  EXPECT_NE(r.err.find("oomlab: note: --budget: 1.9GiB is not a whole number of bytes"),
+            std::string::npos)
+      << r.err;
+}
+
+const fs::path kJob = fs::path(testing::test_data_dir()) / "pytorch" / "grow_native.pickle";
+
+// whatif's budget, from whatif.json, after a run with `budget`.
+struct WhatIfBudget {
+  Cli cli;
+  std::uint64_t bytes = 0;
+  std::vector<std::string> notes;
+};
+
+WhatIfBudget whatif_at(const std::string& budget) {
+  const fs::path json = fs::temp_directory_path() / "oomlab_budget_text_test_whatif.json";
+  WhatIfBudget w{.cli = oomlab({"whatif", "--trace", kJob.string(), "--budget", budget, "--json",
+                                json.string(), "--quiet"})};
+  if (w.cli.code != 0) return w;
+  std::ifstream in(json);
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  w.bytes = doc.at("budget_bytes").get<std::uint64_t>();
+  w.notes = doc.at("notes").get<std::vector<std::string>>();
+  return w;
+}
+
+// The modelled card is 80 GiB (the job's snapshot records no budget of its own).
+TEST(BudgetText, WhatIfTakesPercentAndAllOfItsCardAsRunDoes) {
+  const WhatIfBudget half = whatif_at("50%");
+  ASSERT_EQ(half.cli.code, 0) << half.cli.err;
+  EXPECT_EQ(half.bytes, 40_GiB);
+  const WhatIfBudget all = whatif_at("all");
+  ASSERT_EQ(all.cli.code, 0) << all.cli.err;
+  EXPECT_EQ(all.bytes, 80_GiB);
+}
+
+// Past the largest card the sim can model (16 TiB), clamped with run's words, not refused.
+TEST(BudgetText, WhatIfClampsAHugeBudgetWithRunsNotice) {
+  const WhatIfBudget huge = whatif_at("1000TiB");
+  ASSERT_EQ(huge.cli.code, 0) << huge.cli.err;
+  EXPECT_EQ(huge.bytes, 16_TiB);
+  EXPECT_TRUE(std::any_of(huge.notes.begin(), huge.notes.end(), [](const std::string& n) {
+    return n.starts_with("budget 1000 TiB is more than the 16.0 TiB") &&
+           n.find("clamped to 16.0 TiB") != std::string::npos;
+  }));
+  const WhatIfBudget si = whatif_at("8GB");
+  ASSERT_EQ(si.cli.code, 0) << si.cli.err;
+  EXPECT_EQ(si.bytes, 8'000'000'000U);
+  EXPECT_NE(si.cli.err.find("oomlab: note: --budget: 8GB is read as 8,000,000,000 B"),
+            std::string::npos)
+      << si.cli.err;
+}
+
+}  // namespace
+}  // namespace oomlab::cli

@@ -1,0 +1,151 @@
+// `oomlab report` of a frontier folder (frontier.json) and of a whatif folder (whatif.json): each
+// leads with its answer; a whatif folder's report is whatif's own, made again from whatif.json.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "oomlab/units.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kData = fs::path(testing::test_data_dir());
+
+fs::path temp_folder(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / ("oomlab_report_search_test_" + name);
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+struct CliOutcome {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+CliOutcome oomlab_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(ReportSearch, AFrontierFolderLeadsWithTheAnswerThenTheTrials) {
+  const fs::path dir = temp_folder("frontier");
+  const CliOutcome search = oomlab_cli({"frontier", "replay", "--trace",
+                                        (kData / "pytorch_gpt_fp32_snapshot.pickle").string(), "-a",
+                                        "torch", "--out", (dir / "f").string(), "--quiet"});
+  ASSERT_EQ(search.code, 0) << search.err;
+  const std::string answer = search.out.substr(0, search.out.find('\n'));
+  const nlohmann::json doc = nlohmann::json::parse(read_text(dir / "f" / "frontier.json"));
+  EXPECT_EQ(doc.at("answer"), answer) << "frontier.json keeps the line the command printed";
+
+  const CliOutcome report = oomlab_cli({"report", (dir / "f").string()});
+  ASSERT_EQ(report.code, 0) << report.err;
+  const std::string md = read_text(dir / "f" / "report.md");
+  const std::string html = read_text(dir / "f" / "report.html");
+  EXPECT_LT(md.find("**" + answer + "**"), md.find("## The trials")) << md;
+  // One table row per trial, budgets exact.
+  for (const nlohmann::json& trial : doc.at("trials")) {
+    const auto bytes = trial.at("budget_bytes").get<std::uint64_t>();
+    EXPECT_NE(md.find("| " + format_count(bytes) + " |"), std::string::npos) << bytes;
+  }
+  EXPECT_NE(md.find("max_split_size=max"), std::string::npos) << "options as oomlab writes them";
+  const std::size_t lead = html.find("id=\"answer\"");
+  ASSERT_NE(lead, std::string::npos) << html;
+  EXPECT_LT(lead, html.find("id=\"frontier-trials\""));
+  EXPECT_NE(html.find(format_count(doc.at("frontier_bytes").get<std::uint64_t>())),
+            std::string::npos);
+}
+
+// A frontier.json written before it kept its answer, and one of `frontier exec`'s: the frontier's
+// figures lead, and a program's trials show its peak and its own OOM line.
+TEST(ReportSearch, AFrontierJsonWithoutItsAnswerLeadsWithTheFrontier) {
+  const fs::path dir = temp_folder("exec_frontier");
+  std::ofstream(dir / "frontier.json") << R"({
+    "schema": "oomlab.frontier.v1", "oomlab": {"version": "0.1.0"},
+    "scenario": {"name": "exec", "params": {"command": "python train.py"}},
+    "allocator": {"name": "exec", "options": {}}, "simulated": false,
+    "upper_bytes": 8589934592, "frontier_bytes": 4294967296, "failing_bytes": 4227858432,
+    "timed_out": false, "resolution_bytes": 67108864,
+    "trials": [
+      {"budget_bytes": 8589934592, "outcome": "completed", "cause": null, "duration_ms": 4100,
+       "peak_bytes": 3900000000, "oom_line": "", "confirm": false},
+      {"budget_bytes": 4227858432, "outcome": "oom", "cause": "capacity", "duration_ms": 3000,
+       "peak_bytes": 4100000000, "oom_line": "torch.OutOfMemoryError: CUDA out of memory.",
+       "confirm": false}],
+    "program": {"first_bytes": 500000000, "peak_bytes": 4100000000, "usage_source": "nvml"}})";
+  const CliOutcome report = oomlab_cli({"report", (dir / "frontier.json").string()});
+  ASSERT_EQ(report.code, 0) << report.err;
+  const std::string md = read_text(dir / "report.md");
+  EXPECT_NE(md.find("**frontier 4.00 GiB (4,294,967,296 B): completes there and above, not at "
+                    "4,227,858,432 B**"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("torch.OutOfMemoryError: CUDA out of memory."), std::string::npos) << md;
+  EXPECT_NE(md.find("| Command | python train.py |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| Program's peak | 3.82 GiB |"), std::string::npos) << md;
+}
+
+// A job capped until it ran out of memory: its snapshot stops there (every figure a lower bound).
+TEST(ReportSearch, AWhatIfFolderIsWhatifsOwnReportMadeAgain) {
+  const fs::path dir = temp_folder("whatif");
+  const CliOutcome whatif =
+      oomlab_cli({"whatif", "--trace", (kData / "pytorch" / "grow_cap2g_native.pickle").string(),
+                  "--budget", "2GiB", "--out", (dir / "w").string(), "--quiet"});
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  const std::string md = read_text(dir / "w" / "report.md");
+  const std::string html = read_text(dir / "w" / "report.html");
+  fs::remove(dir / "w" / "report.md");
+  fs::remove(dir / "w" / "report.html");
+  const CliOutcome report = oomlab_cli({"report", (dir / "w").string()});
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_EQ(read_text(dir / "w" / "report.md"), md);
+  EXPECT_EQ(read_text(dir / "w" / "report.html"), html);
+  // It leads with the answer (the best setting), then the table.
+  const std::string answer = whatif.out.substr(0, whatif.out.find('\n'));
+  EXPECT_LT(md.find("**" + answer.substr(0, 40)), md.find("| setting |")) << md;
+}
+
+TEST(ReportSearch, BadFrontierAndWhatIfFilesAreExitTwoNamingTheField) {
+  const fs::path dir = temp_folder("bad");
+  fs::create_directories(dir / "w");
+  std::ofstream(dir / "w" / "whatif.json")
+      << R"({"schema": "oomlab.whatif.v1", "trace": {"path": "x.pickle"}, "card_bytes": 1,
+            "rows": [{"name": "native", "at_budget": {"outcome": "exploded"}}]})";
+  const CliOutcome whatif = oomlab_cli({"report", (dir / "w").string()});
+  EXPECT_EQ(whatif.code, 2);
+  EXPECT_NE(whatif.err.find("'rows[0].at_budget.outcome' must be one of oom, completed"),
+            std::string::npos)
+      << whatif.err;
+  std::ofstream(dir / "frontier.json") << R"({"schema": "oomlab.frontier.v1"})";
+  const CliOutcome frontier = oomlab_cli({"report", (dir / "frontier.json").string()});
+  EXPECT_EQ(frontier.code, 2);
+  EXPECT_NE(frontier.err.find("'scenario' must be an object"), std::string::npos) << frontier.err;
+  fs::create_directories(dir / "empty");
+  const CliOutcome empty = oomlab_cli({"report", (dir / "empty").string()});
+  EXPECT_EQ(empty.code, 2);
+  EXPECT_NE(empty.err.find("frontier.json (a frontier) or whatif.json (a whatif)"),
+            std::string::npos)
+      << empty.err;
+}
+
+}  // namespace
+}  // namespace oomlab
