@@ -125,6 +125,7 @@ json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_
   }
   if (program && s.environment)
     doc["environment"] = environment_json(*s.environment, s.device, false);
+  doc["answer"] = answer;
   return doc;
 }
 

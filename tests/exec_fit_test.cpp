@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "fake_exec_devices.hpp"
+#include "reports/search_json.hpp"
 
 namespace {
 
@@ -23,7 +24,7 @@ constexpr const char* kPyTorchOom =
     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. GPU 0 has a total "
     "capacity of 79.11 GiB of which 20.00 MiB is free. Including non-PyTorch memory, this process "
     "has 1.98 GiB memory in use. Of the allocated memory 1.50 GiB is allocated by PyTorch, and "
-    "100.00 MiB is reserved by PyTorch but unallocated.";
+    "20.00 MiB is reserved by PyTorch but unallocated.";
 
 class ExecFit : public ::testing::Test {
  protected:
@@ -79,6 +80,32 @@ TEST_F(ExecFit, FindsTheLargestBatchTheBudgetHoldsAndWhatTheNextOneAsked) {
   EXPECT_LE(f.runs(), 2 * 9 + 2U);
   EXPECT_FALSE(f.predicted) << "no model: the plain search";
   EXPECT_EQ(devices_->ballast, 0U) << "every ballast given back";
+}
+
+TEST_F(ExecFit, ItsJsonIsTheFitSchemaWithEachRunAndWhatTheNextValueNeeded) {
+  oomlab::ExecConfig c = config(2_GiB);
+  const oomlab::FitResult f =
+      oomlab::fit_exec(c, *devices_, {.range = {.name = "batch", .lo = 1, .hi = 512}});
+  const oomlab::SearchSubject subject{
+      .scenario = "exec", .command = c.command, .allocator = "exec"};
+  const auto doc = oomlab::fit_json(subject, f, "the answer line");
+  EXPECT_EQ(doc.at("schema"), "oomlab.fit.v1");
+  EXPECT_EQ(doc.at("value"), 28U);
+  EXPECT_EQ(doc.at("runs"), f.runs());
+  EXPECT_EQ(doc.at("budget_bytes"), 2_GiB);
+  EXPECT_TRUE(doc.at("predicted").is_null());
+  EXPECT_EQ(doc.at("headroom_bytes"), 2_GiB - (256_MiB + 28 * 64_MiB));
+  EXPECT_EQ(doc.at("next").at("value"), 29U);
+  EXPECT_EQ(doc.at("next").at("request_bytes"), 64_MiB);
+  EXPECT_EQ(doc.at("next").at("cause"), "capacity");
+  EXPECT_EQ(doc.at("answer"), "the answer line");
+  ASSERT_EQ(doc.at("trials").size(), f.runs());
+  const auto& first = doc.at("trials").at(0);
+  EXPECT_EQ(first.at("value"), 1U);
+  EXPECT_EQ(first.at("outcome"), "completed");
+  EXPECT_EQ(first.at("peak"), 256_MiB + 64_MiB);
+  EXPECT_GT(first.at("seconds").get<double>(), 0.0);
+  EXPECT_EQ(doc.at("scenario").at("params").at("command"), oomlab::command_line(c.command));
 }
 
 TEST_F(ExecFit, AProgramsOwnErrorStopsTheSearchWithItsMessage) {
