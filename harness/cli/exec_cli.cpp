@@ -45,7 +45,8 @@ void add_exec(CLI::App& app, ExecOptions& o) {
       "recognised: oomlab exec [OPTIONS] -- CMD [ARGS...]");
   sub->add_option("--budget,-b", o.budget,
                   "all the program may use on the device, its CUDA context included: a size "
-                  "(24GiB), N% of the device, or all")
+                  "(24GiB), N% of the device, all, or a card's name (L4, A100-80GB: oomlab list "
+                  "--cards)")
       ->capture_default_str();
   sub->add_option("--timeout", o.timeout,
                   "SECONDS: end the program there (outcome timeout, exit 4)");
@@ -66,11 +67,12 @@ void add_exec(CLI::App& app, ExecOptions& o) {
 void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   CLI::App* sub = frontier.add_subcommand(
       "exec",
-      "the smallest budget at which a program exits 0, by bisection on fresh runs: oomlab "
+      "the smallest budget at which a program exits 0, by a search on fresh runs: oomlab "
       "frontier exec [OPTIONS] -- CMD [ARGS...]");
   o.budget = "all";
   sub->add_option("--budget,-b", o.budget,
-                  "the largest budget tried (MAX): a size, N% of the device, or all free memory")
+                  "the largest budget tried (MAX): a size, N% of the device, all free memory, or a "
+                  "card's name")
       ->capture_default_str();
   sub->add_option("--resolution", o.resolution, "how close the search goes (a size, ≥ 2MiB)")
       ->capture_default_str();
