@@ -102,65 +102,94 @@ Prediction predict_largest(std::pair<std::uint64_t, std::uint64_t> smaller,
                               format_bytes(budget), name, value)};
 }
 
+namespace {
+
+// Fresh runs of the program, one at each value asked; while the model still needs them, each
+// records a snapshot of its own, read through the model and then removed.
+class FitRuns {
+ public:
+  FitRuns(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search,
+          FitResult& result)
+      : base_(base), config_(base), devices_(devices), search_(search), result_(result) {
+    config_.folder.clear();  // trials keep no files; the table holds what matters
+    config_.out_fd = -1;
+    config_.err_fd = -1;
+  }
+
+  [[nodiscard]] bool guided() const {
+    return search_.need_of && base_.snapshot.enabled && !scratch_.path().empty();
+  }
+
+  Trial run(std::uint64_t value) {
+    const std::string& name = search_.range.name;
+    config_.command = command_at(base_.command, name, value);
+    config_.program_environment = base_.program_environment;
+    config_.program_environment.emplace_back(fit_variable(name), std::to_string(value));
+    const bool snapshot = guided() && !predicted_;
+    config_.snapshot.enabled = snapshot;
+    config_.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
+    RunResult run = run_exec(config_, devices_);
+    config_.notice = nullptr;  // the first run's notices are enough
+    if (first_) {
+      first_ = false;
+      result_.budget_bytes = run.budget_bytes;
+      result_.environment = run.environment;
+      result_.device = run.device;
+    }
+    if (snapshot && run.outcome == Outcome::completed) read_need(run, value);
+    std::error_code ec;
+    if (snapshot) fs::remove_all(config_.snapshot.folder, ec);  // read: no longer needed
+    Trial trial = program_trial(run);
+    trial.value = value;
+    return trial;
+  }
+
+  Prediction predict() {
+    Prediction p = needs_.predict(result_.budget_bytes, search_.range.name);
+    predicted_ = predicted_ || p.value.has_value();  // later runs record no snapshot
+    return p;
+  }
+
+ private:
+  void read_need(RunResult& run, std::uint64_t value) {
+    if (const std::optional<std::uint64_t> need = search_.need_of(run)) {
+      needs_.add(value, *need);
+      return;
+    }
+    needs_.missing(fmt::format(
+        "the run at {}={} gave the model nothing to read{}", search_.range.name, value,
+        run.program && !run.program->snapshot_note.empty() ? " (" + run.program->snapshot_note + ")"
+                                                           : ""));
+  }
+
+  const ExecConfig& base_;
+  ExecConfig config_;
+  ExecDevices& devices_;
+  const ExecFitSearch& search_;
+  FitResult& result_;
+  const ScratchFolder scratch_;
+  Needs needs_;
+  bool predicted_ = false;
+  bool first_ = true;
+  unsigned runs_ = 0;
+};
+
+}  // namespace
+
 FitResult fit_exec(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search) {
   FitResult result;
   result.range = search.range;
   result.allocator = "exec";
-  ExecConfig config = base;
-  config.folder.clear();  // trials keep no files; the table holds what matters
-  config.out_fd = -1;
-  config.err_fd = -1;
-  const std::string& name = search.range.name;
-  const ScratchFolder scratch;
-  const bool guided = search.need_of && base.snapshot.enabled && !scratch.path().empty();
-  Needs needs;
-  bool predicted = false;  // after the prediction, runs record no snapshot
-  bool first = true;
-  unsigned count = 0;
-  const TrialAt trial_at = [&](std::optional<std::uint64_t> at) {
-    const std::uint64_t value = at.value_or(search.range.lo);
-    config.command = command_at(base.command, name, value);
-    config.program_environment = base.program_environment;
-    config.program_environment.emplace_back(fit_variable(name), std::to_string(value));
-    const bool snapshot = guided && !predicted;
-    config.snapshot.enabled = snapshot;
-    config.snapshot.folder = snapshot ? scratch.path() / fmt::format("run-{}", ++count) : "";
-    RunResult run = run_exec(config, devices);
-    config.notice = nullptr;  // the first run's notices are enough
-    if (first) {
-      first = false;
-      result.budget_bytes = run.budget_bytes;
-      result.environment = run.environment;
-      result.device = run.device;
-    }
-    if (snapshot && run.outcome == Outcome::completed) {
-      if (const std::optional<std::uint64_t> need = search.need_of(run)) {
-        needs.add(value, *need);
-      } else {
-        needs.missing(fmt::format("the run at {}={} gave the model nothing to read{}", name, value,
-                                  run.program && !run.program->snapshot_note.empty()
-                                      ? " (" + run.program->snapshot_note + ")"
-                                      : ""));
-      }
-    }
-    std::error_code ec;
-    if (snapshot) fs::remove_all(config.snapshot.folder, ec);  // read: no longer needed
-    Trial trial = program_trial(run);
-    trial.value = value;
-    return trial;
-  };
+  FitRuns runs(base, devices, search, result);
   ValueSearch values{.lo = search.range.lo,
                      .hi = search.range.hi,
                      .confirm = search.confirm,
                      .on_trial = search.on_trial};
-  if (guided) {
-    values.predict = [&](const std::vector<Trial>&) {
-      Prediction p = needs.predict(result.budget_bytes, name);
-      predicted = predicted || p.value.has_value();
-      return p;
-    };
-  }
-  static_cast<BoundaryResult&>(result) = search_values(values, trial_at);
+  if (runs.guided()) values.predict = [&](const std::vector<Trial>&) { return runs.predict(); };
+  static_cast<BoundaryResult&>(result) =
+      search_values(values, [&](std::optional<std::uint64_t> value) {
+        return runs.run(value.value_or(search.range.lo));
+      });
   return result;
 }
 
