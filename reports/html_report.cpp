@@ -114,6 +114,23 @@ std::string answer_sections(const RunReport& run) {
   return out;
 }
 
+// exec: the model's answers from the program's snapshot.
+std::string model_section(const ReportModel& model) {
+  std::string out =
+      "<section id=\"model\">\n<h2>The model of PyTorch's allocator (the program's "
+      "snapshot)</h2>\n" +
+      html_kv_table(model_rows(model), "model-facts") +
+      html_data_table(model_table(model), "model-whatif");
+  const std::vector<std::string> caveats = model_caveats(model);
+  if (!caveats.empty()) {
+    out += "<ul class=\"caveats\">\n";
+    for (const std::string& line : caveats)
+      out += "<li>" + xml_escape(line) + "</li>\n";
+    out += "</ul>\n";
+  }
+  return out + "</section>\n";
+}
+
 std::string oom_section(const ReportOom& oom) {
   std::vector<ReportRow> rows = oom_rows(oom);
   std::string advice;
@@ -199,6 +216,7 @@ std::string run_html(const RunReport& run) {
   out += fmt::format("<p class=\"caption\">{}</p>\n</section>\n",
                      xml_escape(timeline_caption(run.timeline)));
   if (run.oom) out += oom_section(*run.oom);
+  if (run.model) out += model_section(*run.model);
   out += "<section id=\"run\">\n<h2>The run</h2>\n" + html_kv_table(run_rows(run), "run-facts");
   if (run.metrics.is_object() && !run.metrics.empty()) {
     out += "<h2>Scenario metrics</h2>\n" + html_kv_table(json_rows(run.metrics), "metrics");

@@ -151,6 +151,16 @@ std::string answer_md(const RunReport& run) {
   return out;
 }
 
+// exec: the model's answers from the program's snapshot.
+std::string model_md(const ReportModel& model) {
+  std::string out = "## The model of PyTorch's allocator (the program's snapshot)\n\n" +
+                    markdown_kv_table(model_rows(model), "Model") +
+                    markdown_data_table(model_table(model));
+  for (const std::string& line : model_caveats(model))
+    out += "- " + cell_text(line) + "\n";
+  return out + "\n";
+}
+
 }  // namespace
 
 std::string run_markdown(const RunReport& run) {
@@ -173,6 +183,7 @@ std::string run_markdown(const RunReport& run) {
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
     out += program_md(*run.oom);
   }
+  if (run.model) out += model_md(*run.model);
   out += "## The run\n\n" + markdown_kv_table(run_rows(run), "Run");
   if (run.metrics.is_object() && !run.metrics.empty()) {
     out += "## Scenario metrics\n\n" + markdown_kv_table(json_rows(run.metrics), "Metric");

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "exec/remedy_check.hpp"
+
 namespace oomlab {
 
 namespace {
@@ -15,6 +17,47 @@ std::string percent_of(std::uint64_t part, std::uint64_t whole) {
 std::string ended_text(const ProgramRun& p) {
   if (p.signal != 0) return fmt::format("killed by signal {}", p.signal);
   return fmt::format("exit code {}", p.exit_code);
+}
+
+// One what-if row: where it failed at the budget, and the card it needs for the whole process.
+std::string model_row_text(const ModelRow& r, bool lower_bound) {
+  const std::string at =
+      r.completes_at_budget
+          ? std::string("completes")
+          : fmt::format("OOM at entry {}", r.first_failure_index
+                                               ? format_count(*r.first_failure_index)
+                                               : std::string("-"));
+  std::string card = "none up to the card";
+  if (r.frontier_bytes) {
+    card = (lower_bound ? "≥ " : r.approximate ? "~" : "") + format_bytes(*r.frontier_bytes);
+  }
+  return fmt::format("{:<48} {:<20} {}{}", r.setting + (r.as_ran ? " (as it ran)" : ""), at, card,
+                     r.fraction_cap ? " (under a fraction cap)" : "");
+}
+
+// The model's answers from the program's snapshot.
+void write_model(std::string& out, const RunResult& r) {
+  auto it = std::back_inserter(out);
+  const ProgramModel& m = r.models.front();
+  fmt::format_to(it, "model      {} (snapshot {})\n", m.reproduction,
+                 m.snapshot.filename().string());
+  fmt::format_to(it, "outside    {} held outside PyTorch's allocator ({}); the model's budget {}\n",
+                 format_bytes(m.outside_allocator_bytes), m.outside_measured,
+                 format_bytes(m.budget_bytes));
+  fmt::format_to(it, "whatif     {:<48} {:<20} {}\n", "setting", "at the model's budget",
+                 "card for the whole process");
+  for (const ModelRow& row : m.whatif)
+    fmt::format_to(it, "           {}\n", model_row_text(row, m.lower_bound));
+  if (!r.oom && !m.advice.empty()) fmt::format_to(it, "advice     {}\n", m.advice);
+  if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", remedy_check_line(*m.remedy_check));
+  for (const std::string& caveat : m.caveats)
+    fmt::format_to(it, "note       {}\n", caveat);
+  for (const std::string& note : m.notes)
+    fmt::format_to(it, "note       {}\n", note);
+  for (std::size_t i = 1; i < r.models.size(); ++i) {
+    fmt::format_to(it, "also       {}: {}\n", r.models[i].snapshot.filename().string(),
+                   r.models[i].reproduction);
+  }
 }
 
 void write_oom(std::string& out, const RunResult& r) {
@@ -80,6 +123,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
                  r.duration_ms / 1e3);
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
   if (r.oom) write_oom(out, r);
+  if (!r.models.empty()) write_model(out, r);
   fmt::format_to(it,
                  "memory     peak {} ({} of the budget) · {} at the first sample that saw any · "
                  "{} samples every {:g} ms ({})\n",

@@ -130,6 +130,52 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
   return rows;
 }
 
+std::vector<ReportRow> model_rows(const ReportModel& m) {
+  std::vector<ReportRow> rows = {
+      {"Reproduced", m.reproduction.empty() ? "-" : m.reproduction},
+      {"Outside PyTorch's allocator",
+       fmt::format("{} ({})", format_bytes(m.outside_allocator_bytes), m.outside_measured)},
+      {"The model's budget",
+       fmt::format("{}: the run's budget less the memory outside the allocator",
+                   format_bytes(m.budget_bytes))}};
+  if (!m.advice.empty()) rows.push_back({"Advice", m.advice});
+  if (!m.remedy_check.empty()) rows.push_back({"Remedy checked", m.remedy_check});
+  rows.push_back({"Snapshot", m.snapshot.empty() ? "-" : m.snapshot});
+  return rows;
+}
+
+std::vector<std::vector<std::string>> model_table(const ReportModel& m) {
+  std::vector<std::vector<std::string>> rows = {{"Setting", "PYTORCH_CUDA_ALLOC_CONF",
+                                                 "At the budget", "Card for the whole process",
+                                                 "Allocator's frontier"}};
+  // A trace that stops at the OOM only bounds its frontiers from below.
+  const auto size = [&](const std::optional<std::uint64_t>& bytes, bool approximate) {
+    if (!bytes) return std::string("none up to the card");
+    return (m.lower_bound ? "≥ " : approximate ? "~" : "") + format_bytes(*bytes);
+  };
+  for (const ReportModelRow& r : m.whatif) {
+    std::string setting = r.setting;
+    if (r.as_ran) setting += " (as the program ran)";
+    const std::string at =
+        r.completes_at_budget
+            ? std::string("completes")
+            : (r.first_failure_index
+                   ? fmt::format("OOM at entry {}", format_count(*r.first_failure_index))
+                   : std::string("OOM"));
+    rows.push_back({setting, r.alloc_conf.empty() ? "(PyTorch's defaults)" : r.alloc_conf, at,
+                    size(r.frontier_bytes, r.approximate),
+                    size(r.model_frontier_bytes, r.approximate) +
+                        (r.fraction_cap ? " (a fraction cap)" : "")});
+  }
+  return rows;
+}
+
+std::vector<std::string> model_caveats(const ReportModel& m) {
+  std::vector<std::string> out = m.caveats;
+  out.insert(out.end(), m.notes.begin(), m.notes.end());
+  return out;
+}
+
 std::vector<ReportRow> json_rows(const nlohmann::json& object) {
   std::vector<ReportRow> rows;
   if (!object.is_object()) return rows;

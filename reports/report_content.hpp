@@ -28,6 +28,12 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
 // allocated it and its innermost frame.
 [[nodiscard]] std::vector<ReportRow> largest_live_rows(const ReportOom& oom);
 [[nodiscard]] std::vector<ReportRow> run_rows(const RunReport& run);
+// exec: what the model said of the program's snapshot (reproduced, the memory outside PyTorch's
+// allocator, the advice, --check-remedy's rerun), and its what-if table at the run's budget
+// (header first), and what the snapshot cannot know.
+[[nodiscard]] std::vector<ReportRow> model_rows(const ReportModel& model);
+[[nodiscard]] std::vector<std::vector<std::string>> model_table(const ReportModel& model);
+[[nodiscard]] std::vector<std::string> model_caveats(const ReportModel& model);
 // Metrics by name, values shown as people read them (*_bytes as sizes).
 [[nodiscard]] std::vector<ReportRow> json_rows(const nlohmann::json& object);
 

@@ -277,6 +277,40 @@ ReportOom read_oom(const JsonFields& oom) {
   return o;
 }
 
+ReportModel read_model(const JsonFields& model) {
+  ReportModel m;
+  m.snapshot = model.optional_text("snapshot");
+  m.program_entry = model.optional_count("program_entry");
+  m.reproduced_entry = model.optional_count("reproduced_entry");
+  m.reproduction = model.optional_text("reproduction");
+  m.outside_allocator_bytes = model.count("outside_allocator_bytes");
+  m.outside_measured = model.optional_text("outside_measured");
+  m.budget_bytes = model.optional_count("budget_bytes").value_or(0);
+  m.lower_bound = model.has("lower_bound") && model.raw()["lower_bound"] == true;
+  if (model.has("whatif")) {
+    for (const JsonFields& r : model.objects("whatif")) {
+      const auto flag = [&](const char* key) { return r.has(key) && r.raw()[key] == true; };
+      m.whatif.push_back({.setting = r.text("setting"),
+                          .alloc_conf = r.optional_text("alloc_conf"),
+                          .as_ran = flag("as_ran"),
+                          .fraction_cap = flag("fraction_cap"),
+                          .approximate = flag("approximate"),
+                          .completes_at_budget = flag("completes_at_budget"),
+                          .first_failure_index = r.optional_count("first_failure_index"),
+                          .model_frontier_bytes = r.optional_count("model_frontier_bytes"),
+                          .frontier_bytes = r.optional_count("frontier_bytes")});
+    }
+  }
+  m.advice = model.optional_text("advice");
+  m.caveats = model.texts("caveats");
+  m.notes = model.texts("notes");
+  if (const auto check = model.optional_object("remedy_check")) {
+    m.remedy_check = check->optional_text("summary");
+    m.remedy_held = check->has("held") && check->raw()["held"] == true;
+  }
+  return m;
+}
+
 namespace {
 
 nlohmann::json object_or_empty(const JsonFields& fields, const std::string& key) {
@@ -319,6 +353,7 @@ RunReport read_run_summary(const JsonFields& summary) {
   if (summary.has("error") && summary.raw()["error"].is_string()) r.error = summary.text("error");
   r.last_events = read_last_events(summary);
   r.trials = read_trials(summary);
+  if (const auto model = summary.optional_object("model")) r.model = read_model(*model);
   return r;
 }
 

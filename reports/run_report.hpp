@@ -141,6 +141,37 @@ struct ReportSoak {
   std::uint64_t unbalanced_cycles = 0;
 };
 
+// exec: one setting of PyTorch's allocator on the program's snapshot (summary.json model.whatif).
+struct ReportModelRow {
+  std::string setting;
+  std::string alloc_conf;
+  bool as_ran = false;
+  bool fraction_cap = false;
+  bool approximate = false;
+  bool completes_at_budget = false;
+  std::optional<std::uint64_t> first_failure_index;
+  std::optional<std::uint64_t> model_frontier_bytes;
+  std::optional<std::uint64_t> frontier_bytes;  // the whole process
+};
+
+// exec: what the model said of the program's snapshot (summary.json "model").
+struct ReportModel {
+  std::string snapshot;
+  std::optional<std::uint64_t> program_entry;
+  std::optional<std::uint64_t> reproduced_entry;
+  std::string reproduction;
+  std::uint64_t outside_allocator_bytes = 0;
+  std::string outside_measured;
+  std::uint64_t budget_bytes = 0;
+  bool lower_bound = false;
+  std::vector<ReportModelRow> whatif;
+  std::string advice;
+  std::vector<std::string> caveats;
+  std::vector<std::string> notes;
+  std::string remedy_check;  // --check-remedy's line, "" when none was made
+  std::optional<bool> remedy_held;
+};
+
 inline constexpr std::size_t kTimelineBuckets = 1000;  // so at most 2000 points per series
 inline constexpr std::size_t kMaxFailedMarks = 200;
 
@@ -167,6 +198,7 @@ struct RunReport {
   std::vector<ReportEvent> last_events;  // before an error or a timeout
   std::vector<ReportTrial> trials;       // a search's trials
   std::optional<ReportSoak> soak;        // soak.json, when the folder holds one
+  std::optional<ReportModel> model;      // exec of a PyTorch program that left a snapshot
   Timeline timeline;
 };
 
@@ -174,6 +206,8 @@ struct RunReport {
 [[nodiscard]] ReportEnvironment read_environment(const JsonFields& top);
 // An oomlab.run.v1 summary; Error(input) naming `fields.file()` when it is not one.
 [[nodiscard]] RunReport read_run_summary(const JsonFields& summary);
+// summary.json's "model" (exec): Error(input) naming the field when it is malformed.
+[[nodiscard]] ReportModel read_model(const JsonFields& model);
 // summary.json's "oom" record: the one reader of it, for reports, compare and the matrix table.
 [[nodiscard]] ReportOom read_oom(const JsonFields& oom);
 // `path`: a run folder or its summary.json. Reads events.csv beside it when there is one.

@@ -118,6 +118,10 @@ json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_
                       {"peak_bytes", s.program->peak_bytes},
                       {"usage_source", s.program->usage_source}};
   }
+  if (program) {
+    doc["model"] =
+        s.model != nullptr ? model_json(*s.model, s.model->snapshot.parent_path()) : json(nullptr);
+  }
   if (r.confirmation.runs > 0) {
     doc["confirm"] = {{"runs", r.confirmation.runs},
                       {"frontier_completed", r.confirmation.answer_completed},

@@ -28,6 +28,7 @@ struct SearchSubject {
   std::optional<Environment> environment;
   std::optional<DeviceFacts> device;
   const ProgramRun* program = nullptr;  // the first run's, for a program
+  const ProgramModel* model = nullptr;  // the model of the first run's snapshot, when there is one
   // What the driver keeps back of the device when idle: named cards are compared net of it.
   std::uint64_t kept_back_bytes = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "exec/remedy_check.hpp"
 #include "oomlab/version.hpp"
 
 namespace oomlab {
@@ -164,7 +165,55 @@ json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
   return out;
 }
 
+json model_row_json(const ModelRow& r) {
+  return {{"setting", r.setting},
+          {"alloc_conf", r.alloc_conf},
+          {"as_ran", r.as_ran},
+          {"fraction_cap", r.fraction_cap},
+          {"approximate", r.approximate},
+          {"completes_at_budget", r.completes_at_budget},
+          {"first_failure_index", or_null(r.first_failure_index)},
+          {"model_frontier_bytes", or_null(r.model_frontier_bytes)},
+          {"frontier_bytes", or_null(r.frontier_bytes)}};
+}
+
+json remedy_check_json(const std::optional<RemedyCheck>& c) {
+  if (!c) return nullptr;
+  return {{"setting", c->setting},
+          {"alloc_conf", c->alloc_conf},
+          {"replaced", c->replaced.empty() ? json(nullptr) : json(c->replaced)},
+          {"outcome", to_string(c->outcome)},
+          {"held", c->held},
+          {"line", c->line},
+          {"duration_ms", c->duration_ms},
+          {"summary", remedy_check_line(*c)}};
+}
+
 }  // namespace
+
+json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
+  json rows = json::array();
+  for (const ModelRow& r : m.whatif)
+    rows.push_back(model_row_json(r));
+  return {{"snapshot", run_file(m.snapshot, folder)},
+          {"program_entry", or_null(m.program_entry)},
+          {"reproduced_entry", or_null(m.reproduced_entry)},
+          {"reproduced", m.reproduced()},
+          {"reproduction", m.reproduction},
+          {"outside_allocator_bytes", m.outside_allocator_bytes},
+          {"outside_measured", m.outside_measured},
+          {"process_bytes", m.process_bytes},
+          {"allocator_reserved_bytes", m.allocator_reserved_bytes},
+          {"budget_bytes", m.budget_bytes},
+          {"lower_bound", m.lower_bound},
+          {"whatif", rows},
+          {"advice", m.advice},
+          {"advised_setting", m.advised ? json(m.whatif[*m.advised].setting) : json(nullptr)},
+          {"caveats", m.caveats},
+          {"notes", m.notes},
+          {"remedy_check", remedy_check_json(m.remedy_check)},
+          {"duration_ms", m.duration_ms}};
+}
 
 json params_json(const Params& params) {
   json out = json::object();
@@ -279,6 +328,16 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
   if (!invocation.files.empty()) doc["scenario"]["files"] = invocation.files;
   if (r.program) doc["program"] = program_json(*r.program, invocation.folder);
   add_run_details(doc, r);
+  if (r.program) {
+    doc["model"] =
+        r.models.empty() ? json(nullptr) : model_json(r.models.front(), invocation.folder);
+    if (r.models.size() > 1) {
+      json others = json::array();
+      for (std::size_t i = 1; i < r.models.size(); ++i)
+        others.push_back(model_json(r.models[i], invocation.folder));
+      doc["other_models"] = std::move(others);
+    }
+  }
   return doc;
 }
 

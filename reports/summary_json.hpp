@@ -24,6 +24,10 @@ struct Invocation {
 [[nodiscard]] nlohmann::ordered_json summary_json(const RunResult& result,
                                                   const Invocation& invocation);
 [[nodiscard]] nlohmann::ordered_json params_json(const Params& params);
+// exec: one snapshot through the model ("model" of summary.json and of frontier exec's JSON);
+// its snapshot named relative to `folder` when it lies in it.
+[[nodiscard]] nlohmann::ordered_json model_json(const ProgramModel& model,
+                                                const std::filesystem::path& folder);
 [[nodiscard]] nlohmann::ordered_json environment_json(const Environment& env,
                                                       const std::optional<DeviceFacts>& device,
                                                       bool simulated);

@@ -109,6 +109,16 @@ TEST(CliHelp, ExecHelpSaysWhatThePyTorchSnapshotIsAndHowToTurnItOff) {
   EXPECT_NE(help.find("snapshot-rank<RANK>.pickle"), std::string::npos) << help;
 }
 
+TEST(CliHelp, ExecHelpNamesTheModelAndCheckRemedy) {
+  const std::string exec = help_of("exec");
+  EXPECT_NE(exec.find("--check-remedy"), std::string::npos) << exec;
+  EXPECT_NE(exec.find("summary.json 'model'"), std::string::npos) << exec;
+  EXPECT_NE(exec.find("--check-remedy's"), std::string::npos) << "its exit code:\n" << exec;
+  const std::string frontier = help_of("frontier exec");
+  EXPECT_NE(frontier.find("the model predicts"), std::string::npos) << frontier;
+  EXPECT_NE(frontier.find("never a"), std::string::npos) << frontier;
+}
+
 TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {
   std::ostringstream out;
   std::ostringstream err;

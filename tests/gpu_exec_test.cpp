@@ -146,6 +146,9 @@ TEST_F(GpuExec, TheFrontierOfAProgramIsWhatItTakesPlusItsContext) {
   EXPECT_LT(frontier, 1_GiB + 1_GiB) << "a context is some hundreds of MiB";
   EXPECT_EQ(f["failing_bytes"].get<std::uint64_t>() + 32_MiB, frontier);
   EXPECT_LE(f["trials"].size(), 6U) << "the top, what it took, a step or two: " << r.err_tail;
+  EXPECT_EQ(f["runs"].get<std::size_t>(), f["trials"].size());
+  EXPECT_TRUE(f["predicted_bytes"].is_null()) << "a CUDA program leaves no PyTorch snapshot";
+  EXPECT_EQ(f["trials"][1]["role"], "probe");
 }
 
 }  // namespace

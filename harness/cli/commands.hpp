@@ -65,6 +65,7 @@ struct ExecOptions {
   bool expect_oom = false;
   bool expect_no_oom = false;
   bool quiet = false;
+  bool check_remedy = false;        // exec: run again with the setting the model names
   std::string resolution = "2MiB";  // frontier exec
   std::string confirm = "0";
   bool no_snapshot = false;  // a Python program's PyTorch snapshot (the exec shim)

@@ -60,6 +60,10 @@ void add_exec(CLI::App& app, ExecOptions& o) {
   auto* expect_no_oom =
       sub->add_flag("--expect-no-oom", o.expect_no_oom, "exit 1 if the program runs out of memory");
   expect_oom->excludes(expect_no_oom);
+  sub->add_flag("--check-remedy", o.check_remedy,
+                "after a PyTorch OOM whose snapshot shows a setting completing, run the program "
+                "again at the budget with PYTORCH_CUDA_ALLOC_CONF set to it (exit 1 if it still "
+                "runs out)");
   add_program_options(sub, o);
   sub->footer(exec_footer());
 }
@@ -67,7 +71,8 @@ void add_exec(CLI::App& app, ExecOptions& o) {
 void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   CLI::App* sub = frontier.add_subcommand(
       "exec",
-      "the smallest budget at which a program exits 0, by a search on fresh runs: oomlab "
+      "the smallest budget at which a program exits 0, by search on fresh runs (from the model's "
+      "prediction for a PyTorch program): oomlab "
       "frontier exec [OPTIONS] -- CMD [ARGS...]");
   o.budget = "all";
   sub->add_option("--budget,-b", o.budget,

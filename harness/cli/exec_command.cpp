@@ -12,6 +12,9 @@
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_run.hpp"
+#include "exec/program_model.hpp"
+#include "exec/remedy_check.hpp"
+#include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::cli {
@@ -36,13 +39,51 @@ RunOptions record_options(const ExecOptions& o) {
   return r;
 }
 
-// The run's exit code; a program that failed for another reason than memory is exit 1.
+// The run's exit code; a program that failed for another reason than memory is exit 1, and so
+// is a remedy the model named that still ran out of memory.
 int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* why) {
   if (result.outcome == Outcome::error) {
     *why = result.error_message;
     return kExitCheckFailed;
   }
-  return exit_code_for(result, o, why);
+  const int code = exit_code_for(result, o, why);
+  if (code != kExitOk || result.models.empty()) return code;
+  const std::optional<RemedyCheck>& check = result.models.front().remedy_check;
+  if (check && !check->held && check->outcome == Outcome::oom) {
+    *why = "--check-remedy: " + remedy_check_line(*check);
+    return kExitCheckFailed;
+  }
+  return code;
+}
+
+// The model's answers from the program's snapshots, and --check-remedy's rerun.
+void model_and_check(const ExecOptions& o, const ExecConfig& config, ExecDevices& devices,
+                     RunResult& result, Console& console) {
+  model_program(result, {.stop = config.stop});
+  if (!o.check_remedy) return;
+  std::string text;
+  try {
+    const std::string why = check_remedy(config, devices, result);
+    if (why.empty()) return;
+    text = "--check-remedy: nothing to check: " + why;
+  } catch (const Error& e) {  // the first run's record stands
+    text = fmt::format("--check-remedy: the program could not be run again: {}", e.what());
+  }
+  console.notice(text);
+  result.notices.push_back(text);
+}
+
+// The snapshots of a run with no folder: read by the model, then removed with their temporary
+// folder; the record names them by their file names only.
+void forget_read_snapshots(RunResult& result) {
+  ProgramRun& p = *result.program;
+  if (p.snapshots.empty()) return;
+  p.snapshot_note = fmt::format(
+      "{} snapshot(s) read by the model, then removed: the run had no folder to keep them in",
+      p.snapshots.size());
+  p.snapshots.clear();
+  for (ProgramModel& m : result.models)
+    m.snapshot = m.snapshot.filename();
 }
 
 }  // namespace
@@ -63,15 +104,22 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   std::vector<std::string> invocation = argv;
   invocation.emplace_back("--");
   invocation.insert(invocation.end(), o.command.begin(), o.command.end());
-  const RunRecord record{record_as, {invocation, {}}, prepare_run_folder(record_as, "exec")};
+  const std::optional<fs::path> folder = prepare_run_folder(record_as, "exec");
+  const RunRecord record{record_as, {invocation, {}, folder.value_or(fs::path())}, folder};
   if (record.folder) config.folder = *record.folder;
   // With --json -, stdout carries the JSON alone: the program's stdout goes on to stderr.
   if (o.json == "-") config.out_fd = STDERR_FILENO;
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
+  // Without a run folder the snapshots live only until the model has read them.
+  const std::optional<SnapshotFolder> kept =
+      record.folder ? std::nullopt : std::make_optional<SnapshotFolder>();
+  if (kept && config.snapshot.folder.empty()) config.snapshot.folder = kept->path();
   RunResult result;
   try {
     result = run_exec(config, *opened);
+    model_and_check(o, config, *opened, result, console);
+    if (kept) forget_read_snapshots(result);
   } catch (...) {
     std::error_code ec;
     if (record.folder && !folder_existed) fs::remove_all(*record.folder, ec);

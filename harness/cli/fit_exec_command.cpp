@@ -10,6 +10,7 @@
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_fit.hpp"
+#include "exec/exec_frontier.hpp"
 #include "oomlab/error.hpp"
 #include "reports/search_json.hpp"
 
@@ -34,10 +35,16 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   config.stop = StopOnSignal::flag();
   FitResult result;
   try {
-    const ExecFitSearch search{.range = range, .confirm = confirm, .on_trial = [&](const Trial& t) {
-                                 if (!o.quiet)
-                                   err << value_trial_line(range.name, t) << '\n' << std::flush;
-                               }};
+    const ExecFitSearch search{
+        .range = range,
+        .confirm = confirm,
+        .on_trial =
+            [&](const Trial& t) {
+              if (!o.quiet) err << value_trial_line(range.name, t) << '\n' << std::flush;
+            },
+        // A completed run's whole-process need: its snapshot's frontier through the model
+        // (the settings it ran with) plus what it held outside PyTorch's allocator.
+        .need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); }};
     result = fit_exec(config, *devices, search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -22,7 +21,6 @@ namespace oomlab::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using json = nlohmann::ordered_json;
 
 // "; the prediction held" or how far it was off.
 std::string prediction_verdict(const ExecFrontier& r) {
@@ -93,9 +91,14 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   try {
     const ExecSearch search{.resolution_bytes = resolution,
                             .confirm = static_cast<unsigned>(confirm),
-                            .on_trial = [&](const Trial& t) {
-                              if (!o.quiet) err << program_trial_line(t) << '\n' << std::flush;
-                            }};
+                            .on_trial =
+                                [&](const Trial& t) {
+                                  if (!o.quiet) err << program_trial_line(t) << '\n' << std::flush;
+                                },
+                            .on_prediction =
+                                [&](const std::string& note) {
+                                  if (!o.quiet) err << note << '\n' << std::flush;
+                                }};
     result = find_exec_frontier(config, *devices, search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
@@ -111,6 +114,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
     subject.environment = result.top->environment;
     subject.device = result.top->device;
     if (result.top->program) subject.program = &*result.top->program;
+    if (!result.top->models.empty()) subject.model = &result.top->models.front();
   }
   subject.kept_back_bytes = kept_back_bytes(subject.device ? &*subject.device : nullptr);
   if (result.answer && !o.quiet)

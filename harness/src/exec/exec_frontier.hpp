@@ -1,12 +1,15 @@
 // `oomlab frontier exec`: the smallest budget at which a program exits 0, by the one search on
-// fresh runs (run/searches.hpp). One run at the top budget must complete; the first probe is the
-// model's prediction when there is one, else what the top run took of the budget plus the page the
-// driver keeps back (most programs need what they took); steps then double away from it until the
-// answer changes, then bisect: never a bisection from zero. --confirm reruns the frontier and the
-// budget under it: programs are not always deterministic, and the search should say so rather
-// than hide it.
+// fresh runs (run/searches.hpp). One run at the top budget must complete. A PyTorch program's top
+// run leaves a snapshot: the model predicts the whole process's frontier from it (the frontier of
+// the settings it ran with, plus what the process held outside PyTorch's allocator), and the
+// search verifies it (the prediction completes, one resolution under it fails): three runs. Any
+// other program starts from what the top run took plus the page the driver keeps back. Either way
+// the steps then double away from that first probe until the answer changes, then bisect: never a
+// bisection from zero. --confirm reruns the frontier and the budget under it: programs are not
+// always deterministic, and the search should say so rather than hide it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -19,7 +22,7 @@ namespace oomlab {
 
 // answer: the frontier; beyond: the largest budget that did not complete.
 struct ExecFrontier : BoundaryResult {
-  std::optional<RunResult> top;  // the first run's record (at the upper budget)
+  std::optional<RunResult> top;  // the first run's record (at the upper budget), its model too
   [[nodiscard]] std::uint64_t upper_bytes() const {
     return trials.empty() ? 0 : trials.front().budget_bytes;
   }
@@ -29,13 +32,20 @@ struct ExecSearch {
   std::uint64_t resolution_bytes = 2ULL << 20U;
   unsigned confirm = 0;
   std::function<void(const Trial&)> on_trial;
-  // The whole process's frontier predicted from the top run; unset: none.
-  std::function<Prediction(RunResult& top)> predict;
+  std::function<void(const std::string&)> on_prediction;  // told the prediction's note
+  // The whole process's frontier predicted from the top run; none: no prediction. Unset: its
+  // snapshots through the model (predict_from_snapshots).
+  std::function<std::optional<std::uint64_t>(RunResult& top)> predict;
 };
 
 // `base.budget` is the upper bound; base.timeout limits each trial. Throws Interrupted on a stop.
 [[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
                                               const ExecSearch& search);
+
+// A run's snapshots through the model (into run.models): the largest of their settings'
+// whole-process frontiers, or none without a snapshot.
+[[nodiscard]] std::optional<std::uint64_t> predict_from_snapshots(RunResult& run,
+                                                                  const std::atomic<bool>* stop);
 
 // A program's run as a trial of a search (its value: the budget it ran at).
 [[nodiscard]] Trial program_trial(const RunResult& run);

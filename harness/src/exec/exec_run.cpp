@@ -105,6 +105,8 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
   }
+  // Last: --check-remedy's PYTORCH_CUDA_ALLOC_CONF wins over any other.
+  spec.environment.insert(spec.environment.end(), config.variables.begin(), config.variables.end());
   return spec;
 }
 

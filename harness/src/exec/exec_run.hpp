@@ -42,6 +42,9 @@ struct ExecConfig {
   int err_fd = 2;
   bool guardian = true;  // its group ended should oomlab be killed
   std::optional<Environment> environment;
+  // Variables set (or replaced) in the program's environment: --check-remedy's
+  // PYTORCH_CUDA_ALLOC_CONF.
+  std::vector<std::pair<std::string, std::string>> variables;
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::string_view)> notice;
   SnapshotOptions snapshot;

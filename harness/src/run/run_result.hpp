@@ -120,6 +120,55 @@ struct ProgramRun {
   std::string snapshot_note;
 };
 
+// One setting of PyTorch's allocator on an exec'd program's snapshot, at the run's budget less
+// the memory the process held outside PyTorch's allocator (the model's budget).
+struct ModelRow {
+  std::string setting;        // "native", "expandable_segments", ..., "as recorded"
+  std::string alloc_conf;     // PYTORCH_CUDA_ALLOC_CONF for it ("" for PyTorch's defaults)
+  bool as_ran = false;        // the settings the program ran with
+  bool fraction_cap = false;  // asked under set_per_process_memory_fraction (not a card)
+  bool approximate = false;   // backend=async: a model from measurements, not byte-exact
+  bool completes_at_budget = false;
+  std::optional<std::uint64_t> first_failure_index;   // the trace entry where it failed instead
+  std::optional<std::uint64_t> model_frontier_bytes;  // the smallest budget of the allocator
+  std::optional<std::uint64_t> frontier_bytes;        // the smallest card for the whole process
+};
+
+// `exec --check-remedy`: the program run again at the same budget with the setting the model
+// named, and whether the model's claim (it completes) held.
+struct RemedyCheck {
+  std::string setting;
+  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF as set for the rerun (the whole variable)
+  std::string replaced;    // the PYTORCH_CUDA_ALLOC_CONF oomlab was given, replaced ("" none)
+  Outcome outcome = Outcome::completed;
+  bool held = false;
+  std::string line;  // its OOM line, or why it failed otherwise
+  double duration_ms = 0.0;
+};
+
+// What the model of PyTorch's allocator says of one snapshot an exec'd program wrote: whether it
+// fails where the program did, what the program held outside the allocator, and each setting.
+struct ProgramModel {
+  std::filesystem::path snapshot;
+  std::optional<std::uint64_t> program_entry;     // the trace entry of the program's own OOM
+  std::optional<std::uint64_t> reproduced_entry;  // where the model failed; none: it completed
+  std::uint64_t outside_allocator_bytes = 0;
+  std::uint64_t process_bytes = 0;             // the program's memory then (NVML or its message)
+  std::uint64_t allocator_reserved_bytes = 0;  // PyTorch's reserved memory at that moment
+  std::string outside_measured;                // when and from what, in words
+  std::uint64_t budget_bytes = 0;              // the model's: the run's less the outside
+  std::vector<ModelRow> whatif;
+  std::string reproduction;  // "reproduced: the model fails at entry 8,945, where PyTorch did"
+  std::string advice;
+  std::optional<std::size_t> advised;  // the row the advice names
+  bool lower_bound = false;            // the snapshot stops at the program's OOM
+  std::vector<std::string> caveats;    // what the trace cannot know (trace_caveats)
+  std::vector<std::string> notes;
+  std::optional<RemedyCheck> remedy_check;
+  double duration_ms = 0.0;
+  [[nodiscard]] bool reproduced() const { return program_entry == reproduced_entry; }
+};
+
 // Everything a run produced, for the reports and the exit code.
 struct RunResult {
   Environment environment;
@@ -169,6 +218,9 @@ struct RunResult {
   double duration_ms = 0.0;
   std::optional<Cleanup> cleanup;     // real devices only
   std::optional<ProgramRun> program;  // exec
+  // exec: each PyTorch snapshot through the model, the one of the process that hit the OOM
+  // first; empty without a snapshot.
+  std::vector<ProgramModel> models;
 };
 
 }  // namespace oomlab

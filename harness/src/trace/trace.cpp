@@ -135,25 +135,52 @@ std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {
   if (found == trace.events.end()) return std::nullopt;
   const Event oom = *found;
   if (oom.address >= oom.bytes) return std::nullopt;
-  const auto position = static_cast<std::uint32_t>(found.position());
+  return recorded_reserved_before(trace, static_cast<std::uint32_t>(found.position())) +
+         oom.address;
+}
+
+namespace {
+
+// The segments reserved as the trace goes, each step told to `seen` (the reserved bytes before
+// event `position`, for every position up to `until`).
+template <typename Seen>
+void walk_reserved(const Trace& trace, std::uint32_t until, const Seen& seen) {
   std::uint64_t reserved = 0;
   if (trace.initial_segments.empty() && trace.segment_entries.empty()) {  // the segment level
-    for (std::uint32_t i = 0; i < position; ++i) {
+    for (std::uint32_t i = 0; i < until; ++i) {
+      seen(reserved);
       const Event e = trace.events[i];
       if (e.op == Op::alloc) reserved += e.bytes;
       // A free linked to its allocation; a zero-byte one frees nothing either way.
       if (e.op == Op::free && e.slot != Event::kNone) reserved -= e.bytes;
     }
-    return reserved + oom.address;
+    seen(reserved);
+    return;
   }
   for (const InitialSegment& s : trace.initial_segments)
     reserved += s.bytes;
+  seen(reserved);
   for (const SegmentEntry& s : trace.segment_entries) {
-    if (s.before > position) break;
+    if (s.before > until) break;
     const bool takes = s.action == SegmentAction::alloc || s.action == SegmentAction::map;
     reserved = takes ? reserved + s.bytes : reserved - std::min(reserved, s.bytes);
+    seen(reserved);
   }
-  return reserved + oom.address;
+}
+
+}  // namespace
+
+std::uint64_t recorded_reserved_before(const Trace& trace, std::uint32_t position) {
+  std::uint64_t last = 0;
+  walk_reserved(trace, position, [&](std::uint64_t reserved) { last = reserved; });
+  return last;
+}
+
+std::uint64_t recorded_peak_reserved(const Trace& trace) {
+  std::uint64_t peak = 0;
+  walk_reserved(trace, static_cast<std::uint32_t>(trace.events.size()),
+                [&](std::uint64_t reserved) { peak = std::max(peak, reserved); });
+  return peak;
 }
 
 Format detect_format(std::string_view head) {

@@ -113,6 +113,13 @@ struct LoadOptions {
 // which the snapshot does not record).
 [[nodiscard]] std::optional<std::uint64_t> recorded_device_budget(const Trace& trace);
 
+// PyTorch, tensor level: what its allocator had reserved from the device just before the event
+// at `position` (its segments then: those there when the history began, and the segment calls
+// since), and the most it reserved over the whole history (torch.cuda.max_memory_reserved() of
+// the recorded span). Segment-level traces: their own segments live.
+[[nodiscard]] std::uint64_t recorded_reserved_before(const Trace& trace, std::uint32_t position);
+[[nodiscard]] std::uint64_t recorded_peak_reserved(const Trace& trace);
+
 // Whether the trace stops at the program's own failed request, with nothing asked for after it
 // (a snapshot dumped at the OOM): what the program would have done next is not in it.
 [[nodiscard]] bool ends_at_failure(const Trace& trace);

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # exec on the GPU machine against the frameworks themselves (issue 17's validation):
-#   tests/data/exec/validate.sh OOMLAB OUT [torch|others|all]
+#   tests/data/exec/validate.sh OOMLAB OUT [torch|others|model|all]
 # torch: for a training and an inference job, `frontier exec` against PyTorch's own
 #   set_per_process_memory_fraction frontier, and the job's memory as NVML and PyTorch count it.
 # others: a PyTorch job that runs out of memory under exec (and its report), a JAX job and a
 #   CuPy job each with an OOM and a completion, and oomlab killed with SIGKILL mid-run.
+# model: for each PyTorch job, `frontier exec` guided by the model (its prediction, its runs)
+#   against a blind search (--no-snapshot), then OOM runs whose records hold the model's block,
+#   with --check-remedy; model_table.py prints prediction vs measured and the runs.
 # Every step's output lands in OUT; nvidia-smi's used memory is logged after each.
 set -u
 oomlab="$(realpath "$1")"
@@ -62,5 +65,28 @@ if [ "$part" = others ] || [ "$part" = all ]; then
   for _ in $(seq 1 50); do [ "$(used)" -le $((before + 2)) ] && break; sleep 0.2; done
   echo "killed: used before $before MiB, while running $during MiB, after kill -9 $(used) MiB;" \
     "python left: $(pgrep -fc 'time.sleep\(120\)' || true)" | tee -a "$out/steps.log"
+fi
+# MODEL_JOBS, MODEL_GUIDED=1, MODEL_BLIND=1 and MODEL_OOMS split the model part over calls.
+if [ "$part" = model ] || [ "$part" = all ]; then
+  for job in ${MODEL_JOBS:-train_fixed infer_varlen train_varlen grow}; do
+    if [ "${MODEL_GUIDED:-1}" = 1 ]; then
+      step "$job.guided" "$oomlab" frontier exec --timeout 180 --json "$out/$job.guided.json" -- \
+        python3 "$here/torch_job.py" "$job"
+    fi
+    if [ "${MODEL_BLIND:-1}" = 1 ]; then
+      step "$job.blind" "$oomlab" frontier exec --no-snapshot --timeout 180 \
+        --json "$out/$job.blind.json" -- python3 "$here/torch_job.py" "$job"
+    fi
+  done
+  # OOMs: each budget lies under the job's whole-process frontier with PyTorch's defaults; the
+  # last two between it and the frontier with expandable segments (tests/data/pytorch/README.md
+  # plus ~0.75 GiB outside the allocator), where the model should name a setting.
+  for case in ${MODEL_OOMS-grow:3GiB train_varlen:3300MiB infer_varlen:1800MiB grow:5616MiB}; do
+    job="${case%%:*}"; budget="${case#*:}"
+    step "oom.$job.$budget" "$oomlab" exec --budget "$budget" --timeout 180 --check-remedy \
+      --out "$out/oom.$job.$budget" --force -- python3 "$here/torch_job.py" "$job"
+    step "oom.$job.$budget.report" "$oomlab" report "$out/oom.$job.$budget"
+  done
+  python3 "$here/model_table.py" "$out" | tee "$out/model_table.md"
 fi
 echo "used at end $(used) MiB" | tee -a "$out/steps.log"
