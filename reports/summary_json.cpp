@@ -233,6 +233,7 @@ json device_json(const DeviceFacts& d) {
           {"cc", d.compute_capability},
           {"total_bytes", d.total_bytes},
           {"free_bytes", or_null(d.free_bytes)},
+          {"nvml_total_bytes", or_null(d.nvml_total_bytes)},
           {"pci_bus_id", d.pci_bus_id},
           {"multiprocessors", d.multiprocessors},
           {"memory_pools", d.memory_pools},

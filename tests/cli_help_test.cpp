@@ -80,8 +80,8 @@ ChildResult run_example(const std::string& example, const fs::path& dir) {
 }
 
 TEST(CliHelp, EveryCommandHasItsOwnExamples) {
-  for (const std::string command :
-       {"run", "frontier", "exec", "whatif", "matrix", "report", "compare", "list", "info"}) {
+  for (const std::string command : {"run", "frontier", "fit", "exec", "whatif", "matrix", "report",
+                                    "compare", "list", "info"}) {
     const std::string help = help_of(command);
     ASSERT_NE(help.find("Examples:"), std::string::npos) << command << ":\n" << help;
     EXPECT_GE(examples_of(help, command).size(), 2U) << command << ":\n" << help;
@@ -213,6 +213,39 @@ TEST(CliHelp, FrontierExamplesRunAndFindAFrontier) {
       EXPECT_EQ(xml.find("<failure"), std::string::npos) << xml;
     }
   }
+}
+
+TEST(CliHelp, FitExamplesRunAndFindAnAnswer) {
+  const std::vector<std::string> examples = examples_of(help_of("fit"), "fit");
+  ASSERT_GE(examples.size(), 3U);
+  for (const std::string& example : examples) {
+    SCOPED_TRACE(example);
+    const fs::path dir = temp_folder("fit_example");
+    const ChildResult r = run_example(example, dir);
+    ASSERT_EQ(r.exit_code, 0) << r.err_tail;
+    const bool json_out = example.find("--json -") != std::string::npos;
+    EXPECT_NE((json_out ? r.err_tail : r.out).find("is the largest that completes under"),
+              std::string::npos)
+        << r.out << r.err_tail;
+    if (json_out) EXPECT_EQ(nlohmann::json::parse(r.out).at("schema"), "oomlab.fit.v1");
+    if (const auto out = example.find("--out "); out != std::string::npos) {
+      const std::string folder = example.substr(out + 6, example.find(' ', out + 6) - out - 6);
+      const auto json = nlohmann::json::parse(read_text(dir / folder / "fit.json"));
+      EXPECT_FALSE(json.at("value").is_null());
+      EXPECT_EQ(json.at("confirm").at("value_completed"), 2);
+    }
+  }
+}
+
+TEST(CliHelp, FitExecHelpIsItsOwnAndSaysWhereTheValueGoes) {
+  const std::string help = help_of("fit exec");
+  for (const char* said : {"{NAME}", "OOMLAB_FIT_<NAME>", "--range", "--confirm", "fresh process"})
+    EXPECT_NE(help.find(said), std::string::npos) << said << "\n" << help;
+  const std::vector<std::string> examples = examples_of(help, "fit exec");
+  ASSERT_GE(examples.size(), 2U) << help;
+  for (const std::string& example : examples)
+    EXPECT_NE(example.find("{batch}"), std::string::npos) << example;
+  EXPECT_EQ(help.find("--allocator"), std::string::npos) << "fit's scenario flags are not exec's";
 }
 
 TEST(CliFrontier, ATrialPastTimeoutStopsTheSearchWithExitFour) {

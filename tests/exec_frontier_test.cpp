@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "fake_exec_devices.hpp"
-#include "reports/frontier_exec_json.hpp"
+#include "reports/search_json.hpp"
 
 namespace {
 
@@ -56,11 +56,18 @@ class ExecFrontierSearch : public ::testing::Test {
     return oomlab::find_exec_frontier(config, *devices_, options);
   }
 
+  // frontier exec's JSON, as the command writes it.
+  static nlohmann::ordered_json json_of(const oomlab::ExecFrontier& f) {
+    const oomlab::SearchSubject subject{
+        .scenario = "exec", .command = {"job"}, .allocator = "exec"};
+    return oomlab::frontier_json(subject, f, 16_MiB, "the answer");
+  }
+
   // The search's runs, --confirm's left out.
   static std::size_t search_runs(const oomlab::ExecFrontier& f) {
-    return static_cast<std::size_t>(std::count_if(
-        f.trials.begin(), f.trials.end(),
-        [](const oomlab::ExecTrial& t) { return t.role != oomlab::TrialRole::confirm; }));
+    return static_cast<std::size_t>(
+        std::count_if(f.trials.begin(), f.trials.end(),
+                      [](const oomlab::Trial& t) { return t.role != oomlab::TrialRole::confirm; }));
   }
 
   fs::path dir_;
@@ -71,14 +78,14 @@ class ExecFrontierSearch : public ::testing::Test {
 TEST_F(ExecFrontierSearch, AProgramThatNeedsWhatItTookIsFoundInAFewRuns) {
   const std::uint64_t need = 3_GiB + 100_MiB;
   const oomlab::ExecFrontier f = search(std::to_string(need), std::to_string(need));
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, oomlab::ceil_div(need, 16_MiB) * 16_MiB);
-  EXPECT_EQ(f.failing_bytes + 16_MiB, *f.frontier_bytes);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, oomlab::ceil_div(need, 16_MiB) * 16_MiB);
+  EXPECT_EQ(*f.beyond + 16_MiB, *f.answer);
   EXPECT_LE(f.trials.size(), 5U) << "top, the peak, one step under it, and 2 to confirm";
   EXPECT_EQ(f.trials.back().role, oomlab::TrialRole::confirm);
-  EXPECT_EQ(f.confirm_runs, 1U);
-  EXPECT_EQ(f.frontier_passed, 1U);
-  EXPECT_EQ(f.below_passed, 0U);
+  EXPECT_EQ(f.confirmation.runs, 1U);
+  EXPECT_EQ(f.confirmation.answer_completed, 1U);
+  EXPECT_EQ(f.confirmation.beyond_completed, 0U);
 }
 
 TEST_F(ExecFrontierSearch, AProgramWhoseAllocatorAdaptsIsFollowedBelowItsPeak) {
@@ -86,8 +93,8 @@ TEST_F(ExecFrontierSearch, AProgramWhoseAllocatorAdaptsIsFollowedBelowItsPeak) {
   const std::uint64_t need = 1536_MiB;
   const oomlab::ExecFrontier f =
       search(std::to_string(need), "budget < 4294967296 ? budget : 4294967296");
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, need);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, need);
   // The first probe is 4 GiB + 2 MiB (257 units of 16 MiB); the frontier 96 units: 2·log2(162) +
   // 3 runs at most, where bisecting from zero after three steps took 4 more than bisection.
   EXPECT_LE(static_cast<double>(search_runs(f)), 2.0 * std::log2(257.0 - 96.0 + 1.0) + 3.0);
@@ -99,12 +106,12 @@ TEST_F(ExecFrontierSearch, AFrontierFarAboveWhatTheTopRunShowedIsFoundByDoubling
   // It shows 256 MiB at any budget but fails under 2.5 GiB (a late burst the samples missed).
   const std::uint64_t need = 2560_MiB;
   const oomlab::ExecFrontier f = search(std::to_string(need), "268435456");
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, need);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, need);
   EXPECT_LE(static_cast<double>(search_runs(f)), 2.0 * std::log2(160.0 - 17.0 + 1.0) + 3.0);
-  EXPECT_FALSE(f.predicted_bytes);
+  EXPECT_FALSE(f.predicted);
   EXPECT_TRUE(f.prediction_note.starts_with("no prediction")) << f.prediction_note;
-  const auto doc = oomlab::frontier_exec_json({"job"}, 16_MiB, f);
+  const auto doc = json_of(f);
   EXPECT_EQ(doc.at("runs"), f.trials.size()) << "the top and --confirm's runs included";
   EXPECT_TRUE(doc.at("predicted_bytes").is_null());
   EXPECT_TRUE(doc.at("model").is_null());
@@ -115,9 +122,9 @@ TEST_F(ExecFrontierSearch, ARightPredictionIsVerifiedInThreeRuns) {
   confirm_ = 0;
   const std::uint64_t need = 2_GiB + 48_MiB;
   const oomlab::ExecFrontier f = search(std::to_string(need), "4294967296", need);
-  ASSERT_TRUE(f.frontier_bytes);
-  EXPECT_EQ(*f.frontier_bytes, need);
-  EXPECT_EQ(f.failing_bytes, need - 16_MiB);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, need);
+  EXPECT_EQ(f.beyond, need - 16_MiB);
   ASSERT_EQ(f.trials.size(), 3U) << "the top, the prediction, one resolution under it";
   EXPECT_EQ(f.trials[0].role, oomlab::TrialRole::top);
   EXPECT_EQ(f.trials[1].role, oomlab::TrialRole::prediction);
@@ -125,8 +132,8 @@ TEST_F(ExecFrontierSearch, ARightPredictionIsVerifiedInThreeRuns) {
   EXPECT_TRUE(f.trials[1].verifies_prediction);
   EXPECT_EQ(f.trials[2].budget_bytes, need - 16_MiB);
   EXPECT_TRUE(f.trials[2].verifies_prediction);
-  EXPECT_EQ(f.predicted_bytes, need);
-  const auto doc = oomlab::frontier_exec_json({"job"}, 16_MiB, f);
+  EXPECT_EQ(f.predicted, need);
+  const auto doc = json_of(f);
   EXPECT_EQ(doc.at("runs"), 3);
   EXPECT_EQ(doc.at("predicted_bytes"), need);
   EXPECT_EQ(doc.at("frontier_bytes"), need);
@@ -140,8 +147,8 @@ TEST_F(ExecFrontierSearch, AWrongPredictionIsCorrectedByDoublingStepsFromIt) {
   // 20 units too low, then 30 units too high: found either way, in few runs past the prediction.
   for (const std::uint64_t predicted : {need - 320_MiB, need + 480_MiB}) {
     const oomlab::ExecFrontier f = search(std::to_string(need), "4294967296", predicted);
-    ASSERT_TRUE(f.frontier_bytes);
-    EXPECT_EQ(*f.frontier_bytes, need) << predicted;
+    ASSERT_TRUE(f.answer);
+    EXPECT_EQ(*f.answer, need) << predicted;
     const double distance = std::fabs(static_cast<double>(need) - static_cast<double>(predicted)) /
                             static_cast<double>(16_MiB);
     EXPECT_LE(static_cast<double>(f.trials.size()), 2.0 * std::log2(distance + 1.0) + 3.0);
@@ -155,9 +162,9 @@ TEST_F(ExecFrontierSearch, AWrongPredictionIsCorrectedByDoublingStepsFromIt) {
 
 TEST_F(ExecFrontierSearch, AProgramThatFailsAtTheTopIsNoSearch) {
   const oomlab::ExecFrontier f = search("100 * 1073741824", "0");
-  EXPECT_FALSE(f.frontier_bytes);
+  EXPECT_FALSE(f.answer);
   EXPECT_EQ(f.trials.size(), 1U);
-  EXPECT_EQ(f.failing_bytes, 8_GiB);
+  EXPECT_EQ(f.beyond, 8_GiB);
   EXPECT_EQ(f.trials.front().outcome, oomlab::Outcome::oom);
 }
 

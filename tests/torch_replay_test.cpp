@@ -185,12 +185,12 @@ TEST_P(Frontier, FromTheSnapshotIsWithinTheTargetOfPyTorchsMeasuredOne) {
   }
   const FrontierResult f = find_frontier(
       torch_replay(kJobs / (m.job + "_native.pickle"), 16_GiB, options), kDevicePageBytes, nullptr);
-  ASSERT_TRUE(f.frontier_bytes.has_value());
-  const double error = (static_cast<double>(*f.frontier_bytes) - static_cast<double>(m.frontier)) /
+  ASSERT_TRUE(f.answer.has_value());
+  const double error = (static_cast<double>(*f.answer) - static_cast<double>(m.frontier)) /
                        static_cast<double>(m.frontier);
-  const std::string what = m.job + " " + m.config + ": predicted " +
-                           std::to_string(*f.frontier_bytes) + ", measured " +
-                           std::to_string(m.frontier) + " (" + std::to_string(error * 100) + "%)";
+  const std::string what = m.job + " " + m.config + ": predicted " + std::to_string(*f.answer) +
+                           ", measured " + std::to_string(m.frontier) + " (" +
+                           std::to_string(error * 100) + "%)";
   if (pending_frees_gap(m)) {
     EXPECT_LT(error, -tolerance) << "the known gap closed? " << what;
     return;

@@ -197,12 +197,12 @@ TEST(Frontier, FindsTheSmallestBudgetThatCompletesTo2MiB) {
   config.params.set("trace", kPickle.string());
   config.params.set("level", std::string("segment"));
   const FrontierResult f = find_frontier(config, kDevicePageBytes, nullptr);
-  ASSERT_TRUE(f.frontier_bytes.has_value());
-  EXPECT_EQ(*f.frontier_bytes - f.failing_bytes, kDevicePageBytes);
+  ASSERT_TRUE(f.answer.has_value());
+  EXPECT_EQ(*f.answer - f.beyond.value_or(0), kDevicePageBytes);
   // Segments of 8,323,596,288 B at the peak, 66 MiB of segments from before the history began,
   // and the trace's own failed 1 GiB request on top of what was live when it was made: all in
   // whole 2 MiB pages.
-  EXPECT_EQ(*f.frontier_bytes, 9'311'354'880U + 69'206'016U);
+  EXPECT_EQ(*f.answer, 9'311'354'880U + 69'206'016U);
   EXPECT_LE(f.trials.size(), 16U);
   EXPECT_TRUE(f.simulated);
 }
@@ -210,7 +210,7 @@ TEST(Frontier, FindsTheSmallestBudgetThatCompletesTo2MiB) {
 TEST(Frontier, SaysSoWhenNothingCompletes) {
   const FrontierResult f = find_frontier(testing::make_run_config("fragmentation", "sim", 64_MiB),
                                          kDevicePageBytes, nullptr);
-  EXPECT_FALSE(f.frontier_bytes.has_value());
+  EXPECT_FALSE(f.answer.has_value());
   EXPECT_EQ(f.trials.size(), 1U);
 }
 

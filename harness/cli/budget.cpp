@@ -1,7 +1,14 @@
-// --budget's text: a size, N% or all. A size is read as written, with a note where the reading
-// may surprise: a fraction of a byte rounded to the page, an SI unit where an IEC one was common.
+// --budget's text: a size, N%, all or a card's name. A size is read as written, with a note where
+// the reading may surprise: a fraction of a byte rounded to the page, an SI unit where an IEC one
+// was common.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <vector>
+
+#include "cli/card_names.hpp"
 #include "cli/parse.hpp"
 #include "cli/size_text.hpp"
 #include "oomlab/error.hpp"
@@ -39,6 +46,23 @@ std::string si_note(std::string_view written, const SizeText& size, std::uint64_
       written, format_count(bytes), format_bytes(bytes), size.unit, size.number, iec, meant_bytes);
 }
 
+// Card names hold a digit (T4, A100-80GB): a word near one is a card mistyped; other words are
+// sizes gone wrong, and read_size_text says so.
+void refuse_near_card(std::string_view body) {
+  std::vector<std::string> names;
+  for (const Card& card : known_cards())
+    names.emplace_back(card.name);
+  const std::string near = did_you_mean(body, names);
+  const bool digit = std::any_of(body.begin(), body.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  if (!near.empty() && digit) {
+    throw_usage(fmt::format(
+        "'{}' is not a budget: a size (8GiB), N%, all, or a card{} (oomlab list --cards)", body,
+        near));
+  }
+}
+
 }  // namespace
 
 BudgetReading read_budget(std::string_view text) {
@@ -46,6 +70,11 @@ BudgetReading read_budget(std::string_view text) {
   if (lower(body) == "all") return {.request = {.kind = BudgetRequest::Kind::all}};
   if (!body.empty() && body.back() == '%') {
     return {.request = {.kind = BudgetRequest::Kind::percent, .percent = parse_percent(body)}};
+  }
+  if (!body.empty() && std::isalpha(static_cast<unsigned char>(body.front())) != 0) {
+    if (const Card* card = card_by_name(body))
+      return {.request = {.kind = BudgetRequest::Kind::card, .card = card}};
+    refuse_near_card(body);
   }
   const SizeText size = read_size_text(body);
   BudgetReading reading;

@@ -11,6 +11,7 @@
 #include "cli/exec_cli.hpp"
 #include "cli/help_text.hpp"
 #include "cli/parse.hpp"
+#include "cli/scenario_cli.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "plugin/plugin_loader.hpp"
@@ -35,45 +36,17 @@ struct Parsed {
   RunOptions frontier;
   ExecOptions exec;
   ExecOptions frontier_exec;
+  FitOptions fit;
+  FitExecOptions fit_exec;
   WhatIfOptions whatif;
   MatrixOptions matrix;
   ReportOptions report;
   CompareOptions compare;
   bool list_json = false;
+  bool list_cards = false;
   bool info_json = false;
   std::vector<std::string> plugins;
 };
-
-// What `run` and `frontier` share: a scenario, its allocator, parameters and trace.
-void add_scenario_options(CLI::App* sub, RunOptions& o, bool required = true) {
-  auto* scenario = sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')");
-  if (required) scenario->required();
-  sub->add_option(
-         "--allocator,-a", o.allocator,
-         "NAME[:opt=value,...]: cuda, async, managed, sim, torch (a model of PyTorch's caching "
-         "allocator) or auto (torch for a PyTorch snapshot; otherwise async with a GPU, else sim)")
-      ->capture_default_str();
-  sub->add_option("--alloc-conf", o.alloc_conf,
-                  "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "
-                  "(\"expandable_segments:True,max_split_size_mb:128\"): the torch allocator "
-                  "with those settings");
-  sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
-  sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
-  sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
-  sub->add_option("--format", o.format,
-                  "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
-  sub->add_flag("--strict", o.strict,
-                "replay: a free of an unknown address is an error (--param strict=on)");
-  sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
-  sub->add_option(
-         "--verify", o.verify,
-         "data-integrity checks on real devices: all (fill every block when allocated, verify at "
-         "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
-      ->capture_default_str();
-  sub->add_flag(
-      "--no-probe", o.no_probe,
-      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
-}
 
 void add_run(CLI::App& app, Parsed& p) {
   CLI::App* run = app.add_subcommand("run", "run one scenario against one allocator");
@@ -107,31 +80,6 @@ void add_run(CLI::App& app, Parsed& p) {
                   "SECONDS: stop the run there (outcome timeout, everything freed, exit 4); a call "
                   "that never returns ends the process with the record written");
   run->footer(run_footer() + scenario_and_allocator_overview());
-}
-
-void add_frontier(CLI::App& app, Parsed& p) {
-  CLI::App* frontier = app.add_subcommand(
-      "frontier",
-      "the smallest budget at which a scenario completes: bisection on fresh runs, to 2 MiB");
-  add_scenario_options(frontier, p.frontier, false);  // or `frontier exec`
-  add_frontier_exec(*frontier, p.frontier_exec);
-  frontier->require_subcommand(0, 1);
-  p.frontier.budget = "all";
-  frontier
-      ->add_option(
-          "--budget,-b", p.frontier.budget,
-          "the largest budget tried: a size, N% of the device, or all (the sim's 'total' option "
-          "on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
-      ->capture_default_str();
-  frontier->add_option("--json", p.frontier.json,
-                       "also write the result as JSON to FILE; '-' prints it alone");
-  frontier->add_flag("--quiet,-q", p.frontier.quiet, "only the answer");
-  frontier->add_option("--timeout", p.frontier.timeout,
-                       "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
-  frontier->add_option("--out,-o", p.frontier.out, "folder for frontier.json");
-  frontier->add_option("--junit", p.frontier.junit,
-                       "also write the answer as JUnit XML to FILE (one testcase)");
-  frontier->footer(frontier_footer());
 }
 
 void add_whatif(CLI::App& app, Parsed& p) {
@@ -249,7 +197,8 @@ void build_app(CLI::App& app, Parsed& p) {
   app.require_subcommand(1, 1);
   app.footer(top_footer());
   add_run(app, p);
-  add_frontier(app, p);
+  add_frontier(app, p.frontier, p.frontier_exec);
+  add_fit(app, p.fit, p.fit_exec);
   add_exec(app, p.exec);
   add_whatif(app, p);
   add_matrix(app, p);
@@ -258,6 +207,8 @@ void build_app(CLI::App& app, Parsed& p) {
   CLI::App* list =
       app.add_subcommand("list", "scenarios with their parameters, allocators with their options");
   list->add_flag("--json", p.list_json, "as JSON");
+  list->add_flag("--cards", p.list_cards,
+                 "the named cards --budget takes: NVML's total, the budget, the source");
   list->footer(list_footer());
   CLI::App* info = app.add_subcommand(
       "info", "devices, driver, CUDA versions, memory, pool/managed/VMM support");
@@ -286,8 +237,8 @@ int exit_code_for_error(const Error& e) {
 // `oomlab rnu` gets a suggestion rather than CLI11's "arguments were not expected".
 bool unknown_command(const std::vector<std::string>& args, std::ostream& err) {
   if (args.size() < 2 || args[1].empty() || args[1][0] == '-') return false;
-  const std::vector<std::string> commands = {"run",    "frontier", "exec", "whatif", "matrix",
-                                             "report", "compare",  "list", "info"};
+  const std::vector<std::string> commands = {"run",    "frontier", "fit",     "exec", "whatif",
+                                             "matrix", "report",   "compare", "list", "info"};
   if (std::find(commands.begin(), commands.end(), args[1]) != commands.end()) return false;
   err << "oomlab: error: "
       << clip_long_words(fmt::format("unknown command '{}'{} (commands: {})", args[1],
@@ -346,11 +297,16 @@ int dispatch(const CLI::App& app, const Parsed& parsed, const std::vector<std::s
       return frontier_exec_command(parsed.frontier_exec, out, err);
     return frontier_command(parsed.frontier, out, err);
   }
+  if (app.got_subcommand("fit")) {
+    if (app.get_subcommand("fit")->got_subcommand("exec"))
+      return fit_exec_command(parsed.fit_exec, out, err);
+    return fit_command(parsed.fit, out, err);
+  }
   if (app.got_subcommand("whatif")) return whatif_command(parsed.whatif, out, err);
   if (app.got_subcommand("matrix")) return matrix_command(parsed.matrix, args, out, err);
   if (app.got_subcommand("report")) return report_command(parsed.report, out, err);
   if (app.got_subcommand("compare")) return compare_command(parsed.compare, out, err);
-  if (app.got_subcommand("list")) return list_command(parsed.list_json, out);
+  if (app.got_subcommand("list")) return list_command(parsed.list_json, parsed.list_cards, out);
   return info_command(parsed.info_json, out, err);
 }
 
@@ -373,6 +329,7 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   build_app(app, parsed);
   parsed.exec.command = program;
   parsed.frontier_exec.command = program;
+  parsed.fit_exec.exec.command = program;
   tailor_run_help(app, args);
   std::vector<std::string> reversed(args.rbegin(),
                                     args.rend() - 1);  // CLI11 consumes from the back

@@ -73,6 +73,20 @@ struct ExecOptions {
   std::string snapshot_entries;  // empty: PyTorch's default
 };
 
+// `oomlab fit SCENARIO --range NAME=LO..HI`: the largest value of a scenario's parameter that
+// completes under the budget.
+struct FitOptions {
+  RunOptions run;
+  std::string range;
+  std::string confirm = "0";
+};
+
+// `oomlab fit exec --range NAME=LO..HI -- CMD ... {NAME}`: the same for a program's setting.
+struct FitExecOptions {
+  ExecOptions exec;
+  std::string range;
+};
+
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.
 struct MatrixOptions {
   std::string scenarios = "all";
@@ -129,8 +143,10 @@ int frontier_command(const RunOptions& options, std::ostream& out, std::ostream&
 int exec_command(const ExecOptions& options, const std::vector<std::string>& argv,
                  std::ostream& out, std::ostream& err);
 int frontier_exec_command(const ExecOptions& options, std::ostream& out, std::ostream& err);
+int fit_command(const FitOptions& options, std::ostream& out, std::ostream& err);
+int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err);
 int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
-int list_command(bool as_json, std::ostream& out);
+int list_command(bool as_json, bool cards, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,
                    std::ostream& out, std::ostream& err);
 int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err);

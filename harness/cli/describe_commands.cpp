@@ -9,6 +9,7 @@
 
 #include "allocators/backends.hpp"
 #include "cli/commands.hpp"
+#include "device/cards.hpp"
 #include "device/device.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/version.hpp"
@@ -88,7 +89,42 @@ std::string scenario_and_allocator_overview() {
   return out;
 }
 
-int list_command(bool as_json, std::ostream& out) {
+namespace {
+
+constexpr std::string_view kCardsNote =
+    "Each card's budget is its total memory as NVML reports it, less what the driver keeps back "
+    "of the device in hand when idle (NVML's total less its free memory before the run; without "
+    "a device, the 483 MiB an idle H100 kept back here). It approximates the card: another "
+    "architecture's kernels, CUDA context and libraries' workspaces differ.";
+
+int list_cards(bool as_json, std::ostream& out) {
+  const std::uint64_t kept_back = kept_back_bytes(nullptr);
+  if (as_json) {
+    json doc = {{"kept_back_bytes", kept_back}, {"note", kCardsNote}, {"cards", json::array()}};
+    for (const Card& c : known_cards()) {
+      doc["cards"].push_back({{"name", c.name},
+                              {"product", c.product},
+                              {"total_bytes", c.total_bytes},
+                              {"budget_bytes", card_budget_bytes(c, kept_back)},
+                              {"source", c.source}});
+    }
+    out << doc.dump(2) << '\n';
+    return kExitOk;
+  }
+  out << "Cards (--budget NAME; the budget shown is on the sim, less an idle H100's 483 MiB)\n";
+  for (const Card& c : known_cards()) {
+    out << fmt::format("  {:<10} {:>10} NVML total, budget {:>10}  {}\n    {}\n", c.name,
+                       format_bytes(c.total_bytes), format_bytes(card_budget_bytes(c, kept_back)),
+                       c.product, c.source);
+  }
+  out << kCardsNote << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+
+int list_command(bool as_json, bool cards, std::ostream& out) {
+  if (cards) return list_cards(as_json, out);
   if (as_json) {
     json doc = {{"scenarios", json::array()}, {"allocators", json::array()}};
     for (const auto& e : Registry::global().entries()) {
@@ -121,7 +157,11 @@ void print_device(const DeviceFacts& d, std::ostream& out) {
   out << fmt::format("device {}       {} · compute capability {} · {} SMs\n", d.index, d.name,
                      d.compute_capability, d.multiprocessors);
   out << fmt::format("  uuid         {} · PCI {}\n", d.uuid, d.pci_bus_id);
-  out << fmt::format("  memory       {} total · {}\n", format_bytes(d.total_bytes),
+  out << fmt::format("  memory       {} total{} · {}\n", format_bytes(d.total_bytes),
+                     d.nvml_total_bytes
+                         ? fmt::format(" ({} B; NVML: {} B)", format_count(d.total_bytes),
+                                       format_count(*d.nvml_total_bytes))
+                         : std::string(),
                      d.free_bytes ? fmt::format("{} free ({} B, NVML)", format_bytes(*d.free_bytes),
                                                 format_count(*d.free_bytes))
                                   : std::string("free memory unknown (no NVML)"));

@@ -45,7 +45,8 @@ void add_exec(CLI::App& app, ExecOptions& o) {
       "recognised: oomlab exec [OPTIONS] -- CMD [ARGS...]");
   sub->add_option("--budget,-b", o.budget,
                   "all the program may use on the device, its CUDA context included: a size "
-                  "(24GiB), N% of the device, or all")
+                  "(24GiB), N% of the device, all, or a card's name (L4, A100-80GB: oomlab list "
+                  "--cards)")
       ->capture_default_str();
   sub->add_option("--timeout", o.timeout,
                   "SECONDS: end the program there (outcome timeout, exit 4)");
@@ -75,7 +76,8 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
       "frontier exec [OPTIONS] -- CMD [ARGS...]");
   o.budget = "all";
   sub->add_option("--budget,-b", o.budget,
-                  "the largest budget tried (MAX): a size, N% of the device, or all free memory")
+                  "the largest budget tried (MAX): a size, N% of the device, all free memory, or a "
+                  "card's name")
       ->capture_default_str();
   sub->add_option("--resolution", o.resolution, "how close the search goes (a size, ≥ 2MiB)")
       ->capture_default_str();
@@ -89,10 +91,35 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   sub->footer(frontier_exec_footer());
 }
 
+void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
+  CLI::App* sub = fit.add_subcommand(
+      "exec",
+      "the largest value of a program's setting at which it exits 0 under the budget, each trial "
+      "a fresh process: oomlab fit exec --budget SIZE --range NAME=LO..HI -- CMD ... {NAME} ...");
+  ExecOptions& o = options.exec;
+  o.budget = "all";
+  sub->add_option("--budget,-b", o.budget,
+                  "the card, all the program may use of it, its CUDA context included: a size, N% "
+                  "of the device, all, or a card's name (T4, L4, A100-80GB, H100: oomlab list "
+                  "--cards)")
+      ->capture_default_str();
+  sub->add_option("--range", options.range,
+                  "NAME=LO..HI: {NAME} in the command becomes each value tried (batch=1..512)");
+  sub->add_option("--timeout", o.timeout,
+                  "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  sub->add_option("--confirm", o.confirm,
+                  "N: run the answer and the value above it N more times each")
+      ->capture_default_str();
+  sub->add_option("--out,-o", o.out, "folder for fit.json");
+  add_program_options(sub, o);
+  sub->footer(fit_exec_footer());
+}
+
 std::vector<std::string> take_program(std::vector<std::string>& args) {
   const bool exec = args.size() > 1 && args[1] == "exec";
-  const bool frontier_exec = args.size() > 2 && args[1] == "frontier" && args[2] == "exec";
-  if (!exec && !frontier_exec) return {};
+  const bool search_exec =
+      args.size() > 2 && (args[1] == "frontier" || args[1] == "fit") && args[2] == "exec";
+  if (!exec && !search_exec) return {};
   const auto dashes = std::find(args.begin(), args.end(), "--");
   if (dashes == args.end()) return {};
   std::vector<std::string> program(dashes + 1, args.end());

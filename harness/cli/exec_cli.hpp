@@ -16,9 +16,10 @@ namespace oomlab::cli {
 
 void add_exec(CLI::App& app, ExecOptions& options);
 void add_frontier_exec(CLI::App& frontier, ExecOptions& options);
+void add_fit_exec(CLI::App& fit, FitExecOptions& options);
 
-// For `exec` and `frontier exec`: `args` without "--" and what follows it, which is returned.
-// Other commands: nothing taken.
+// For `exec`, `frontier exec` and `fit exec`: `args` without "--" and what follows it, which is
+// returned. Other commands: nothing taken.
 [[nodiscard]] std::vector<std::string> take_program(std::vector<std::string>& args);
 
 }  // namespace oomlab::cli

@@ -70,6 +70,8 @@ std::string frontier_exec_footer() {
          "  frontier and the budget under it N more times each and says how many completed:\n"
          "  programs are not always deterministic. Only the top run records a PyTorch snapshot\n"
          "  (see oomlab exec --help); with --no-snapshot the search has no prediction.\n"
+         "  --budget takes a card's name too (oomlab list --cards); the answer names the cards\n"
+         "  that hold it.\n"
          "Examples:\n"
          "  oomlab frontier exec -- python train.py --batch 64\n"
          "  oomlab frontier exec --budget 40GiB --resolution 16MiB --confirm 3 --out runs/f -- "

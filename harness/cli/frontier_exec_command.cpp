@@ -7,12 +7,14 @@
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
 #include "cli/parse.hpp"
+#include "cli/search_output.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_frontier.hpp"
 #include "exec/exec_run.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/frontier_exec_json.hpp"
+#include "record/formats.hpp"
+#include "reports/search_json.hpp"
 
 namespace oomlab::cli {
 
@@ -20,27 +22,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string clip(const std::string& text, std::size_t most) {
-  return text.size() <= most ? text : text.substr(0, most - 3) + "...";
-}
-
-// "prediction   2,921,332,736 B  (2.72 GiB)  completed   12.1 s  peak 2.70 GiB  (verifies ...)"
-std::string trial_line(const ExecTrial& t) {
-  const std::string how = std::string(to_string(t.outcome)) +
-                          (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
-  return fmt::format("{:<10} {:>17} B  {:<11} {:<25} {:>6.1f} s  peak {}{}{}", to_string(t.role),
-                     format_count(t.budget_bytes), "(" + format_bytes(t.budget_bytes) + ")", how,
-                     t.seconds, format_bytes(t.peak_bytes),
-                     t.verifies_prediction ? "  (verifies the prediction)" : "",
-                     t.oom_line.empty() ? std::string() : "  " + clip(t.oom_line, 110));
-}
-
 // "; the prediction held" or how far it was off.
 std::string prediction_verdict(const ExecFrontier& r) {
-  if (!r.predicted_bytes || !r.frontier_bytes) return "";
-  const std::uint64_t p = *r.predicted_bytes;
-  const std::uint64_t f = *r.frontier_bytes;
-  if (p > r.failing_bytes && p <= f) return "; the model's prediction held";
+  if (!r.predicted || !r.answer) return "";
+  const std::uint64_t p = *r.predicted;
+  const std::uint64_t f = *r.answer;
+  if (p > r.beyond.value_or(0) && p <= f) return "; the model's prediction held";
   return fmt::format("; the model predicted {}, {} {}", format_bytes(p),
                      format_bytes(p > f ? p - f : f - p), p > f ? "too high" : "too low");
 }
@@ -51,21 +38,22 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
     return fmt::format("{}: a trial passed --timeout {} s: the search stopped there ({} runs)",
                        name, o.timeout, r.trials.size());
   }
-  if (!r.frontier_bytes) {
-    const ExecTrial& t = r.trials.front();
+  if (!r.answer) {
+    const Trial& t = r.trials.front();
     return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
-                       format_bytes(r.upper_bytes), format_count(r.upper_bytes),
-                       to_string(t.outcome), t.oom_line.empty() ? "" : ": " + t.oom_line);
+                       format_bytes(r.upper_bytes()), format_count(r.upper_bytes()),
+                       to_string(t.outcome), t.message.empty() ? "" : ": " + t.message);
   }
-  std::string line =
-      fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs{})", name,
-                  format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
-                  format_count(r.failing_bytes), format_bytes(resolution), r.trials.size(),
-                  prediction_verdict(r));
-  if (r.confirm_runs > 0) {
+  std::string line = fmt::format(
+      "{}: completes at {} ({} B) and above, not at {} B (to {}; {} runs{})", name,
+      format_bytes(*r.answer), format_count(*r.answer), format_count(r.beyond.value_or(0)),
+      format_bytes(resolution), r.trials.size(), prediction_verdict(r));
+  const Confirmation& c = r.confirmation;
+  if (c.runs > 0) {
     line += fmt::format("; confirmed: {} of {} completed at it, {} of {} under it",
-                        r.frontier_passed, r.confirm_runs, r.below_passed, r.confirm_runs);
+                        c.answer_completed, c.runs, c.beyond_completed, c.runs);
   }
+  if (r.not_monotonic) line += "; not monotonic: a budget under it completed after it had failed";
   return line;
 }
 
@@ -92,12 +80,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   if (resolution < kDevicePageBytes)
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
-  if (!o.out.empty()) {
-    std::error_code ec;
-    fs::create_directories(o.out, ec);
-    if (ec || !fs::is_directory(o.out))
-      throw_usage(fmt::format("--out: cannot create folder {}", o.out));
-  }
+  prepare_out_folder(o.out);
   config.notice = [&](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
   std::unique_ptr<ExecDevices> devices =
@@ -109,8 +92,8 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
     const ExecSearch search{.resolution_bytes = resolution,
                             .confirm = static_cast<unsigned>(confirm),
                             .on_trial =
-                                [&](const ExecTrial& t) {
-                                  if (!o.quiet) err << trial_line(t) << '\n' << std::flush;
+                                [&](const Trial& t) {
+                                  if (!o.quiet) err << program_trial_line(t) << '\n' << std::flush;
                                 },
                             .on_prediction =
                                 [&](const std::string& note) {
@@ -124,15 +107,22 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   }
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
-  (o.json == "-" ? err : out) << answer << '\n';
-  nlohmann::ordered_json doc = frontier_exec_json(o.command, resolution, result);
-  doc["answer"] = answer;  // what `oomlab report` of the folder leads with
-  const std::string text = doc.dump(2) + "\n";
-  if (o.json == "-") out << text;
-  if (!o.json.empty() && o.json != "-") write_output_file(o.json, text);
-  if (!o.out.empty()) write_output_file(fs::path(o.out) / "frontier.json", text);
+  std::ostream& said = o.json == "-" ? err : out;
+  said << answer << '\n';
+  SearchSubject subject{.scenario = "exec", .command = o.command, .allocator = "exec"};
+  if (result.top) {
+    subject.environment = result.top->environment;
+    subject.device = result.top->device;
+    if (result.top->program) subject.program = &*result.top->program;
+    if (!result.top->models.empty()) subject.model = &result.top->models.front();
+  }
+  subject.kept_back_bytes = kept_back_bytes(subject.device ? &*subject.device : nullptr);
+  if (result.answer && !o.quiet)
+    said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
+  const std::string text = frontier_json(subject, result, resolution, answer).dump(2) + "\n";
+  write_search_json(o.json, o.out, "frontier.json", text, out);
   if (result.timed_out) return kExitCellFailed;
-  return result.frontier_bytes ? kExitOk : kExitCheckFailed;
+  return result.answer ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace oomlab::cli

@@ -148,6 +148,7 @@ std::string list_footer() {
   return "Examples:\n"
          "  oomlab list\n"
          "  oomlab list --json\n"
+         "  oomlab list --cards    # the named cards --budget takes, with their sources\n"
          "  oomlab list --plugin ./liboomlab_myscenarios.so\n"
          "Exit codes: 0 listed, 2 bad usage or a plugin that cannot be loaded.";
 }

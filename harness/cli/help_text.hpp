@@ -11,6 +11,8 @@ namespace oomlab::cli {
 [[nodiscard]] std::string frontier_footer();
 [[nodiscard]] std::string exec_footer();
 [[nodiscard]] std::string frontier_exec_footer();
+[[nodiscard]] std::string fit_footer();
+[[nodiscard]] std::string fit_exec_footer();
 [[nodiscard]] std::string whatif_footer();
 [[nodiscard]] std::string matrix_footer();
 [[nodiscard]] std::string report_footer();

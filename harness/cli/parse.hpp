@@ -20,8 +20,8 @@ namespace oomlab::cli {
 [[nodiscard]] Bytes parse_size(std::string_view text);
 // 10%, 12.5% (0 < p <= 100).
 [[nodiscard]] Percent parse_percent(std::string_view text);
-// SIZE | N% | all; never zero. A size that is not a whole number of bytes (1.9GiB) is rounded
-// to the nearest 2 MiB page.
+// SIZE | N% | all | a card's name (T4, A100-80GB, H100: device/cards.hpp); never zero. A size
+// that is not a whole number of bytes (1.9GiB) is rounded to the nearest 2 MiB page.
 [[nodiscard]] BudgetRequest parse_budget(std::string_view text);
 // parse_budget's reading, and the notes a user should see about it: what a fractional size was
 // rounded to, and what an SI size (8GB: 8,000,000,000 B) came to, in case the IEC one was meant.

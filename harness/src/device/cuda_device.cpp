@@ -68,7 +68,10 @@ DeviceFacts read_device(int index, const Nvml& nvml) {
   facts.managed_memory = attribute(cudaDevAttrManagedMemory, index);
   facts.concurrent_managed_access = attribute(cudaDevAttrConcurrentManagedAccess, index);
   facts.total_bytes = prop.totalGlobalMem;
-  if (const auto memory = nvml.memory(facts.uuid)) facts.free_bytes = memory->free;
+  if (const auto memory = nvml.memory(facts.uuid)) {
+    facts.free_bytes = memory->free;
+    facts.nvml_total_bytes = memory->total;
+  }
   facts.vmm_granularity = vmm_granularity(index);
   return facts;
 }

@@ -19,6 +19,8 @@ struct DeviceFacts {
   std::string pci_bus_id;
   std::uint64_t total_bytes = 0;
   std::optional<std::uint64_t> free_bytes;  // from NVML; unknown without it
+  // NVML's total: the driver's reserve included, which the CUDA runtime's total leaves out.
+  std::optional<std::uint64_t> nvml_total_bytes;
   int multiprocessors = 0;
   bool memory_pools = false;  // cudaMallocAsync pools
   bool managed_memory = false;

@@ -36,8 +36,9 @@ Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& res
   for (std::size_t i = 0; i < devices.facts().size(); ++i) {
     const DeviceFacts& facts = devices.facts()[i];
     const std::uint64_t free = devices.free_bytes(i);
-    const std::uint64_t budget = resolve_budget(for_budget, result, facts.total_bytes, free,
-                                                fmt::format("free on device {}", facts.index));
+    const std::uint64_t budget =
+        resolve_budget(for_budget, result, facts.total_bytes, free,
+                       fmt::format("free on device {}", facts.index), kept_back_bytes(&facts));
     const std::uint64_t ballast = round_down(free - budget, kDevicePageBytes);
     devices.hold(i, ballast);
     held.free_before.push_back(free);
@@ -92,6 +93,8 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
       .environment = {{"CUDA_VISIBLE_DEVICES", fmt::format("{}", fmt::join(uuids, ","))}},
       .out_fd = config.out_fd,
       .err_fd = config.err_fd};
+  for (const auto& setting : config.program_environment)
+    spec.environment.push_back(setting);
   if (shim != nullptr) {
     const char* python_path = std::getenv("PYTHONPATH");  // NOLINT(concurrency-mt-unsafe)
     for (auto& setting : shim->environment(

@@ -48,6 +48,9 @@ struct ExecConfig {
   const std::atomic<bool>* stop = nullptr;
   std::function<void(std::string_view)> notice;
   SnapshotOptions snapshot;
+  // What the program's environment gains beyond CUDA_VISIBLE_DEVICES and the shim's (fit: the
+  // value tried, OOMLAB_FIT_<NAME>).
+  std::vector<std::pair<std::string, std::string>> program_environment;
 };
 
 // How long the driver may take to give a finished program's memory back before the shortfall is

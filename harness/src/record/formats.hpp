@@ -12,6 +12,7 @@ inline constexpr std::string_view kCompareSchema = "oomlab.compare.v1";    // co
 inline constexpr std::string_view kFrontierSchema = "oomlab.frontier.v1";  // frontier --json
 inline constexpr std::string_view kSoakSchema = "oomlab.soak.v1";          // soak.json
 inline constexpr std::string_view kWhatIfSchema = "oomlab.whatif.v1";      // whatif --json
+inline constexpr std::string_view kFitSchema = "oomlab.fit.v1";            // fit --json
 
 // The first line of events.csv.
 inline constexpr std::string_view kEventsCsvHeader =

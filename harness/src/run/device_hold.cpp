@@ -19,6 +19,14 @@ namespace {
 constexpr std::chrono::seconds kLateReleaseWait{2};
 constexpr int kBallastAttempts = 5;
 
+// What the driver keeps back of the run's device when idle, as NVML said before the run.
+std::uint64_t kept_back_here(const RunConfig& config, const RunResult& result) {
+  for (const DeviceFacts& d : result.environment.devices) {
+    if (d.index == config.device) return kept_back_bytes(&d);
+  }
+  return kept_back_bytes(nullptr);
+}
+
 }  // namespace
 
 std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPlan& plan,
@@ -34,9 +42,9 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
   // started together on one GPU): the ballast is then refused, and the reading is taken again.
   for (int attempt = 1;; ++attempt) {
     hold.free_before = hold.session->free_bytes();
-    result.budget_bytes =
-        resolve_budget(config, result, hold.session->total_bytes(), hold.free_before,
-                       fmt::format("free on device {}", config.device));
+    result.budget_bytes = resolve_budget(
+        config, result, hold.session->total_bytes(), hold.free_before,
+        fmt::format("free on device {}", config.device), kept_back_here(config, result));
     if (!backend_info(kind).holds_ballast) break;
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
     try {

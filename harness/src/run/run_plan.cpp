@@ -75,13 +75,21 @@ void record_failure(RunResult& result, std::string_view what, std::string_view w
 }
 
 ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_t total,
-                                      std::uint64_t available, std::string_view available_what) {
+                                      std::uint64_t available, std::string_view available_what,
+                                      std::uint64_t kept_back) {
   ResolvedBudget budget{.bytes = request.bytes.value};
   if (request.kind == BudgetRequest::Kind::percent) {
     budget.bytes =
         static_cast<std::uint64_t>(static_cast<double>(total) * request.percent.value / 100.0);
   } else if (request.kind == BudgetRequest::Kind::all) {
     budget.bytes = available;
+  } else if (request.kind == BudgetRequest::Kind::card && request.card != nullptr) {
+    budget.bytes = card_budget_bytes(*request.card, kept_back);
+    budget.card = fmt::format(
+        "budget {}: {} ({} B), its {} less the {} the driver keeps back here when idle; this "
+        "approximates the card (its kernels, CUDA context and driver differ)",
+        request.card->name, format_bytes(budget.bytes), format_count(budget.bytes),
+        format_bytes(request.card->total_bytes), format_bytes(kept_back));
   }
   if (budget.bytes > available) {
     budget.clamped =
@@ -99,8 +107,11 @@ ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_
 }
 
 std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what) {
-  ResolvedBudget budget = resolve_budget_request(config.budget, total, available, available_what);
+                             std::uint64_t available, std::string_view available_what,
+                             std::uint64_t kept_back) {
+  ResolvedBudget budget =
+      resolve_budget_request(config.budget, total, available, available_what, kept_back);
+  if (!budget.card.empty()) notify(config, result, std::move(budget.card));
   if (!budget.clamped.empty()) notify(config, result, std::move(budget.clamped));
   return budget.bytes;
 }

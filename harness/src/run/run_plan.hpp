@@ -48,20 +48,25 @@ struct ResolvedAllocator {
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);
 
-// The budget in bytes: the request against `total` (for N%) and `available` (for all, and the
-// most it may be; more is clamped, `clamped` saying so). Under one device page: Error(usage).
-// Every command resolves its budget here (run, frontier, exec, whatif).
+// The budget in bytes: the request against `total` (for N%), `available` (for all, and the
+// most it may be; more is clamped, `clamped` saying so) and `kept_back` (a named card: its total
+// less what the driver keeps back here when idle, `card` saying that it approximates the card).
+// Under one device page: Error(usage). Every command resolves its budget here (run, frontier, fit,
+// exec, whatif).
 struct ResolvedBudget {
   std::uint64_t bytes = 0;
   std::string clamped;  // the notice of a clamp, "" when none
+  std::string card;     // the notice of a named card, "" when none
 };
 [[nodiscard]] ResolvedBudget resolve_budget_request(const BudgetRequest& request,
                                                     std::uint64_t total, std::uint64_t available,
-                                                    std::string_view available_what);
-// resolve_budget_request for a run: its clamp a notice of the run.
+                                                    std::string_view available_what,
+                                                    std::uint64_t kept_back);
+// resolve_budget_request for a run: its notices the run's.
 [[nodiscard]] std::uint64_t resolve_budget(const RunConfig& config, RunResult& result,
                                            std::uint64_t total, std::uint64_t available,
-                                           std::string_view available_what);
+                                           std::string_view available_what,
+                                           std::uint64_t kept_back);
 
 // A notice: to config.notice as it happens, and kept in the result.
 void notify(const RunConfig& config, RunResult& result, std::string text);

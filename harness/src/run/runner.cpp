@@ -256,8 +256,13 @@ RunResult run_scenario(const RunConfig& config) {
   std::unique_ptr<Allocator> backend;
   std::uint64_t budget = 0;
   if (plan.simulated) {
-    const std::uint64_t total = simulated_total_bytes(plan.kind, plan.allocator_options);
-    budget = resolve_budget(config, result, total, total, "of the simulated card");
+    std::uint64_t total = simulated_total_bytes(plan.kind, plan.allocator_options);
+    if (config.budget.kind == BudgetRequest::Kind::card && config.budget.card != nullptr) {
+      // A named card larger than the simulated one is the card asked about.
+      total = std::max(total, card_budget_bytes(*config.budget.card, kept_back_bytes(nullptr)));
+    }
+    budget = resolve_budget(config, result, total, total, "of the simulated card",
+                            kept_back_bytes(nullptr));
     result.budget_bytes = budget;
     backend = plan.torch ? make_torch_sim_backend(*plan.torch, plan.allocator_options, budget)
                          : make_sim_backend(plan.allocator_options, budget);

@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "allocators/backends.hpp"
+#include "device/cards.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_result.hpp"
@@ -19,13 +20,15 @@
 
 namespace oomlab {
 
-// What the user asked the budget to be: a size, a share of the device's total memory, or all
-// of its free memory. Resolved against the device (or the modelled card) when the run starts.
+// What the user asked the budget to be: a size, a share of the device's total memory, all of
+// its free memory, or a named card's (device/cards.hpp). Resolved against the device (or the
+// modelled card) when the run starts.
 struct BudgetRequest {
-  enum class Kind : std::uint8_t { bytes, percent, all };
+  enum class Kind : std::uint8_t { bytes, percent, all, card };
   Kind kind = Kind::bytes;
   Bytes bytes{8_GiB};
   Percent percent{};
+  const Card* card = nullptr;
 };
 
 // What the progress line shows; read on another thread while the run goes on.

@@ -146,8 +146,8 @@ WhatIfRow frontier_row(const TorchSetting& setting, const RunConfig& base,
                 .fraction = setting.fraction};
   row.alloc_conf = torch::alloc_conf(row.options);
   const FrontierResult f = find_frontier(config, kDevicePageBytes, nullptr);
-  row.frontier_bytes = f.frontier_bytes;
-  row.failing_bytes = f.failing_bytes;
+  row.frontier_bytes = f.answer;
+  row.failing_bytes = f.beyond.value_or(0);
   row.trials = f.trials.size();
   return row;
 }
@@ -175,11 +175,15 @@ std::vector<WhatIfRow> run_rows(const std::vector<TorchSetting>& settings, const
 std::uint64_t given_budget(const BudgetRequest& request, std::optional<std::uint64_t> recorded,
                            std::vector<std::string>& notes) {
   const std::uint64_t card = std::max(kWhatIfCardBytes, recorded.value_or(0));
+  const bool sized = request.kind == BudgetRequest::Kind::bytes ||
+                     request.kind == BudgetRequest::Kind::card;  // a named card is its own size
   ResolvedBudget budget =
-      request.kind == BudgetRequest::Kind::bytes
+      sized
           ? resolve_budget_request(request, card, SimAllocator::kMaxCapacityBytes,
-                                   "of the largest card the model holds")
-          : resolve_budget_request(request, card, card, "of the simulated card");
+                                   "of the largest card the model holds", kept_back_bytes(nullptr))
+          : resolve_budget_request(request, card, card, "of the simulated card",
+                                   kept_back_bytes(nullptr));
+  if (!budget.card.empty()) notes.push_back(std::move(budget.card));
   if (!budget.clamped.empty()) notes.push_back(std::move(budget.clamped));
   return budget.bytes;
 }

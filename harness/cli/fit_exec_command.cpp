@@ -1,0 +1,73 @@
+// `oomlab fit exec --range NAME=LO..HI -- CMD ... {NAME}`: the largest value of a program's
+// setting at which it exits 0 under the budget, each trial a fresh process.
+#include <fmt/format.h>
+
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/exec_config.hpp"
+#include "cli/fit_options.hpp"
+#include "cli/parse.hpp"
+#include "cli/search_output.hpp"
+#include "cli/signals.hpp"
+#include "exec/exec_fit.hpp"
+#include "exec/exec_frontier.hpp"
+#include "oomlab/error.hpp"
+#include "reports/search_json.hpp"
+
+namespace oomlab::cli {
+
+int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err) {
+  const ExecOptions& o = options.exec;
+  Console console(err, false);
+  ExecConfig config = exec_config_from(o);  // refuses a missing program first
+  for (const std::string& note : read_budget(o.budget).notes)
+    console.notice(note);
+  const FitRange range = parse_fit_range(options.range);
+  check_fit_command(range, o.command);
+  const unsigned confirm = parse_confirm(o.confirm);
+  check_destination("--json", o.json);
+  prepare_out_folder(o.out);
+  config.notice = [&](std::string_view text) { console.notice(text); };
+  config.environment = probe_environment();
+  std::unique_ptr<ExecDevices> devices =
+      open_exec_devices(exec_devices_from(o, *config.environment));
+  const StopOnSignal signals;
+  config.stop = StopOnSignal::flag();
+  FitResult result;
+  try {
+    const ExecFitSearch search{
+        .range = range,
+        .confirm = confirm,
+        .on_trial =
+            [&](const Trial& t) {
+              if (!o.quiet) err << value_trial_line(range.name, t) << '\n' << std::flush;
+            },
+        // A completed run's whole-process need: its snapshot's frontier through the model
+        // (the settings it ran with) plus what it held outside PyTorch's allocator.
+        .need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); }};
+    result = fit_exec(config, *devices, search);
+  } catch (const Interrupted&) {
+    err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
+           "ballast freed\n";
+    return kExitInterrupted;
+  }
+  devices.reset();
+  const SearchSubject subject{
+      .scenario = "exec",
+      .command = o.command,
+      .allocator = "exec",
+      .environment = result.environment,
+      .device = result.device,
+      .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
+  std::ostream& said = o.json == "-" ? err : out;
+  const std::string answer = fit_answer(result, clip(command_line(o.command), 60));
+  said << answer << '\n';
+  if (!result.prediction_note.empty() && !o.quiet) said << result.prediction_note << '\n';
+  if (result.answer && !o.quiet)
+    said << cards_line(result.budget_bytes, subject.kept_back_bytes) << '\n';
+  write_search_json(o.json, o.out, "fit.json", fit_json(subject, result, answer).dump(2) + "\n",
+                    out);
+  return fit_exit_code(result);
+}
+
+}  // namespace oomlab::cli

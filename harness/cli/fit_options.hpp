@@ -1,0 +1,32 @@
+// fit's own flags made typed: --range NAME=LO..HI, and the checks that a fit's setting is one the
+// scenario has (a whole number) or one the program's command takes ({NAME} in its words).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "oomlab/params.hpp"
+#include "run/fit.hpp"
+
+namespace oomlab::cli {
+
+// "batch=1..512": NAME (letters, digits, '_', not starting with a digit), LO <= HI, whole numbers.
+// Error(usage) naming --range and what was expected.
+[[nodiscard]] FitRange parse_fit_range(const std::string& text);
+
+// The scenario's parameter NAME must be a whole number that LO may be, and not also set by
+// --param. Error(usage) otherwise.
+void check_fit_parameter(const FitRange& range, const std::string& scenario, const ParamSpec& spec,
+                         const std::vector<std::string>& assignments);
+
+// --confirm N: at most 100.
+[[nodiscard]] unsigned parse_confirm(const std::string& text);
+
+// 0 an answer; 1 none (not even LO completes), a run that failed for another reason, or runs that
+// contradict each other; 4 a run passed --timeout.
+[[nodiscard]] int fit_exit_code(const FitResult& result);
+
+// The program's words must hold {NAME}: where the value goes. Error(usage) otherwise.
+void check_fit_command(const FitRange& range, const std::vector<std::string>& command);
+
+}  // namespace oomlab::cli

@@ -1,0 +1,93 @@
+#include "cli/scenario_cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include "cli/exec_cli.hpp"
+#include "cli/help_text.hpp"
+
+namespace oomlab::cli {
+
+void add_scenario_options(CLI::App* sub, RunOptions& o, bool required) {
+  auto* scenario = sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')");
+  if (required) scenario->required();
+  sub->add_option(
+         "--allocator,-a", o.allocator,
+         "NAME[:opt=value,...]: cuda, async, managed, sim, torch (a model of PyTorch's caching "
+         "allocator) or auto (torch for a PyTorch snapshot; otherwise async with a GPU, else sim)")
+      ->capture_default_str();
+  sub->add_option("--alloc-conf", o.alloc_conf,
+                  "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "
+                  "(\"expandable_segments:True,max_split_size_mb:128\"): the torch allocator "
+                  "with those settings");
+  sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
+  sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
+  sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
+  sub->add_option("--format", o.format,
+                  "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
+  sub->add_flag("--strict", o.strict,
+                "replay: a free of an unknown address is an error (--param strict=on)");
+  sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
+  sub->add_option(
+         "--verify", o.verify,
+         "data-integrity checks on real devices: all (fill every block when allocated, verify at "
+         "OOM and at the end), sample (one block in 64 and every one of 64 MiB or more), off")
+      ->capture_default_str();
+  sub->add_flag(
+      "--no-probe", o.no_probe,
+      "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
+}
+
+void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program) {
+  CLI::App* frontier = app.add_subcommand(
+      "frontier",
+      "the smallest budget at which a scenario completes: on fresh runs, steps doubling from what "
+      "the top run took, then bisection, to 2 MiB");
+  add_scenario_options(frontier, run, false);  // or `frontier exec`
+  add_frontier_exec(*frontier, program);
+  frontier->require_subcommand(0, 1);
+  run.budget = "all";
+  frontier
+      ->add_option(
+          "--budget,-b", run.budget,
+          "the largest budget tried: a size, N% of the device, all, or a card's name (the sim's "
+          "'total' option on sim: ask 'does it fit on 24 GiB?' with -a sim:total=24GiB)")
+      ->capture_default_str();
+  frontier->add_option("--json", run.json,
+                       "also write the result as JSON to FILE; '-' prints it alone");
+  frontier->add_flag("--quiet,-q", run.quiet, "only the answer");
+  frontier->add_option("--timeout", run.timeout,
+                       "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  frontier->add_option("--out,-o", run.out, "folder for frontier.json");
+  frontier->add_option("--junit", run.junit,
+                       "also write the answer as JUnit XML to FILE (one testcase)");
+  frontier->footer(frontier_footer());
+}
+
+void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
+  CLI::App* fit = app.add_subcommand(
+      "fit",
+      "the largest value of a setting (steps, a batch) at which a scenario completes under the "
+      "budget: doubling, then bisection, on fresh runs");
+  add_scenario_options(fit, o.run, false);  // or `fit exec`
+  add_fit_exec(*fit, program);
+  fit->require_subcommand(0, 1);
+  fit->add_option(
+      "--range", o.range,
+      "NAME=LO..HI: the whole-number parameter searched, and its values (steps=1..1000)");
+  fit->add_option("--budget,-b", o.run.budget,
+                  "the card: a size, N% of the device, all, or a card's name (T4, L4, A100-80GB, "
+                  "H100: oomlab list --cards)")
+      ->capture_default_str();
+  fit->add_option("--confirm", o.confirm,
+                  "N: run the answer and the value above it N more times each")
+      ->capture_default_str();
+  fit->add_option("--json", o.run.json,
+                  "also write oomlab.fit.v1 JSON to FILE; '-' prints it alone");
+  fit->add_flag("--quiet,-q", o.run.quiet, "only the answer");
+  fit->add_option("--timeout", o.run.timeout,
+                  "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  fit->add_option("--out,-o", o.run.out, "folder for fit.json");
+  fit->footer(fit_footer());
+}
+
+}  // namespace oomlab::cli

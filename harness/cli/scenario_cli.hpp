@@ -1,0 +1,19 @@
+// The flags of the commands that run a scenario: what run, frontier and fit share, and frontier's
+// and fit's own (each with its `exec` beside it, for a program).
+#pragma once
+
+#include "cli/commands.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace oomlab::cli {
+
+// A scenario (positional; `required` unless an `exec` may stand in its place), its allocator,
+// parameters and trace.
+void add_scenario_options(CLI::App* sub, RunOptions& options, bool required = true);
+void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program);
+void add_fit(CLI::App& app, FitOptions& options, FitExecOptions& program);
+
+}  // namespace oomlab::cli

@@ -1,0 +1,48 @@
+// `oomlab fit exec --budget SIZE --range NAME=LO..HI -- CMD ... {NAME} ...`: the largest value of a
+// program's setting (a batch size) at which it exits 0 under the budget, each trial a fresh
+// process on a card cut down by the ballast (unlike in-process finders, whose earlier OOMs leave
+// the next trial a fragmented cache). `{NAME}` in the arguments becomes the value, and the program
+// also finds it in OOMLAB_FIT_<NAME> (NAME upper-cased). For a PyTorch program the model guides the
+// search: once two runs have completed, each one's whole-process need (its snapshot's frontier
+// through the model, plus what the process held outside PyTorch's allocator) gives a line in the
+// value, and the search goes to the largest value the line says fits and verifies it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "exec/exec_run.hpp"
+#include "run/fit.hpp"
+
+namespace oomlab {
+
+struct ExecFitSearch {
+  FitRange range;
+  unsigned confirm = 0;
+  std::function<void(const Trial&)> on_trial;
+  // What a completed run needed of the card, whole process (none: no model for it); unset: no
+  // model at all (the plain search).
+  std::function<std::optional<std::uint64_t>(RunResult& run)> need_of;
+};
+
+// Each trial runs `base.command` at a value. Throws Interrupted on a stop, what run_exec throws
+// for a program that cannot be started.
+[[nodiscard]] FitResult fit_exec(const ExecConfig& base, ExecDevices& devices,
+                                 const ExecFitSearch& search);
+
+// The command at `value`: every `{NAME}` in its words replaced.
+[[nodiscard]] std::vector<std::string> command_at(const std::vector<std::string>& command,
+                                                  const std::string& name, std::uint64_t value);
+// OOMLAB_FIT_<NAME>, NAME upper-cased: where the program finds the value in its environment.
+[[nodiscard]] std::string fit_variable(const std::string& name);
+
+// Two runs' needs (value, whole-process bytes), the larger value second: the largest value whose
+// need, on the line through them, is within `budget`. None when the need does not grow with it.
+[[nodiscard]] Prediction predict_largest(std::pair<std::uint64_t, std::uint64_t> smaller,
+                                         std::pair<std::uint64_t, std::uint64_t> larger,
+                                         std::uint64_t budget, const std::string& name);
+
+}  // namespace oomlab

@@ -1,0 +1,67 @@
+#include "run/fit.hpp"
+
+#include <algorithm>
+
+#include "run/frontier.hpp"
+
+namespace oomlab {
+
+namespace {
+
+// The search's own run at `value` (a --confirm rerun only when the search made none).
+const Trial* run_at(const FitResult& r, std::optional<std::uint64_t> value, bool completed) {
+  if (!value) return nullptr;
+  const auto matches = [&](const Trial& t) {
+    return t.value == *value && (t.outcome == Outcome::completed) == completed;
+  };
+  const auto searched = std::find_if(r.trials.begin(), r.trials.end(), [&](const Trial& t) {
+    return t.role != TrialRole::confirm && matches(t);
+  });
+  if (searched != r.trials.end()) return &*searched;
+  const auto any = std::find_if(r.trials.begin(), r.trials.end(), matches);
+  return any == r.trials.end() ? nullptr : &*any;
+}
+
+}  // namespace
+
+const Trial* FitResult::at_answer() const {
+  return run_at(*this, answer, true);
+}
+
+const Trial* FitResult::at_beyond() const {
+  return run_at(*this, beyond, false);
+}
+
+FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
+  FitResult result;
+  result.range = search.range;
+  RunConfig config = base;
+  config.events_csv.clear();
+  config.progress = nullptr;
+  bool first = true;
+  const TrialAt trial_at = [&](std::optional<std::uint64_t> value) {
+    config.params.set(search.range.name, static_cast<std::int64_t>(value.value_or(0)));
+    const RunResult run = run_scenario(config);
+    config.notice = nullptr;  // the first run's notices are enough
+    if (first) {
+      first = false;
+      result.budget_bytes = run.budget_bytes;
+      result.allocator = run.allocator;
+      result.allocator_options = run.allocator_options;
+      result.simulated = run.simulated;
+      result.environment = run.environment;
+      result.device = run.device;
+    }
+    Trial trial = scenario_trial(run);
+    trial.value = value.value_or(0);
+    return trial;
+  };
+  static_cast<BoundaryResult&>(result) = search_values({.lo = search.range.lo,
+                                                        .hi = search.range.hi,
+                                                        .confirm = search.confirm,
+                                                        .on_trial = search.on_trial},
+                                                       trial_at);
+  return result;
+}
+
+}  // namespace oomlab

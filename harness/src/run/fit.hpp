@@ -1,0 +1,49 @@
+// `oomlab fit SCENARIO --range NAME=LO..HI`: the largest value of one whole-number parameter of a
+// scenario or a replay (steps, a batch) at which it completes under the budget, on any allocator,
+// by the one search (run/searches.hpp): "how many steps of that leak does a 1 GiB card survive?"
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "run/runner.hpp"
+#include "run/searches.hpp"
+
+namespace oomlab {
+
+// The setting searched: its name and the values that may be tried, both ends included.
+struct FitRange {
+  std::string name;
+  std::uint64_t lo = 1;
+  std::uint64_t hi = 1;
+};
+
+// answer: the largest value that completes (none: not even lo); beyond: the one above it, which
+// did not (none: hi completes). What the runs were, for the answer's words and its JSON.
+struct FitResult : BoundaryResult {
+  FitRange range;
+  std::uint64_t budget_bytes = 0;  // the first run's, resolved
+  std::string allocator;
+  Params allocator_options;
+  bool simulated = false;
+  Environment environment;
+  std::optional<DeviceFacts> device;
+  // The run at the answer (its peak against the budget: the headroom), and at the value beyond
+  // it (what it needed: its OOM's request and cause); none when there was none.
+  [[nodiscard]] const Trial* at_answer() const;
+  [[nodiscard]] const Trial* at_beyond() const;
+};
+
+struct FitSearch {
+  FitRange range;
+  unsigned confirm = 0;
+  std::function<void(const Trial&)> on_trial;
+};
+
+// Each trial is a fresh run of `config` with the parameter at the value (a run's own error is
+// the search's end, with its message). Throws what run_scenario throws for a bad request.
+[[nodiscard]] FitResult fit_scenario(const RunConfig& config, const FitSearch& search);
+
+}  // namespace oomlab

@@ -1,0 +1,131 @@
+// `oomlab fit` over a scenario on the sim: its answer must be the one found run by run (every
+// value from LO up to the first that fails), in at most 2·log2(HI−LO) + 2 runs; and the command's
+// refusals, its JSON (oomlab.fit.v1) and `fit exec` without a GPU.
+#include "run/fit.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/cli.hpp"
+#include "oomlab/units.hpp"
+#include "test_support.hpp"
+
+namespace oomlab {
+namespace {
+
+using namespace oomlab::literals;
+using json = nlohmann::json;
+
+RunConfig leak_on_sim() {
+  RunConfig config = testing::make_run_config("leak", "sim", 1_GiB);
+  config.params.set("leak", Bytes{8_MiB});
+  return config;
+}
+
+Outcome run_at(RunConfig config, std::int64_t steps) {
+  config.params.set("steps", steps);
+  return run_scenario(config).outcome;
+}
+
+TEST(FitScenario, EqualsTheAnswerFoundRunByRunInFewRuns) {
+  const RunConfig config = leak_on_sim();
+  const FitResult fit = fit_scenario(config, {.range = {.name = "steps", .lo = 1, .hi = 100'000}});
+  ASSERT_TRUE(fit.answer);
+  // Run by run: every value from 1 completes up to the answer, and the next one fails.
+  std::int64_t first_failing = 1;
+  while (run_at(config, first_failing) == Outcome::completed)
+    ++first_failing;
+  EXPECT_EQ(*fit.answer, static_cast<std::uint64_t>(first_failing - 1));
+  EXPECT_EQ(fit.beyond, static_cast<std::uint64_t>(first_failing));
+  EXPECT_EQ(run_at(config, first_failing + 1), Outcome::oom) << "and it stays failed";
+  EXPECT_LE(static_cast<double>(fit.runs()), 2 * std::log2(100'000.0 - 1) + 2);
+  EXPECT_EQ(fit.budget_bytes, 1_GiB);
+  EXPECT_TRUE(fit.simulated);
+  ASSERT_NE(fit.at_beyond(), nullptr);
+  EXPECT_EQ(fit.at_beyond()->cause, Cause::leak);
+  ASSERT_TRUE(fit.at_beyond()->request_bytes);
+  ASSERT_NE(fit.at_answer(), nullptr);
+  EXPECT_LE(fit.at_answer()->used_bytes, 1_GiB) << "its peak, against the budget";
+}
+
+struct Cli {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+
+Cli oomlab(std::vector<std::string> args) {
+  args.insert(args.begin(), "oomlab");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_cli(args, out, err);
+  return {code, out.str(), err.str()};
+}
+
+TEST(FitCommand, WritesTheFitSchemaWithTheAnswerItsRunsAndTheCards) {
+  const Cli r = oomlab({"fit", "leak", "-a", "sim", "--budget", "1GiB", "-p", "leak=8MiB",
+                        "--range", "steps=1..100000", "--json", "-", "-q"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const json doc = json::parse(r.out);
+  EXPECT_EQ(doc.at("schema"), "oomlab.fit.v1");
+  const FitResult direct =
+      fit_scenario(leak_on_sim(), {.range = {.name = "steps", .lo = 1, .hi = 100'000}});
+  EXPECT_EQ(doc.at("value"), *direct.answer);
+  EXPECT_EQ(doc.at("runs"), direct.runs());
+  EXPECT_EQ(doc.at("budget_bytes"), 1_GiB);
+  EXPECT_TRUE(doc.at("predicted").is_null()) << "no model for a scenario";
+  ASSERT_EQ(doc.at("trials").size(), direct.runs());
+  for (const char* field : {"value", "outcome", "peak", "seconds"})
+    EXPECT_TRUE(doc.at("trials").at(0).contains(field)) << field;
+  EXPECT_EQ(doc.at("next").at("cause"), "leak");
+  EXPECT_EQ(doc.at("cards").at(0), "T4") << "1 GiB fits every card of the table";
+  EXPECT_NE(r.err.find("is the largest that completes under 1.00 GiB"), std::string::npos) << r.err;
+}
+
+TEST(FitCommand, BadRangesAreUsageErrorsOnOneLine) {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"fit", "leak", "-a", "sim", "--range", "steps=8..1"}, "LO (8) is more than HI (1)"},
+      {{"fit", "leak", "-a", "sim", "--range", "steps"}, "is not NAME=LO..HI"},
+      {{"fit", "leak", "-a", "sim", "--range", "steps=x..4"}, "LO 'x' is not a whole number"},
+      {{"fit", "leak", "-a", "sim", "--range", "leak=1..4"}, "no whole-number parameter 'leak'"},
+      {{"fit", "leak", "-a", "sim", "--range", "steps=1..4", "-p", "steps=3"}, "both set it"},
+      {{"fit", "leak", "-a", "sim"}, "--range is needed"},
+      {{"fit", "leak", "-a", "sim", "--range", "1x=1..4"}, "is not a name"},
+      {{"fit", "exec", "--range", "batch=8..1", "--", "echo", "{batch}"},
+       "LO (8) is more than HI (1)"},
+      {{"fit", "exec", "--range", "batch", "--", "echo", "{batch}"}, "is not NAME=LO..HI"},
+      {{"fit", "exec", "--range", "batch=1..8", "--", "echo", "--batch", "8"},
+       "the command has no {batch}"},
+      {{"fit", "exec", "--range", "batch=1..8"}, "no program to run"},
+      {{"fit", "leak", "-a", "sim", "--budget", "A100", "--range", "steps=1..4"},
+       "'A100' is not a budget"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Cli r = oomlab(args);
+    EXPECT_EQ(r.code, 2) << args.back() << ": " << r.err;
+    EXPECT_NE(r.err.find(message), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+TEST(FitCommand, FitExecWithoutAGpuExitsThree) {
+  std::string why;
+  if (testing::cuda_device_present(&why)) GTEST_SKIP() << "a CUDA device is present here";
+  const Cli r = oomlab(
+      {"fit", "exec", "--budget", "2GiB", "--range", "batch=1..64", "--", "echo", "{batch}"});
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("oomlab: error:"), std::string::npos) << r.err;
+}
+
+TEST(FitCommand, NotEvenLoCompletesIsExitOne) {
+  const Cli r = oomlab({"fit", "leak", "-a", "sim", "--budget", "64MiB", "-p", "leak=32MiB",
+                        "--range", "steps=4..64"});
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_NE(r.out.find("does not complete even at steps=4"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace oomlab
