@@ -140,8 +140,13 @@ json fit_json(const SearchSubject& s, const FitResult& r, const std::string& ans
     trials.push_back(fit_trial_json(t, program));
   const Trial* at = r.at_answer();
   const Trial* next = r.at_beyond();
-  const std::optional<std::uint64_t> peak =
-      at != nullptr ? std::optional(program ? at->peak_bytes : at->used_bytes) : std::nullopt;
+  json peak = nullptr;
+  json headroom = nullptr;
+  if (at != nullptr) {
+    const std::uint64_t bytes = program ? at->peak_bytes : at->used_bytes;
+    peak = bytes;
+    headroom = r.budget_bytes - std::min(bytes, r.budget_bytes);
+  }
   json doc = {{"schema", kFitSchema},
               {"oomlab", version_json()},
               {"scenario", scenario_json(s)},
@@ -154,9 +159,8 @@ json fit_json(const SearchSubject& s, const FitResult& r, const std::string& ans
               {"runs", r.runs()},
               {"predicted", or_null(r.predicted)},
               {"prediction", r.prediction_note},
-              {"peak_bytes", or_null(peak)},
-              {"headroom_bytes",
-               peak ? json(r.budget_bytes - std::min(*peak, r.budget_bytes)) : json(nullptr)},
+              {"peak_bytes", peak},
+              {"headroom_bytes", headroom},
               {"next", next != nullptr ? fit_trial_json(*next, program) : json(nullptr)},
               {"not_monotonic", not_monotonic_json(r, program, true)},
               {"timed_out", r.timed_out},

@@ -227,7 +227,9 @@ TEST(CliHelp, FitExamplesRunAndFindAnAnswer) {
     EXPECT_NE((json_out ? r.err_tail : r.out).find("is the largest that completes under"),
               std::string::npos)
         << r.out << r.err_tail;
-    if (json_out) EXPECT_EQ(nlohmann::json::parse(r.out).at("schema"), "oomlab.fit.v1");
+    if (json_out) {
+      EXPECT_EQ(nlohmann::json::parse(r.out).at("schema"), "oomlab.fit.v1");
+    }
     if (const auto out = example.find("--out "); out != std::string::npos) {
       const std::string folder = example.substr(out + 6, example.find(' ', out + 6) - out - 6);
       const auto json = nlohmann::json::parse(read_text(dir / folder / "fit.json"));
