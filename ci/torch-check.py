@@ -89,7 +89,7 @@ for m in measured:
         problems.append("no frontier")
     elif m["config"] == "async":
         # The device's pool is the driver's, not modelled exactly: its reuse depends on what the
-        # GPU still has queued (README: the cudaMallocAsync backend). Shown, not checked.
+        # GPU still has queued (docs/torch.md: the cudaMallocAsync backend). Shown, not checked.
         problems = []
     else:
         if abs(got["cuda"] - got["sim"]) / got["sim"] > 0.01:

@@ -158,7 +158,7 @@ json metrics_json(const std::vector<std::pair<std::string, double>>& metrics) {
       out[name] = nullptr;
       continue;
     }
-    // Counts and sizes are integers in JSON (DESIGN.md: "Sizes are integers in bytes").
+    // Counts and sizes are integers in JSON (docs/outputs.md: "Sizes are integers in bytes").
     const bool integral = value == std::floor(value) && std::fabs(value) < 9.0e15;
     out[name] = integral ? json(static_cast<std::int64_t>(value)) : json(value);
   }

@@ -1,4 +1,4 @@
-// summary.json, schema oomlab.run.v1 (DESIGN.md): the contract CI and `compare` read.
+// summary.json, schema oomlab.run.v1 (docs/outputs.md): the contract CI and `compare` read.
 // Field names are fixed; fields may be added, never renamed or removed.
 #pragma once
 

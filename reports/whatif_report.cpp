@@ -61,8 +61,8 @@ std::string to_set(const WhatIfRow& row) {
   return row.fraction ? conf + " with torch.cuda.set_per_process_memory_fraction" : conf;
 }
 
-// backend=async's figures carry the model's measured error against PyTorch (README: "The
-// cudaMallocAsync backend"): its frontier is a reading, not a byte-exact answer.
+// backend=async's figures carry the model's measured error against PyTorch (docs/torch.md: "What
+// the model does not cover"): its frontier is a reading, not a byte-exact answer.
 bool approximate(const WhatIfRow& row) {
   return row.options.choice("backend") == "async";
 }

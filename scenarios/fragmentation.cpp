@@ -5,7 +5,7 @@
 // buffer, a bigger batch. Every 2 MiB page the driver hands out still holds one live block, so
 // no page can be given back or remapped, and the large request fails with most memory free.
 // Measured on an H100 with cudaMalloc: 64 KiB blocks, 1 in 32 kept, 3% of memory live, and a
-// 2 MiB request failed (shared/device-notes.md).
+// 2 MiB request failed (docs/allocators.md, "Measured on an H100").
 #include <fmt/format.h>
 
 #include <algorithm>

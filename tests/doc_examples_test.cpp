@@ -2,13 +2,18 @@
 // line in a fenced block is run (from a folder where tests/ and ci/ are the repository's) and the
 // lines under it must appear in its output, in order. A line of "..." stands for any lines, a
 // line ending in "..." for any end of that line. An example whose command line carries a comment
-// ("# on an H100") shows a GPU's output and is not run here.
+// ("# on an H100") shows a GPU's output and is not run here. Every relative link of the pages
+// (README.md, ARCHITECTURE.md, docs/*.md) leads to a file of the repository, and its #anchor to a
+// heading there.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -61,20 +66,84 @@ std::vector<Example> examples_in(const fs::path& path) {
   return out;
 }
 
-std::vector<Example> all_examples() {
-  std::vector<Example> out = examples_in(kRepo / "README.md");
+std::vector<fs::path> docs_pages() {
+  std::vector<fs::path> pages;
   if (fs::is_directory(kRepo / "docs")) {
-    std::vector<fs::path> pages;
     for (const auto& entry : fs::directory_iterator(kRepo / "docs")) {
       if (entry.path().extension() == ".md") pages.push_back(entry.path());
     }
-    std::sort(pages.begin(), pages.end());
-    for (const fs::path& page : pages) {
-      std::vector<Example> more = examples_in(page);
-      out.insert(out.end(), more.begin(), more.end());
+  }
+  std::sort(pages.begin(), pages.end());
+  return pages;
+}
+
+std::vector<Example> all_examples() {
+  std::vector<Example> out = examples_in(kRepo / "README.md");
+  for (const fs::path& page : docs_pages()) {
+    std::vector<Example> more = examples_in(page);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
+}
+
+// A heading's anchor as GitHub makes it: lower case, spaces to dashes, punctuation dropped
+// (letters beyond ASCII kept).
+std::string anchor_of(const std::string& heading) {
+  std::string out;
+  for (const char c : heading) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u) != 0) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (c == ' ' || c == '-') {
+      out += '-';
+    } else if (c == '_' || u >= 0x80) {
+      out += c;
     }
   }
   return out;
+}
+
+std::set<std::string> anchors_in(const fs::path& page) {
+  std::ifstream in(page);
+  std::set<std::string> out;
+  bool fenced = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with("```")) fenced = !fenced;
+    if (fenced || !line.starts_with("#")) continue;
+    const std::size_t text = line.find_first_not_of('#');
+    if (text != std::string::npos) out.insert(anchor_of(rstrip(line.substr(text + 1))));
+  }
+  return out;
+}
+
+// Each "](target)" outside code blocks that is not a web address: what it names that is missing.
+std::vector<std::string> broken_links_in(const fs::path& page) {
+  std::ifstream in(page);
+  std::vector<std::string> broken;
+  bool fenced = false;
+  std::size_t number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.starts_with("```")) fenced = !fenced;
+    if (fenced) continue;
+    for (std::size_t at = line.find("]("); at != std::string::npos; at = line.find("](", at + 2)) {
+      const std::size_t end = line.find(')', at + 2);
+      if (end == std::string::npos) break;
+      const std::string target = line.substr(at + 2, end - at - 2);
+      if (target.find("://") != std::string::npos || target.starts_with("mailto:")) continue;
+      const std::size_t hash = target.find('#');
+      const std::string file = target.substr(0, hash);
+      const fs::path named = file.empty() ? page : page.parent_path() / file;
+      const std::string where = fs::relative(page, kRepo).string() + ":" + std::to_string(number);
+      if (!fs::exists(named)) {
+        broken.push_back(where + ": " + target + " (no such file)");
+      } else if (hash != std::string::npos && named.extension() == ".md" &&
+                 !anchors_in(named).contains(target.substr(hash + 1))) {
+        broken.push_back(where + ": " + target + " (no such heading)");
+      }
+    }
+  }
+  return broken;
 }
 
 // A folder where the examples' relative paths (tests/data/..., ci/...) are the repository's and
@@ -162,6 +231,31 @@ TEST(DocExamples, EveryExampleThatNeedsNoGpuPrintsWhatTheDocsShow) {
         << shown;
   }
   fs::remove_all(folder);
+}
+
+TEST(DocExamples, EveryRelativeLinkLeadsToAFileAndHeadingOfTheRepository) {
+  std::vector<fs::path> pages = {kRepo / "README.md", kRepo / "ARCHITECTURE.md"};
+  for (const fs::path& page : docs_pages())
+    pages.push_back(page);
+  std::size_t links = 0;
+  for (const fs::path& page : pages) {
+    ASSERT_TRUE(fs::is_regular_file(page)) << page;
+    for (const std::string& broken : broken_links_in(page))
+      ADD_FAILURE() << broken;
+    std::ifstream in(page);
+    for (std::string line; std::getline(in, line);)
+      links += line.find("](") != std::string::npos ? 1 : 0;
+  }
+  EXPECT_GT(links, 0U) << "the README links to its reference pages";
+}
+
+TEST(DocExamples, AnchorsAreMadeAsGitHubMakesThem) {
+  EXPECT_EQ(anchor_of("Exit codes"), "exit-codes");
+  EXPECT_EQ(anchor_of("PyTorch's allocator: `torch`"), "pytorchs-allocator-torch");
+  EXPECT_EQ(anchor_of("The largest setting that fits: `fit` and `fit exec`"),
+            "the-largest-setting-that-fits-fit-and-fit-exec");
+  EXPECT_EQ(anchor_of("Data integrity (`--verify=all|sample|off`)"),
+            "data-integrity---verifyallsampleoff");
 }
 
 TEST(DocExamples, TheMatcherNeedsEachRunOfLinesInOrder) {

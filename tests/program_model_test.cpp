@@ -157,8 +157,9 @@ TEST(ProgramModel, TheSnapshotsPeakReservedIsPyTorchsOwn) {
 }
 
 TEST(ProgramModel, ACompletedRunPredictsTheWholeProcessFrontierExecMeasured) {
-  // train_fixed on the H100 (README, 'Real programs'): NVML's peak was 742 MiB above PyTorch's
-  // max_memory_reserved, and `frontier exec` measured 2,921,332,736 B for the whole process.
+  // train_fixed on the H100 (docs/exec.md, 'Measured on an H100'): NVML's peak was 742 MiB above
+  // PyTorch's max_memory_reserved, and `frontier exec` measured 2,921,332,736 B for the whole
+  // process.
   const json capture = capture_of("train_fixed_native.pickle");
   RunResult run;
   run.scenario = "exec";

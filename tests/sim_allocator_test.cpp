@@ -1,5 +1,5 @@
-// The sim's page model (DESIGN.md): small blocks pack into 2 MiB pages, a page returns only when
-// its last block is freed, large requests take whole pages from anywhere.
+// The sim's page model (docs/allocators.md): small blocks pack into 2 MiB pages, a page returns
+// only when its last block is freed, large requests take whole pages from anywhere.
 #include "allocators/sim_allocator.hpp"
 
 #include <gtest/gtest.h>

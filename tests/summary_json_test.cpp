@@ -1,4 +1,4 @@
-// summary.json follows the oomlab.run.v1 contract of DESIGN.md: every field, with its type.
+// summary.json follows the oomlab.run.v1 contract of docs/outputs.md: every field, with its type.
 #include "reports/summary_json.hpp"
 
 #include <gtest/gtest.h>

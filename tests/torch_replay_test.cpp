@@ -169,7 +169,7 @@ class Frontier : public ::testing::TestWithParam<Measured> {};
 // with the GPU still behind the CPU, frees were pending when the next requests came (the same
 // requests replayed on the device, with nothing queued, reused more: ci/torch-check.py). A
 // snapshot does not record that, so for the jobs where it mattered the model falls short of
-// PyTorch's frontier, the gap README.md states; it never says a job needs more than it did.
+// PyTorch's frontier, the gap docs/torch.md states; it never says a job needs more than it did.
 bool pending_frees_gap(const Measured& m) {
   return m.config == "async" && (m.job == "infer_varlen" || m.job == "grow");
 }

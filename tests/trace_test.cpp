@@ -1,4 +1,4 @@
-// Traces: the reference figures of shared/traces/README.md, each importer on our own small traces,
+// Traces: the reference figures of docs/traces.md, each importer on our own small traces,
 // every kind of bad input refused with its place, and replay's streams, pace and frontier.
 #include "trace/trace.hpp"
 
@@ -36,9 +36,9 @@ RunResult replay(const fs::path& trace, std::uint64_t budget, const std::string&
   return run_scenario(config);
 }
 
-// shared/traces/README.md: what the snapshot itself says. The history began after three blocks
-// (65 MiB, in three segments of 66 MiB: cuBLAS workspaces and one small block) were made; with
-// them placed before its first entry, the replay's peaks are the ones PyTorch itself reported
+// docs/traces.md, "Reference figures": what the snapshot itself says. The history began after three
+// blocks (65 MiB, in three segments of 66 MiB: cuBLAS workspaces and one small block) were made;
+// with them placed before its first entry, the replay's peaks are the ones PyTorch itself reported
 // (memory_stats: requested_bytes.all.peak and reserved_bytes.all.peak).
 class ReferenceFigures : public ::testing::TestWithParam<fs::path> {};
 

@@ -131,8 +131,8 @@ TEST(GrowingBatch, RecordsTheOomJustPastTheLargestBatch) {
   std::filesystem::remove(events);
 }
 
-// README's example: at 24 GiB batch 10 needs 25.86 GB in pages, more than the budget. The OOM
-// just past batch 9 is capacity (what the allocator can give, pages included), never
+// docs/commands.md's example: at 24 GiB batch 10 needs 25.86 GB in pages, more than the budget. The
+// OOM just past batch 9 is capacity (what the allocator can give, pages included), never
 // fragmentation with advice that cannot help.
 TEST(GrowingBatch, AtItsFrontierTheCauseIsCapacityWhenThePagesCannotHoldTheNextBatch) {
   RunConfig config = make_run_config("growing-batch", "sim", 24_GiB);

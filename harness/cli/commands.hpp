@@ -1,5 +1,5 @@
 // The subcommands. Each takes the raw option text CLI11 collected, parses it with parse.hpp, and
-// returns the process exit code (DESIGN.md "Exit codes").
+// returns the process exit code (README.md, "Exit codes").
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,6 @@
 // `oomlab compare BASELINE CURRENT`: the tolerance parsed, both inputs read, the verdicts
 // written where asked; exit 1 on any regression, 6 when baseline cells are missing from the
-// current or nothing matched (DESIGN.md "Exit codes").
+// current or nothing matched (README.md, "Exit codes").
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,6 +1,6 @@
 // Output files that could not be written, kept while a command goes on: one failed file costs
 // neither the others nor what the command prints, and the command ends with each reason on one
-// line and kExitIo (DESIGN.md "Exit codes").
+// line and kExitIo (README.md, "Exit codes").
 #pragma once
 
 #include <fmt/format.h>

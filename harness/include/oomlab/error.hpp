@@ -1,4 +1,4 @@
-// The errors oomlab throws. Each kind maps to one exit code (DESIGN.md "Exit codes"), so the
+// The errors oomlab throws. Each kind maps to one exit code (README.md, "Exit codes"), so the
 // CLI never has to guess what went wrong from a message.
 #pragma once
 

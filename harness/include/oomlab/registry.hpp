@@ -1,6 +1,6 @@
 // The scenarios oomlab knows. Built-ins register themselves with one line at the bottom of their
-// file (OOMLAB_REGISTER_SCENARIO). External plugins (DESIGN.md; the loader, --plugin, is still to
-// come) will export  extern "C" void oomlab_register(oomlab::Registry&);  and call add().
+// file (OOMLAB_REGISTER_SCENARIO). External plugins (--plugin PATH.so, docs/commands.md) export
+//   extern "C" void oomlab_register(oomlab::Registry&);   and call add() there.
 #pragma once
 
 #include <functional>

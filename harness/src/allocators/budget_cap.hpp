@@ -2,7 +2,7 @@
 // past the budget (status budget_cap). Each request counts rounded up to `granularity`, the unit
 // in which the wrapped allocator really takes device memory. Wraps any backend; the run uses it
 // for `managed`, whose memory would otherwise migrate to the host rather than fail (the safety
-// rule of DESIGN.md: never ask for more managed memory than the device has free).
+// rule of docs/safety.md: never ask for more managed memory than the device has free).
 #pragma once
 
 #include <algorithm>

@@ -20,7 +20,7 @@ class CudaAllocator final : public Allocator {
   [[nodiscard]] MemoryState state() const override { return usage_.measure(own_bytes_bound_); }
   [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
   // The driver hands out 2 MiB pages: a request of a page or more takes whole pages, smaller ones
-  // share pages (shared/device-notes.md).
+  // share pages (docs/allocators.md, "Measured on an H100").
   [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
     return bytes >= kDevicePageBytes ? round_up(bytes, kDevicePageBytes) : bytes;
   }

@@ -1,9 +1,9 @@
 // `sim`: a host-side model of how cudaMalloc hands out device memory, measured on an H100
-// (shared/device-notes.md). Capacity is the budget, in 2 MiB pages. A request of a page or more
-// takes whole pages from anywhere (the driver remaps physical pages behind one virtual range);
-// smaller requests are packed, first fit, into partly used pages, and a page comes back only when
-// its last block is freed. Deterministic: the same calls give the same answers and addresses.
-// Pointers are synthetic (nothing can be written through them).
+// (docs/allocators.md, "Measured on an H100"). Capacity is the budget, in 2 MiB pages. A request of
+// a page or more takes whole pages from anywhere (the driver remaps physical pages behind one
+// virtual range); smaller requests are packed, first fit, into partly used pages, and a page comes
+// back only when its last block is freed. Deterministic: the same calls give the same answers and
+// addresses. Pointers are synthetic (nothing can be written through them).
 #pragma once
 
 #include <cstdint>

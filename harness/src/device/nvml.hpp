@@ -1,6 +1,6 @@
-// NVML through dlopen (no link-time NVML, DESIGN.md): the driver's version string and a device's
-// memory without creating a CUDA context on it, which on a shared multi-GPU machine would take
-// memory from other jobs' GPUs.
+// NVML through dlopen (no link-time NVML: the binary must start without a driver): the driver's
+// version string and a device's memory without creating a CUDA context on it, which on a shared
+// multi-GPU machine would take memory from other jobs' GPUs.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// Writes events as events.csv (the DESIGN.md contract), on the event log's writer thread: into a
-// temporary file renamed to events.csv when the run ends (io/output_file.hpp).
+// Writes events as events.csv (the contract of docs/outputs.md), on the event log's writer thread:
+// into a temporary file renamed to events.csv when the run ends (io/output_file.hpp).
 #pragma once
 
 #include <filesystem>

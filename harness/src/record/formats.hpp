@@ -1,4 +1,4 @@
-// The names of the formats oomlab writes (DESIGN.md "Output formats"): one constant each, for
+// The names of the formats oomlab writes (docs/outputs.md): one constant each, for
 // the writers and the readers alike.
 #pragma once
 

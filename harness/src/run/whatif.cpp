@@ -102,7 +102,7 @@ std::vector<TorchSetting> settings(const WhatIfRequest& request, const trace::Tr
       "backend=async (~): a model of the driver's pool from measurements, not byte-exact (how "
       "far the GPU runs behind the CPU decides when a free can be reused, and a snapshot does "
       "not record it): its frontier was from {:.1f}% below to {:.1f}% above PyTorch's measured "
-      "one on every job checked (README, 'Checked against PyTorch'). The range beside its "
+      "one on every job checked (docs/torch.md, 'Checked against PyTorch'). The range beside its "
       "figure is where PyTorch's own frontier then lies: its low end if the model is as far "
       "above as it has been, its high end if as far below",
       100.0 * torch::kAsyncModelBelow, 100.0 * torch::kAsyncModelAbove));

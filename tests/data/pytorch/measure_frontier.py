@@ -1,5 +1,5 @@
 """Measures a job's real frontier on the GPU: the smallest budget (to 2 MiB) at which it completes,
-for one allocator configuration. The method (shared/device-notes.md):
+for one allocator configuration. The method (tests/data/pytorch/README.md, "Frontiers"):
 
   in a fresh process: build the model, one warm-up step, empty_cache(); then hold a raw cudaMalloc
   (CuPy) of free + memory_reserved() - budget, so that PyTorch has `budget` bytes on the card in

@@ -22,7 +22,7 @@
 namespace oomlab::torch {
 
 // How far the model's frontier fell from PyTorch's measured one with this backend, on every job
-// checked on an H100 (README, "Checked against PyTorch"): from 9.3% below to 3.8% above. So
+// checked on an H100 (docs/torch.md, "Checked against PyTorch"): from 9.3% below to 3.8% above. So
 // PyTorch's own frontier lies within [model / (1 + above), model / (1 - below)].
 inline constexpr double kAsyncModelBelow = 0.093;
 inline constexpr double kAsyncModelAbove = 0.038;
