@@ -1,8 +1,8 @@
 // fit exec on stand-in devices: a stand-in program takes the value from its arguments (and
 // checks it in OOMLAB_FIT_BATCH), takes memory that grows with it, and fails as PyTorch does, with
 // its OutOfMemoryError line and exit 1, above the largest value its budget holds. The search must
-// land on that value, a failure of another kind must stop it, and a model's line through two runs
-// must take it there in four runs.
+// land on that value, a failure of another kind must stop it, and a model's line through three
+// runs must take it there in five; a first run off the line costs one run more, never a guess.
 #include "exec/exec_fit.hpp"
 
 #include <gtest/gtest.h>
@@ -118,7 +118,7 @@ TEST_F(ExecFit, AProgramsOwnErrorStopsTheSearchWithItsMessage) {
   EXPECT_EQ(f.trials.back().exit_code, 2);
 }
 
-TEST_F(ExecFit, TheModelsLineThroughTwoRunsTakesItThereInFourRuns) {
+TEST_F(ExecFit, TheModelsLineThroughThreeRunsTakesItThereInFiveRuns) {
   // A stand-in model: a run's whole-process need is its peak (for this program, exactly).
   const oomlab::FitResult f = oomlab::fit_exec(
       config(2_GiB), *devices_,
@@ -128,12 +128,36 @@ TEST_F(ExecFit, TheModelsLineThroughTwoRunsTakesItThereInFourRuns) {
   ASSERT_TRUE(f.answer) << f.stopped;
   EXPECT_EQ(*f.answer, 28U);
   EXPECT_EQ(f.predicted, 28U) << f.prediction_note;
-  ASSERT_EQ(f.runs(), 4U) << "4, 8, the prediction, the one above it";
-  EXPECT_EQ(f.trials.at(2).value, 28U);
-  EXPECT_EQ(f.trials.at(2).role, oomlab::TrialRole::prediction);
-  EXPECT_EQ(f.trials.at(3).value, 29U);
-  EXPECT_TRUE(f.trials.at(3).verifies_prediction);
+  ASSERT_EQ(f.runs(), 5U) << "4, 8, 16, the prediction, the one above it";
+  EXPECT_EQ(f.trials.at(3).value, 28U);
+  EXPECT_EQ(f.trials.at(3).role, oomlab::TrialRole::prediction);
+  EXPECT_EQ(f.trials.at(4).value, 29U);
+  EXPECT_TRUE(f.trials.at(4).verifies_prediction);
   EXPECT_NE(f.prediction_note.find("predicted batch=28"), std::string::npos) << f.prediction_note;
+}
+
+TEST_F(ExecFit, AFirstRunOffTheLineIsNotExtrapolatedFrom) {
+  // The need at the first value is set by what does not grow with the batch (as an optimizer step
+  // sets a small batch's peak): a line through it and the second run would go far past 44.
+  const oomlab::FitResult f = oomlab::fit_exec(
+      config(3_GiB), *devices_,
+      {.range = {.name = "batch", .lo = 4, .hi = 512}, .need_of = [](oomlab::RunResult& run) {
+         return std::optional<std::uint64_t>(std::max<std::uint64_t>(run.peak_live_bytes, 700_MiB));
+       }});
+  ASSERT_TRUE(f.answer) << f.stopped;
+  EXPECT_EQ(*f.answer, 44U);
+  EXPECT_EQ(f.predicted, 44U) << f.prediction_note;
+  ASSERT_EQ(f.runs(), 6U) << "4, 8, 16, 32 (the line from 8 on), the prediction, the one above";
+  EXPECT_EQ(f.trials.at(4).role, oomlab::TrialRole::prediction);
+}
+
+TEST(ExecFitWords, ThreeNeedsAreOnALineWhenTheirGrowthAgreesWithinATenth) {
+  EXPECT_FALSE(oomlab::off_the_line({2, 1000}, {4, 1200}, {8, 1600}, "batch"));
+  EXPECT_FALSE(oomlab::off_the_line({2, 1000}, {4, 1191}, {8, 1600}, "batch")) << "95.5 vs 102.25";
+  const auto off = oomlab::off_the_line({1, 1000}, {2, 1033}, {4, 1157}, "batch");
+  ASSERT_TRUE(off);
+  EXPECT_NE(off->find("from batch=1 to 2"), std::string::npos) << *off;
+  EXPECT_TRUE(oomlab::off_the_line({2, 1000}, {4, 1000}, {8, 1000}, "batch")) << "no growth";
 }
 
 TEST_F(ExecFit, AModelThatCannotReadARunLeavesThePlainSearchAndSaysWhy) {

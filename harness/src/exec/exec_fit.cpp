@@ -44,13 +44,14 @@ class Needs {
   void add(std::uint64_t value, std::uint64_t need) { needs_.emplace_back(value, need); }
   void missing(std::string why) { missing_ = std::move(why); }
   [[nodiscard]] Prediction predict(std::uint64_t budget, const std::string& name) const {
-    if (needs_.size() < 2) {
+    if (needs_.size() < 3) {
       if (!missing_.empty()) return {.note = "no prediction: " + missing_};
-      return {.note = "no prediction: the model needs two runs that completed"};
+      return {.note = "no prediction: the model needs three runs that completed, on a line"};
     }
-    const auto& smaller = needs_[needs_.size() - 2];
-    const auto& larger = needs_.back();
-    return predict_largest(smaller, larger, budget, name);
+    const std::size_t n = needs_.size();
+    if (auto off = off_the_line(needs_[n - 3], needs_[n - 2], needs_[n - 1], name))
+      return {.note = "no prediction yet: " + *off};
+    return predict_largest(needs_[n - 2], needs_[n - 1], budget, name);
   }
 
  private:
@@ -78,6 +79,26 @@ std::string fit_variable(const std::string& name) {
   for (const char c : name)
     out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
+}
+
+std::optional<std::string> off_the_line(std::pair<std::uint64_t, std::uint64_t> a,
+                                        std::pair<std::uint64_t, std::uint64_t> b,
+                                        std::pair<std::uint64_t, std::uint64_t> c,
+                                        const std::string& name) {
+  const auto slope = [](std::pair<std::uint64_t, std::uint64_t> x,
+                        std::pair<std::uint64_t, std::uint64_t> y) {
+    return (static_cast<long double>(y.second) - static_cast<long double>(x.second)) /
+           static_cast<long double>(y.first - x.first);
+  };
+  if (b.first <= a.first || c.first <= b.first) return "the runs' values do not increase";
+  const long double first = slope(a, b);
+  const long double second = slope(b, c);
+  if (second > 0 && std::fabs(second - first) <= kLineTolerance * second) return std::nullopt;
+  return fmt::format("the model's need grew {} for each 1 of {} from {}={} to {}, {} from {} to {}",
+                     format_bytes(static_cast<std::uint64_t>(std::max<long double>(first, 0))),
+                     name, name, a.first, b.first,
+                     format_bytes(static_cast<std::uint64_t>(std::max<long double>(second, 0))),
+                     b.first, c.first);
 }
 
 Prediction predict_largest(std::pair<std::uint64_t, std::uint64_t> smaller,
