@@ -50,7 +50,7 @@ struct ValueSearch {
   std::uint64_t hi = 1;
   unsigned confirm = 0;
   // After a run that completed, from the runs so far: the largest value the model says fits,
-  // none until it can say (fit exec: two completed runs with snapshots).
+  // none until it can say (fit exec: three completed runs with snapshots, on a line).
   std::function<Prediction(const std::vector<Trial>& runs)> predict;
   std::function<void(const Trial&)> on_trial;
 };
