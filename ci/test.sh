@@ -3,7 +3,8 @@
 # (GPU tests skip and say so when no device is present), a smoke pass of the benchmarks, then one
 # sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, without CUDA, which also
 # keeps that build whole) that runs the same suites again and the fuzzers for FUZZ_SECONDS each
-# (default 20). Installs chromium for the report's browser test. Prints each stage's time.
+# (default 20). Checks every C++ file's formatting first (clang-format). Installs chromium for the
+# report's browser test. Prints each stage's time.
 # On the GPU machine use ci/gpu-check.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -36,6 +37,13 @@ install_browser() {
   $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+check_format() {
+  # Every C++ and CUDA file as .clang-format lays it out (seconds): a file that differs fails,
+  # named with the first place it differs.
+  (cd "$root" && git ls-files '*.cpp' '*.hpp' '*.cu' '*.cuh' '*.h' |
+    xargs clang-format --dry-run --Werror)
+}
+
 sanitizer_build() {
   # clang, because libFuzzer is clang's: the suites and the fuzz targets share the build. Line
   # tables are all the sanitizers' reports need.
@@ -56,6 +64,7 @@ sanitizer_tests() {
 }
 
 stage "set up and build (build/)" env OOMLAB_SETUP_FUZZ=1 "$root/ci/setup.sh"
+stage "formatting (clang-format --dry-run --Werror)" check_format
 stage "install the browser test's packages" install_browser
 export OOMLAB_REQUIRE_BROWSER=1
 stage "unit tests" ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)"
