@@ -66,6 +66,7 @@ json program_message_json(const std::optional<ProgramMessage>& m) {
           {"process_used_bytes", or_null(m->process_used_bytes)},
           {"framework_allocated_bytes", or_null(m->framework_allocated_bytes)},
           {"framework_cached_free_bytes", or_null(m->framework_cached_free_bytes)},
+          {"device_free_bytes", or_null(m->device_free_bytes)},
           {"sizing_setting", m->sizing_setting.empty() ? json(nullptr) : json(m->sizing_setting)},
           {"lines_seen", m->lines_seen}};
 }

@@ -35,17 +35,18 @@ class ExecFrontierSearch : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
+  // How the stand-in says it ran out of memory (a shell command; $budget is set).
+  std::string oom_echo_ = "echo 'CUDA error: out of memory (cudaErrorMemoryAllocation)'";
+
   // The stand-in: its budget is what the fake left free; it takes USE bytes and fails with the
   // CUDA runtime's words when the budget is under NEED (both shell expressions of $budget).
   oomlab::ExecFrontier search(const std::string& need, const std::string& use,
                               std::optional<std::uint64_t> prediction = std::nullopt) {
     const std::string usage = (dir_ / "usage").string();
-    const std::string script =
-        "budget=$((" + std::to_string(FakeDevices::kFree) + " - $(cat " + usage +
-        ".ballast))); use=$((" + use + ")); echo $use > " + usage + "; sleep 0.03; if [ $budget " +
-        "-lt $((" + need +
-        ")) ]; then echo 'CUDA error: out of memory (cudaErrorMemoryAllocation)'" +
-        " >&2; exit 1; fi";
+    const std::string script = "budget=$((" + std::to_string(FakeDevices::kFree) + " - $(cat " +
+                               usage + ".ballast))); use=$((" + use + ")); echo $use > " + usage +
+                               "; sleep 0.03; if [ $budget " + "-lt $((" + need + ")) ]; then " +
+                               oom_echo_ + " >&2; exit 1; fi";
     oomlab::ExecConfig config;
     config.command = {"/bin/sh", "-c", script};
     config.interval = 2ms;
@@ -158,6 +159,25 @@ TEST_F(ExecFrontierSearch, AWrongPredictionIsCorrectedByDoublingStepsFromIt) {
     for (std::size_t i = 1; i < f.trials.size(); ++i)
       EXPECT_GE(f.trials[i].budget_bytes, need - 512_MiB) << "the steps stay near the prediction";
   }
+}
+
+TEST_F(ExecFrontierSearch, APredictionThatRunsOutIsReaimedByPyTorchsOwnFigures) {
+  confirm_ = 0;
+  const std::uint64_t need = 2_GiB + 48_MiB;
+  // PyTorch's words: a 64 MiB request refused with what the budget lacks less than it and its
+  // page free (in MiB, as PyTorch writes it).
+  oom_echo_ =
+      "echo \"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 64.00 MiB. "
+      "GPU 0 has a total capacity of 79.18 GiB of which $((66 - (" +
+      std::to_string(need) + " - budget) / 1048576)).00 MiB is free.\"";
+  const oomlab::ExecFrontier f = search(std::to_string(need), "4294967296", need - 48_MiB);
+  ASSERT_TRUE(f.answer);
+  EXPECT_EQ(*f.answer, need);
+  ASSERT_EQ(f.trials.size(), 4U) << "the top, the prediction, the re-aim, one resolution under it";
+  EXPECT_EQ(f.trials[1].free_bytes, 18_MiB) << f.trials[1].message;
+  EXPECT_EQ(f.trials[2].role, oomlab::TrialRole::reaim);
+  EXPECT_EQ(f.trials[2].budget_bytes, need);
+  EXPECT_EQ(json_of(f).at("trials")[2].at("role"), "re-aim");
 }
 
 TEST_F(ExecFrontierSearch, AProgramThatFailsAtTheTopIsNoSearch) {

@@ -23,6 +23,8 @@ struct StandIn {
   std::function<Outcome(std::uint64_t)> outcome_at;
   std::uint64_t top = 0;
   std::uint64_t used = 0;  // what a run took of its budget
+  // What an OOM's line says the device had free at a budget; unset: the line does not say.
+  std::function<std::uint64_t(std::uint64_t)> free_at;
   std::vector<std::uint64_t> values;
   Trial operator()(std::optional<std::uint64_t> value) {
     const std::uint64_t v = value.value_or(top);
@@ -31,6 +33,7 @@ struct StandIn {
     if (t.outcome == Outcome::oom) {
       t.cause = Cause::capacity;
       t.request_bytes = 64_MiB;
+      if (free_at) t.free_bytes = free_at(v);
     }
     if (t.outcome == Outcome::error) {
       t.message = "RuntimeError: CUDA error: an illegal memory access was encountered";
@@ -223,6 +226,57 @@ TEST(BudgetSearch, APredictionIsVerifiedAndATopThatFailsIsNoSearch) {
   EXPECT_FALSE(none.answer);
   EXPECT_EQ(none.beyond, 8_GiB);
   EXPECT_EQ(none.runs(), 1U);
+}
+
+TEST(BudgetSearch, TheShortfallIsTheRequestAndThePageBeyondItLessWhatWasFree) {
+  Trial refused{.outcome = Outcome::oom, .request_bytes = 192_MiB, .free_bytes = 186_MiB + 640_KiB};
+  EXPECT_EQ(shortfall_bytes(refused), 192_MiB + 2_MiB - (186_MiB + 640_KiB));
+  refused.request_bytes = 18_MiB;  // refused with more than the request free: the page beyond it
+  refused.free_bytes = 18_MiB + 576_KiB;
+  EXPECT_EQ(shortfall_bytes(refused), 2_MiB - 576_KiB);
+  refused.free_bytes = 21_MiB;  // room for it and its page: the line gives nothing to aim by
+  EXPECT_FALSE(shortfall_bytes(refused));
+  refused.free_bytes.reset();
+  EXPECT_FALSE(shortfall_bytes(refused));
+}
+
+// A device where a run at budget b < 3 GiB fails its 64 MiB request with 3 GiB - b less than
+// the request and its page free: exactly what it lacked.
+StandIn lacking_runs() {
+  return StandIn{
+      .outcome_at = [](std::uint64_t b) { return b >= 3_GiB ? Outcome::completed : Outcome::oom; },
+      .top = 8_GiB,
+      .used = 5_GiB,
+      .free_at = [](std::uint64_t b) { return 64_MiB + 2_MiB - (3_GiB - b); }};
+}
+
+TEST(BudgetSearch, APredictionThatRunsOutIsReaimedByWhatItsOomLineSaysItLacked) {
+  StandIn runs = lacking_runs();
+  const BoundaryResult r =
+      budgets(runs, {.predict = [](const Trial&) { return Prediction{.value = 3_GiB - 6_MiB}; }});
+  EXPECT_EQ(r.answer, 3_GiB);
+  EXPECT_EQ(runs.values, (std::vector<std::uint64_t>{8_GiB, 3_GiB - 6_MiB, 3_GiB, 3_GiB - 2_MiB}))
+      << "the top, the prediction, the re-aim, one resolution under it";
+  EXPECT_EQ(r.trials.at(2).role, TrialRole::reaim);
+  EXPECT_EQ(to_string(r.trials.at(2).role), "re-aim");
+}
+
+TEST(BudgetSearch, AReaimThatFallsShortStepsOnDoublingAndAProbeIsNeverReaimed) {
+  StandIn runs = lacking_runs();
+  runs.free_at = [](std::uint64_t b) {
+    return 64_MiB + 2_MiB - (3_GiB - b) + 4_MiB;
+  };  // says 4 MiB less
+  const BoundaryResult r =
+      budgets(runs, {.predict = [](const Trial&) { return Prediction{.value = 3_GiB - 10_MiB}; }});
+  EXPECT_EQ(r.answer, 3_GiB);
+  EXPECT_EQ(runs.values.at(2), 3_GiB - 4_MiB) << "moved up by the 6 MiB its line said";
+  EXPECT_EQ(r.trials.at(3).role, TrialRole::step);
+  StandIn blind = lacking_runs();
+  blind.used = 3_GiB - 8_MiB;  // the first probe, no prediction, fails: steps, no re-aim
+  const BoundaryResult plain = budgets(blind, {});
+  EXPECT_EQ(plain.answer, 3_GiB);
+  for (const Trial& t : plain.trials)
+    EXPECT_NE(t.role, TrialRole::reaim);
 }
 
 TEST(BudgetSearch, ATimeoutStopsItWithNoFrontierAndConfirmCountsBothSides) {

@@ -44,7 +44,10 @@ Trial program_trial(const RunResult& run) {
   if (run.oom) {
     trial.cause = run.oom->diagnosis.cause;
     if (run.oom->request_bytes > 0) trial.request_bytes = run.oom->request_bytes;
-    if (run.oom->program) trial.message = run.oom->program->line;
+    if (run.oom->program) {
+      trial.message = run.oom->program->line;
+      trial.free_bytes = run.oom->program->device_free_bytes;
+    }
   } else if (run.outcome != Outcome::completed) {
     trial.message = run.error_message;
   }

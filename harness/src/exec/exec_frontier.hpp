@@ -2,7 +2,8 @@
 // fresh runs (run/searches.hpp). One run at the top budget must complete. A PyTorch program's top
 // run leaves a snapshot: the model predicts the whole process's frontier from it (the frontier of
 // the settings it ran with, plus what the process held outside PyTorch's allocator), and the
-// search verifies it (the prediction completes, one resolution under it fails): three runs. Any
+// search verifies it (the prediction completes, one resolution under it fails): three runs; a
+// prediction that fails is re-aimed once by what its OOM line says it lacked (four runs). Any
 // other program starts from what the top run took plus the page the driver keeps back. Either way
 // the steps then double away from that first probe until the answer changes, then bisect: never a
 // bisection from zero. --confirm reruns the frontier and the budget under it: programs are not

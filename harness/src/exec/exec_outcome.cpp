@@ -47,6 +47,7 @@ OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const Ru
                                .process_used_bytes = message.process_used_bytes,
                                .framework_allocated_bytes = message.framework_allocated_bytes,
                                .framework_cached_free_bytes = message.framework_cached_free_bytes,
+                               .device_free_bytes = message.device_free_bytes,
                                .sizing_setting = message.sizing_setting,
                                .lines_seen = seen.oom_lines};
   oom.source = "program";

@@ -10,6 +10,8 @@ std::string_view to_string(TrialRole role) {
       return "top";
     case TrialRole::prediction:
       return "prediction";
+    case TrialRole::reaim:
+      return "re-aim";
     case TrialRole::probe:
       return "probe";
     case TrialRole::step:

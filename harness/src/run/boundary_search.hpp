@@ -23,7 +23,8 @@ namespace oomlab {
 
 // Why a trial was run: the first run (the top budget, the range's start), the model's prediction,
 // the first probe without one, a step away from the probe, a bisection, or a --confirm rerun.
-enum class TrialRole : std::uint8_t { top, prediction, probe, step, bisection, confirm };
+// A re-aim: after the prediction ran out of memory, the budget its own OOM line says it lacked.
+enum class TrialRole : std::uint8_t { top, prediction, reaim, probe, step, bisection, confirm };
 [[nodiscard]] std::string_view to_string(TrialRole role);
 
 // One run of the search: at a budget (frontier) or at a value of a setting (fit).
@@ -33,6 +34,7 @@ struct Trial {
   Outcome outcome = Outcome::completed;
   std::optional<Cause> cause;
   std::optional<std::uint64_t> request_bytes;  // the request that ran out of memory
+  std::optional<std::uint64_t> free_bytes;     // what the device had free then, as the OOM said
   std::string message;                         // the program's OOM line, or why it failed
   std::uint64_t peak_bytes = 0;  // a program's sampled peak; a scenario's live bytes at most
   std::uint64_t used_bytes = 0;  // what it took of the budget at the most (reserved)

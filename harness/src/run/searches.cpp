@@ -58,13 +58,16 @@ class Roles {
     prediction_next_ = true;
     verify_steps_ = 1;
   }
+  void expect_reaim() { reaim_next_ = true; }
   std::pair<TrialRole, bool> next(StepKind kind) {
     if (kind == StepKind::probe) {
       const bool predicted = prediction_next_;
-      prediction_next_ = false;
+      const bool reaimed = reaim_next_;
+      prediction_next_ = reaim_next_ = false;
+      if (reaimed) return {TrialRole::reaim, false};
       return {predicted ? TrialRole::prediction : TrialRole::probe, predicted};
     }
-    prediction_next_ = false;  // a prediction already known to complete is not run again
+    prediction_next_ = reaim_next_ = false;  // a probe already known is not run again
     const bool verifies = kind == StepKind::step && verify_steps_ > 0;
     verify_steps_ = 0;
     return {kind == StepKind::step ? TrialRole::step : TrialRole::bisection, verifies};
@@ -72,6 +75,7 @@ class Roles {
 
  private:
   bool prediction_next_ = false;
+  bool reaim_next_ = false;
   int verify_steps_ = 0;
 };
 
@@ -94,6 +98,13 @@ void confirm(BoundaryResult& r, Recorder& recorder, unsigned runs, std::uint64_t
 }
 
 }  // namespace
+
+std::optional<std::uint64_t> shortfall_bytes(const Trial& failed) {
+  if (!failed.request_bytes || !failed.free_bytes) return std::nullopt;
+  const std::uint64_t wanted = *failed.request_bytes + kDevicePageBytes;
+  if (wanted <= *failed.free_bytes) return std::nullopt;  // it says it had room: no aim to take
+  return wanted - *failed.free_bytes;
+}
 
 BoundaryResult search_budgets(const BudgetSearch& s, const TrialAt& run_at) {
   BoundaryResult r;
@@ -121,7 +132,17 @@ BoundaryResult search_budgets(const BudgetSearch& s, const TrialAt& run_at) {
     const auto [role, verifies] = roles.next(kind);
     return recorder.run(std::min(units * res, upper), role, verifies);
   };
-  const auto bracket = search_from(probe, 1, known, {.least = 0, .most = *known.good}, completes);
+  // Once: a prediction that ran out of memory, moved up by what its OOM line says it lacked.
+  const Guide reaim = [&](const Bracket&) -> std::optional<std::uint64_t> {
+    const Trial& last = r.trials.back();
+    if (last.role != TrialRole::prediction || last.outcome != Outcome::oom) return std::nullopt;
+    const std::optional<std::uint64_t> lacked = shortfall_bytes(last);
+    if (!lacked) return std::nullopt;
+    roles.expect_reaim();
+    return ceil_div(last.budget_bytes + *lacked, res);
+  };
+  const auto bracket =
+      search_from(probe, 1, known, {.least = 0, .most = *known.good}, completes, reaim);
   if (!bracket) return r;  // a trial's answer is unknown: so is the frontier
   r.answer = std::min(*bracket->good * res, upper);
   r.beyond = *bracket->bad * res;

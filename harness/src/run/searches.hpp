@@ -39,10 +39,17 @@ struct BudgetSearch {
   std::function<void(const Trial&)> on_trial;
 };
 
+// What a run that ran out of memory lacked, from its own OOM line: the request, plus the page
+// the driver keeps back beyond it (measured on the H100: 18 MiB refused with 18.56 MiB free, 720
+// MiB with 720.62 MiB), less what the device had free. None when the line did not say both.
+[[nodiscard]] std::optional<std::uint64_t> shortfall_bytes(const Trial& failed);
+
 // The smallest budget at which runs complete: the top run at the request, then from the
 // prediction or what the top run took (plus the page the driver keeps back), steps doubling away,
-// then bisection to the resolution (under one device page nothing is tried). `answer` is the
-// frontier in bytes (never above the top run's budget), `beyond` the largest budget that failed.
+// then bisection to the resolution (under one device page nothing is tried). A prediction that
+// runs out of memory is re-aimed once by what its OOM line says it lacked (shortfall_bytes).
+// `answer` is the frontier in bytes (never above the top run's budget), `beyond` the largest budget
+// that failed.
 [[nodiscard]] BoundaryResult search_budgets(const BudgetSearch& search, const TrialAt& run_at);
 
 struct ValueSearch {
