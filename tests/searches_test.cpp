@@ -259,6 +259,26 @@ TEST(BudgetSearch, APredictionThatRunsOutIsReaimedByWhatItsOomLineSaysItLacked) 
       << "the top, the prediction, the re-aim, one resolution under it";
   EXPECT_EQ(r.trials.at(2).role, TrialRole::reaim);
   EXPECT_EQ(to_string(r.trials.at(2).role), "re-aim");
+  EXPECT_FALSE(r.trials.at(3).verifies_prediction) << "the prediction failed: nothing verifies it";
+}
+
+TEST(BudgetSearch, AnOomLineThatClaimsMoreThanTheModelsErrorIsNotAimedBy) {
+  // 3 GiB - 6 MiB fails a 512 MiB request with 34 MiB free: a re-aim would go 480 MiB up.
+  StandIn runs = lacking_runs();
+  runs.free_at = [](std::uint64_t) { return 34_MiB; };
+  runs.values.clear();
+  const BoundaryResult r =
+      search_budgets({.predict = [](const Trial&) { return Prediction{.value = 3_GiB - 6_MiB}; }},
+                     [&](std::optional<std::uint64_t> v) {
+                       Trial t = runs(v);
+                       if (t.outcome == Outcome::oom) t.request_bytes = 512_MiB;
+                       return t;
+                     });
+  EXPECT_EQ(r.answer, 3_GiB);
+  for (const Trial& t : r.trials)
+    EXPECT_NE(t.role, TrialRole::reaim);
+  EXPECT_EQ(runs.values.at(2), 3_GiB - 4_MiB) << "a step of one resolution up from the prediction";
+  EXPECT_LE(r.runs(), 5U);
 }
 
 TEST(BudgetSearch, AReaimThatFallsShortStepsOnDoublingAndAProbeIsNeverReaimed) {

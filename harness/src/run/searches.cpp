@@ -58,7 +58,10 @@ class Roles {
     prediction_next_ = true;
     verify_steps_ = 1;
   }
-  void expect_reaim() { reaim_next_ = true; }
+  void expect_reaim() {
+    reaim_next_ = true;
+    verify_steps_ = 0;  // the prediction failed: nothing after it verifies it
+  }
   std::pair<TrialRole, bool> next(StepKind kind) {
     if (kind == StepKind::probe) {
       const bool predicted = prediction_next_;
@@ -137,7 +140,9 @@ BoundaryResult search_budgets(const BudgetSearch& s, const TrialAt& run_at) {
     const Trial& last = r.trials.back();
     if (last.role != TrialRole::prediction || last.outcome != Outcome::oom) return std::nullopt;
     const std::optional<std::uint64_t> lacked = shortfall_bytes(last);
-    if (!lacked) return std::nullopt;
+    if (!lacked || static_cast<long double>(*lacked) >
+                       kReaimTrust * static_cast<long double>(last.budget_bytes))
+      return std::nullopt;
     roles.expect_reaim();
     return ceil_div(last.budget_bytes + *lacked, res);
   };

@@ -47,7 +47,12 @@ struct BudgetSearch {
 // The smallest budget at which runs complete: the top run at the request, then from the
 // prediction or what the top run took (plus the page the driver keeps back), steps doubling away,
 // then bisection to the resolution (under one device page nothing is tried). A prediction that
-// runs out of memory is re-aimed once by what its OOM line says it lacked (shortfall_bytes).
+// runs out of memory is re-aimed once by what its OOM line says it lacked (shortfall_bytes), when
+// that is within kReaimTrust of it: the model's frontier is that near the measured one on every
+// job tried, and a line that says more describes an allocator that took another path at that
+// budget (on the H100, a growing job's prediction 6 MiB short failed a 512 MiB request with 34 MiB
+// free; a re-aim by 480 MiB then took 14 runs to come back down).
+inline constexpr long double kReaimTrust = 0.005L;
 // `answer` is the frontier in bytes (never above the top run's budget), `beyond` the largest budget
 // that failed.
 [[nodiscard]] BoundaryResult search_budgets(const BudgetSearch& search, const TrialAt& run_at);
