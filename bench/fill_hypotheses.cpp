@@ -10,12 +10,14 @@
 // first_touch/* (ns to touch a fresh 4 KiB page, and a page already touched).
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "fill_variants.hpp"
 #include "record/event_clock.hpp"
