@@ -200,6 +200,7 @@ json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
   for (const ModelRow& r : m.whatif)
     rows.push_back(model_row_json(r));
   return {{"snapshot", run_file(m.snapshot, folder)},
+          {"device", or_null(m.device)},
           {"program_entry", or_null(m.program_entry)},
           {"reproduced_entry", or_null(m.reproduced_entry)},
           {"reproduced", m.reproduced()},

@@ -192,6 +192,7 @@ struct RemedyCheck {
 // fails where the program did, what the program held outside the allocator, and each setting.
 struct ProgramModel {
   std::filesystem::path snapshot;
+  std::optional<int> device;  // oomlab's index of the device its process ran on (several only)
   std::optional<std::uint64_t> program_entry;     // the trace entry of the program's own OOM
   std::optional<std::uint64_t> reproduced_entry;  // where the model failed; none: it completed
   std::uint64_t outside_allocator_bytes = 0;
