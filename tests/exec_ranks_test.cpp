@@ -15,6 +15,9 @@
 #include "exec/exec_run.hpp"
 #include "fake_exec_devices.hpp"
 #include "oomlab/units.hpp"
+#include "reports/device_timelines.hpp"
+#include "reports/run_report.hpp"
+#include "reports/summary_json.hpp"
 
 namespace {
 
@@ -113,6 +116,44 @@ TEST_F(ExecRanks, AJobLeftWaitingAfterARanksOomIsEndedAfterGraceAsAnOom) {
   EXPECT_TRUE(r.program->ranks[1].ran_out);
   EXPECT_EQ(r.oom->request_bytes, 256_MiB) << "the mark is taken off before the line is read";
   EXPECT_EQ(r.oom->program->line.rfind("torch.OutOfMemoryError", 0), 0U) << r.oom->program->line;
+}
+
+// The record (summary.json) and the report of the same kind of job: each device's figures, the
+// ranks, the verdict, one chart per device with the failing rank's device marked.
+TEST_F(ExecRanks, TheRecordAndTheReportCarryEachDeviceAndTheFailingRank) {
+  const oomlab::RunResult r =
+      run("echo 1000000000 > $USAGE; echo 1000000000 > $USAGE.1; sleep 0.05;"
+          "echo 2100000000 > $USAGE.1; echo '[rank1]: " +
+          kRank1Oom + "' >&2; exit 1");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  const fs::path folder = dir_ / "run";
+  const auto doc = oomlab::summary_json(r, {.argv = {"oomlab"}, .folder = folder});
+  std::ofstream(folder / "summary.json") << doc.dump(2);
+  const auto& program = doc["program"];
+  ASSERT_EQ(program["device_usage"].size(), 2U);
+  EXPECT_EQ(program["device_usage"][1]["events"], "events-gpu1.csv");
+  EXPECT_EQ(program["device_usage"][1]["peak_bytes"], 2100000000U);
+  EXPECT_EQ(program["failing_rank"]["rank"], 1);
+  EXPECT_EQ(program["failing_rank"]["device"], 1);
+  EXPECT_EQ(program["failing_rank"]["waiting"], nlohmann::ordered_json::array({0}));
+  EXPECT_EQ(program["ranks"].size(), 2U);
+  EXPECT_TRUE(program["waiting_ended_after_s"].is_null());
+  const oomlab::RunReport report = oomlab::load_run_report(folder);
+  ASSERT_EQ(report.device_timelines.size(), 2U);
+  EXPECT_FALSE(report.device_timelines[0].failing);
+  EXPECT_TRUE(report.device_timelines[1].failing);
+  EXPECT_EQ(report.device_timelines[1].budget_bytes, 2_GiB);
+  EXPECT_EQ(report.device_timelines[1].timeline.failed_seqs.size(), 1U) << "its own oom row";
+  EXPECT_TRUE(report.device_timelines[0].timeline.failed_seqs.empty());
+  const std::string html = oomlab::device_timelines_html(report);
+  EXPECT_NE(html.find("<h3 id=\"gpu-1\" class=\"failing\">GPU 1 · budget 2.00 GiB"),
+            std::string::npos)
+      << html.substr(0, 600);
+  EXPECT_NE(html.find("rank 1 (GPU 1) ran out of memory at"), std::string::npos);
+  std::size_t charts = 0;
+  for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
+    ++charts;
+  EXPECT_EQ(charts, 2U);
 }
 
 TEST_F(ExecRanks, AOneProcessJobThatGoesQuietAfterAnOomIsNotEnded) {
