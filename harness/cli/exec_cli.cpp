@@ -17,7 +17,9 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
                   "0,1 or all: several devices, a ballast on each and the budget on each "
                   "(for multi-GPU programs; overrides --device)");
   sub->add_option("--grace", o.grace,
-                  "SECONDS between SIGINT/SIGTERM and SIGKILL when the program must be ended")
+                  "SECONDS between SIGINT/SIGTERM and SIGKILL when the program must be ended; "
+                  "and how long a distributed job may stay quiet after a rank's OOM (no output, "
+                  "no device's memory moving) before it is ended")
       ->capture_default_str();
   sub->add_option("--interval", o.interval, "MS between samples of the program's memory (1-1000)")
       ->capture_default_str();
