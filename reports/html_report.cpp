@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/device_timelines.hpp"
 #include "reports/junit.hpp"
 #include "reports/report_content.hpp"
 #include "reports/run_answer.hpp"
@@ -215,6 +216,7 @@ std::string run_html(const RunReport& run) {
   out += timeline_svg(run);
   out += fmt::format("<p class=\"caption\">{}</p>\n</section>\n",
                      xml_escape(timeline_caption(run.timeline)));
+  out += device_timelines_html(run);
   if (run.oom) out += oom_section(*run.oom);
   if (run.model) out += model_section(*run.model);
   out += "<section id=\"run\">\n<h2>The run</h2>\n" + html_kv_table(run_rows(run), "run-facts");

@@ -6,6 +6,7 @@
 #include <array>
 
 #include "oomlab/units.hpp"
+#include "reports/device_timelines.hpp"
 #include "reports/report_content.hpp"
 #include "reports/run_answer.hpp"
 
@@ -171,6 +172,7 @@ std::string run_markdown(const RunReport& run) {
   out += environment_md(run.environment);
   out += answer_md(run);
   out += timeline_md(run);
+  out += device_timelines_md(run);
   if (run.oom) {
     std::vector<ReportRow> rows = oom_rows(*run.oom);
     std::string advice;

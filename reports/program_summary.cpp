@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "exec/remedy_check.hpp"
+#include "reports/program_ranks.hpp"
 
 namespace oomlab {
 
@@ -122,6 +123,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
   fmt::format_to(it, "outcome    {} ({}, {:.1f} s)\n", to_string(r.outcome), ended_text(p),
                  r.duration_ms / 1e3);
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
+  out += program_ranks_lines(p);
   if (r.oom) write_oom(out, r);
   if (!r.models.empty()) write_model(out, r);
   fmt::format_to(it,

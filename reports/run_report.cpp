@@ -11,6 +11,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
+#include "reports/device_timelines.hpp"
 #include "reports/report_input.hpp"
 #include "reports/run_extras.hpp"
 
@@ -377,6 +378,7 @@ RunReport load_run_report(const std::filesystem::path& path) {
       report.outcome == "oom" && report.oom ? std::optional(report.oom->event) : std::nullopt;
   report.timeline =
       read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report), oom_seq);
+  read_device_timelines(doc, report);
   return report;
 }
 

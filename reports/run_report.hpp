@@ -200,6 +200,15 @@ struct RunReport {
   std::optional<ReportSoak> soak;        // soak.json, when the folder holds one
   std::optional<ReportModel> model;      // exec of a PyTorch program that left a snapshot
   Timeline timeline;
+  // exec on several devices: each one's own timeline (events-gpuN.csv), drawn one under another.
+  struct DeviceTimeline {
+    int device = 0;
+    std::uint64_t budget_bytes = 0;
+    Timeline timeline;
+    bool failing = false;  // the rank that ran out of memory first ran here
+  };
+  std::vector<DeviceTimeline> device_timelines;
+  std::string failing_verdict;  // program.failing_rank.verdict, empty without one
 };
 
 // The environment of a summary.json or matrix.json (its "oomlab" and "environment" blocks).

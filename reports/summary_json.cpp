@@ -4,6 +4,7 @@
 
 #include "exec/remedy_check.hpp"
 #include "oomlab/version.hpp"
+#include "reports/program_ranks.hpp"
 
 namespace oomlab {
 
@@ -86,23 +87,26 @@ json program_json(const ProgramRun& p, const std::filesystem::path& folder) {
   json snapshots = json::array();
   for (const std::filesystem::path& file : p.snapshots)
     snapshots.push_back(run_file(file, folder));
-  return {{"command", p.command},
-          {"devices", p.devices},
-          {"exit_code", p.exit_code},
-          {"signal", p.signal},
-          {"killed", p.killed},
-          {"leftovers_ended", p.leftovers_ended},
-          {"peak_bytes", p.peak_bytes},
-          {"first_bytes", p.first_bytes},
-          {"usage_source", p.usage_source},
-          {"samples", p.samples},
-          {"interval_ms", p.interval_ms},
-          {"oom_lines", p.oom_lines},
-          {"last_lines", p.last_lines},
-          {"stdout", p.stdout_file.empty() ? json(nullptr) : json(p.stdout_file)},
-          {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)},
-          {"snapshots", snapshots},
-          {"snapshot_note", p.snapshot_note.empty() ? json(nullptr) : json(p.snapshot_note)}};
+  json program = {
+      {"command", p.command},
+      {"devices", p.devices},
+      {"exit_code", p.exit_code},
+      {"signal", p.signal},
+      {"killed", p.killed},
+      {"leftovers_ended", p.leftovers_ended},
+      {"peak_bytes", p.peak_bytes},
+      {"first_bytes", p.first_bytes},
+      {"usage_source", p.usage_source},
+      {"samples", p.samples},
+      {"interval_ms", p.interval_ms},
+      {"oom_lines", p.oom_lines},
+      {"last_lines", p.last_lines},
+      {"stdout", p.stdout_file.empty() ? json(nullptr) : json(p.stdout_file)},
+      {"stderr", p.stderr_file.empty() ? json(nullptr) : json(p.stderr_file)},
+      {"snapshots", snapshots},
+      {"snapshot_note", p.snapshot_note.empty() ? json(nullptr) : json(p.snapshot_note)}};
+  add_program_ranks_json(program, p);
+  return program;
 }
 
 // Each setting of PyTorch's allocator replayed at the run's budget; null when none was.
@@ -197,6 +201,7 @@ json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
   for (const ModelRow& r : m.whatif)
     rows.push_back(model_row_json(r));
   return {{"snapshot", run_file(m.snapshot, folder)},
+          {"device", or_null(m.device)},
           {"program_entry", or_null(m.program_entry)},
           {"reproduced_entry", or_null(m.reproduced_entry)},
           {"reproduced", m.reproduced()},

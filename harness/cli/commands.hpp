@@ -52,6 +52,8 @@ struct RunOptions {
 struct ExecOptions {
   std::vector<std::string> command;  // what followed "--"
   std::string budget = "all";
+  bool budget_given = false;  // --budget was on the command line
+  std::string budgets;        // exec: 0=20GiB,1=24GiB, each device's own budget
   std::string device = "0";
   std::string devices;  // 0,1 or all: a ballast on each (overrides --device)
   std::string timeout;  // seconds; empty: none

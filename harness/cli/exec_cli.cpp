@@ -17,7 +17,9 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
                   "0,1 or all: several devices, a ballast on each and the budget on each "
                   "(for multi-GPU programs; overrides --device)");
   sub->add_option("--grace", o.grace,
-                  "SECONDS between SIGINT/SIGTERM and SIGKILL when the program must be ended")
+                  "SECONDS between SIGINT/SIGTERM and SIGKILL when the program must be ended; "
+                  "and how long a distributed job may stay quiet after a rank's OOM (no output, "
+                  "no device's memory moving) before it is ended")
       ->capture_default_str();
   sub->add_option("--interval", o.interval, "MS between samples of the program's memory (1-1000)")
       ->capture_default_str();
@@ -44,10 +46,14 @@ void add_exec(CLI::App& app, ExecOptions& o) {
       "run any CUDA program on a card cut down to the budget, its memory sampled and its OOM "
       "recognised: oomlab exec [OPTIONS] -- CMD [ARGS...]");
   sub->add_option("--budget,-b", o.budget,
-                  "all the program may use on the device, its CUDA context included: a size "
+                  "all the program may use on each device, its CUDA context included: a size "
                   "(24GiB), N% of the device, all, or a card's name (L4, A100-80GB: oomlab list "
                   "--cards)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.budget_given = true; });
+  sub->add_option("--budgets", o.budgets,
+                  "DEVICE=BUDGET,...: each device's own budget (0=20GiB,1=24GiB); names the "
+                  "devices when --devices is not given");
   sub->add_option("--timeout", o.timeout,
                   "SECONDS: end the program there (outcome timeout, exit 4)");
   auto* out = sub->add_option("--out,-o", o.out,

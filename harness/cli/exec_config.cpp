@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/matrix_plan.hpp"
 #include "cli/parse.hpp"
 #include "exec/program.hpp"
@@ -50,7 +52,49 @@ SnapshotOptions snapshot_options_from(const ExecOptions& o) {
   return snapshot;
 }
 
+std::vector<std::string> comma_parts(std::string_view text) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    parts.emplace_back(text.substr(begin, end - begin));
+    begin = end + 1;
+  }
+  return parts;
+}
+
 }  // namespace
+
+std::map<int, BudgetRequest> device_budgets_from(const ExecOptions& o) {
+  std::map<int, BudgetRequest> budgets;
+  if (o.budgets.empty()) return budgets;
+  if (o.budget_given) {
+    throw_usage(
+        "--budget and --budgets: give one (--budget is the same on every device, --budgets "
+        "each device's own)");
+  }
+  for (const std::string& part : comma_parts(o.budgets)) {
+    const std::size_t equals = part.find('=');
+    if (equals == std::string::npos) {
+      throw_usage(fmt::format("--budgets: '{}' is not DEVICE=BUDGET (0=20GiB,1=24GiB)", part));
+    }
+    int device = 0;
+    try {
+      device = parse_device_index(part.substr(0, equals));
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--budgets: '{}': {}", part, e.what()));
+    }
+    BudgetRequest budget;
+    try {
+      budget = parse_budget(part.substr(equals + 1));
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--budgets: '{}': {}", part, e.what()));
+    }
+    if (!budgets.emplace(device, budget).second)
+      throw_usage(fmt::format("--budgets: device {} is given twice", device));
+  }
+  return budgets;
+}
 
 ExecConfig exec_config_from(const ExecOptions& o) {
   if (o.command.empty()) {
@@ -82,10 +126,30 @@ ExecConfig exec_config_from(const ExecOptions& o) {
     throw_usage(fmt::format("--interval: '{}' is not a number of ms from 1 to 1000", o.interval));
   config.interval = std::chrono::microseconds(interval * 1000);
   config.snapshot = snapshot_options_from(o);
+  config.device_budgets = device_budgets_from(o);
   return config;
 }
 
 std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& environment) {
+  const std::map<int, BudgetRequest> budgets = device_budgets_from(o);
+  if (!budgets.empty()) {
+    if (o.devices.empty()) {
+      std::vector<int> named;
+      for (const auto& [device, budget] : budgets)
+        named.push_back(device);
+      return named;
+    }
+    const std::vector<int> devices = choose_devices(o.devices, environment);
+    for (const auto& [device, budget] : budgets) {
+      if (std::find(devices.begin(), devices.end(), device) == devices.end())
+        throw_usage(fmt::format("--budgets: device {} is not in --devices {}", device, o.devices));
+    }
+    for (const int device : devices) {
+      if (budgets.count(device) == 0)
+        throw_usage(fmt::format("--budgets: device {} of --devices has no budget", device));
+    }
+    return devices;
+  }
   if (!o.devices.empty()) return choose_devices(o.devices, environment);
   try {
     return {parse_device_index(o.device)};

@@ -1,6 +1,7 @@
 // exec's and frontier exec's flags made typed (the CLI is the one place strings are parsed).
 #pragma once
 
+#include <map>
 #include <vector>
 
 #include "cli/commands.hpp"
@@ -12,7 +13,10 @@ namespace oomlab::cli {
 // Throws Error(usage) naming the flag; a program that is not there is refused here, before any
 // device is touched.
 [[nodiscard]] ExecConfig exec_config_from(const ExecOptions& options);
-// --devices, else --device.
+// --budgets as each device's budget, refused (Error(usage)) with --budget, a repeated device or
+// a bad size; empty without it.
+[[nodiscard]] std::map<int, BudgetRequest> device_budgets_from(const ExecOptions& options);
+// --devices (each checked against --budgets), else the devices --budgets names, else --device.
 [[nodiscard]] std::vector<int> exec_devices_from(const ExecOptions& options,
                                                  const Environment& environment);
 

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "exec/program_model.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/units.hpp"
@@ -41,11 +43,23 @@ Trial program_trial(const RunResult& run) {
               .used_bytes = run.peak_reserved_bytes,
               .exit_code = run.program ? run.program->exit_code : -1,
               .seconds = run.duration_ms / 1e3};
+  // On several devices the budget is each one's: the probe starts from the fullest device.
+  if (run.program && run.program->device_runs.size() > 1) {
+    trial.peak_bytes = 0;
+    trial.used_bytes = 0;
+    for (const DeviceRun& d : run.program->device_runs) {
+      trial.peak_bytes = std::max(trial.peak_bytes, d.peak_bytes);
+      trial.used_bytes = std::max(trial.used_bytes, d.peak_used_bytes);
+    }
+  }
+  if (run.program && run.program->failing_rank) {
+    trial.message = run.program->failing_rank->verdict;
+  }
   if (run.oom) {
     trial.cause = run.oom->diagnosis.cause;
     if (run.oom->request_bytes > 0) trial.request_bytes = run.oom->request_bytes;
     if (run.oom->program) {
-      trial.message = run.oom->program->line;
+      if (trial.message.empty()) trial.message = run.oom->program->line;
       trial.free_bytes = run.oom->program->device_free_bytes;
     }
   } else if (run.outcome != Outcome::completed) {

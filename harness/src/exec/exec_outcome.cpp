@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "exec/snapshot_shim.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
@@ -107,7 +109,8 @@ ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanne
                          .oom = std::move(oom),
                          .oom_lines = scanner.lines_seen(),
                          .oom_row = oom_row,
-                         .free_at_start = timeline.free_at_start()};
+                         .free_at_start = timeline.free_at_start(),
+                         .devices = timeline.per_device()};
 }
 
 RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices) {
@@ -129,8 +132,14 @@ RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices
 
 void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& budgets,
                     const ProgramEnd& end, const ExecObservation& seen, RunResult& result) {
-  const std::uint64_t budget = budgets.front();
   ProgramRun& p = *result.program;
+  // The budget of the device that ran out, where a rank was named; else the first device's.
+  std::uint64_t budget = budgets.front();
+  if (p.failing_rank && p.failing_rank->device) {
+    const auto it = std::find(p.devices.begin(), p.devices.end(), *p.failing_rank->device);
+    const auto at = static_cast<std::size_t>(it - p.devices.begin());
+    if (at < budgets.size()) budget = budgets[at];
+  }
   p.exit_code = end.exit_code;
   p.signal = end.signal;
   p.killed = end.killed;
@@ -152,6 +161,13 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
     keep_notice(
         config, result,
         fmt::format("the program left {} process(es) in its group: ended", end.leftovers_ended));
+  }
+  if (end.ended_waiting) {
+    p.waiting_ended_after_s = static_cast<double>(config.grace.count()) / 1e3;
+    keep_notice(config, result,
+                fmt::format("the job was left waiting after an OOM: no output and no device's "
+                            "memory moved for --grace {:.3g} s, so oomlab ended it",
+                            *p.waiting_ended_after_s));
   }
   if (end.stopped) {
     result.outcome = Outcome::interrupted;

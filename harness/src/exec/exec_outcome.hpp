@@ -25,6 +25,7 @@ struct ExecObservation {
   std::size_t oom_lines = 0;
   std::optional<std::pair<std::uint64_t, MemoryReading>> oom_row;  // its seq and reading
   std::vector<std::uint64_t> free_at_start;  // each device's, before the program started
+  std::vector<DeviceTimeline> devices;       // each device's own account
 };
 
 // The figures an OOM message states of its moment: what the process holds, what is free.
@@ -58,8 +59,5 @@ void settle_snapshots(const ExecConfig& config, const SnapshotShim* shim, RunRes
 // Snapshots in the shim's temporary folder (a run without a folder) go with it: taken out of
 // the result, and the note says how many there were.
 void forget_temporary_snapshots(RunResult& result);
-
-// A program is taken to have filled its budget when its use came within this of it.
-inline constexpr std::uint64_t kNearBudgetBytes = 64ULL << 20;
 
 }  // namespace oomlab

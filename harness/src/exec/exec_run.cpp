@@ -8,9 +8,11 @@
 
 #include "device/nvml.hpp"
 #include "exec/exec_outcome.hpp"
+#include "exec/exec_watch.hpp"
 #include "exec/memory_timeline.hpp"
 #include "exec/oom_message.hpp"
 #include "exec/program.hpp"
+#include "exec/rank_attribution.hpp"
 #include "exec/snapshot_shim.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
@@ -26,15 +28,17 @@ using Clock = std::chrono::steady_clock;
 struct Held {
   std::vector<std::uint64_t> free_before;
   std::vector<std::uint64_t> budgets;
+  std::vector<std::uint64_t> ballasts;
 };
 
 Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& result) {
   RunConfig for_budget;  // resolve_budget's notices go where the exec's go
-  for_budget.budget = config.budget;
   for_budget.notice = config.notice;
   Held held;
   for (std::size_t i = 0; i < devices.facts().size(); ++i) {
     const DeviceFacts& facts = devices.facts()[i];
+    const auto own = config.device_budgets.find(facts.index);
+    for_budget.budget = own != config.device_budgets.end() ? own->second : config.budget;
     const std::uint64_t free = devices.free_bytes(i);
     const std::uint64_t budget =
         resolve_budget(for_budget, result, facts.total_bytes, free,
@@ -43,6 +47,7 @@ Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& res
     devices.hold(i, ballast);
     held.free_before.push_back(free);
     held.budgets.push_back(budget);
+    held.ballasts.push_back(ballast);
     if (i == 0) {
       result.budget_bytes = budget;
       result.ballast_bytes = ballast;
@@ -50,38 +55,6 @@ Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& res
   }
   return held;
 }
-
-// Scans the program's lines; the first OOM line seen becomes an oom row of the timeline.
-class OomWatch final : public ProgramObserver {
- public:
-  explicit OomWatch(MemoryTimeline& timeline) : timeline_(timeline) {}
-  void started(pid_t pid) override { timeline_.set_program(pid); }
-  void line(std::string_view text, bool /*from_stderr*/) override {
-    scanner_.feed_line(text);  // a preallocation is told from a request by the budget, later
-    // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
-    hint(text);
-    if (!noted_ && scanner_.found()) {
-      const ProgramOom& oom = *scanner_.found();
-      noted_ = timeline_.note_oom(oom.request_bytes.value_or(0), stated_by(oom));
-    }
-  }
-  [[nodiscard]] const OomScanner& scanner() const { return scanner_; }
-  [[nodiscard]] FrameworkHints hints() const { return saw_; }
-  // The command itself says, at times (`python jax_job.py`).
-  void hint(std::string_view text) {
-    saw_.jax = saw_.jax || text.find("jax") != std::string_view::npos;
-    saw_.tensorflow = saw_.tensorflow || text.find("tensorflow") != std::string_view::npos;
-  }
-  [[nodiscard]] const std::optional<std::pair<std::uint64_t, MemoryReading>>& noted() const {
-    return noted_;
-  }
-
- private:
-  MemoryTimeline& timeline_;
-  OomScanner scanner_;
-  FrameworkHints saw_;
-  std::optional<std::pair<std::uint64_t, MemoryReading>> noted_;
-};
 
 ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
                          const SnapshotShim* shim) {
@@ -105,8 +78,11 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
   }
-  // Last: --check-remedy's PYTORCH_CUDA_ALLOC_CONF wins over any other.
+  // Then --check-remedy's PYTORCH_CUDA_ALLOC_CONF wins over any other.
   spec.environment.insert(spec.environment.end(), config.variables.begin(), config.variables.end());
+  // Last, over anything the user's or the program's environment says: NVLink multicast off.
+  for (const auto& [name, value] : kMulticastOff)
+    spec.environment.emplace_back(name, value);
   return spec;
 }
 
@@ -140,7 +116,45 @@ void give_back(ExecDevices& devices, const Held& held, RunResult& result) {
   }
 }
 
+// Each device's figures and its own events file (several devices only).
+void record_devices(const ExecConfig& config, const ExecDevices& devices, const Held& held,
+                    const std::vector<DeviceTimeline>& timelines, RunResult& result) {
+  const bool several = devices.facts().size() > 1;
+  for (std::size_t i = 0; i < devices.facts().size(); ++i) {
+    const DeviceFacts& f = devices.facts()[i];
+    DeviceRun d{.index = f.index,
+                .uuid = f.uuid,
+                .budget_bytes = held.budgets[i],
+                .ballast_bytes = held.ballasts[i]};
+    if (i < timelines.size()) {
+      d.peak_bytes = timelines[i].peak.program_bytes;
+      d.peak_used_bytes = timelines[i].peak_used_bytes;
+      d.first_bytes = timelines[i].first_bytes;
+      if (timelines[i].full_ns) d.full_ms = static_cast<double>(*timelines[i].full_ns) / 1e6;
+    }
+    if (several && !config.folder.empty()) d.events_file = device_events_file(f.index);
+    result.program->device_runs.push_back(std::move(d));
+  }
+}
+
+TimelineSetup timeline_setup(const ExecConfig& config, ExecDevices& devices, const Held& held) {
+  TimelineSetup setup{.budgets = held.budgets, .interval = config.interval};
+  for (std::size_t i = 0; i < held.free_before.size(); ++i)
+    setup.free_at_start.push_back(devices.read(i, 0).free_bytes);
+  if (config.folder.empty()) return setup;
+  setup.events_csv = config.folder / "events.csv";
+  if (devices.facts().size() > 1) {
+    for (const DeviceFacts& f : devices.facts())
+      setup.device_csvs.push_back(config.folder / device_events_file(f.index));
+  }
+  return setup;
+}
+
 }  // namespace
+
+std::string device_events_file(int index) {
+  return fmt::format("events-gpu{}.csv", index);
+}
 
 std::string command_line(const std::vector<std::string>& command) {
   std::vector<std::string> words;
@@ -173,23 +187,19 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   std::optional<SnapshotShim> shim;
   if (config.snapshot.enabled) shim.emplace(config.snapshot, config.folder);
   const Held held = take_ballast(config, devices, result);
-  std::vector<std::uint64_t> free_at_start;
-  for (std::size_t i = 0; i < held.free_before.size(); ++i)
-    free_at_start.push_back(devices.read(i, 0).free_bytes);
   std::optional<ProgramEnd> end;
   std::optional<ExecObservation> seen;
   try {
-    MemoryTimeline timeline(
-        devices, free_at_start, config.interval,
-        config.folder.empty() ? std::filesystem::path() : config.folder / "events.csv");
-    OomWatch watch(timeline);
+    MemoryTimeline timeline(devices, timeline_setup(config, devices, held));
+    ExecWatch watch(timeline, devices.facts().size(), config.grace);
     watch.hint(command_line(config.command));
     timeline.start();
     end = run_program(program_spec(config, devices, shim ? &*shim : nullptr),
                       {.timeout = config.timeout,
                        .grace = config.grace,
                        .stop = config.stop,
-                       .guardian = config.guardian},
+                       .guardian = config.guardian,
+                       .left_waiting = [&watch] { return watch.left_waiting(); }},
                       watch);
     try {
       timeline.finish();
@@ -197,6 +207,15 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
       result.events_error = e.what();
     }
     seen = observe(timeline, watch.scanner(), watch.noted(), watch.hints());
+    record_devices(config, devices, held, seen->devices, result);
+    std::vector<int> indices;
+    for (const DeviceFacts& f : devices.facts())
+      indices.push_back(f.index);
+    attribute_ranks({.watch = watch,
+                     .device_indices = std::move(indices),
+                     .devices = seen->devices,
+                     .failed = !end->succeeded()},
+                    *result.program);
   } catch (...) {
     devices.release();
     throw;

@@ -5,10 +5,12 @@
 // run recorded as any run is (summary.json), with everything given back on every way out.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,8 +36,12 @@ struct SnapshotOptions {
 struct ExecConfig {
   std::vector<std::string> command;
   BudgetRequest budget{.kind = BudgetRequest::Kind::all};  // on each device
+  // --budgets: a device's own budget (by oomlab's device index), over `budget` for it.
+  std::map<int, BudgetRequest> device_budgets;
   std::optional<std::chrono::milliseconds> timeout;
-  std::chrono::milliseconds grace{5'000};     // after SIGINT/SIGTERM, before SIGKILL
+  // After SIGINT/SIGTERM, before SIGKILL; and after a rank's OOM, how long no output and no
+  // device's memory moving make the other ranks' wait a hang that is ended.
+  std::chrono::milliseconds grace{5'000};
   std::chrono::microseconds interval{5'000};  // between samples
   std::filesystem::path folder;  // events.csv, stdout.txt, stderr.txt; empty: none written
   int out_fd = 1;                // where its output goes on (-1: nowhere)
@@ -61,6 +67,18 @@ inline constexpr std::chrono::seconds kProgramReleaseWait{10};
 // before any memory is taken) and Error(device) when the ballast is refused; how the program
 // ended is the result's outcome.
 [[nodiscard]] RunResult run_exec(const ExecConfig& config, ExecDevices& devices);
+
+// Set in every program's environment over any value it had: NVLink multicast (NVLS) off in
+// NCCL, PyTorch's symmetric memory and NVSHMEM. Its buffers lie outside every allocator and the
+// budget's account, and shared machines may not allow it.
+inline constexpr std::array<std::pair<const char*, const char*>, 3> kMulticastOff{{
+    {"NCCL_NVLS_ENABLE", "0"},
+    {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
+    {"NVSHMEM_DISABLE_NVLS", "1"},
+}};
+
+// A device's own rows of a run on several devices, in the run folder: "events-gpu1.csv".
+[[nodiscard]] std::string device_events_file(int index);
 
 // The program's command as one line, each word quoted as a shell would need.
 [[nodiscard]] std::string command_line(const std::vector<std::string>& command);

@@ -1,30 +1,44 @@
 #include "exec/memory_timeline.hpp"
 
+#include "oomlab/units.hpp"
 #include "record/csv_sink.hpp"
 
 namespace oomlab {
 
-MemoryTimeline::MemoryTimeline(ExecDevices& devices, std::vector<std::uint64_t> free_at_start,
-                               std::chrono::microseconds interval,
-                               const std::filesystem::path& events_csv)
+namespace {
+
+std::unique_ptr<EventLog> log_to(const std::filesystem::path& csv, const PhaseTable& phases) {
+  if (csv.empty()) return std::make_unique<EventLog>(std::make_unique<NullSink>());
+  return std::make_unique<EventLog>(std::make_unique<CsvFileSink>(csv, phases));
+}
+
+bool moved(std::uint64_t before, std::uint64_t now) {
+  return (now > before ? now - before : before - now) >= kDevicePageBytes;
+}
+
+}  // namespace
+
+MemoryTimeline::MemoryTimeline(ExecDevices& devices, TimelineSetup setup)
     : devices_(devices),
-      free_at_start_(std::move(free_at_start)),
-      interval_(interval),
+      setup_(std::move(setup)),
       phase_(phases_.intern("program")),
       clock_(EventClock::Steady::now()) {
-  std::unique_ptr<EventSink> sink;
-  if (events_csv.empty()) {
-    sink = std::make_unique<NullSink>();
-  } else {
-    sink = std::make_unique<CsvFileSink>(events_csv, phases_);
-  }
-  log_ = std::make_unique<EventLog>(std::move(sink));
+  log_ = log_to(setup_.events_csv, phases_);
+  for (const std::filesystem::path& csv : setup_.device_csvs)
+    device_logs_.push_back(log_to(csv, phases_));
+  per_device_.resize(setup_.free_at_start.size());
+  for (std::size_t i = 0; i < per_device_.size() && i < setup_.budgets.size(); ++i)
+    per_device_[i].budget_bytes = setup_.budgets[i];
 }
 
 MemoryTimeline::~MemoryTimeline() {
   thread_.stop();
   try {
-    if (!finished_) log_->close();
+    if (!finished_) {
+      log_->close();
+      for (auto& log : device_logs_)
+        log->close();
+    }
   } catch (...) {  // NOLINT(bugprone-empty-catch): finish() reports it; a destructor cannot
   }
 }
@@ -37,7 +51,7 @@ void MemoryTimeline::start() {
         const std::lock_guard guard(mutex_);
         sample();
       }
-      next = std::max(next + interval_, StoppableThread::Clock::now());
+      next = std::max(next + setup_.interval, StoppableThread::Clock::now());
       thread_.wait_until(lock, next, [] { return false; });
     }
   });
@@ -47,23 +61,47 @@ void MemoryTimeline::set_program(pid_t pid) {
   program_.store(pid);
 }
 
+// One device's reading into its own account: peak, the moment it filled its budget, moves.
+void MemoryTimeline::track(std::size_t i, const MemoryReading& r) {
+  DeviceTimeline& d = per_device_[i];
+  if (d.first_bytes == 0 && r.program_bytes > 0) d.first_bytes = r.program_bytes;
+  const bool seen_before = d.last.t_ns != 0;
+  if (seen_before &&
+      (moved(d.last.program_bytes, r.program_bytes) || moved(d.last.used_bytes, r.used_bytes)))
+    last_change_ns_ = r.t_ns;
+  if (d.at_oom_bytes && r.program_bytes >= *d.at_oom_bytes + kDevicePageBytes)
+    d.rose_after_oom = true;
+  d.last = r;
+  if (r.program_bytes > d.peak.program_bytes) d.peak = r;
+  d.peak_used_bytes = std::max(d.peak_used_bytes, r.used_bytes);
+  if (!d.full_ns && d.budget_bytes > 0 && r.used_bytes + kNearBudgetBytes >= d.budget_bytes)
+    d.full_ns = r.t_ns;
+  if (i < device_logs_.size()) append(*device_logs_[i], phase_, Op::sample, r.free_bytes, r);
+}
+
 void MemoryTimeline::sample() {
   MemoryReading r{.t_ns = clock_.now_ns()};
-  std::uint64_t nvml_program = 0;
+  std::vector<MemoryReading> each(setup_.free_at_start.size(), MemoryReading{.t_ns = r.t_ns});
+  std::vector<bool> own(each.size(), false);
   bool all_per_process = true;
-  for (std::size_t i = 0; i < free_at_start_.size(); ++i) {
+  for (std::size_t i = 0; i < each.size(); ++i) {
     const DeviceReading d = devices_.read(i, program_.load());
-    r.free_bytes += d.free_bytes;
-    r.used_bytes += free_at_start_[i] > d.free_bytes ? free_at_start_[i] - d.free_bytes : 0;
-    if (d.program_bytes) {
-      nvml_program += *d.program_bytes;
-    } else {
-      all_per_process = false;
-    }
+    const std::uint64_t start = setup_.free_at_start[i];
+    each[i].free_bytes = d.free_bytes;
+    each[i].used_bytes = start > d.free_bytes ? start - d.free_bytes : 0;
+    own[i] = d.program_bytes.has_value();
+    each[i].program_bytes = d.program_bytes.value_or(0);
+    all_per_process = all_per_process && own[i];
   }
   per_process_ = per_process_ && all_per_process;
-  r.program_bytes = per_process_ ? nvml_program : r.used_bytes;
-  append(Op::sample, r.free_bytes, r);
+  for (std::size_t i = 0; i < each.size(); ++i) {
+    if (!per_process_) each[i].program_bytes = each[i].used_bytes;
+    r.free_bytes += each[i].free_bytes;
+    r.used_bytes += each[i].used_bytes;
+    r.program_bytes += each[i].program_bytes;
+    track(i, each[i]);
+  }
+  append(*log_, phase_, Op::sample, r.free_bytes, r);
   last_ = r;
   ++samples_;
   if (r.program_bytes > peak_.program_bytes) peak_ = r;
@@ -71,18 +109,19 @@ void MemoryTimeline::sample() {
   if (first_bytes_ == 0) first_bytes_ = r.program_bytes;
 }
 
-void MemoryTimeline::append(Op op, std::uint64_t bytes, const MemoryReading& r) {
-  log_->append(Event{.t_ns = r.t_ns,
-                     .bytes = bytes,
-                     .ptr = 0,
-                     .stream = 0,
-                     .live_bytes = r.program_bytes,
-                     .reserved_bytes = r.used_bytes,
-                     .step = 0,
-                     .phase = phase_,
-                     .thread = 0,
-                     .op = op,
-                     .status = op == Op::oom ? AllocStatus::out_of_memory : AllocStatus::ok});
+void MemoryTimeline::append(EventLog& log, std::uint32_t phase, Op op, std::uint64_t bytes,
+                            const MemoryReading& r) {
+  log.append(Event{.t_ns = r.t_ns,
+                   .bytes = bytes,
+                   .ptr = 0,
+                   .stream = 0,
+                   .live_bytes = r.program_bytes,
+                   .reserved_bytes = r.used_bytes,
+                   .step = 0,
+                   .phase = phase,
+                   .thread = 0,
+                   .op = op,
+                   .status = op == Op::oom ? AllocStatus::out_of_memory : AllocStatus::ok});
 }
 
 MemoryReading with_stated(MemoryReading sampled, const StatedFigures& stated,
@@ -97,13 +136,24 @@ MemoryReading with_stated(MemoryReading sampled, const StatedFigures& stated,
   return sampled;
 }
 
-std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(std::uint64_t request_bytes,
-                                                                 const StatedFigures& stated) {
+std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(
+    std::uint64_t request_bytes, const StatedFigures& stated, std::optional<std::size_t> device) {
   const std::lock_guard guard(mutex_);
-  MemoryReading r = with_stated(last_, stated, free_at_start_);
+  MemoryReading r = with_stated(last_, stated, setup_.free_at_start);
   r.t_ns = clock_.now_ns();
   const std::uint64_t seq = log_->size();
-  append(Op::oom, request_bytes, r);
+  append(*log_, phase_, Op::oom, request_bytes, r);
+  if (device && *device < device_logs_.size()) {
+    const std::vector<std::uint64_t> one{setup_.free_at_start[*device]};
+    MemoryReading own = with_stated(per_device_[*device].last, stated, one);
+    own.t_ns = r.t_ns;
+    append(*device_logs_[*device], phase_, Op::oom, request_bytes, own);
+  }
+  if (!oom_noted_) {
+    oom_noted_ = true;
+    for (DeviceTimeline& d : per_device_)
+      d.at_oom_bytes = d.last.program_bytes;
+  }
   return {seq, r};
 }
 
@@ -114,6 +164,8 @@ void MemoryTimeline::finish() {
   finished_ = true;
   sample();
   log_->close();
+  for (auto& log : device_logs_)
+    log->close();
 }
 
 MemoryReading MemoryTimeline::last() const {
@@ -144,6 +196,16 @@ std::uint64_t MemoryTimeline::samples() const {
 bool MemoryTimeline::per_process() const {
   const std::lock_guard guard(mutex_);
   return per_process_;
+}
+
+std::vector<DeviceTimeline> MemoryTimeline::per_device() const {
+  const std::lock_guard guard(mutex_);
+  return per_device_;
+}
+
+std::uint64_t MemoryTimeline::last_change_ns() const {
+  const std::lock_guard guard(mutex_);
+  return last_change_ns_;
 }
 
 }  // namespace oomlab

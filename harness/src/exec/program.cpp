@@ -90,8 +90,8 @@ class OutputStream {
   std::string line_;
 };
 
-// The signals that end the program's group: SIGINT on a stop, SIGTERM at the timeout, SIGKILL
-// once the grace after either has passed.
+// The signals that end the program's group: SIGINT on a stop, SIGTERM at the timeout or when
+// the job is left waiting, SIGKILL once the grace after either has passed.
 class Ender {
  public:
   Ender(pid_t group, const ProgramLimits& limits, ProgramEnd& end)
@@ -102,9 +102,11 @@ class Ender {
     if (!asked_at_) {
       const bool stop = limits_.stop != nullptr && limits_.stop->load();
       const bool late = limits_.timeout && now - start_ >= *limits_.timeout;
-      if (stop || late) {
+      const bool waiting = !stop && !late && limits_.left_waiting && limits_.left_waiting();
+      if (stop || late || waiting) {
         end_.stopped = stop;
-        end_.timed_out = !stop;
+        end_.timed_out = late && !stop;
+        end_.ended_waiting = waiting;
         ::kill(-group_, stop ? SIGINT : SIGTERM);
         asked_at_ = now;
       }

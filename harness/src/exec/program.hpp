@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ struct ProgramLimits {
   std::chrono::milliseconds grace{5'000};   // after SIGINT or SIGTERM, before SIGKILL
   const std::atomic<bool>* stop = nullptr;  // set: SIGINT to its group, as Ctrl-C would
   bool guardian = true;  // a guardian ends its group should this process be killed
+  // Polled while it runs: true ends its group as a timeout would (SIGTERM, SIGKILL after the
+  // grace), for a job left waiting after one of its ranks failed.
+  std::function<bool()> left_waiting;
 };
 
 struct ProgramEnd {
@@ -39,12 +43,13 @@ struct ProgramEnd {
   int signal = 0;      // when a signal ended it
   bool timed_out = false;
   bool stopped = false;
+  bool ended_waiting = false;    // limits.left_waiting said so, and it was ended
   bool killed = false;           // it (or what it left) needed SIGKILL
   unsigned leftovers_ended = 0;  // processes still in its group after it exited, ended
   double seconds = 0.0;
   std::vector<std::string> last_lines;  // its output's last lines, both streams
   [[nodiscard]] bool succeeded() const {
-    return signal == 0 && exit_code == 0 && !timed_out && !stopped;
+    return signal == 0 && exit_code == 0 && !timed_out && !stopped && !ended_waiting;
   }
 };
 

@@ -44,7 +44,9 @@ std::optional<ProcessMemory> from_message(const RunResult& run) {
 }
 
 ProcessMemory measure(const RunResult& run, const trace::Trace& trace, bool holds_the_oom,
-                      std::size_t processes, std::uint64_t peak_reserved_of_all) {
+                      const SnapshotPlace& place) {
+  const std::size_t processes = place.processes;
+  const std::uint64_t peak_reserved_of_all = place.peak_reserved_of_all;
   if (holds_the_oom) {
     if (auto said = from_message(run)) return *said;
   }
@@ -69,9 +71,9 @@ ProcessMemory measure(const RunResult& run, const trace::Trace& trace, bool hold
   const std::uint64_t reserved = trace::recorded_peak_reserved(trace);
   const std::uint64_t others =
       peak_reserved_of_all > reserved ? peak_reserved_of_all - reserved : 0;
-  const std::uint64_t whole = p.peak_bytes > others ? p.peak_bytes - others : 0;
+  const std::uint64_t whole = place.peak_bytes > others ? place.peak_bytes - others : 0;
   return {.process = processes > 1 ? reserved + (whole - std::min(whole, reserved)) / processes
-                                   : p.peak_bytes,
+                                   : place.peak_bytes,
           .reserved = reserved,
           .measured = fmt::format("at the peak: the program's highest sample ({}) less the most "
                                   "the snapshot's allocator reserved{}",
@@ -152,10 +154,11 @@ void fill_rows(ProgramModel& m, const WhatIfResult& whatif) {
 }  // namespace
 
 ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& snapshot,
-                            bool holds_the_oom, std::size_t processes,
-                            std::uint64_t peak_reserved_of_all, const ModelOptions& options) {
+                            bool holds_the_oom, const SnapshotPlace& place,
+                            const ModelOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const std::shared_ptr<const trace::Trace> trace = trace::load_shared(snapshot, {.device = 0});
+  const std::shared_ptr<const trace::Trace> trace =
+      trace::load_shared(snapshot, {.device = place.device});
   if (trace->format != trace::Format::pytorch) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not a PyTorch memory snapshot", snapshot.string()));
@@ -163,8 +166,7 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
   ProgramModel m{.snapshot = snapshot};
   if (trace->demand.first_failure_at != trace::Event::kNone)
     m.program_entry = trace->events[trace->demand.first_failure_at].index;
-  const ProcessMemory memory =
-      measure(run, *trace, holds_the_oom && m.program_entry, processes, peak_reserved_of_all);
+  const ProcessMemory memory = measure(run, *trace, holds_the_oom && m.program_entry, place);
   m.process_bytes = memory.process;
   m.allocator_reserved_bytes = memory.reserved;
   m.outside_allocator_bytes =
@@ -176,11 +178,12 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
         "samples missed the moment; nothing is counted outside the allocator",
         format_bytes(memory.process), format_bytes(memory.reserved)));
   }
-  m.budget_bytes = run.budget_bytes > m.outside_allocator_bytes + kDevicePageBytes
-                       ? run.budget_bytes - m.outside_allocator_bytes
+  m.budget_bytes = place.budget_bytes > m.outside_allocator_bytes + kDevicePageBytes
+                       ? place.budget_bytes - m.outside_allocator_bytes
                        : kDevicePageBytes;
   const WhatIfResult whatif = what_if(
       {.trace = snapshot,
+       .device = place.device,
        .budget = BudgetRequest{.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{m.budget_bytes}},
        .stop = options.stop,
        .threads = options.threads});
@@ -212,14 +215,52 @@ namespace {
 struct SnapshotFacts {
   std::optional<std::uint64_t> failed_request_bytes;  // its first failed request
   std::uint64_t peak_reserved_bytes = 0;
+  std::uint32_t device = 0;  // the device its history is of
 };
 
-SnapshotFacts facts_of(const std::filesystem::path& snapshot) {
-  const trace::Trace trace = trace::load(snapshot, {.device = 0});
-  SnapshotFacts f{.peak_reserved_bytes = trace::recorded_peak_reserved(trace)};
-  if (trace.demand.first_failure_at != trace::Event::kNone)
-    f.failed_request_bytes = trace.events[trace.demand.first_failure_at].bytes;
-  return f;
+// A device the snapshot holds no history of: its process ran on another one.
+bool no_history_here(const Error& e) {
+  const std::string_view what = e.what();
+  return what.find(" is empty") != std::string_view::npos;
+}
+
+// The snapshot's history: each process records on its own device (rank 1 on cuda:1), so the
+// devices are tried in turn up to the run's.
+SnapshotFacts facts_of(const std::filesystem::path& snapshot, std::size_t devices) {
+  for (std::uint32_t device = 0;; ++device) {
+    try {
+      const trace::Trace trace = trace::load(snapshot, {.device = device});
+      SnapshotFacts f{.peak_reserved_bytes = trace::recorded_peak_reserved(trace),
+                      .device = device};
+      if (trace.demand.first_failure_at != trace::Event::kNone)
+        f.failed_request_bytes = trace.events[trace.demand.first_failure_at].bytes;
+      return f;
+    } catch (const Error& e) {
+      if (!no_history_here(e) || device + 1 >= std::max<std::size_t>(devices, 1)) throw;
+    }
+  }
+}
+
+// Where snapshot `i` ran, and what the run saw on that device.
+SnapshotPlace place_of(const RunResult& run, const std::vector<std::optional<SnapshotFacts>>& facts,
+                       std::size_t i) {
+  const ProgramRun& p = *run.program;
+  const std::uint32_t device = facts[i]->device;
+  SnapshotPlace place{.device = device,
+                      .budget_bytes = run.budget_bytes,
+                      .peak_bytes = p.peak_bytes,
+                      .processes = 0};
+  const bool several = p.device_runs.size() > 1;
+  if (several && device < p.device_runs.size()) {
+    place.budget_bytes = p.device_runs[device].budget_bytes;
+    place.peak_bytes = p.device_runs[device].peak_bytes;
+  }
+  for (const auto& f : facts) {
+    if (!f || (several && f->device != device)) continue;
+    ++place.processes;
+    place.peak_reserved_of_all += f->peak_reserved_bytes;
+  }
+  return place;
 }
 
 // PyTorch's message gives its request to 2 decimals of its unit.
@@ -251,11 +292,9 @@ void model_program(RunResult& run, const ModelOptions& options) {
   if (!run.program || run.program->snapshots.empty() || run.outcome == Outcome::interrupted) return;
   const std::vector<std::filesystem::path>& snapshots = run.program->snapshots;
   std::vector<std::optional<SnapshotFacts>> facts(snapshots.size());
-  std::uint64_t peak_reserved_of_all = 0;
   for (std::size_t i = 0; i < snapshots.size(); ++i) {
     try {
-      facts[i] = facts_of(snapshots[i]);
-      peak_reserved_of_all += facts[i]->peak_reserved_bytes;
+      facts[i] = facts_of(snapshots[i], run.program->devices.size());
     } catch (const Error& e) {
       run.notes.push_back(
           fmt::format("the model skipped a snapshot it could not read: {}", e.what()));
@@ -269,8 +308,11 @@ void model_program(RunResult& run, const ModelOptions& options) {
   }
   try {
     for (const std::size_t i : order) {
-      run.models.push_back(model_snapshot(run, snapshots[i], i == primary, order.size(),
-                                          peak_reserved_of_all, options));
+      ProgramModel m =
+          model_snapshot(run, snapshots[i], i == primary, place_of(run, facts, i), options);
+      if (run.program->devices.size() > 1 && facts[i]->device < run.program->devices.size())
+        m.device = run.program->devices[facts[i]->device];
+      run.models.push_back(std::move(m));
     }
   } catch (const Interrupted&) {
     run.notes.emplace_back("the model was stopped before it answered for every snapshot");

@@ -19,19 +19,26 @@ struct ModelOptions {
   unsigned threads = 0;  // 0: one per core
 };
 
-// What one snapshot says, given the run it came from (its budget, its program's figures).
-// `processes`: how many snapshots the run left (NVML's figure is for all of them together);
-// `peak_reserved_of_all`: their allocators' peaks, summed. Throws Error(input) for a file that is
-// not a PyTorch snapshot, and Interrupted on a stop.
+// Where a snapshot's process ran: its device and what the run saw there.
+struct SnapshotPlace {
+  std::uint32_t device = 0;        // the program's numbering: the device its history is of
+  std::uint64_t budget_bytes = 0;  // that device's budget
+  std::uint64_t peak_bytes = 0;    // the program's processes on that device at the most (NVML)
+  std::size_t processes = 1;       // snapshots of that device (NVML's figure is for all of them)
+  std::uint64_t peak_reserved_of_all = 0;  // their allocators' peaks, summed
+};
+
+// What one snapshot says, given the run it came from (its program's figures) and its place.
+// Throws Error(input) for a file that is not a PyTorch snapshot, and Interrupted on a stop.
 [[nodiscard]] ProgramModel model_snapshot(const RunResult& run,
                                           const std::filesystem::path& snapshot, bool holds_the_oom,
-                                          std::size_t processes, std::uint64_t peak_reserved_of_all,
-                                          const ModelOptions& options);
+                                          const SnapshotPlace& place, const ModelOptions& options);
 
-// Every snapshot of run.program into run.models, the one that matters most first: the process
-// whose OOM the program printed (its request is the message's), else the first whose trace holds
-// an OOM. A snapshot that cannot be read, or a stop, becomes a note of the run; an OOM's advice
-// becomes the model's when its snapshot holds the OOM.
+// Every snapshot of run.program into run.models, each replayed on its own device's budget with
+// the memory outside its allocator measured on that device, the one that matters most first: the
+// process whose OOM the program printed (its request is the message's), else the first whose trace
+// holds an OOM. A snapshot that cannot be read, or a stop, becomes a note of the run; an OOM's
+// advice becomes the model's when its snapshot holds the OOM.
 void model_program(RunResult& run, const ModelOptions& options);
 
 // The row the program ran with (its snapshot's settings), or none.

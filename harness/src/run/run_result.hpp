@@ -98,6 +98,43 @@ struct Cleanup {
   }
 };
 
+// exec: one device's share of a program's run (its budget, its own timeline's figures).
+struct DeviceRun {
+  int index = 0;  // oomlab's numbering (nvidia-smi's)
+  std::string uuid;
+  std::uint64_t budget_bytes = 0;
+  std::uint64_t ballast_bytes = 0;
+  std::uint64_t peak_bytes = 0;       // the program's processes on it at the most (NVML)
+  std::uint64_t peak_used_bytes = 0;  // the most it took of its budget (its free memory)
+  std::uint64_t first_bytes = 0;
+  std::optional<double> full_ms;  // when its use first came within 64 MiB of its budget
+  std::string events_file;        // its own rows in the run folder; empty for one device
+};
+
+// exec: one rank of a distributed job, as its output, torchrun and its device showed it.
+struct RankRun {
+  int rank = 0;
+  std::optional<int> local_rank;
+  std::optional<int> device;  // oomlab's index of the device it ran on
+  bool ran_out = false;       // its output reported an OOM
+  std::optional<double> oom_ms;
+  std::vector<std::string> last_lines;  // its marked lines, the last few
+  // Its device's memory grew after the first OOM of the job (it went on working), or not (it
+  // waited); none when its device is not known.
+  std::optional<bool> memory_rose_after_oom;
+};
+
+// exec: the rank that ran out of memory first, and how that is known.
+struct FailingRank {
+  int rank = 0;
+  std::optional<int> local_rank;
+  std::optional<int> device;
+  std::optional<double> t_ms;
+  std::vector<std::string> evidence;  // each in words: the OOM line's mark, torchrun, the device
+  std::vector<int> waiting;           // ranks that did not run out and whose memory stayed
+  std::string verdict;                // "rank 1 (GPU 1) ran out of memory at 3.21 s; ..."
+};
+
 // A program run by `exec`: how it ended and what its device memory did.
 struct ProgramRun {
   std::vector<std::string> command;
@@ -119,6 +156,11 @@ struct ProgramRun {
   // is none when there is none ("the program never imported torch", ...).
   std::vector<std::filesystem::path> snapshots;
   std::string snapshot_note;
+  std::vector<DeviceRun> device_runs;  // one per device, in --devices' order
+  std::vector<RankRun> ranks;          // a distributed job's ranks (empty for one process)
+  std::optional<FailingRank> failing_rank;
+  // The job was left waiting after an OOM and ended by oomlab (after --grace, s).
+  std::optional<double> waiting_ended_after_s;
 };
 
 // One setting of PyTorch's allocator on an exec'd program's snapshot, at the run's budget less
@@ -151,6 +193,7 @@ struct RemedyCheck {
 // fails where the program did, what the program held outside the allocator, and each setting.
 struct ProgramModel {
   std::filesystem::path snapshot;
+  std::optional<int> device;  // oomlab's index of the device its process ran on (several only)
   std::optional<std::uint64_t> program_entry;     // the trace entry of the program's own OOM
   std::optional<std::uint64_t> reproduced_entry;  // where the model failed; none: it completed
   std::uint64_t outside_allocator_bytes = 0;

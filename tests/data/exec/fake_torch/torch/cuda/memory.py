@@ -1,5 +1,5 @@
 """The stand-in for torch.cuda.memory: _record_memory_history in the signature FAKE_TORCH_API
-names, and _snapshot, a dict shaped as PyTorch's (segments, device_traces)."""
+names, and _snapshot, a dict shaped as PyTorch's (segments, device_traces, one per device)."""
 import os
 import sys
 
@@ -21,12 +21,15 @@ def _recording():
 
 def _snapshot(device=None):
     from . import _live
-    segments = [{"address": a, "total_size": s, "stream": 0, "segment_type": "large",
+    # FAKE_TORCH_DEVICE=N: this process's CUDA is device N (a rank's cuda:N), as PyTorch keeps
+    # one history per device and marks each segment with its device.
+    own = int(os.environ.get("FAKE_TORCH_DEVICE", "0"))
+    segments = [{"address": a, "total_size": s, "stream": 0, "segment_type": "large", "device": own,
                  "allocated_size": s, "active_size": s,
                  "blocks": [{"address": a, "size": s, "requested_size": s,
                              "state": "active_allocated", "frames": []}]}
                 for a, s in sorted(_live.items())]
-    return {"segments": segments, "device_traces": [list(_history)],
+    return {"segments": segments, "device_traces": [[] for _ in range(own)] + [list(_history)],
             "recorded_with": dict(_settings or {}), "pid": os.getpid()}
 
 

@@ -1,0 +1,68 @@
+#include "exec/exec_watch.hpp"
+
+#include <algorithm>
+
+namespace oomlab {
+
+namespace {
+
+constexpr std::size_t kRankLastLines = 5;
+
+}  // namespace
+
+void ExecWatch::hint(std::string_view text) {
+  saw_.jax = saw_.jax || text.find("jax") != std::string_view::npos;
+  saw_.tensorflow = saw_.tensorflow || text.find("tensorflow") != std::string_view::npos;
+}
+
+void ExecWatch::line(std::string_view text, bool /*from_stderr*/) {
+  const std::uint64_t now = timeline_.now_ns();
+  last_line_ns_ = now;
+  torchrun_.feed_line(text);
+  const RankMark mark = read_rank_marks(text);
+  scanner_.feed_line(mark.text);  // a preallocation is told from a request by the budget, later
+  // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
+  hint(text);
+  const bool oom = recognise_oom_line(mark.text).has_value();
+  const std::optional<int> device = oom ? oom_line_device(mark.text) : std::nullopt;
+  if (mark.rank || mark.local_rank) {
+    RankOutput& rank = ranks_[mark.rank.value_or(*mark.local_rank)];
+    if (mark.local_rank) rank.local_rank = mark.local_rank;
+    if (mark.text.find_first_not_of(" \t") != std::string_view::npos) {
+      rank.last_lines.emplace_back(mark.text.substr(0, 400));
+      if (rank.last_lines.size() > kRankLastLines) rank.last_lines.pop_front();
+    }
+    if (oom && !rank.oom_ns) {
+      rank.oom_ns = now;
+      rank.oom_device = device;
+    }
+  }
+  if (oom && !first_oom_) {
+    first_oom_ = OomSighting{
+        .rank = mark.rank, .local_rank = mark.local_rank, .device = device, .t_ns = now};
+  }
+  if (!noted_ && scanner_.found()) {
+    const ProgramOom& found = *scanner_.found();
+    std::optional<std::size_t> own;
+    if (device && *device >= 0 && static_cast<std::size_t>(*device) < devices_) own = *device;
+    noted_ = timeline_.note_oom(found.request_bytes.value_or(0), stated_by(found), own);
+  }
+}
+
+bool ExecWatch::distributed() const {
+  if (devices_ > 1 || ranks_.size() > 1 || !torchrun_.failures().empty()) return true;
+  // A mark of rank 1 or more says there is a rank 0 too, even one that printed nothing.
+  return std::any_of(ranks_.begin(), ranks_.end(), [](const auto& r) { return r.first > 0; });
+}
+
+bool ExecWatch::left_waiting() const {
+  if (!first_oom_ || !distributed()) return false;
+  const std::uint64_t quiet_since =
+      std::max({last_line_ns_, timeline_.last_change_ns(), first_oom_->t_ns});
+  const std::uint64_t now = timeline_.now_ns();
+  const auto grace_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(grace_).count());
+  return now >= quiet_since && now - quiet_since >= grace_ns;
+}
+
+}  // namespace oomlab

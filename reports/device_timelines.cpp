@@ -1,0 +1,97 @@
+#include "reports/device_timelines.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
+#include "reports/junit.hpp"
+#include "reports/svg_chart.hpp"
+
+namespace oomlab {
+
+namespace {
+
+constexpr std::size_t kDeviceBuckets = 400;
+
+// The run as one device saw it: its timeline, its budget, the OOM only where it happened.
+RunReport as_device(const RunReport& run, const RunReport::DeviceTimeline& d) {
+  RunReport one = run;
+  one.timeline = d.timeline;
+  one.budget_bytes = d.budget_bytes;
+  one.trials.clear();
+  one.device_timelines.clear();
+  if (d.failing && one.oom && !d.timeline.failed_seqs.empty()) {
+    one.oom->event = d.timeline.failed_seqs.front();
+  } else {
+    one.oom.reset();
+  }
+  return one;
+}
+
+std::string heading(const RunReport& run, const RunReport::DeviceTimeline& d) {
+  std::string text =
+      fmt::format("GPU {} · budget {} · peak {}", d.device, format_bytes(d.budget_bytes),
+                  format_bytes(d.timeline.peak_live_bytes));
+  if (d.failing && !run.failing_verdict.empty()) text += " · " + run.failing_verdict;
+  return text;
+}
+
+}  // namespace
+
+void read_device_timelines(const nlohmann::json& summary, RunReport& report) {
+  const auto program = summary.find("program");
+  if (program == summary.end() || !program->is_object()) return;
+  const auto usage = program->find("device_usage");
+  if (usage == program->end() || !usage->is_array() || usage->size() < 2) return;
+  std::optional<int> failing;
+  const auto rank = program->find("failing_rank");
+  if (rank != program->end() && rank->is_object()) {
+    if (rank->contains("device") && (*rank)["device"].is_number_integer())
+      failing = (*rank)["device"].get<int>();
+    if (rank->contains("verdict") && (*rank)["verdict"].is_string())
+      report.failing_verdict = (*rank)["verdict"].get<std::string>();
+  }
+  for (const nlohmann::json& d : *usage) {
+    if (!d.is_object() || !d.contains("events") || !d["events"].is_string()) continue;
+    RunReport::DeviceTimeline device;
+    device.device = d.value("device", 0);
+    device.budget_bytes = d.value("budget_bytes", std::uint64_t{0});
+    device.failing = failing == device.device;
+    const std::filesystem::path file = report.dir / d["events"].get<std::string>();
+    std::ifstream in(file, std::ios::binary);
+    if (!in) continue;
+    try {
+      device.timeline =
+          read_timeline(in, file.string(), kDeviceBuckets, std::nullopt, std::nullopt);
+    } catch (const Error&) {
+      continue;  // the summed timeline is drawn; this device is left out
+    }
+    report.device_timelines.push_back(std::move(device));
+  }
+}
+
+std::string device_timelines_html(const RunReport& run) {
+  if (run.device_timelines.empty()) return "";
+  std::string out =
+      "<section id=\"devices\">\n<h2>Memory on each device</h2>\n<p class=\"caption\">One "
+      "chart per device on the same axis (the sample number: every device is read at each "
+      "tick), each against its own budget.</p>\n";
+  for (const RunReport::DeviceTimeline& d : run.device_timelines) {
+    out += fmt::format("<h3 id=\"gpu-{}\"{}>{}</h3>\n", d.device,
+                       d.failing ? " class=\"failing\"" : "", xml_escape(heading(run, d)));
+    out += timeline_svg(as_device(run, d));
+  }
+  return out + "</section>\n";
+}
+
+std::string device_timelines_md(const RunReport& run) {
+  if (run.device_timelines.empty()) return "";
+  std::string out = "## Memory on each device\n\n";
+  for (const RunReport::DeviceTimeline& d : run.device_timelines)
+    out += fmt::format("- {}{}\n", heading(run, d), d.failing ? " (marked)" : "");
+  return out + "\nThe charts, one per device on the same axis, are in report.html.\n\n";
+}
+
+}  // namespace oomlab
