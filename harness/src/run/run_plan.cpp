@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "allocators/torch/torch_options.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 
@@ -52,12 +51,9 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
   } else if (!plan.pending_notice.empty()) {
     notify(config, result, std::move(plan.pending_notice));
   }
-  if (plan.kind == BackendKind::torch) {
-    torch::ResolvedTorch resolved =
-        torch::resolve_torch(plan.allocator_options, recorded ? &*recorded : nullptr);
-    plan.allocator_options = std::move(resolved.effective);
-    plan.torch = resolved.config;
-    for (std::string& note : resolved.notes)
+  plan.recorded = recorded;
+  if (const BackendInfo& info = backend_info(plan.kind); info.settle != nullptr) {
+    for (std::string& note : info.settle(plan.allocator_options, recorded ? &*recorded : nullptr))
       notify(config, result, std::move(note));
   }
   plan.simulated = !uses_device(plan.kind, plan.allocator_options);

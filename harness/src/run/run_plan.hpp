@@ -1,5 +1,5 @@
 // What a run settles before it starts, once: the allocator (`auto` resolved here and nowhere
-// else), its options (torch's from the scenario's recorded settings), whether a device is used,
+// else), its options (a model's from the scenario's recorded settings), whether a device is used,
 // and the budget in bytes. The run reads these; RunResult only records them.
 #pragma once
 
@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "allocators/backends.hpp"
-#include "allocators/torch/torch_config.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/scenario.hpp"
 #include "run/runner.hpp"
@@ -19,7 +18,9 @@ namespace oomlab {
 struct RunPlan {
   BackendKind kind = BackendKind::sim;
   Params allocator_options;
-  std::optional<torch::TorchConfig> torch;
+  // The settings the input was recorded with (a PyTorch snapshot's), for a backend that models
+  // the allocator that recorded it.
+  std::optional<RecordedAllocatorSettings> recorded;
   bool simulated = true;
   bool automatic = false;      // the user named no allocator: the input may still choose one
   std::string pending_notice;  // auto's, said once the input has had its say
@@ -43,8 +44,8 @@ struct ResolvedAllocator {
 [[nodiscard]] RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
                                      RunResult& result);
 // Once the scenario's input is read: `auto` on a PyTorch snapshot becomes torch (the model of
-// the allocator that recorded it), torch's settings come from the trace's recorded ones (noting
-// where they came from), and whether a device is used.
+// the allocator that recorded it), the backend takes its defaults from the trace's recorded
+// settings (BackendInfo::settle, noting where they came from), and whether a device is used.
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);
 
