@@ -43,7 +43,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
   for (int attempt = 1;; ++attempt) {
     hold.free_before = hold.session->free_bytes();
     result.budget_bytes = resolve_budget(
-        config, result, hold.session->total_bytes(), hold.free_before,
+        config.budget, config.notice, result, hold.session->total_bytes(), hold.free_before,
         fmt::format("free on device {}", config.device), kept_back_here(config, result));
     if (!backend_info(kind).holds_ballast) break;
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);

@@ -60,7 +60,11 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
 }
 
 void notify(const RunConfig& config, RunResult& result, std::string text) {
-  if (config.notice) config.notice(text);
+  notify(config.notice, result, std::move(text));
+}
+
+void notify(const NoticeSink& notice, RunResult& result, std::string text) {
+  if (notice) notice(text);
   result.notices.push_back(std::move(text));
 }
 
@@ -102,13 +106,13 @@ ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_
   return budget;
 }
 
-std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what,
-                             std::uint64_t kept_back) {
+std::uint64_t resolve_budget(const BudgetRequest& request, const NoticeSink& notice,
+                             RunResult& result, std::uint64_t total, std::uint64_t available,
+                             std::string_view available_what, std::uint64_t kept_back) {
   ResolvedBudget budget =
-      resolve_budget_request(config.budget, total, available, available_what, kept_back);
-  if (!budget.card.empty()) notify(config, result, std::move(budget.card));
-  if (!budget.clamped.empty()) notify(config, result, std::move(budget.clamped));
+      resolve_budget_request(request, total, available, available_what, kept_back);
+  if (!budget.card.empty()) notify(notice, result, std::move(budget.card));
+  if (!budget.clamped.empty()) notify(notice, result, std::move(budget.clamped));
   return budget.bytes;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,14 +64,17 @@ struct ResolvedBudget {
                                                     std::uint64_t total, std::uint64_t available,
                                                     std::string_view available_what,
                                                     std::uint64_t kept_back);
-// resolve_budget_request for a run: its notices the run's.
-[[nodiscard]] std::uint64_t resolve_budget(const RunConfig& config, RunResult& result,
-                                           std::uint64_t total, std::uint64_t available,
-                                           std::string_view available_what,
+// resolve_budget_request, its notices said through `notice` (when set) and kept in `result`:
+// a run's and an exec's.
+using NoticeSink = std::function<void(std::string_view)>;
+[[nodiscard]] std::uint64_t resolve_budget(const BudgetRequest& request, const NoticeSink& notice,
+                                           RunResult& result, std::uint64_t total,
+                                           std::uint64_t available, std::string_view available_what,
                                            std::uint64_t kept_back);
 
 // A notice: to config.notice as it happens, and kept in the result.
 void notify(const RunConfig& config, RunResult& result, std::string text);
+void notify(const NoticeSink& notice, RunResult& result, std::string text);
 // The run ends in error, with `what` failed: `why` (errors accumulate, "; "-separated).
 void record_failure(RunResult& result, std::string_view what, std::string_view why);
 

@@ -261,8 +261,8 @@ RunResult run_scenario(const RunConfig& config) {
       // A named card larger than the simulated one is the card asked about.
       total = std::max(total, card_budget_bytes(*config.budget.card, kept_back_bytes(nullptr)));
     }
-    budget = resolve_budget(config, result, total, total, "of the simulated card",
-                            kept_back_bytes(nullptr));
+    budget = resolve_budget(config.budget, config.notice, result, total, total,
+                            "of the simulated card", kept_back_bytes(nullptr));
     result.budget_bytes = budget;
     backend = make_backend(
         plan.kind, plan.allocator_options,
