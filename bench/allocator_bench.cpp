@@ -54,7 +54,8 @@ class Bench {
     cudaStream_t stream = nullptr;
     cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
     stream_ = oomlab::Stream{stream};
-    allocator_ = oomlab::make_device_backend(kind, options, 0, stream_, device_free_bytes());
+    allocator_ = oomlab::make_backend(
+        kind, options, {.budget_bytes = device_free_bytes(), .device = 0, .stream = stream_});
 #endif
   }
   ~Bench() {

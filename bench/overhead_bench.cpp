@@ -32,15 +32,15 @@ using namespace oomlab::literals;
 
 // Hands out one fake address and forgets it: the floor under any real backend.
 class NullAllocator final : public oomlab::Allocator {
- public:
-  [[nodiscard]] std::string_view name() const override { return "null"; }
-  oomlab::AllocResult allocate(std::size_t /*bytes*/, oomlab::Stream /*stream*/) override {
+ private:
+  [[nodiscard]] std::string_view do_name() const override { return "null"; }
+  oomlab::AllocResult do_allocate(std::size_t /*bytes*/, oomlab::Stream /*stream*/) override {
     return {reinterpret_cast<void*>(0x1000), oomlab::AllocStatus::ok, 0};  // NOLINT
   }
-  void deallocate(void* /*ptr*/, std::size_t /*bytes*/, oomlab::Stream /*stream*/) override {}
-  [[nodiscard]] oomlab::MemoryState state() const override { return {}; }
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return 0; }
-  [[nodiscard]] bool simulated() const override { return true; }
+  void do_deallocate(void* /*ptr*/, std::size_t /*bytes*/, oomlab::Stream /*stream*/) override {}
+  [[nodiscard]] oomlab::MemoryState do_state() const override { return {}; }
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override { return 0; }
+  [[nodiscard]] bool do_simulated() const override { return true; }
 };
 
 void per_event(benchmark::State& state) {

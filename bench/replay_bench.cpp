@@ -321,9 +321,9 @@ BENCHMARK(BM_ReplayVsBareLoopOnAsync)
 // layer adds is its figure less the one before.
 double layer_seconds(const oomlab::trace::Trace& t, bool record) {
   const oomlab::DeviceSession session(0);
-  std::unique_ptr<oomlab::Allocator> allocator = oomlab::make_device_backend(
-      oomlab::BackendKind::async, oomlab::Params(oomlab::find_backend("async")->options), 0,
-      session.stream(), session.free_bytes());
+  std::unique_ptr<oomlab::Allocator> allocator = oomlab::make_backend(
+      oomlab::BackendKind::async, oomlab::Params(oomlab::find_backend("async")->options),
+      {.budget_bytes = session.free_bytes(), .device = 0, .stream = session.stream()});
   std::optional<oomlab::EventLog> log;
   if (record) {
     log.emplace(std::make_unique<oomlab::NullSink>());

@@ -88,8 +88,9 @@ for m in measured:
     if got["sim"] is None or got["cuda"] is None:
         problems.append("no frontier")
     elif m["config"] == "async":
-        # The device's pool is the driver's, not modelled exactly: its reuse depends on what the
-        # GPU still has queued (docs/torch.md: the cudaMallocAsync backend). Shown, not checked.
+        # PyTorch's pool is the driver's, not modelled exactly: its reuse depends on what the GPU
+        # still had queued (docs/torch.md: the cudaMallocAsync backend). On the device the model
+        # takes its chunks with cudaMalloc. Shown, not checked.
         problems = []
     else:
         if abs(got["cuda"] - got["sim"]) / got["sim"] > 0.01:

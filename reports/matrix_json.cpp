@@ -17,11 +17,6 @@ const json* oom_of(const MatrixRepeat& r) {
   return it != r.summary.end() && it->is_object() ? &*it : nullptr;
 }
 
-std::uint64_t field(const json& oom, const char* name) {
-  const auto it = oom.find(name);
-  return it != oom.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-}
-
 json repeat_json(const MatrixRepeat& r) {
   json j = {{"outcome", r.outcome},
             {"exit_code", r.exit_code},
@@ -30,34 +25,54 @@ json repeat_json(const MatrixRepeat& r) {
             {"dir", r.dir}};
   const json* oom = oom_of(r);
   for (const char* name : {"event", "step", "live_bytes", "request_bytes"}) {
-    j[std::string("oom_") + name] = oom != nullptr ? json(field(*oom, name)) : json(nullptr);
+    j[std::string("oom_") + name] =
+        oom != nullptr ? json(unsigned_field(*oom, name)) : json(nullptr);
   }
   return j;
 }
 
-json spread_of(const MatrixCell& cell, const char* name) {
+std::optional<RepeatSpread> spread_of(const MatrixCell& cell, const char* name) {
   std::vector<std::uint64_t> values;
   for (const MatrixRepeat& r : cell.repeats) {
-    if (const json* oom = oom_of(r)) values.push_back(field(*oom, name));
+    if (const json* oom = oom_of(r)) values.push_back(unsigned_field(*oom, name));
   }
-  if (values.empty()) return nullptr;
+  if (values.empty()) return std::nullopt;
   std::sort(values.begin(), values.end());
-  return {
-      {"min", values.front()}, {"median", values[(values.size() - 1) / 2]}, {"max", values.back()}};
+  return RepeatSpread{values.front(), values[(values.size() - 1) / 2], values.back()};
+}
+
+json spread_json(const std::optional<RepeatSpread>& s) {
+  if (!s) return nullptr;
+  return {{"min", s->min}, {"median", s->median}, {"max", s->max}};
 }
 
 json spread_json(const MatrixCell& cell) {
-  if (cell.repeats.size() < 2) return nullptr;
-  const auto oom_runs = std::count_if(cell.repeats.begin(), cell.repeats.end(),
-                                      [](const MatrixRepeat& r) { return oom_of(r) != nullptr; });
-  return {{"runs", cell.repeats.size()},
-          {"oom_runs", oom_runs},
-          {"oom_live_bytes", spread_of(cell, "live_bytes")},
-          {"oom_step", spread_of(cell, "step")},
-          {"oom_event", spread_of(cell, "event")}};
+  const std::optional<CellSpread> spread = cell_spread(cell);
+  if (!spread) return nullptr;
+  return {{"runs", spread->runs},
+          {"oom_runs", spread->oom_runs},
+          {"oom_live_bytes", spread_json(spread->oom_live_bytes)},
+          {"oom_step", spread_json(spread->oom_step)},
+          {"oom_event", spread_json(spread->oom_event)}};
 }
 
 }  // namespace
+
+std::uint64_t unsigned_field(const json& object, const char* name) {
+  const auto it = object.find(name);
+  return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
+}
+
+std::optional<CellSpread> cell_spread(const MatrixCell& cell) {
+  if (cell.repeats.size() < 2) return std::nullopt;
+  const auto oom_runs = std::count_if(cell.repeats.begin(), cell.repeats.end(),
+                                      [](const MatrixRepeat& r) { return oom_of(r) != nullptr; });
+  return CellSpread{.runs = cell.repeats.size(),
+                    .oom_runs = static_cast<std::size_t>(oom_runs),
+                    .oom_live_bytes = spread_of(cell, "live_bytes"),
+                    .oom_step = spread_of(cell, "step"),
+                    .oom_event = spread_of(cell, "event")};
+}
 
 std::string cell_outcome(const MatrixCell& cell) {
   constexpr std::array<std::string_view, 5> kWorstFirst = {"crash", "timeout", "error",
@@ -73,7 +88,8 @@ std::string cell_outcome(const MatrixCell& cell) {
 std::size_t representative_repeat(const MatrixCell& cell) {
   std::vector<std::pair<std::uint64_t, std::size_t>> ooms;
   for (std::size_t i = 0; i < cell.repeats.size(); ++i) {
-    if (const json* oom = oom_of(cell.repeats[i])) ooms.emplace_back(field(*oom, "live_bytes"), i);
+    if (const json* oom = oom_of(cell.repeats[i]))
+      ooms.emplace_back(unsigned_field(*oom, "live_bytes"), i);
   }
   if (!ooms.empty()) {
     std::sort(ooms.begin(), ooms.end());

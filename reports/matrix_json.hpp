@@ -4,6 +4,7 @@
 // whose OOM point is the median (the one `compare` and the report show).
 #pragma once
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -39,6 +40,26 @@ struct MatrixCell {
 // Index of the repeat the cell shows: the median OOM point among repeats that OOMed, else the
 // first with a summary, else the first.
 [[nodiscard]] std::size_t representative_repeat(const MatrixCell& cell);
+
+// The least, the median and the largest of one figure of the OOM points of a cell's repeats.
+struct RepeatSpread {
+  std::uint64_t min = 0;
+  std::uint64_t median = 0;
+  std::uint64_t max = 0;
+};
+// How a cell's repeats spread (matrix.json's `spread`, and the table's column).
+struct CellSpread {
+  std::size_t runs = 0;
+  std::size_t oom_runs = 0;
+  std::optional<RepeatSpread> oom_live_bytes;  // none when no repeat OOMed
+  std::optional<RepeatSpread> oom_step;
+  std::optional<RepeatSpread> oom_event;
+};
+// None for a cell run once.
+[[nodiscard]] std::optional<CellSpread> cell_spread(const MatrixCell& cell);
+
+// An unsigned number of a summary's object, 0 when it is missing or not one.
+[[nodiscard]] std::uint64_t unsigned_field(const nlohmann::ordered_json& object, const char* name);
 
 [[nodiscard]] nlohmann::ordered_json cell_json(const MatrixCell& cell);
 [[nodiscard]] nlohmann::ordered_json matrix_json(const nlohmann::ordered_json& environment,

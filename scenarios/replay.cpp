@@ -127,7 +127,8 @@ class Replay final : public Scenario {
     const auto start = std::chrono::steady_clock::now();
     std::vector<Held> held(trace_->slots);  // one per block live at once, reused as they are freed
     ReplayVerdict verdict(*trace_);
-    SegmentMatch match(*trace_, ctx.device_calls());
+    const auto* model = ctx.allocator_capability<CachingAllocator>();
+    SegmentMatch match(*trace_, model != nullptr ? &model->device_calls() : nullptr);
     hint_segment_addresses(ctx);
     const auto n = static_cast<std::uint32_t>(trace_->events.size());
     std::uint32_t i = 0;
@@ -176,7 +177,8 @@ class Replay final : public Scenario {
       if (e.action == trace::SegmentAction::alloc)
         recorded.push_back({DeviceCallKind::segment_alloc, e.bytes, e.address});
     }
-    if (!recorded.empty()) ctx.hint_device_calls(recorded);
+    auto* model = ctx.allocator_capability<CachingAllocator>();
+    if (model != nullptr && !recorded.empty()) model->hint_device_calls(recorded);
   }
 
   // What was live when the history began, in the segments that held it; false when it does not

@@ -45,6 +45,68 @@ struct ManagedBackend {  // as a run uses it: capped at the budget
   static constexpr bool kReservesOnAllocate = false;  // pages land on the device when touched
 };
 
+// `torch`, once per option that changes how it holds memory, over the sim and over cudaMalloc.
+template <bool OnDevice>
+struct TorchWith {
+  static constexpr bool kNeedsDevice = OnDevice;
+  static constexpr bool kReservesOnAllocate = true;
+};
+struct TorchBackend : TorchWith<false> {
+  static constexpr const char* kName = "torch";
+  static void configure(Params& /*options*/) {}
+};
+struct TorchExpandableBackend : TorchWith<false> {
+  static constexpr const char* kName = "torch+expandable_segments";
+  static void configure(Params& options) { options.set("expandable_segments", true); }
+};
+struct TorchMaxSplitBackend : TorchWith<false> {
+  static constexpr const char* kName = "torch+max_split_size";
+  static void configure(Params& options) { options.set("max_split_size", Bytes{20_MiB}); }
+};
+struct TorchGarbageCollectionBackend : TorchWith<false> {  // it acts under a fraction cap only
+  static constexpr const char* kName = "torch+garbage_collection_threshold";
+  static void configure(Params& options) {
+    options.set("garbage_collection_threshold", 0.5);
+    options.set("budget_by", std::string("fraction"));
+  }
+};
+struct TorchAsyncBackend : TorchWith<false> {
+  static constexpr const char* kName = "torch+backend_async";
+  static void configure(Params& options) { options.set("backend", std::string("async")); }
+};
+struct TorchOnCudaBackend : TorchWith<true> {
+  static constexpr const char* kName = "torch+upstream_cuda";
+  static void configure(Params& options) { options.set("upstream", std::string("cuda")); }
+};
+struct TorchOnCudaExpandableBackend : TorchWith<true> {  // pages of the virtual-memory API
+  static constexpr const char* kName = "torch+upstream_cuda+expandable_segments";
+  static void configure(Params& options) {
+    options.set("upstream", std::string("cuda"));
+    options.set("expandable_segments", true);
+  }
+};
+struct TorchOnCudaAsyncBackend : TorchWith<true> {
+  static constexpr const char* kName = "torch+upstream_cuda+backend_async";
+  static void configure(Params& options) {
+    options.set("upstream", std::string("cuda"));
+    options.set("backend", std::string("async"));
+  }
+};
+
+template <typename Backend>
+std::unique_ptr<Allocator> make_for_contract(std::optional<int> device, Stream stream) {
+  const BackendSite site{.budget_bytes = kBudget, .device = device, .stream = stream};
+  if constexpr (requires(Params & p) { Backend::configure(p); }) {
+    Params options(find_backend("torch")->options);
+    Backend::configure(options);
+    find_backend("torch")->validate(options);
+    return make_backend(BackendKind::torch, options, site);
+  } else {
+    const BackendInfo& info = *find_backend(Backend::kName);
+    return make_backend(info.kind, Params(info.options), site);
+  }
+}
+
 template <typename Backend>
 class AllocatorContract : public ::testing::Test {
  protected:
@@ -52,11 +114,11 @@ class AllocatorContract : public ::testing::Test {
     if constexpr (Backend::kNeedsDevice) {
       OOMLAB_REQUIRE_GPU();
       session_.emplace(0);
-      allocator_ = make_device_backend(find_backend(Backend::kName)->kind,
-                                       Params(find_backend(Backend::kName)->options), 0,
-                                       session_->stream(), kBudget);
+      allocator_ = make_for_contract<Backend>(0, session_->stream());
     } else if (std::string_view(Backend::kName) == "sim") {
       allocator_ = std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = kBudget});
+    } else if (std::string_view(Backend::kName) != "sim+cap") {
+      allocator_ = make_for_contract<Backend>(std::nullopt, {});
     } else {
       allocator_ = std::make_unique<BudgetCap>(
           std::make_unique<SimAllocator>(SimAllocator::Options{.capacity_bytes = 1_TiB}), kBudget,
@@ -75,7 +137,10 @@ class AllocatorContract : public ::testing::Test {
 };
 
 using Backends =
-    ::testing::Types<SimBackend, CappedSimBackend, CudaBackend, AsyncBackend, ManagedBackend>;
+    ::testing::Types<SimBackend, CappedSimBackend, CudaBackend, AsyncBackend, ManagedBackend,
+                     TorchBackend, TorchExpandableBackend, TorchMaxSplitBackend,
+                     TorchGarbageCollectionBackend, TorchAsyncBackend, TorchOnCudaBackend,
+                     TorchOnCudaExpandableBackend, TorchOnCudaAsyncBackend>;
 class BackendNames {
  public:
   template <typename T>

@@ -10,6 +10,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "exec/oom_message.hpp"
 #include "oomlab/allocator.hpp"
+#include "oomlab/caching_allocator.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/scenario.hpp"
 #include "run/runner.hpp"
@@ -21,69 +22,40 @@ namespace {
 using namespace oomlab::literals;
 
 // The adaptor: refuses, as an OOM of the allocator, any request larger than a limit (as a
-// driver refuses one past its largest allocation), and counts its refusals.
-class RequestLimit final : public Allocator {
+// driver refuses one past its largest allocation), and counts its refusals. AllocatorAdaptor
+// forwards everything else, capabilities included.
+class RequestLimit final : public AllocatorAdaptor {
  public:
   RequestLimit(std::unique_ptr<Allocator> upstream, std::uint64_t limit_bytes)
-      : upstream_(std::move(upstream)), limit_(limit_bytes) {}
-
-  [[nodiscard]] std::string_view name() const override { return upstream_->name(); }
-  AllocResult allocate(std::size_t bytes, Stream stream) override {
-    if (bytes > limit_) return refuse();
-    return upstream_->allocate(bytes, stream);
-  }
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override {
-    upstream_->deallocate(ptr, bytes, stream);
-  }
-  [[nodiscard]] MemoryState state() const override { return upstream_->state(); }
-  [[nodiscard]] std::uint64_t reserved_bytes() const override {
-    return upstream_->reserved_bytes();
-  }
-  AllocStatus probe(std::size_t bytes, Stream stream) override {
-    return bytes > limit_ ? AllocStatus::out_of_memory : upstream_->probe(bytes, stream);
-  }
-  void trim() override { upstream_->trim(); }
-  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
-    return upstream_->footprint(bytes);
-  }
-  [[nodiscard]] bool simulated() const override { return upstream_->simulated(); }
-  // The limit applies to placed blocks too: those over it are refused, the rest are placed by
-  // the upstream in their segments.
-  std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) override {
-    std::vector<PlacedSegment> allowed(segments.begin(), segments.end());
-    for (PlacedSegment& s : allowed)
-      std::erase_if(s.blocks, [&](auto& b) { return b.bytes > limit_; });
-    const std::vector<AllocResult> placed = upstream_->allocate_placed(allowed);
-    std::vector<AllocResult> results;
-    std::size_t next = 0;
-    for (const PlacedSegment& s : segments) {
-      for (const PlacedBlock& b : s.blocks)
-        results.push_back(b.bytes > limit_ ? refuse() : placed.at(next++));
-    }
-    return results;
-  }
-  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
-    return upstream_->device_calls();
-  }
-  void hint_device_calls(std::span<const DeviceCall> recorded) override {
-    upstream_->hint_device_calls(recorded);
-  }
+      : AllocatorAdaptor(std::move(upstream)), limit_(limit_bytes) {}
 
   [[nodiscard]] std::uint64_t refusals() const { return refusals_; }
 
  private:
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override {
+    if (bytes > limit_) return refuse();
+    return upstream().allocate(bytes, stream);
+  }
+  // The same rule, or a probe would let a request past the limit.
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override {
+    return bytes > limit_ ? AllocStatus::out_of_memory : upstream().probe(bytes, stream);
+  }
   AllocResult refuse() {
     ++refusals_;
     return {nullptr, AllocStatus::out_of_memory, 0};
   }
 
-  std::unique_ptr<Allocator> upstream_;
   std::uint64_t limit_;
   std::uint64_t refusals_ = 0;
 };
 
 std::unique_ptr<Allocator> sim(std::uint64_t budget) {
   return make_sim_backend(Params(find_backend("sim")->options), budget);
+}
+
+std::unique_ptr<Allocator> torch_model(std::uint64_t budget) {
+  return make_backend(BackendKind::torch, Params(find_backend("torch")->options),
+                      {.budget_bytes = budget});
 }
 
 TEST(ArchitectureGuideAdaptor, GivesDistinctBlocksAndRefusesPastItsLimitAsAnOom) {
@@ -106,7 +78,7 @@ TEST(ArchitectureGuideAdaptor, GivesDistinctBlocksAndRefusesPastItsLimitAsAnOom)
   EXPECT_EQ(a.reserved_bytes(), 0U);
 }
 
-TEST(ArchitectureGuideAdaptor, ForwardsTheOptionalHooksToItsUpstream) {
+TEST(ArchitectureGuideAdaptor, ForwardsWhatItDoesNotChangeToItsUpstream) {
   const std::unique_ptr<Allocator> reference = sim(64_MiB);
   RequestLimit a(sim(64_MiB), 32_MiB);
   EXPECT_TRUE(a.simulated());  // Allocator's default says false
@@ -121,24 +93,45 @@ TEST(ArchitectureGuideAdaptor, ForwardsTheOptionalHooksToItsUpstream) {
   EXPECT_TRUE(is_oom(a.probe(32_MiB + 2_MiB, {})));  // the upstream's answer: 32 MiB are left
   a.trim();
   EXPECT_EQ(a.state().device_free_bytes, 32_MiB);
-  EXPECT_EQ(a.device_calls(), reference->device_calls());  // the sim keeps no journal
+  EXPECT_EQ(a.capability<CachingAllocator>(), nullptr);  // the sim caches nothing
   a.deallocate(held.ptr, 32_MiB, {});
 }
 
+TEST(ArchitectureGuideAdaptor, OverTheTorchModelItsCacheIsStillFound) {
+  RequestLimit a(torch_model(256_MiB), 16_MiB);
+  const CachingAllocator* cache = a.capability<CachingAllocator>();
+  ASSERT_NE(cache, nullptr);
+  const AllocResult r = a.allocate(3_MiB, {});
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(cache->cache_state().reserved_bytes, 20_MiB);  // large_segment_size for 1 to 10 MiB
+  ASSERT_EQ(cache->device_calls().size(), 1U);
+  EXPECT_EQ(cache->device_calls()[0].bytes, 20_MiB);
+  a.deallocate(r.ptr, 3_MiB, {});
+}
+
 TEST(ArchitectureGuideAdaptor, PlacedBlocksOverTheLimitAreRefusedAndTheRestPlaced) {
-  RequestLimit a(sim(256_MiB), 16_MiB);
+  RequestLimit a(torch_model(256_MiB), 16_MiB);
   const std::vector<PlacedSegment> segments{
       {.bytes = 64_MiB,
        .blocks = {{.offset = 0, .bytes = 8_MiB}, {.offset = 8_MiB, .bytes = 40_MiB}}},
       {.bytes = 4_MiB, .blocks = {{.offset = 0, .bytes = 4_MiB}}}};
-  const std::vector<AllocResult> r = a.allocate_placed(segments);
+  const std::vector<AllocResult> r = allocate_placed(a, segments);
   ASSERT_EQ(r.size(), 3U);
   EXPECT_TRUE(r[0].ok());
   EXPECT_TRUE(is_oom(r[1].status));
   EXPECT_TRUE(r[2].ok());
-  EXPECT_NE(r[0].ptr, r[2].ptr);
-  a.deallocate(r[0].ptr, 8_MiB, {});
-  a.deallocate(r[2].ptr, 4_MiB, {});
+  EXPECT_EQ(a.refusals(), 1U);
+  const CachingAllocator& cache = *a.capability<CachingAllocator>();
+  // Both segments rebuilt, the refused block cached in the first: no device call made.
+  EXPECT_EQ(cache.cache_state().reserved_bytes, 68_MiB);
+  EXPECT_EQ(cache.cache_state().allocated_bytes, 12_MiB);
+  const AllocResult in_gap = a.allocate(16_MiB, {});
+  ASSERT_TRUE(in_gap.ok());
+  EXPECT_EQ(static_cast<char*>(in_gap.ptr) - static_cast<char*>(r[0].ptr), 8_MiB);
+  EXPECT_TRUE(cache.device_calls().empty());
+  for (const auto& [ptr, bytes] :
+       {std::pair{r[0].ptr, 8_MiB}, std::pair{r[2].ptr, 4_MiB}, std::pair{in_gap.ptr, 16_MiB}})
+    a.deallocate(ptr, bytes, {});
 }
 
 // The scenario: a staircase of equal blocks held until the allocator refuses one. Registered

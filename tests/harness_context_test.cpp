@@ -31,29 +31,27 @@ class KeepEvents final : public EventSink {
 };
 
 // Fails the `fail_at`-th allocation once, as a pool with a free still pending would.
-class FailsOnce final : public Allocator {
+class FailsOnce final : public AllocatorAdaptor {
  public:
   FailsOnce(std::unique_ptr<Allocator> inner, int fail_at)
-      : inner_(std::move(inner)), fail_at_(fail_at) {}
-  [[nodiscard]] std::string_view name() const override { return "fails-once"; }
-  AllocResult allocate(std::size_t bytes, Stream s) override {
-    if (++calls_ == fail_at_) return {nullptr, AllocStatus::out_of_memory, 0};
-    return inner_->allocate(bytes, s);
-  }
-  void deallocate(void* p, std::size_t bytes, Stream s) override {
-    if (p == poisoned_) throw std::runtime_error("free failed");
-    inner_->deallocate(p, bytes, s);
-    ++freed_;
-  }
-  [[nodiscard]] MemoryState state() const override { return inner_->state(); }
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
-  [[nodiscard]] bool simulated() const override { return true; }
+      : AllocatorAdaptor(std::move(inner)), fail_at_(fail_at) {}
 
   void* poisoned_ = nullptr;
   int freed_ = 0;
 
  private:
-  std::unique_ptr<Allocator> inner_;
+  [[nodiscard]] std::string_view do_name() const override { return "fails-once"; }
+  AllocResult do_allocate(std::size_t bytes, Stream s) override {
+    if (++calls_ == fail_at_) return {nullptr, AllocStatus::out_of_memory, 0};
+    return upstream().allocate(bytes, s);
+  }
+  void do_deallocate(void* p, std::size_t bytes, Stream s) override {
+    if (p == poisoned_) throw std::runtime_error("free failed");
+    upstream().deallocate(p, bytes, s);
+    ++freed_;
+  }
+  [[nodiscard]] bool do_simulated() const override { return true; }
+
   int fail_at_;
   int calls_ = 0;
 };

@@ -235,3 +235,45 @@ TEST(RunJunit, OneTestcaseFailedWhenTheExpectationIsNotMet) {
 
 }  // namespace
 }  // namespace oomlab::cli
+
+namespace oomlab::cli {
+namespace {
+
+// A cell whose repeats ran out of memory at these live bytes (0: the repeat completed).
+MatrixCell repeated_cell(std::initializer_list<std::uint64_t> oom_live) {
+  MatrixCell cell{.id = "leak-sim", .scenario = "leak", .allocator = "sim"};
+  std::uint64_t step = 10;
+  for (const std::uint64_t live : oom_live) {
+    MatrixRepeat r{.outcome = live == 0 ? "completed" : "oom"};
+    r.summary = {{"outcome", r.outcome}};
+    if (live != 0) {
+      r.summary["oom"] = {
+          {"event", step * 2}, {"step", step++}, {"live_bytes", live}, {"request_bytes", 1}};
+    }
+    cell.repeats.push_back(std::move(r));
+  }
+  return cell;
+}
+
+// The table's spread column and matrix.json's spread are one computation (cell_spread).
+TEST(MatrixSpread, TheTableShowsHalfTheRangeOfTheJsonsSpreadOverItsMedian) {
+  const MatrixCell cell = repeated_cell({120, 100, 110});
+  const auto spread = cell_json(cell)["spread"];
+  EXPECT_EQ(spread["oom_live_bytes"]["min"], 100);
+  EXPECT_EQ(spread["oom_live_bytes"]["median"], 110);
+  EXPECT_EQ(spread["oom_live_bytes"]["max"], 120);
+  EXPECT_EQ(spread["oom_step"]["median"], 11);
+  // (120 - 100) / 2 over 110: 9.1%.
+  EXPECT_NE(matrix_table({cell}).find("±9.1% (3/3)"), std::string::npos) << matrix_table({cell});
+}
+
+TEST(MatrixSpread, RepeatsThatMostlyCompletedShowHowManyRanOut) {
+  const MatrixCell cell = repeated_cell({0, 100, 0});
+  EXPECT_EQ(cell_json(cell)["spread"]["oom_runs"], 1);
+  EXPECT_NE(matrix_table({cell}).find("1/3 oom"), std::string::npos) << matrix_table({cell});
+  EXPECT_EQ(cell_json(repeated_cell({100}))["spread"], nullptr);
+  EXPECT_EQ(matrix_table({repeated_cell({100})}).find("oom ("), std::string::npos);
+}
+
+}  // namespace
+}  // namespace oomlab::cli

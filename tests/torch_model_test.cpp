@@ -31,7 +31,7 @@ struct Model {
   void free(void* p) { allocator.deallocate(p, 0, {}); }
   [[nodiscard]] std::vector<std::pair<DeviceCallKind, std::uint64_t>> calls() const {
     std::vector<std::pair<DeviceCallKind, std::uint64_t>> out;
-    for (const DeviceCall& c : *allocator.device_calls())
+    for (const DeviceCall& c : allocator.device_calls())
       out.emplace_back(c.kind, c.bytes);
     return out;
   }
@@ -262,7 +262,7 @@ TEST(TorchModel, PlacedSegmentsHoldTheirLiveBlocksAndCacheTheGaps) {
   const PlacedSegment segment{
       .bytes = 20_MiB,
       .blocks = {{.offset = 2_MiB, .bytes = 4_MiB}, {.offset = 10_MiB, .bytes = 3_MiB}}};
-  const std::vector<AllocResult> placed = m.allocator.allocate_placed({&segment, 1});
+  const std::vector<AllocResult> placed = allocate_placed(m.allocator, {&segment, 1});
   ASSERT_EQ(placed.size(), 2U);
   ASSERT_TRUE(placed[0].ok() && placed[1].ok());
   EXPECT_EQ(static_cast<char*>(placed[1].ptr) - static_cast<char*>(placed[0].ptr), 8_MiB);

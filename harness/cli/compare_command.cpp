@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_failures.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -61,9 +62,10 @@ std::string junit_text(const Comparison& comparison) {
 
 int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& err) {
   const double tolerance = parse_tolerance(o.tolerance);
-  const int to_stdout =
-      (o.json == "-" ? 1 : 0) + (o.markdown == "-" ? 1 : 0) + (o.junit == "-" ? 1 : 0);
-  if (to_stdout > 1) throw_usage("only one of --json, --markdown and --junit can be '-' (stdout)");
+  const int on_stdout = static_cast<int>(to_stdout(o.json)) +
+                        static_cast<int>(to_stdout(o.markdown)) +
+                        static_cast<int>(to_stdout(o.junit));
+  if (on_stdout > 1) throw_usage("only one of --json, --markdown and --junit can be '-' (stdout)");
   const Comparison comparison =
       compare(load("baseline", o.baseline), load("current", o.current), tolerance);
 
@@ -75,16 +77,12 @@ int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& er
   }
   OutputFailures failures;
   const auto emit = [&](const std::string& flag_value, const std::string& text) {
-    if (flag_value == "-") {
-      out << text;
-    } else if (!flag_value.empty()) {
-      failures.attempt([&] { write_output_file(flag_value, text); });
-    }
+    failures.attempt([&] { emit_output(flag_value, text, out); });
   };
   if (!o.json.empty()) emit(o.json, compare_json(comparison).dump(2) + "\n");
   if (!o.markdown.empty()) emit(o.markdown, compare_markdown(comparison));
   if (!o.junit.empty()) emit(o.junit, junit_text(comparison));
-  (to_stdout > 0 ? err : out) << compare_table(comparison);
+  (on_stdout > 0 ? err : out) << compare_table(comparison);
   const std::string incomplete = incomplete_reason(comparison);
   if (!incomplete.empty()) {
     err << fmt::format(

@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
@@ -108,7 +109,7 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   const RunRecord record{record_as, {invocation, {}, folder.value_or(fs::path())}, folder};
   if (record.folder) config.folder = *record.folder;
   // With --json -, stdout carries the JSON alone: the program's stdout goes on to stderr.
-  if (o.json == "-") config.out_fd = STDERR_FILENO;
+  if (to_stdout(o.json)) config.out_fd = STDERR_FILENO;
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
   // Without a run folder the snapshots live only until the model has read them.

@@ -5,6 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/fit_options.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
@@ -56,7 +57,7 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
       .environment = result.environment,
       .device = result.device,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
-  std::ostream& said = o.run.json == "-" ? err : out;
+  std::ostream& said = words_stream(o.run.json, out, err);
   const std::string answer =
       fit_answer(result, fmt::format("{} on {}{}", config.scenario, result.allocator,
                                      result.simulated ? " (simulated)" : ""));

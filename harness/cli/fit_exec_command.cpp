@@ -6,6 +6,7 @@
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
 #include "cli/fit_options.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
@@ -59,7 +60,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
       .environment = result.environment,
       .device = result.device,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
-  std::ostream& said = o.json == "-" ? err : out;
+  std::ostream& said = words_stream(o.json, out, err);
   const std::string answer = fit_answer(result, clip(command_line(o.command), 60));
   said << answer << '\n';
   if (!result.prediction_note.empty() && !o.quiet) said << result.prediction_note << '\n';

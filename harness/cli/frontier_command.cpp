@@ -9,6 +9,7 @@
 #include "allocators/torch/torch_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
@@ -132,7 +133,7 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
       .simulated = result.simulated,
       .lower_bound = result.lower_bound,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
-  std::ostream& said = o.json == "-" ? err : out;
+  std::ostream& said = words_stream(o.json, out, err);
   said << answer << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';

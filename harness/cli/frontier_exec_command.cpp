@@ -6,6 +6,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
@@ -107,7 +108,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   }
   devices.reset();
   const std::string answer = answer_line(o, resolution, result);
-  std::ostream& said = o.json == "-" ? err : out;
+  std::ostream& said = words_stream(o.json, out, err);
   said << answer << '\n';
   SearchSubject subject{.scenario = "exec", .command = o.command, .allocator = "exec"};
   if (result.top) {

@@ -15,11 +15,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-std::uint64_t number(const json& object, const char* name) {
-  const auto it = object.find(name);
-  return it != object.end() && it->is_number_unsigned() ? it->get<std::uint64_t>() : 0;
-}
-
 // A cell's summary's OOM record, read as reports and compare read it (none when it has none or
 // it is malformed: the table then shows "-").
 std::optional<ReportOom> oom_of(const json& summary) {
@@ -40,17 +35,16 @@ std::optional<ReportOom> shown_oom(const MatrixCell& cell) {
 
 // "±1.2%" of the OOM point's live bytes over the repeats that OOMed, "" for a single run.
 std::string spread_text(const MatrixCell& cell) {
-  std::vector<std::uint64_t> live;
-  for (const MatrixRepeat& r : cell.repeats) {
-    if (const std::optional<ReportOom> oom = oom_of(r.summary)) live.push_back(oom->live_bytes);
+  const std::optional<CellSpread> spread = cell_spread(cell);
+  if (!spread) return "";
+  if (spread->oom_runs < 2 || !spread->oom_live_bytes) {
+    return fmt::format("{}/{} oom", spread->oom_runs, spread->runs);
   }
-  if (cell.repeats.size() < 2) return "";
-  if (live.size() < 2) return fmt::format("{}/{} oom", live.size(), cell.repeats.size());
-  std::sort(live.begin(), live.end());
-  const double median = static_cast<double>(live[(live.size() - 1) / 2]);
-  const double half_range = static_cast<double>(live.back() - live.front()) / 2.0;
+  const RepeatSpread& live = *spread->oom_live_bytes;
+  const auto median = static_cast<double>(live.median);
+  const double half_range = static_cast<double>(live.max - live.min) / 2.0;
   return fmt::format("±{:.1f}% ({}/{})", median > 0 ? 100.0 * half_range / median : 0.0,
-                     live.size(), cell.repeats.size());
+                     spread->oom_runs, spread->runs);
 }
 
 std::string last_line(const MatrixCell& cell, const std::string& outcome) {
@@ -79,8 +73,9 @@ std::string cell_line(const MatrixCell& cell) {
   }
   if (cell.repeats.empty()) return "not run";
   const json& summary = cell.repeats.front().summary;
-  const std::uint64_t peak =
-      summary.is_object() && summary.contains("peak") ? number(summary["peak"], "live_bytes") : 0;
+  const std::uint64_t peak = summary.is_object() && summary.contains("peak")
+                                 ? unsigned_field(summary["peak"], "live_bytes")
+                                 : 0;
   return fmt::format("completed, peak {} live", format_bytes(peak));
 }
 

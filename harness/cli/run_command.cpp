@@ -16,6 +16,7 @@
 #include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
@@ -227,9 +228,9 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunRecord&
   last.quiet = true;  // the soak's lines instead of the last cycle's summary
   write_outputs(soak.last, {last, record.invocation, record.folder}, out, err, failures);
   if (!o.quiet) {
-    (o.json == "-" ? err : out) << soak_text(soak, cycles);
+    words_stream(o.json, out, err) << soak_text(soak, cycles);
     if (soak_written) {
-      (o.json == "-" ? err : out) << fmt::format(
+      words_stream(o.json, out, err) << fmt::format(
           "wrote      {}/ (soak.json, summary.json of the last cycle, events.csv of the first)\n",
           record.folder->string());
     }

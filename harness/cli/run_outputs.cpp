@@ -10,6 +10,7 @@
 #include <span>
 #include <sstream>
 
+#include "cli/output_flag.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "reports/human_summary.hpp"
@@ -59,7 +60,7 @@ void claim_folder(const fs::path& folder, bool force) {
 }  // namespace
 
 void check_destination(std::string_view flag, const std::string& path) {
-  if (path.empty() || path == "-") return;
+  if (!to_file(path)) return;
   const fs::path file(path);
   const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
   std::error_code ec;
@@ -100,7 +101,7 @@ void write_outputs(const RunResult& result, const RunRecord& record, std::ostrea
   Invocation invocation = record.invocation;
   if (record.folder) invocation.folder = *record.folder;
   const std::string json = summary_json(result, invocation).dump(2) + "\n";
-  if (o.json == "-") out << json;  // what CI reads, whatever the disk says
+  if (to_stdout(o.json)) out << json;  // what CI reads, whatever the disk says
   if (!result.events_error.empty()) failures.add(result.events_error);
   std::vector<std::string> written;
   std::error_code ec;
@@ -109,14 +110,14 @@ void write_outputs(const RunResult& result, const RunRecord& record, std::ostrea
     if (failures.attempt([&] { write_output_file(*record.folder / "summary.json", json); }))
       written.emplace_back("summary.json");
   }
-  if (!o.json.empty() && o.json != "-") failures.attempt([&] { write_output_file(o.json, json); });
+  if (to_file(o.json)) failures.attempt([&] { write_output_file(o.json, json); });
   if (!o.csv.empty() && !written.empty() && written.front() == "events.csv")
     failures.attempt([&] { copy_output_file(*record.folder / "events.csv", o.csv); });
   if (!o.quiet) {
     const std::string where = written.empty() ? std::string()
                                               : fmt::format("{}/ ({})", record.folder->string(),
                                                             fmt::join(written, ", "));
-    (o.json == "-" ? err : out) << human_summary(result, where);
+    words_stream(o.json, out, err) << human_summary(result, where);
   }
 }
 

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
+#include "cli/output_flag.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
@@ -80,8 +81,8 @@ void write_search_json(const std::string& json_flag, const std::string& out_fold
       throw Error(ErrorKind::io, fmt::format("{}: {}", flag, e.what()));
     }
   };
-  if (json_flag == "-") out << text;
-  if (!json_flag.empty() && json_flag != "-") write("--json", json_flag, text);
+  if (to_stdout(json_flag)) out << text;
+  if (to_file(json_flag)) write("--json", json_flag, text);
   if (!out_folder.empty()) write("--out", fs::path(out_folder) / file_name, text);
 }
 

@@ -7,6 +7,7 @@
 
 #include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
@@ -40,18 +41,6 @@ void check_pytorch_snapshot(const fs::path& path) {
                               : fmt::format(" (it reads as {})", trace::to_string(format))));
 }
 
-// --json FILE is looked at before the replays: their result is not to be lost for want of a folder.
-void check_json_destination(const std::string& path) {
-  if (path.empty() || path == "-") return;
-  const fs::path file(path);
-  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (fs::is_directory(file, ec))
-    throw_usage(fmt::format("--json: {} is a folder, not a file", path));
-  if (!fs::is_directory(folder, ec))
-    throw_usage(fmt::format("--json: cannot write {}: no folder {}", path, folder.string()));
-}
-
 // whatif replays the program's requests: the replay's other level, its allocator's segments, is
 // what each setting decides anew.
 void check_level(const std::string& level) {
@@ -69,7 +58,7 @@ void check_level(const std::string& level) {
 
 WhatIfRequest request_from(const WhatIfOptions& o) {
   if (o.trace.empty()) throw_usage("whatif needs a snapshot: --trace FILE");
-  check_json_destination(o.json);
+  check_destination("--json", o.json);  // before the replays: their result is not to be lost
   check_level(o.level);
   WhatIfRequest request{.trace = o.trace};
   try {
@@ -117,15 +106,10 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
     err << "oomlab: interrupted: the what-if stopped; every replay freed what it took\n";
     return kExitInterrupted;
   }
-  const bool to_stdout = o.json == "-";
-  std::ostream& text = to_stdout ? err : out;
+  std::ostream& text = words_stream(o.json, out, err);
   text << (o.quiet ? whatif_answer(result) + "\n" : whatif_text(result));
   const std::string json = whatif_json(result).dump(2) + "\n";
-  if (to_stdout) {
-    out << json;
-  } else if (!o.json.empty()) {
-    write_output_file(o.json, json);
-  }
+  emit_output(o.json, json, out);
   if (!o.out.empty()) {
     write_out_folder(o.out, result, json);
     if (!o.quiet) text << fmt::format("wrote {}/ (whatif.json, report.html, report.md)\n", o.out);

@@ -5,10 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <optional>
-#include <span>
+#include <memory>
 #include <string_view>
-#include <vector>
 
 namespace oomlab {
 
@@ -38,16 +36,6 @@ struct AllocResult {
   [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
 };
 
-// What a caching allocator in front of the device says of itself, as PyTorch's OOM message does.
-struct CacheState {
-  std::uint64_t allocated_bytes = 0;       // handed out to the program, in whole blocks
-  std::uint64_t reserved_bytes = 0;        // held from the device
-  std::uint64_t failed_device_bytes = 0;   // what the last failed request asked the device for
-  std::uint64_t failed_request_bytes = 0;  // that request as the allocator rounded it
-  std::uint64_t allowed_bytes = 0;         // set_per_process_memory_fraction's cap; 0: none
-  bool async_backend = false;              // PyTorch's cudaMallocAsync backend, not its cache
-};
-
 // What the allocator holds and what the device still has. Live bytes (what the program asked
 // for) are not here: the recording adaptor counts them, since only it sees every request.
 struct MemoryState {
@@ -58,40 +46,13 @@ struct MemoryState {
   std::uint64_t used_bytes = 0;  // what the allocator counts as in use (pools: UsedMemCurrent)
   std::uint64_t cap_bytes = 0;   // oomlab's own cap (BudgetCap); 0 when there is none
   std::uint64_t cap_charged_bytes = 0;  // what the cap counts against it
-  std::optional<CacheState> cache;      // a caching allocator (torch); none otherwise
 };
 
-// Blocks that were live before a run began (a replayed program's weights, loaded before its
-// trace was recorded), with the segment each sat in as a caching allocator held them, so that a
-// model of that allocator can rebuild its state. `bytes` of a block is what was asked for.
-struct PlacedBlock {
-  std::uint64_t offset = 0;  // from the segment's start
-  std::uint64_t bytes = 0;
-  std::uint64_t block_bytes = 0;  // the allocator's block, when known (0: from its rules)
-};
-struct PlacedSegment {
-  std::uint64_t address = 0;  // where it was: the mapped ranges of one expandable segment
-                              // keep their distances
-  std::uint64_t bytes = 0;    // the segment (or, expandable, the mapped range)
-  Stream stream;
-  bool small_pool = false;  // PyTorch's pool of requests up to 1 MiB
-  bool expandable = false;
-  std::vector<PlacedBlock> blocks;  // the live ones, by offset
-};
-
-// What a caching allocator asked the device for, as PyTorch's memory snapshot names it.
-enum class DeviceCallKind : std::uint8_t {
-  segment_alloc,
-  segment_free,
-  segment_map,
-  segment_unmap
-};
-struct DeviceCall {
-  DeviceCallKind kind = DeviceCallKind::segment_alloc;
-  std::uint64_t bytes = 0;
-  std::uint64_t address = 0;
-};
-
+// The interface is RMM's shape: public calls that are not virtual, each over one private virtual
+// (do_*) that a backend or an adaptor overrides. What only some allocators can do (a model of
+// PyTorch's cache journals its device calls) is a capability: a separate interface that
+// capability<T>() finds, null when the allocator has none, and that every adaptor forwards from
+// its upstream (AllocatorAdaptor), so that wrapping never hides it.
 class Allocator {
  public:
   Allocator() = default;
@@ -101,58 +62,101 @@ class Allocator {
   Allocator(Allocator&&) = delete;
   Allocator& operator=(Allocator&&) = delete;
 
-  [[nodiscard]] virtual std::string_view name() const = 0;
+  [[nodiscard]] std::string_view name() const { return do_name(); }
 
   // Never throws on OOM: the status says it.
-  virtual AllocResult allocate(std::size_t bytes, Stream stream) = 0;
+  AllocResult allocate(std::size_t bytes, Stream stream) { return do_allocate(bytes, stream); }
   // `bytes` must be what was asked for when `ptr` was allocated.
-  virtual void deallocate(void* ptr, std::size_t bytes, Stream stream) = 0;
+  void deallocate(void* ptr, std::size_t bytes, Stream stream) {
+    do_deallocate(ptr, bytes, stream);
+  }
 
   // Measured now; may cost microseconds (cudaMemGetInfo).
-  [[nodiscard]] virtual MemoryState state() const = 0;
+  [[nodiscard]] MemoryState state() const { return do_state(); }
 
   // Cheap enough to call on every event. Exact where the backend can know it cheaply (sim),
   // otherwise the last value the backend sampled; every backend's comment says which.
-  [[nodiscard]] virtual std::uint64_t reserved_bytes() const = 0;
+  [[nodiscard]] std::uint64_t reserved_bytes() const { return do_reserved_bytes(); }
 
   // Allocates `bytes` and frees it at once, leaving the allocator as it found it (a pool gives
   // back what the probe made it reserve). Used to find the largest block still available.
-  virtual AllocStatus probe(std::size_t bytes, Stream stream) {
+  AllocStatus probe(std::size_t bytes, Stream stream) { return do_probe(bytes, stream); }
+
+  // Give cached memory back to the device (pools); waits until pending frees are done.
+  void trim() { do_trim(); }
+
+  // The least memory a block of `bytes` takes from this allocator's capacity, however the
+  // others lie: the request itself, or whole pages where the allocator hands out pages.
+  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const { return do_footprint(bytes); }
+
+  // True when no device memory is involved (the sim), so every output can say so.
+  [[nodiscard]] bool simulated() const { return do_simulated(); }
+
+  // The capability T (an interface with `static constexpr std::string_view kCapability`) of this
+  // allocator or of the one it wraps; null when it has none.
+  template <typename T>
+  [[nodiscard]] T* capability() {
+    return static_cast<T*>(find_capability(T::kCapability));
+  }
+  template <typename T>
+  [[nodiscard]] const T* capability() const {
+    return static_cast<const T*>(const_cast<Allocator*>(this)->find_capability(T::kCapability));
+  }
+  // The untyped lookup capability<T>() makes, for an adaptor to forward.
+  [[nodiscard]] void* find_capability(std::string_view id) { return do_capability(id); }
+
+ private:
+  [[nodiscard]] virtual std::string_view do_name() const = 0;
+  virtual AllocResult do_allocate(std::size_t bytes, Stream stream) = 0;
+  virtual void do_deallocate(void* ptr, std::size_t bytes, Stream stream) = 0;
+  [[nodiscard]] virtual MemoryState do_state() const = 0;
+  [[nodiscard]] virtual std::uint64_t do_reserved_bytes() const = 0;
+  virtual AllocStatus do_probe(std::size_t bytes, Stream stream) {
     const AllocResult r = allocate(bytes, stream);
     if (r.ok()) deallocate(r.ptr, bytes, stream);
     return r.status;
   }
+  virtual void do_trim() {}
+  [[nodiscard]] virtual std::uint64_t do_footprint(std::size_t bytes) const { return bytes; }
+  [[nodiscard]] virtual bool do_simulated() const { return false; }
+  [[nodiscard]] virtual void* do_capability(std::string_view /*id*/) { return nullptr; }
+};
 
-  // Give cached memory back to the device (pools); waits until pending frees are done.
-  virtual void trim() {}
+// An adaptor (RMM's resource adaptor): owns its upstream and forwards every call to it,
+// capabilities included; a subclass overrides only what it changes. An adaptor that changes
+// do_allocate applies the same rule in do_probe, or a probe would let a request past it.
+class AllocatorAdaptor : public Allocator {
+ public:
+  explicit AllocatorAdaptor(std::unique_ptr<Allocator> upstream) : upstream_(std::move(upstream)) {}
 
-  // The least memory a block of `bytes` takes from this allocator's capacity, however the
-  // others lie: the request itself, or whole pages where the allocator hands out pages.
-  [[nodiscard]] virtual std::uint64_t footprint(std::size_t bytes) const { return bytes; }
+  [[nodiscard]] Allocator& upstream() { return *upstream_; }
+  [[nodiscard]] const Allocator& upstream() const { return *upstream_; }
 
-  // True when no device memory is involved (the sim), so every output can say so.
-  [[nodiscard]] virtual bool simulated() const { return false; }
-
-  // Allocates blocks that were live before the run began, in the segments a caching allocator
-  // held them in: one result per block, in order. An allocator with no segments of its own
-  // allocates each block alone (the default).
-  virtual std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) {
-    std::vector<AllocResult> results;
-    for (const PlacedSegment& segment : segments) {
-      for (const PlacedBlock& block : segment.blocks)
-        results.push_back(allocate(block.bytes, segment.stream));
-    }
-    return results;
+ private:
+  [[nodiscard]] std::string_view do_name() const override { return upstream_->name(); }
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override {
+    return upstream_->allocate(bytes, stream);
+  }
+  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override {
+    upstream_->deallocate(ptr, bytes, stream);
+  }
+  [[nodiscard]] MemoryState do_state() const override { return upstream_->state(); }
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override {
+    return upstream_->reserved_bytes();
+  }
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override {
+    return upstream_->probe(bytes, stream);
+  }
+  void do_trim() override { upstream_->trim(); }
+  [[nodiscard]] std::uint64_t do_footprint(std::size_t bytes) const override {
+    return upstream_->footprint(bytes);
+  }
+  [[nodiscard]] bool do_simulated() const override { return upstream_->simulated(); }
+  [[nodiscard]] void* do_capability(std::string_view id) override {
+    return upstream_->find_capability(id);
   }
 
-  // The calls a caching allocator made to the device so far, in order; null for an allocator
-  // that keeps no such journal (one that is the device itself).
-  [[nodiscard]] virtual const std::vector<DeviceCall>* device_calls() const { return nullptr; }
-  // The segments a recorded run got from the device, in order, with the addresses the driver
-  // gave them: a model of the allocator that made them may give its own segments those addresses
-  // while it makes the same calls, since the allocator breaks ties between equal blocks by
-  // address. Ignored by allocators that are the device.
-  virtual void hint_device_calls(std::span<const DeviceCall> /*recorded*/) {}
+  std::unique_ptr<Allocator> upstream_;
 };
 
 }  // namespace oomlab

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "oomlab/allocator.hpp"
+#include "oomlab/caching_allocator.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/recorded_settings.hpp"
 #include "oomlab/rng.hpp"
@@ -146,11 +147,13 @@ class RunContext {
   // Gives the allocator's cached memory back to the device, as a program does with
   // torch.cuda.empty_cache() (a pool is trimmed; allocators that cache nothing do nothing).
   virtual void trim() = 0;
-  // The calls a caching allocator has made to the device so far (null: it keeps no journal).
-  [[nodiscard]] virtual const std::vector<DeviceCall>* device_calls() const = 0;
-  // The device calls the replayed program's allocator made, with the driver's addresses
-  // (Allocator::hint_device_calls).
-  virtual void hint_device_calls(std::span<const DeviceCall> recorded) = 0;
+  // A capability of the run's allocator (Allocator::capability), such as the CachingAllocator
+  // a replay compares its device calls with; null when the allocator has none.
+  template <typename T>
+  [[nodiscard]] T* allocator_capability() {
+    return static_cast<T*>(find_allocator_capability(T::kCapability));
+  }
+  [[nodiscard]] virtual void* find_allocator_capability(std::string_view id) = 0;
   // For a replayed program: where the request that is the run's OOM stands in its trace, with
   // its frames and the largest blocks live then, added to the OOM record. Nothing without an OOM.
   virtual void describe_oom(ProgramRequest request) = 0;

@@ -58,7 +58,7 @@ std::uint64_t AsyncPoolAllocator::pool_used_bytes() const {
   return value;
 }
 
-AllocResult AsyncPoolAllocator::allocate(std::size_t bytes, Stream stream) {
+AllocResult AsyncPoolAllocator::do_allocate(std::size_t bytes, Stream stream) {
   if (bytes == 0) return {};
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cuda_stream(stream));
@@ -72,14 +72,14 @@ AllocResult AsyncPoolAllocator::allocate(std::size_t bytes, Stream stream) {
   return {ptr, AllocStatus::ok, 0};
 }
 
-void AsyncPoolAllocator::deallocate(void* ptr, std::size_t bytes, Stream stream) {
+void AsyncPoolAllocator::do_deallocate(void* ptr, std::size_t bytes, Stream stream) {
   if (ptr == nullptr) return;
   OOMLAB_CUDA_TRY(cudaFreeAsync(ptr, cuda_stream(stream)));
   used_ -= bytes;
   sample();
 }
 
-MemoryState AsyncPoolAllocator::state() const {
+MemoryState AsyncPoolAllocator::do_state() const {
   std::size_t free = 0;
   std::size_t total = 0;
   OOMLAB_CUDA_TRY(cudaMemGetInfo(&free, &total));
@@ -91,7 +91,7 @@ MemoryState AsyncPoolAllocator::state() const {
           .used_bytes = pool_used_bytes()};
 }
 
-AllocStatus AsyncPoolAllocator::probe(std::size_t bytes, Stream stream) {
+AllocStatus AsyncPoolAllocator::do_probe(std::size_t bytes, Stream stream) {
   const std::uint64_t reserved_before = read_reserved();
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocFromPoolAsync(&ptr, bytes, pool_, cuda_stream(stream));
@@ -106,7 +106,7 @@ AllocStatus AsyncPoolAllocator::probe(std::size_t bytes, Stream stream) {
   return AllocStatus::ok;
 }
 
-void AsyncPoolAllocator::trim() {
+void AsyncPoolAllocator::do_trim() {
   OOMLAB_CUDA_TRY(cudaStreamSynchronize(cuda_stream(stream_)));
   OOMLAB_CUDA_TRY(cudaMemPoolTrimTo(pool_, 0));
   reserved_ = read_reserved();

@@ -34,17 +34,16 @@ class AsyncPoolAllocator final : public Allocator {
   AsyncPoolAllocator(AsyncPoolAllocator&&) = delete;
   AsyncPoolAllocator& operator=(AsyncPoolAllocator&&) = delete;
 
-  [[nodiscard]] std::string_view name() const override { return "async"; }
-  AllocResult allocate(std::size_t bytes, Stream stream) override;
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override;
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return reserved_; }
-  AllocStatus probe(std::size_t bytes, Stream stream) override;
-  void trim() override;
-
   [[nodiscard]] std::uint64_t pool_used_bytes() const;
 
  private:
+  [[nodiscard]] std::string_view do_name() const override { return "async"; }
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState do_state() const override;
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override { return reserved_; }
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override;
+  void do_trim() override;
   [[nodiscard]] std::uint64_t read_reserved() const;
 
   CUmemPoolHandle_st* pool_ = nullptr;

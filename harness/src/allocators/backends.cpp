@@ -1,11 +1,13 @@
 #include "allocators/backends.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
+#include "allocators/device_factories.hpp"
 #include "allocators/sim_allocator.hpp"
-#include "allocators/torch/allocator_device_memory.hpp"
-#include "allocators/torch/torch_allocator.hpp"
-#include "allocators/torch/torch_options.hpp"
+#include "allocators/torch/torch_backend.hpp"
+#include "oomlab/error.hpp"
 
 namespace oomlab {
 
@@ -38,7 +40,8 @@ BackendInfo async_backend() {
                        "reuse memory whose free has completed, across streams"),
            flag_option("reuse_internal_deps",
                        "let the driver insert dependencies to reuse memory")},
-      .holds_ballast = true};
+      .holds_ballast = true,
+      .make = &make_async_backend};
 }
 
 BackendInfo managed_backend() {
@@ -53,7 +56,8 @@ BackendInfo managed_backend() {
                       {.name = "prefetch",
                        .type = ParamType::flag,
                        .default_value = false,
-                       .help = "cudaMemPrefetchAsync each allocation to the device"}}};
+                       .help = "cudaMemPrefetchAsync each allocation to the device"}},
+          .make = &make_managed_backend};
 }
 
 BackendInfo sim_backend() {
@@ -70,7 +74,10 @@ BackendInfo sim_backend() {
                    .type = ParamType::bytes,
                    .default_value = Bytes{80_GiB},
                    .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
-      .needs_device = false};
+      .needs_device = false,
+      .make = [](const Params& options, const BackendSite& site) {
+        return make_sim_backend(options, site.budget_bytes);
+      }};
 }
 
 std::vector<BackendInfo> make_catalog() {
@@ -78,19 +85,12 @@ std::vector<BackendInfo> make_catalog() {
   catalog.push_back({.kind = BackendKind::cuda,
                      .name = "cuda",
                      .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
-                     .holds_ballast = true});
+                     .holds_ballast = true,
+                     .make = &make_cuda_backend});
   catalog.push_back(async_backend());
   catalog.push_back(managed_backend());
   catalog.push_back(sim_backend());
-  catalog.push_back(
-      {.kind = BackendKind::torch,
-       .name = "torch",
-       .summary = "a model of PyTorch's CUDA caching allocator (or its cudaMallocAsync backend) "
-                  "over the sim or, with upstream=cuda, the device",
-       .options = torch::torch_option_spec(),
-       .needs_device = false,
-       .holds_ballast = true,
-       .validate = &torch::validate_torch_options});
+  catalog.push_back(torch::torch_backend_info());
   catalog.push_back(
       {.kind = BackendKind::automatic,
        .name = "auto",
@@ -126,33 +126,22 @@ std::unique_ptr<Allocator> make_sim_backend(const Params& options, std::uint64_t
                             .device_total_bytes = options.bytes("total")});
 }
 
+std::unique_ptr<Allocator> make_backend(BackendKind kind, const Params& options,
+                                        const BackendSite& site) {
+  const BackendInfo& info = backend_info(kind);
+  if (info.make == nullptr) {
+    throw Error(ErrorKind::internal, fmt::format("'{}' is resolved before a run", info.name));
+  }
+  return info.make(options, site);
+}
+
 bool uses_device(BackendKind kind, const Params& options) {
-  if (kind == BackendKind::torch) return torch::torch_upstream_is_cuda(options);
-  return backend_info(kind).needs_device;
+  const BackendInfo& info = backend_info(kind);
+  return info.uses_device != nullptr ? info.uses_device(options) : info.needs_device;
 }
 
 std::uint64_t simulated_total_bytes(BackendKind /*kind*/, const Params& options) {
   return options.bytes("total");
-}
-
-std::uint64_t torch_sim_capacity(const torch::TorchConfig& config, std::uint64_t total_bytes,
-                                 std::uint64_t budget_bytes) {
-  // Under a fraction the card is whole and PyTorch caps itself; a card of the budget's size (a
-  // ballast's) gives one 2 MiB page less than it reports free (measured on an H100: with 32, 256,
-  // 1,024 and 4,096 pages free, cudaMalloc gave 31, 255, 1,023 and 4,095 of them).
-  if (config.budget_by == torch::BudgetBy::fraction) return std::max(total_bytes, budget_bytes);
-  return budget_bytes > kDevicePageBytes ? budget_bytes - kDevicePageBytes : budget_bytes;
-}
-
-std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
-                                                  const Params& options,
-                                                  std::uint64_t budget_bytes) {
-  auto sim = std::make_unique<SimAllocator>(SimAllocator::Options{
-      .capacity_bytes = torch_sim_capacity(config, options.bytes("total"), budget_bytes),
-      .device_total_bytes = options.bytes("total")});
-  auto memory = std::make_unique<torch::AllocatorDeviceMemory>(std::move(sim), Stream{},
-                                                               options.bytes("total"));
-  return std::make_unique<torch::TorchAllocator>(config, std::move(memory), budget_bytes, true);
 }
 
 }  // namespace oomlab

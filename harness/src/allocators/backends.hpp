@@ -1,30 +1,51 @@
 // The allocator backends a run can use: names, one-line summaries and typed options, for the CLI
 // to check user input against and for `oomlab list`; and the factories the runner builds them
-// with. Below the CLI a backend is its BackendKind, never its name.
+// with (one factory each, in the catalogue). Below the CLI a backend is its BackendKind, never its
+// name.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "allocators/torch/torch_config.hpp"
 #include "oomlab/allocator.hpp"
 #include "oomlab/params.hpp"
+#include "oomlab/recorded_settings.hpp"
 
 namespace oomlab {
 
 enum class BackendKind : std::uint8_t { cuda, async, managed, sim, torch, automatic };
+
+// Where a backend is built: the budget it serves, and on a device the device and the run's stream.
+struct BackendSite {
+  std::uint64_t budget_bytes = 0;
+  std::optional<int> device;  // none: a simulated run
+  Stream stream;
+  // The settings of the allocator the run's input was recorded with (a PyTorch snapshot's), for
+  // a model of that allocator; null when the input recorded none.
+  const RecordedAllocatorSettings* recorded = nullptr;
+};
 
 struct BackendInfo {
   BackendKind kind;
   std::string name;
   std::string summary;
   ParamSpec options;
-  bool needs_device = true;    // whatever its options (torch: only with upstream=cuda)
+  bool needs_device = true;    // with its default options (uses_device says for others)
   bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
   void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
+  // Builds it (null for auto, which is resolved before anything is built). A device backend
+  // throws Error(no_device) in a build without CUDA.
+  std::unique_ptr<Allocator> (*make)(const Params& options, const BackendSite& site) = nullptr;
+  // Whether a run with these options takes memory on a device (null: needs_device).
+  bool (*uses_device)(const Params& options) = nullptr;
+  // Takes the defaults of options the user left alone from the recorded settings, saying so in
+  // the notes it returns (null: the backend takes nothing from them).
+  std::vector<std::string> (*settle)(Params& options,
+                                     const RecordedAllocatorSettings* recorded) = nullptr;
 };
 
 // cuda, async, managed, sim, torch — and auto, which resolves to async or sim.
@@ -33,20 +54,10 @@ struct BackendInfo {
 // For the CLI: the backend a user named, or nullptr.
 [[nodiscard]] const BackendInfo* find_backend(std::string_view name);
 
-// Builds `cuda`, `async`, `managed` or `torch` (with `torch` its resolved config) on the current
-// device. Throws Error(no_device) in a build without CUDA. `managed` comes back already capped
-// (BudgetCap at managed_cap_bytes).
-[[nodiscard]] std::unique_ptr<Allocator> make_device_backend(
-    BackendKind kind, const Params& options, int device, Stream stream, std::uint64_t budget_bytes,
-    const torch::TorchConfig* torch = nullptr);
-// `torch` over the sim: segments are the sim's 2 MiB pages; the card holds the budget less the
-// page the driver keeps, or under a fraction cap the whole modelled card (PyTorch caps itself).
-[[nodiscard]] std::uint64_t torch_sim_capacity(const torch::TorchConfig& config,
-                                               std::uint64_t total_bytes,
-                                               std::uint64_t budget_bytes);
-[[nodiscard]] std::unique_ptr<Allocator> make_torch_sim_backend(const torch::TorchConfig& config,
-                                                                const Params& options,
-                                                                std::uint64_t budget_bytes);
+// The one way a backend is built: its catalogue entry's factory. `managed` comes back already
+// capped (BudgetCap at managed_cap_bytes); `torch` over the upstream its options name.
+[[nodiscard]] std::unique_ptr<Allocator> make_backend(BackendKind kind, const Params& options,
+                                                      const BackendSite& site);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);
 // Whether a run on this backend, with these options, takes memory on a device.

@@ -6,7 +6,7 @@ namespace oomlab {
 
 BudgetCap::BudgetCap(std::unique_ptr<Allocator> inner, std::uint64_t budget_bytes,
                      std::uint64_t granularity)
-    : inner_(std::move(inner)),
+    : AllocatorAdaptor(std::move(inner)),
       budget_(budget_bytes),
       granularity_(granularity == 0 ? 1 : granularity) {
 }
@@ -16,21 +16,21 @@ bool BudgetCap::fits(std::size_t bytes) const {
   return charged >= bytes && charged <= budget_ - accounted_;  // also refuses sizes that wrap
 }
 
-AllocResult BudgetCap::allocate(std::size_t bytes, Stream stream) {
+AllocResult BudgetCap::do_allocate(std::size_t bytes, Stream stream) {
   if (!fits(bytes)) return {nullptr, AllocStatus::budget_cap, 0};
-  const AllocResult r = inner_->allocate(bytes, stream);
+  const AllocResult r = upstream().allocate(bytes, stream);
   if (r.ok()) accounted_ += round_up(bytes, granularity_);
   return r;
 }
 
-void BudgetCap::deallocate(void* ptr, std::size_t bytes, Stream stream) {
-  inner_->deallocate(ptr, bytes, stream);
+void BudgetCap::do_deallocate(void* ptr, std::size_t bytes, Stream stream) {
+  upstream().deallocate(ptr, bytes, stream);
   accounted_ -= round_up(bytes, granularity_);
 }
 
-AllocStatus BudgetCap::probe(std::size_t bytes, Stream stream) {
+AllocStatus BudgetCap::do_probe(std::size_t bytes, Stream stream) {
   if (!fits(bytes)) return AllocStatus::budget_cap;
-  return inner_->probe(bytes, stream);
+  return upstream().probe(bytes, stream);
 }
 
 }  // namespace oomlab

@@ -5,7 +5,7 @@
 
 namespace oomlab {
 
-AllocResult CudaAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
+AllocResult CudaAllocator::do_allocate(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return {};  // the same answer on every backend: success, null pointer
   void* ptr = nullptr;
   const cudaError_t status = cudaMalloc(&ptr, bytes);
@@ -18,7 +18,7 @@ AllocResult CudaAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
   return {nullptr, alloc_status(status), static_cast<int>(status)};
 }
 
-void CudaAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
+void CudaAllocator::do_deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
   if (ptr == nullptr) return;
   OOMLAB_CUDA_TRY(cudaFree(ptr));
   own_bytes_bound_ -= round_up(bytes, kDevicePageBytes);

@@ -7,7 +7,7 @@
 namespace oomlab {
 
 DeviceUsageCap::DeviceUsageCap(std::unique_ptr<Allocator> inner, std::uint64_t cap_bytes)
-    : inner_(std::move(inner)), cap_bytes_(cap_bytes) {
+    : AllocatorAdaptor(std::move(inner)), cap_bytes_(cap_bytes) {
 }
 
 bool DeviceUsageCap::device_has_room_for(std::size_t bytes) const {
@@ -16,18 +16,18 @@ bool DeviceUsageCap::device_has_room_for(std::size_t bytes) const {
   return pages <= cap_bytes_ && usage_.used_since_start() <= cap_bytes_ - pages;
 }
 
-AllocResult DeviceUsageCap::allocate(std::size_t bytes, Stream stream) {
+AllocResult DeviceUsageCap::do_allocate(std::size_t bytes, Stream stream) {
   if (bytes != 0 && !device_has_room_for(bytes)) return {nullptr, AllocStatus::budget_cap, 0};
-  return inner_->allocate(bytes, stream);
+  return upstream().allocate(bytes, stream);
 }
 
-AllocStatus DeviceUsageCap::probe(std::size_t bytes, Stream stream) {
+AllocStatus DeviceUsageCap::do_probe(std::size_t bytes, Stream stream) {
   if (bytes != 0 && !device_has_room_for(bytes)) return AllocStatus::budget_cap;
-  return inner_->probe(bytes, stream);
+  return upstream().probe(bytes, stream);
 }
 
-MemoryState DeviceUsageCap::state() const {
-  MemoryState s = inner_->state();
+MemoryState DeviceUsageCap::do_state() const {
+  MemoryState s = upstream().state();
   s.cap_bytes = s.cap_bytes == 0 ? cap_bytes_ : std::min(s.cap_bytes, cap_bytes_);
   s.cap_charged_bytes = std::max(s.cap_charged_bytes, usage_.used_since_start());
   return s;

@@ -13,29 +13,20 @@
 
 namespace oomlab {
 
-class DeviceUsageCap final : public Allocator {
+class DeviceUsageCap final : public AllocatorAdaptor {
  public:
   DeviceUsageCap(std::unique_ptr<Allocator> inner, std::uint64_t cap_bytes);
 
-  [[nodiscard]] std::string_view name() const override { return inner_->name(); }
-  AllocResult allocate(std::size_t bytes, Stream stream) override;
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override {
-    inner_->deallocate(ptr, bytes, stream);
-  }
-  [[nodiscard]] MemoryState state() const override;
-  // Device memory in use since the run began, read before every allocation: exact there.
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
-  AllocStatus probe(std::size_t bytes, Stream stream) override;
-  void trim() override { inner_->trim(); }
-  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
-    return inner_->footprint(bytes);
-  }
-  [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
-
  private:
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState do_state() const override;
+  // Device memory in use since the run began, read before every allocation: exact there.
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override {
+    return usage_.used_since_start();
+  }
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override;
   [[nodiscard]] bool device_has_room_for(std::size_t bytes) const;
 
-  std::unique_ptr<Allocator> inner_;
   std::uint64_t cap_bytes_;
   DeviceUsage usage_;
 };

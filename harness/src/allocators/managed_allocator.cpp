@@ -13,7 +13,7 @@ ManagedAllocator::ManagedAllocator(int device, Stream /*stream*/, const ManagedO
     : device_(device), options_(options) {
 }
 
-AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
+AllocResult ManagedAllocator::do_allocate(std::size_t bytes, Stream stream) {
   if (bytes == 0) return {};
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);
@@ -33,7 +33,7 @@ AllocResult ManagedAllocator::allocate(std::size_t bytes, Stream stream) {
   return {ptr, AllocStatus::ok, 0};
 }
 
-void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
+void ManagedAllocator::do_deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
   if (ptr == nullptr) return;
   OOMLAB_CUDA_TRY(cudaFree(ptr));
   charged_bytes_ -= round_up(bytes, kCapGranularity);
@@ -41,13 +41,13 @@ void ManagedAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*
   usage_.tick();
 }
 
-MemoryState ManagedAllocator::state() const {
+MemoryState ManagedAllocator::do_state() const {
   // What this run can hold: freed blocks keep their pages while a neighbour lives, so neither the
   // live pages nor the most ever charged alone bound it; the larger of the two does.
   return usage_.measure(std::max(charged_high_water_, live_pages_bytes_));
 }
 
-AllocStatus ManagedAllocator::probe(std::size_t bytes, Stream /*stream*/) {
+AllocStatus ManagedAllocator::do_probe(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return AllocStatus::ok;
   void* ptr = nullptr;
   const cudaError_t status = cudaMallocManaged(&ptr, bytes, cudaMemAttachGlobal);

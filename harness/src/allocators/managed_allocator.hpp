@@ -39,16 +39,17 @@ class ManagedAllocator final : public Allocator {
 
   ManagedAllocator(int device, Stream stream, const ManagedOptions& options);
 
-  [[nodiscard]] std::string_view name() const override { return "managed"; }
-  AllocResult allocate(std::size_t bytes, Stream stream) override;
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override;
-  // Read every DeviceUsage::kSampleEvery frees (the run's DeviceUsageCap reads at allocations).
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return usage_.used_since_start(); }
-  // Allocates and frees, untouched: holds nothing, charges nothing.
-  AllocStatus probe(std::size_t bytes, Stream stream) override;
-
  private:
+  [[nodiscard]] std::string_view do_name() const override { return "managed"; }
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState do_state() const override;
+  // Read every DeviceUsage::kSampleEvery frees (the run's DeviceUsageCap reads at allocations).
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override {
+    return usage_.used_since_start();
+  }
+  // Allocates and frees, untouched: holds nothing, charges nothing.
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override;
   void place(void* ptr, std::size_t bytes, Stream stream) const;
 
   int device_;

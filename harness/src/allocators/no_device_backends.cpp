@@ -2,7 +2,7 @@
 // run.
 #include <fmt/format.h>
 
-#include "allocators/backends.hpp"
+#include "allocators/device_factories.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab {
@@ -14,14 +14,35 @@ std::uint64_t managed_cap_bytes(std::uint64_t budget_bytes) {
 void settle_managed_memory(Stream /*stream*/) {
 }
 
-std::unique_ptr<Allocator> make_device_backend(BackendKind kind, const Params& /*options*/,
-                                               int /*device*/, Stream /*stream*/,
-                                               std::uint64_t /*budget_bytes*/,
-                                               const torch::TorchConfig* /*torch*/) {
+namespace {
+
+[[noreturn]] void no_cuda(std::string_view name) {
   throw Error(ErrorKind::no_device,
               fmt::format("no CUDA driver/device found: allocator '{}' needs CUDA, and this oomlab "
                           "was built without it (OOMLAB_CUDA=OFF)",
-                          backend_info(kind).name));
+                          name));
+}
+
+}  // namespace
+
+std::unique_ptr<Allocator> make_cuda_backend(const Params& /*options*/,
+                                             const BackendSite& /*site*/) {
+  no_cuda("cuda");
+}
+
+std::unique_ptr<Allocator> make_async_backend(const Params& /*options*/,
+                                              const BackendSite& /*site*/) {
+  no_cuda("async");
+}
+
+std::unique_ptr<Allocator> make_managed_backend(const Params& /*options*/,
+                                                const BackendSite& /*site*/) {
+  no_cuda("managed");
+}
+
+std::unique_ptr<torch::DeviceMemory> make_device_pages(
+    const BackendSite& /*site*/, std::unique_ptr<torch::DeviceMemory> /*segments*/) {
+  no_cuda("torch");
 }
 
 }  // namespace oomlab

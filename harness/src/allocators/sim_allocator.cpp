@@ -36,7 +36,7 @@ SimAllocator::SimAllocator(const Options& options)
   }
 }
 
-AllocResult SimAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
+AllocResult SimAllocator::do_allocate(std::size_t bytes, Stream /*stream*/) {
   if (bytes == 0) return {};  // like cudaMalloc: success, no memory, null pointer
   if (bytes < page_bytes_) {
     return allocate_small(static_cast<std::uint32_t>(ceil_div(bytes, kGranuleBytes)));
@@ -50,7 +50,7 @@ AllocResult SimAllocator::allocate(std::size_t bytes, Stream /*stream*/) {
           0};  // NOLINT(performance-no-int-to-ptr)
 }
 
-void SimAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
+void SimAllocator::do_deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
   if (ptr == nullptr) return;
   const auto address = reinterpret_cast<std::uint64_t>(ptr);
   if (bytes < page_bytes_) {
@@ -64,7 +64,7 @@ void SimAllocator::deallocate(void* ptr, std::size_t bytes, Stream /*stream*/) {
   free_pages_ += ceil_div(bytes, page_bytes_);
 }
 
-MemoryState SimAllocator::state() const {
+MemoryState SimAllocator::do_state() const {
   const std::uint64_t reserved = reserved_bytes();
   return {.reserved_bytes = reserved,
           .own_bytes_bound = reserved,

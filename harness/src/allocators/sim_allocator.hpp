@@ -29,24 +29,23 @@ class SimAllocator final : public Allocator {
 
   explicit SimAllocator(const Options& options);
 
-  [[nodiscard]] std::string_view name() const override { return "sim"; }
-  AllocResult allocate(std::size_t bytes, Stream stream) override;
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override;
-  [[nodiscard]] std::uint64_t reserved_bytes() const override {
-    return (capacity_pages_ - free_pages_) * page_bytes_;
-  }
-  [[nodiscard]] bool simulated() const override { return true; }
-  // A request of a page or more takes whole pages; smaller ones pack together.
-  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
-    return bytes >= page_bytes_ ? round_up(bytes, page_bytes_) : bytes;
-  }
-
   [[nodiscard]] std::uint64_t free_pages() const { return free_pages_; }
   [[nodiscard]] std::uint64_t capacity_pages() const { return capacity_pages_; }
   [[nodiscard]] std::uint64_t pages_holding_small_blocks() const { return small_pages_in_use_; }
 
  private:
+  [[nodiscard]] std::string_view do_name() const override { return "sim"; }
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  [[nodiscard]] MemoryState do_state() const override;
+  [[nodiscard]] std::uint64_t do_reserved_bytes() const override {
+    return (capacity_pages_ - free_pages_) * page_bytes_;
+  }
+  [[nodiscard]] bool do_simulated() const override { return true; }
+  // A request of a page or more takes whole pages; smaller ones pack together.
+  [[nodiscard]] std::uint64_t do_footprint(std::size_t bytes) const override {
+    return bytes >= page_bytes_ ? round_up(bytes, page_bytes_) : bytes;
+  }
   struct Range {
     std::uint32_t offset;  // in granules
     std::uint32_t length;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "oomlab/allocator.hpp"
+#include "oomlab/caching_allocator.hpp"
 
 namespace oomlab {
 

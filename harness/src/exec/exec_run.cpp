@@ -32,16 +32,14 @@ struct Held {
 };
 
 Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& result) {
-  RunConfig for_budget;  // resolve_budget's notices go where the exec's go
-  for_budget.notice = config.notice;
   Held held;
   for (std::size_t i = 0; i < devices.facts().size(); ++i) {
     const DeviceFacts& facts = devices.facts()[i];
     const auto own = config.device_budgets.find(facts.index);
-    for_budget.budget = own != config.device_budgets.end() ? own->second : config.budget;
+    const BudgetRequest& request = own != config.device_budgets.end() ? own->second : config.budget;
     const std::uint64_t free = devices.free_bytes(i);
     const std::uint64_t budget =
-        resolve_budget(for_budget, result, facts.total_bytes, free,
+        resolve_budget(request, config.notice, result, facts.total_bytes, free,
                        fmt::format("free on device {}", facts.index), kept_back_bytes(&facts));
     const std::uint64_t ballast = round_down(free - budget, kDevicePageBytes);
     devices.hold(i, ballast);

@@ -3,24 +3,13 @@
 namespace oomlab {
 
 Recording::Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::time_point start)
-    : inner_(std::move(inner)), log_(log), clock_(start) {
+    : AllocatorAdaptor(std::move(inner)), log_(log), clock_(start) {
 }
 
-AllocResult Recording::allocate(std::size_t bytes, Stream stream) {
-  const AllocResult result = inner_->allocate(bytes, stream);
+AllocResult Recording::do_allocate(std::size_t bytes, Stream stream) {
+  const AllocResult result = upstream().allocate(bytes, stream);
   note_allocation(bytes, stream, result);
   return result;
-}
-
-std::vector<AllocResult> Recording::allocate_placed(std::span<const PlacedSegment> segments) {
-  std::vector<AllocResult> results = inner_->allocate_placed(segments);
-  std::size_t i = 0;
-  for (const PlacedSegment& segment : segments) {
-    for (const PlacedBlock& block : segment.blocks) {
-      if (i < results.size()) note_allocation(block.bytes, segment.stream, results[i++]);
-    }
-  }
-  return results;
 }
 
 void Recording::note_allocation(std::size_t bytes, Stream stream, const AllocResult& result) {
@@ -38,16 +27,16 @@ void Recording::note_allocation(std::size_t bytes, Stream stream, const AllocRes
   }
 }
 
-void Recording::deallocate(void* ptr, std::size_t bytes, Stream stream) {
-  inner_->deallocate(ptr, bytes, stream);
+void Recording::do_deallocate(void* ptr, std::size_t bytes, Stream stream) {
+  upstream().deallocate(ptr, bytes, stream);
   add_live(-static_cast<std::int64_t>(bytes));
   --live_count_;
   ++frees_;
   emit(Op::free, bytes, ptr, stream, AllocStatus::ok);
 }
 
-AllocStatus Recording::probe(std::size_t bytes, Stream stream) {
-  const AllocStatus status = inner_->probe(bytes, stream);
+AllocStatus Recording::do_probe(std::size_t bytes, Stream stream) {
+  const AllocStatus status = upstream().probe(bytes, stream);
   emit(Op::probe, bytes, nullptr, stream, status);
   return status;
 }

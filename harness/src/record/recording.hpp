@@ -14,30 +14,11 @@
 
 namespace oomlab {
 
-class Recording final : public Allocator {
+class Recording final : public AllocatorAdaptor {
  public:
   using Clock = std::chrono::steady_clock;
 
   Recording(std::unique_ptr<Allocator> inner, EventLog& log, Clock::time_point start);
-
-  [[nodiscard]] std::string_view name() const override { return inner_->name(); }
-  AllocResult allocate(std::size_t bytes, Stream stream) override;
-  void deallocate(void* ptr, std::size_t bytes, Stream stream) override;
-  AllocStatus probe(std::size_t bytes, Stream stream) override;
-  [[nodiscard]] MemoryState state() const override { return inner_->state(); }
-  [[nodiscard]] std::uint64_t reserved_bytes() const override { return inner_->reserved_bytes(); }
-  void trim() override { inner_->trim(); }
-  [[nodiscard]] std::uint64_t footprint(std::size_t bytes) const override {
-    return inner_->footprint(bytes);
-  }
-  [[nodiscard]] bool simulated() const override { return inner_->simulated(); }
-  std::vector<AllocResult> allocate_placed(std::span<const PlacedSegment> segments) override;
-  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
-    return inner_->device_calls();
-  }
-  void hint_device_calls(std::span<const DeviceCall> recorded) override {
-    inner_->hint_device_calls(recorded);
-  }
 
   // A mark event: a step boundary or a new phase.
   void mark() { emit(Op::mark, 0, nullptr, Stream{}, AllocStatus::ok); }
@@ -69,12 +50,15 @@ class Recording final : public Allocator {
     return events_seen_.load(std::memory_order_relaxed);
   }
 
-  [[nodiscard]] Allocator& inner() { return *inner_; }
+  [[nodiscard]] Allocator& inner() { return upstream(); }
 
  private:
+  AllocResult do_allocate(std::size_t bytes, Stream stream) override;
+  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override;
+  AllocStatus do_probe(std::size_t bytes, Stream stream) override;
   void note_allocation(std::size_t bytes, Stream stream, const AllocResult& result);
   void emit(Op op, std::uint64_t bytes, const void* ptr, Stream stream, AllocStatus status) {
-    const std::uint64_t reserved = inner_->reserved_bytes();
+    const std::uint64_t reserved = upstream().reserved_bytes();
     peak_reserved_bytes_ = std::max(peak_reserved_bytes_, reserved);
     log_.append(Event{.t_ns = now_ns(),
                       .bytes = bytes,
@@ -90,7 +74,6 @@ class Recording final : public Allocator {
     events_seen_.store(events_seen_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
-  std::unique_ptr<Allocator> inner_;
   EventLog& log_;
   EventClock clock_;
   std::atomic<std::uint64_t> step_{0};

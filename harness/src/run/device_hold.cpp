@@ -43,7 +43,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
   for (int attempt = 1;; ++attempt) {
     hold.free_before = hold.session->free_bytes();
     result.budget_bytes = resolve_budget(
-        config, result, hold.session->total_bytes(), hold.free_before,
+        config.budget, config.notice, result, hold.session->total_bytes(), hold.free_before,
         fmt::format("free on device {}", config.device), kept_back_here(config, result));
     if (!backend_info(kind).holds_ballast) break;
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
@@ -72,8 +72,11 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
   hold.free_at_start = hold.session->free_bytes();
   if (kind == BackendKind::managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);
   hold.budget_bytes = result.budget_bytes;
-  return make_device_backend(kind, plan.allocator_options, config.device, hold.session->stream(),
-                             hold.budget_bytes, plan.torch ? &*plan.torch : nullptr);
+  return make_backend(kind, plan.allocator_options,
+                      {.budget_bytes = hold.budget_bytes,
+                       .device = config.device,
+                       .stream = hold.session->stream(),
+                       .recorded = plan.recorded ? &*plan.recorded : nullptr});
 }
 
 void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,

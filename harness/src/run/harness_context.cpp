@@ -79,7 +79,7 @@ Block HarnessContext::take(const AllocResult& result, Stream stream, std::size_t
 std::vector<Block> HarnessContext::allocate_placed(std::span<const PlacedSegment> segments,
                                                    std::string_view label) {
   check_stop();
-  const std::vector<AllocResult> results = allocator_.allocate_placed(segments);
+  const std::vector<AllocResult> results = oomlab::allocate_placed(allocator_, segments);
   std::vector<Block> blocks;
   std::size_t i = 0;
   for (const PlacedSegment& segment : segments) {
@@ -248,7 +248,8 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   rec.allocator_used_bytes = state.used_bytes;
   rec.device_free_bytes = state.device_free_bytes;
   rec.device_total_bytes = state.device_total_bytes;
-  rec.cache = state.cache;
+  if (const auto* cache = allocator_.capability<CachingAllocator>())
+    rec.cache = cache->cache_state();
   std::optional<bool> fits_now;
   if (settings_.probe) {
     fits_now = allocator_.probe(bytes, settings_.stream) == AllocStatus::ok;
@@ -275,8 +276,8 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
                             .device_free_now = state.device_free_bytes,
                             .own_bytes_bound = state.own_bytes_bound,
                             .leak = rec.leak,
-                            .cache = state.cache});
-  const bool fraction = state.cache && state.cache->allowed_bytes > 0;
+                            .cache = rec.cache});
+  const bool fraction = rec.cache && rec.cache->allowed_bytes > 0;
   rec.source = capped ? "budget-cap" : fraction ? "fraction" : "driver";
   // The CUDA error's name, where a CUDA call was made: not for the cap, not on the sim.
   if (!capped && !fraction && !settings_.simulated) {

@@ -96,11 +96,8 @@ class HarnessContext final : public RunContext {
   std::vector<Block> allocate_placed(std::span<const PlacedSegment> segments,
                                      std::string_view label) override;
   void trim() override { allocator_.trim(); }
-  [[nodiscard]] const std::vector<DeviceCall>* device_calls() const override {
-    return allocator_.device_calls();
-  }
-  void hint_device_calls(std::span<const DeviceCall> recorded) override {
-    allocator_.hint_device_calls(recorded);
+  [[nodiscard]] void* find_allocator_capability(std::string_view id) override {
+    return allocator_.find_capability(id);
   }
   void describe_oom(ProgramRequest request) override;
   Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) override;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "allocators/torch/torch_options.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 
@@ -52,19 +51,20 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
   } else if (!plan.pending_notice.empty()) {
     notify(config, result, std::move(plan.pending_notice));
   }
-  if (plan.kind == BackendKind::torch) {
-    torch::ResolvedTorch resolved =
-        torch::resolve_torch(plan.allocator_options, recorded ? &*recorded : nullptr);
-    plan.allocator_options = std::move(resolved.effective);
-    plan.torch = resolved.config;
-    for (std::string& note : resolved.notes)
+  plan.recorded = recorded;
+  if (const BackendInfo& info = backend_info(plan.kind); info.settle != nullptr) {
+    for (std::string& note : info.settle(plan.allocator_options, recorded ? &*recorded : nullptr))
       notify(config, result, std::move(note));
   }
   plan.simulated = !uses_device(plan.kind, plan.allocator_options);
 }
 
 void notify(const RunConfig& config, RunResult& result, std::string text) {
-  if (config.notice) config.notice(text);
+  notify(config.notice, result, std::move(text));
+}
+
+void notify(const NoticeSink& notice, RunResult& result, std::string text) {
+  if (notice) notice(text);
   result.notices.push_back(std::move(text));
 }
 
@@ -106,13 +106,13 @@ ResolvedBudget resolve_budget_request(const BudgetRequest& request, std::uint64_
   return budget;
 }
 
-std::uint64_t resolve_budget(const RunConfig& config, RunResult& result, std::uint64_t total,
-                             std::uint64_t available, std::string_view available_what,
-                             std::uint64_t kept_back) {
+std::uint64_t resolve_budget(const BudgetRequest& request, const NoticeSink& notice,
+                             RunResult& result, std::uint64_t total, std::uint64_t available,
+                             std::string_view available_what, std::uint64_t kept_back) {
   ResolvedBudget budget =
-      resolve_budget_request(config.budget, total, available, available_what, kept_back);
-  if (!budget.card.empty()) notify(config, result, std::move(budget.card));
-  if (!budget.clamped.empty()) notify(config, result, std::move(budget.clamped));
+      resolve_budget_request(request, total, available, available_what, kept_back);
+  if (!budget.card.empty()) notify(notice, result, std::move(budget.card));
+  if (!budget.clamped.empty()) notify(notice, result, std::move(budget.clamped));
   return budget.bytes;
 }
 

@@ -1,15 +1,15 @@
 // What a run settles before it starts, once: the allocator (`auto` resolved here and nowhere
-// else), its options (torch's from the scenario's recorded settings), whether a device is used,
+// else), its options (a model's from the scenario's recorded settings), whether a device is used,
 // and the budget in bytes. The run reads these; RunResult only records them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "allocators/backends.hpp"
-#include "allocators/torch/torch_config.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/scenario.hpp"
 #include "run/runner.hpp"
@@ -19,7 +19,9 @@ namespace oomlab {
 struct RunPlan {
   BackendKind kind = BackendKind::sim;
   Params allocator_options;
-  std::optional<torch::TorchConfig> torch;
+  // The settings the input was recorded with (a PyTorch snapshot's), for a backend that models
+  // the allocator that recorded it.
+  std::optional<RecordedAllocatorSettings> recorded;
   bool simulated = true;
   bool automatic = false;      // the user named no allocator: the input may still choose one
   std::string pending_notice;  // auto's, said once the input has had its say
@@ -43,8 +45,8 @@ struct ResolvedAllocator {
 [[nodiscard]] RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
                                      RunResult& result);
 // Once the scenario's input is read: `auto` on a PyTorch snapshot becomes torch (the model of
-// the allocator that recorded it), torch's settings come from the trace's recorded ones (noting
-// where they came from), and whether a device is used.
+// the allocator that recorded it), the backend takes its defaults from the trace's recorded
+// settings (BackendInfo::settle, noting where they came from), and whether a device is used.
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);
 
@@ -62,14 +64,17 @@ struct ResolvedBudget {
                                                     std::uint64_t total, std::uint64_t available,
                                                     std::string_view available_what,
                                                     std::uint64_t kept_back);
-// resolve_budget_request for a run: its notices the run's.
-[[nodiscard]] std::uint64_t resolve_budget(const RunConfig& config, RunResult& result,
-                                           std::uint64_t total, std::uint64_t available,
-                                           std::string_view available_what,
+// resolve_budget_request, its notices said through `notice` (when set) and kept in `result`:
+// a run's and an exec's.
+using NoticeSink = std::function<void(std::string_view)>;
+[[nodiscard]] std::uint64_t resolve_budget(const BudgetRequest& request, const NoticeSink& notice,
+                                           RunResult& result, std::uint64_t total,
+                                           std::uint64_t available, std::string_view available_what,
                                            std::uint64_t kept_back);
 
 // A notice: to config.notice as it happens, and kept in the result.
 void notify(const RunConfig& config, RunResult& result, std::string text);
+void notify(const NoticeSink& notice, RunResult& result, std::string text);
 // The run ends in error, with `what` failed: `why` (errors accumulate, "; "-separated).
 void record_failure(RunResult& result, std::string_view what, std::string_view why);
 

@@ -247,7 +247,7 @@ RunResult run_scenario(const RunConfig& config) {
   std::atomic<bool> timed_out{false};
   Watchdog watchdog(config, result, timed_out);  // the input's load and device set-up included
   if (!prepare_input(config, *scenario, result, timed_out)) return result;
-  settle_plan(config, *scenario, plan, result);  // torch's settings from the loaded trace
+  settle_plan(config, *scenario, plan, result);  // a model's settings from the loaded trace
   result.allocator = backend_info(plan.kind).name;
   result.allocator_options = plan.allocator_options;
   result.simulated = plan.simulated;
@@ -261,11 +261,12 @@ RunResult run_scenario(const RunConfig& config) {
       // A named card larger than the simulated one is the card asked about.
       total = std::max(total, card_budget_bytes(*config.budget.card, kept_back_bytes(nullptr)));
     }
-    budget = resolve_budget(config, result, total, total, "of the simulated card",
-                            kept_back_bytes(nullptr));
+    budget = resolve_budget(config.budget, config.notice, result, total, total,
+                            "of the simulated card", kept_back_bytes(nullptr));
     result.budget_bytes = budget;
-    backend = plan.torch ? make_torch_sim_backend(*plan.torch, plan.allocator_options, budget)
-                         : make_sim_backend(plan.allocator_options, budget);
+    backend = make_backend(
+        plan.kind, plan.allocator_options,
+        {.budget_bytes = budget, .recorded = plan.recorded ? &*plan.recorded : nullptr});
   } else {
     backend = place_on_device(config, plan, hold, result);
     budget = hold.budget_bytes;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "allocators/torch/device_memory.hpp"
-#include "oomlab/allocator.hpp"
+#include "oomlab/caching_allocator.hpp"
 
 namespace oomlab::torch {
 

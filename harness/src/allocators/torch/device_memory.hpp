@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <span>
 
-#include "oomlab/allocator.hpp"
+#include "oomlab/caching_allocator.hpp"
 
 namespace oomlab::torch {
 

@@ -28,6 +28,10 @@ inline constexpr std::size_t kRoundupIntervals = 16;
 // took 32 MiB, 33 MiB took 64 MiB, 65 MiB took 96 MiB).
 inline constexpr std::uint64_t kAsyncChunkBytes = 32_MiB;
 
+// Past this a request is refused before it is rounded (rounding it up would wrap around): no
+// device holds 4 EiB.
+inline constexpr std::uint64_t kLargestRequestBytes = 1ULL << 62U;
+
 enum class Backend : std::uint8_t { native, async };
 // What enforces the budget: the device (a card of that size, or a ballast: the driver refuses)
 // or PyTorch itself (set_per_process_memory_fraction: it refuses before asking the driver, and

@@ -1,0 +1,78 @@
+#include "allocators/torch/torch_backend.hpp"
+
+#include <algorithm>
+
+#include "allocators/device_factories.hpp"
+#include "allocators/torch/allocator_device_memory.hpp"
+#include "allocators/torch/torch_allocator.hpp"
+#include "allocators/torch/torch_options.hpp"
+
+namespace oomlab::torch {
+
+namespace {
+
+const BackendInfo& upstream_of(const Params& options) {
+  return *find_backend(options.choice("upstream"));
+}
+
+// Segments from the upstream the options name; on a device, expandable segments map pages of the
+// CUDA virtual-memory API, as PyTorch does.
+std::unique_ptr<Allocator> make_torch(const Params& options, const BackendSite& site) {
+  const TorchConfig config = resolve_torch(options, site.recorded).config;
+  const BackendInfo& upstream_info = upstream_of(options);
+  Params upstream_options(upstream_info.options);
+  BackendSite upstream_site = site;
+  if (upstream_info.kind == BackendKind::sim) {
+    upstream_options.set("total", Bytes{options.bytes("total")});
+    upstream_site.budget_bytes =
+        torch_sim_capacity(config, options.bytes("total"), site.budget_bytes);
+  }
+  std::unique_ptr<Allocator> upstream =
+      make_backend(upstream_info.kind, upstream_options, upstream_site);
+  if (!config.expandable_segments || upstream->simulated()) {
+    return std::make_unique<TorchAllocator>(config, std::move(upstream), site.budget_bytes,
+                                            site.stream);
+  }
+  const std::uint64_t total = upstream->state().device_total_bytes;
+  auto segments = std::make_unique<AllocatorDeviceMemory>(std::move(upstream), site.stream, total);
+  return std::make_unique<TorchAllocator>(config, make_device_pages(site, std::move(segments)),
+                                          site.budget_bytes, false);
+}
+
+bool torch_uses_device(const Params& options) {
+  return upstream_of(options).needs_device;
+}
+
+std::vector<std::string> settle_torch(Params& options, const RecordedAllocatorSettings* recorded) {
+  ResolvedTorch resolved = resolve_torch(options, recorded);
+  options = std::move(resolved.effective);
+  return std::move(resolved.notes);
+}
+
+}  // namespace
+
+BackendInfo torch_backend_info() {
+  return {.kind = BackendKind::torch,
+          .name = "torch",
+          .summary =
+              "a model of PyTorch's CUDA caching allocator (or its cudaMallocAsync "
+              "backend) over the sim or, with upstream=cuda, the device",
+          .options = torch_option_spec(),
+          .needs_device = false,
+          .holds_ballast = true,
+          .validate = &validate_torch_options,
+          .make = &make_torch,
+          .uses_device = &torch_uses_device,
+          .settle = &settle_torch};
+}
+
+std::uint64_t torch_sim_capacity(const TorchConfig& config, std::uint64_t total_bytes,
+                                 std::uint64_t budget_bytes) {
+  // Under a fraction the card is whole and PyTorch caps itself; a card of the budget's size (a
+  // ballast's) gives one 2 MiB page less than it reports free (measured on an H100: with 32, 256,
+  // 1,024 and 4,096 pages free, cudaMalloc gave 31, 255, 1,023 and 4,095 of them).
+  if (config.budget_by == BudgetBy::fraction) return std::max(total_bytes, budget_bytes);
+  return budget_bytes > kDevicePageBytes ? budget_bytes - kDevicePageBytes : budget_bytes;
+}
+
+}  // namespace oomlab::torch

@@ -1,0 +1,19 @@
+// `torch` in the backend catalogue: its options, checks and factory. The factory builds the
+// upstream its options name through the catalogue like any backend, and the model over it.
+#pragma once
+
+#include <cstdint>
+
+#include "allocators/backends.hpp"
+#include "allocators/torch/torch_config.hpp"
+
+namespace oomlab::torch {
+
+[[nodiscard]] BackendInfo torch_backend_info();
+
+// The card `torch` over the sim models: a card of the budget's size (a ballast's) gives one 2 MiB
+// page less than the budget; under a fraction cap the whole modelled card (PyTorch caps itself).
+[[nodiscard]] std::uint64_t torch_sim_capacity(const TorchConfig& config, std::uint64_t total_bytes,
+                                               std::uint64_t budget_bytes);
+
+}  // namespace oomlab::torch
