@@ -28,7 +28,7 @@ struct ProgramMessage {
   std::optional<std::uint64_t> process_used_bytes;
   std::optional<std::uint64_t> framework_allocated_bytes;
   std::optional<std::uint64_t> framework_cached_free_bytes;  // reserved but unallocated
-  std::optional<std::uint64_t> device_free_bytes;  // what it said the device had free
+  std::optional<std::uint64_t> device_free_bytes;            // what it said the device had free
   std::string sizing_setting;  // the framework sized itself from the device's total: the fix
   std::size_t lines_seen = 0;  // OOM lines in its output in all
 };
