@@ -136,8 +136,8 @@ FillTime raw_variant(Variant v, FillFixture& f) {
 }
 
 std::unique_ptr<Allocator> async_backend(const FillFixture& f) {
-  return make_device_backend(BackendKind::async, Params(find_backend("async")->options), 0,
-                             Stream{f.stream}, kBudget);
+  return make_backend(BackendKind::async, Params(find_backend("async")->options),
+                      {.budget_bytes = kBudget, .device = 0, .stream = Stream{f.stream}});
 }
 
 FillTime backend_variant(Variant v, FillFixture& f) {
