@@ -4,17 +4,13 @@
 #include <fmt/ranges.h>
 
 #include "oomlab/units.hpp"
+#include "reports/json_values.hpp"
 
 namespace oomlab {
 
 namespace {
 
 using json = nlohmann::ordered_json;
-
-template <typename T>
-json or_null(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 json device_json(const DeviceRun& d) {
   return {{"device", d.index},

@@ -5,6 +5,7 @@
 #include "device/cards.hpp"
 #include "exec/exec_run.hpp"
 #include "record/formats.hpp"
+#include "reports/json_values.hpp"
 #include "reports/summary_json.hpp"
 
 namespace oomlab {
@@ -12,11 +13,6 @@ namespace oomlab {
 namespace {
 
 using json = nlohmann::ordered_json;
-
-template <typename T>
-json or_null(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 json cause_json(const std::optional<Cause>& cause) {
   return cause ? json(to_string(*cause)) : json(nullptr);

@@ -4,6 +4,7 @@
 
 #include "exec/remedy_check.hpp"
 #include "oomlab/version.hpp"
+#include "reports/json_values.hpp"
 #include "reports/program_ranks.hpp"
 
 namespace oomlab {
@@ -21,11 +22,6 @@ struct ParamToJson {
   json operator()(const std::string& s) const { return s; }
   json operator()(const ChoiceList& list) const { return list; }
 };
-
-template <typename T>
-json or_null(const std::optional<T>& value) {
-  return value ? json(*value) : json(nullptr);
-}
 
 json leak_json(const LeakFit& leak) {
   return {{"samples", leak.samples},

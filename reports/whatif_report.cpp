@@ -7,6 +7,7 @@
 
 #include "allocators/torch/async_model.hpp"
 #include "oomlab/units.hpp"
+#include "reports/json_values.hpp"
 #include "reports/summary_json.hpp"
 
 namespace oomlab {
@@ -157,10 +158,6 @@ std::string vs_native_text(const WhatIfResult& r, const WhatIfRow& row) {
   if (*row.frontier_bytes == *native) return "same";
   const double change = percent_change(*row.frontier_bytes, *native);
   return (change > 0 ? "+" : "-") + percent_text(std::fabs(change));
-}
-
-json or_null(const std::optional<std::uint64_t>& value) {
-  return value ? json(*value) : json(nullptr);
 }
 
 json at_budget_json(const std::optional<WhatIfAtBudget>& at) {
