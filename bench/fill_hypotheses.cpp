@@ -6,6 +6,8 @@
 //   V_ratio   its fill time over the bare loop's in the same iteration
 //   V_ns      nanoseconds a block over the bare loop's
 //   V_faults  minor page faults of the filling thread per 1,000 blocks (bare_faults: the floor)
+//   V_in_call_ns, V_outside_ns   (*_timed variants) ns a block inside the allocation call and
+//             outside it: g_in_call splits the harness's gap into the driver call's and its own
 // On every machine: clock/* (one event's timestamp: ns a read, the clock source as the label) and
 // first_touch/* (ns to touch a fresh 4 KiB page, and a page already touched).
 #include <benchmark/benchmark.h>
@@ -99,6 +101,8 @@ void fill_hypothesis(benchmark::State& state, const std::vector<Variant>& varian
   std::vector<std::vector<double>> ratio(all.size());
   std::vector<std::vector<double>> extra_ns(all.size());
   std::vector<std::vector<double>> faults(all.size());
+  std::vector<std::vector<double>> in_ns(all.size());
+  std::vector<std::vector<double>> out_ns(all.size());
   std::vector<double> bare_ns;
   std::size_t turn = 0;
   for (auto _ : state) {
@@ -116,6 +120,11 @@ void fill_hypothesis(benchmark::State& state, const std::vector<Variant>& varian
       ratio[j].push_back(per_block / bare);
       extra_ns[j].push_back((per_block - bare) * 1e9);
       faults[j].push_back(got[j].faults * 1e3 / static_cast<double>(got[j].blocks));
+      if (got[j].in_call_seconds > 0) {
+        const double inside = got[j].in_call_seconds / static_cast<double>(got[j].blocks);
+        in_ns[j].push_back(inside * 1e9);
+        out_ns[j].push_back((per_block - inside) * 1e9);
+      }
     }
     state.SetIterationTime(got[0].seconds);
   }
@@ -126,6 +135,10 @@ void fill_hypothesis(benchmark::State& state, const std::vector<Variant>& varian
     state.counters[name + "_ratio"] = median(ratio[j]);
     state.counters[name + "_ns"] = median(extra_ns[j]);
     state.counters[name + "_faults"] = median(faults[j]);
+    if (!in_ns[j].empty()) {  // a *_timed variant: inside the call and outside it, ns a block
+      state.counters[name + "_in_call_ns"] = median(in_ns[j]);
+      state.counters[name + "_outside_ns"] = median(out_ns[j]);
+    }
   }
 }
 
@@ -138,6 +151,7 @@ const bool registered = [] {
       {"e_live_table", {Variant::live_table, Variant::live_table_warm}},
       {"e_block_list", {Variant::block_list_grown, Variant::block_list_reserved}},
       {"layers", {Variant::backend_virtual, Variant::recorded, Variant::harness}},
+      {"g_in_call", {Variant::bare_timed, Variant::harness_timed}},
   };
   for (const auto& [name, variants] : hypotheses) {
     benchmark::RegisterBenchmark((std::string("fill_hypothesis/") + name).c_str(), fill_hypothesis,

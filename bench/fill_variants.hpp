@@ -31,6 +31,8 @@ enum class Variant : std::uint8_t {
   recorded_warm_log,    // the same with one event log kept from fill to fill (chunks used)
   recorded_csv,         // the same as `recorded`, writing events.csv (the writer thread works)
   harness,              // a scenario's try_allocate: HarnessContext + Recording + backend
+  bare_timed,           // the bare loop with the time inside each pool call read around it
+  harness_timed,        // `harness` with the time inside the backend read around each call
 };
 
 [[nodiscard]] std::string_view variant_name(Variant v);
@@ -39,6 +41,9 @@ struct FillTime {
   double seconds = 0;
   std::size_t blocks = 0;
   double faults = 0;  // minor page faults of the filling thread while it filled
+  // The *_timed variants: the part of `seconds` spent inside the allocation call (the driver's
+  // pool call; for the harness, the backend object around it). 0 for the others.
+  double in_call_seconds = 0;
 };
 
 // What every fill of one benchmark shares: the stream, the ballast, the arrays the blocks are

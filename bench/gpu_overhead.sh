@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The harness's own cost on the GPU (issue 26), in one call of at most 8 minutes on the GPU machine:
 #
-#   bench/gpu_overhead.sh BENCH_DIR OUT [--budget SECONDS]     (BENCH_DIR: .gpu/bench, staged by
-#                                                                ci/stage-gpu.sh; oomlab one up)
+#   bench/gpu_overhead.sh BENCH_DIR OUT [--budget SECONDS] [--only REGEX]
+#                                   (BENCH_DIR: .gpu/bench, staged by ci/stage-gpu.sh; oomlab one up;
+#                                    --only: the steps whose names match, e.g. 'fill_no_csv|replay')
 #
 # Runs, pinned to two CPUs (taskset; the filling thread and the events.csv writer each get one):
 # the clock and first-touch costs (clock/*, first_touch/*); fill_vs_bare/async with events.csv
@@ -19,17 +20,19 @@
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 budget=450
+only=""
 args=()
 while (($#)); do
   case "$1" in
     --budget) budget="$2"; shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --only) only="$2"; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     -*) echo "bench/gpu_overhead.sh: unknown option $1" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac
 done
 if ((${#args[@]} != 2)); then
-  echo "usage: bench/gpu_overhead.sh BENCH_DIR OUT [--budget SECONDS]" >&2
+  echo "usage: bench/gpu_overhead.sh BENCH_DIR OUT [--budget SECONDS] [--only REGEX]" >&2
   exit 2
 fi
 dir="${args[0]}"
@@ -73,6 +76,7 @@ echo "bench/gpu_overhead.sh: pinned to ${pin[*]:-nothing (taskset or CPUs missin
 step() {
   local name="$1" estimate="$2" pinning="$3" program="$4" filter="$5" reps="$6"
   shift 6
+  if [[ -n "$only" && ! "$name" =~ ^($only)$ ]]; then return 0; fi
   local left=$((budget - (SECONDS - start)))
   if ((left < estimate)); then
     echo "  $name: skipped (${left} s left, needs ~${estimate} s)" >&2
@@ -103,14 +107,16 @@ step() {
 step micro 10 pinned overhead '^(clock/|first_touch)' 5 --benchmark_min_time=0.1
 step fill 50 pinned overhead '^fill_vs_bare/async/iterations' 5
 step fill_no_csv 50 pinned overhead '^fill_vs_bare/async/no_events_csv/' 5
-for h in a_chunks_first_touch b_clock c_virtual_call d_events_csv e_live_table e_block_list layers; do
+for h in a_chunks_first_touch b_clock c_virtual_call d_events_csv e_live_table e_block_list layers g_in_call; do
   step "hypothesis_$h" 25 pinned overhead "^fill_hypothesis/$h/" 5
 done
 step replay 90 pinned replay '^BM_ReplayVsBareLoopOnAsync' 3
 # ~45 s, and the peer's ~50 s kept for it: the peer is the later step, but not the lesser one.
 step fill_no_csv_unpinned 95 unpinned overhead '^fill_vs_bare/async/no_events_csv/' 5
 left=$((budget - (SECONDS - start)))
-if ((left >= 45)); then
+if [[ -n "$only" && ! peer =~ ^($only)$ ]]; then
+  :
+elif ((left >= 45)); then
   echo "  peer: bench/peers/rmm_csv_peer.py --rows 2000000 --repeat 5" >&2
   timeout "$left" python3 "$root/bench/peers/rmm_csv_peer.py" --bench "$dir/oomlab_replay_bench" \
     --oomlab "$dir/../oomlab" --rows 2000000 --repeat 5 --json "$out/rmm_csv_peer.json" ||

@@ -263,7 +263,25 @@ HYPOTHESES = {
     "e_live_table": ("(e) the live-block table, new vs grown", "live_table", "live_table_warm"),
     "e_block_list": ("(e) the scenario's list, grown vs reserved", "block_list_grown", "block_list_reserved"),
     "layers": ("layers: backend, + recorder, + harness context", None, None),
+    "g_in_call": ("(g) inside the allocation call vs outside it", "harness_timed", "bare_timed"),
 }
+
+
+def split_rows(entry, first, second):
+    """g_in_call: the gap between two timed variants split into the time inside the allocation
+    call (the driver's, when the harness runs around it) and outside it (the harness's own)."""
+    rows = []
+    cv = entry.get("cv", {})
+    for part, label in (("in_call", "inside the call"), ("outside", "outside the call")):
+        a, b = entry.get(f"{first}_{part}_ns"), entry.get(f"{second}_{part}_ns")
+        if a is None or b is None:
+            continue
+        spread = [cv.get(f"{v}_{part}_ns") for v in (first, second)]
+        spread_text = "/".join("-" if c is None else f"{c * 100:.1f}%" for c in spread)
+        share = (a - b) / entry["bare_ns_per_block"] * 100
+        rows.append(("", f"{label}: {a:.0f} vs {b:.0f} ns", f"{share:+.1f}% of bare", spread_text,
+                     f"{a - b:+.0f}", ""))
+    return rows
 
 
 def hypothesis_rows(results):
@@ -288,6 +306,7 @@ def hypothesis_rows(results):
             diff = entry[f"{first}_ns"] - entry[f"{second}_ns"]
             share = diff / entry["bare_ns_per_block"] * 100
             rows.append(("", f"{first} − {second}", f"{share:+.1f}% of bare", "", f"{diff:+.0f}", ""))
+            rows += split_rows(entry, first, second)
         rows.append(("", "bare loop", f"{entry['bare_ns_per_block']:.0f} ns/block", "", "",
                      f"{entry['bare_faults']:.1f}"))
     return rows
