@@ -152,6 +152,8 @@ const bool registered = [] {
       {"e_block_list", {Variant::block_list_grown, Variant::block_list_reserved}},
       {"layers", {Variant::backend_virtual, Variant::recorded, Variant::harness}},
       {"g_in_call", {Variant::bare_timed, Variant::harness_timed}},
+      {"h_cache_traffic",
+       {Variant::bare_timed, Variant::bare_timed_traffic, Variant::harness_timed}},
   };
   for (const auto& [name, variants] : hypotheses) {
     benchmark::RegisterBenchmark((std::string("fill_hypothesis/") + name).c_str(), fill_hypothesis,

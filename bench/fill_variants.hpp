@@ -6,6 +6,7 @@
 
 #if defined(OOMLAB_WITH_CUDA)
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -33,6 +34,7 @@ enum class Variant : std::uint8_t {
   harness,              // a scenario's try_allocate: HarnessContext + Recording + backend
   bare_timed,           // the bare loop with the time inside each pool call read around it
   harness_timed,        // `harness` with the time inside the backend read around each call
+  bare_timed_traffic,   // `bare_timed` writing as many fresh bytes a block as the harness does
 };
 
 [[nodiscard]] std::string_view variant_name(Variant v);
@@ -60,6 +62,9 @@ struct FillFixture {
   void* ballast = nullptr;
   std::vector<void*> ptrs;
   std::vector<Block> blocks;
+  // bare_timed_traffic's writes: two cache lines a block (an event and a live-table entry with
+  // the scenario's Block), touched before any fill as the harness's chunks are.
+  std::vector<std::array<std::uint64_t, 16>> traffic;
   LiveBlocks warm_table;
   std::optional<EventLog> warm_log;
 };

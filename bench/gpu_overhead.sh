@@ -107,7 +107,7 @@ step() {
 step micro 10 pinned overhead '^(clock/|first_touch)' 5 --benchmark_min_time=0.1
 step fill 50 pinned overhead '^fill_vs_bare/async/iterations' 5
 step fill_no_csv 50 pinned overhead '^fill_vs_bare/async/no_events_csv/' 5
-for h in a_chunks_first_touch b_clock c_virtual_call d_events_csv e_live_table e_block_list layers g_in_call; do
+for h in a_chunks_first_touch b_clock c_virtual_call d_events_csv e_live_table e_block_list layers g_in_call h_cache_traffic; do
   step "hypothesis_$h" 25 pinned overhead "^fill_hypothesis/$h/" 5
 done
 step replay 90 pinned replay '^BM_ReplayVsBareLoopOnAsync' 3

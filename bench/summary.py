@@ -264,6 +264,8 @@ HYPOTHESES = {
     "e_block_list": ("(e) the scenario's list, grown vs reserved", "block_list_grown", "block_list_reserved"),
     "layers": ("layers: backend, + recorder, + harness context", None, None),
     "g_in_call": ("(g) inside the allocation call vs outside it", "harness_timed", "bare_timed"),
+    "h_cache_traffic": ("(h) the driver call after the harness's memory traffic",
+                        "bare_timed_traffic", "bare_timed"),
 }
 
 
