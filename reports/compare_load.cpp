@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
@@ -205,8 +205,8 @@ CompareInput load_compare_input(const fs::path& path) {
     throw Error(ErrorKind::input, fmt::format("{}: not a regular file", file.string()));
   std::ifstream in(file, std::ios::binary);
   if (!in)
-    throw Error(ErrorKind::input,
-                fmt::format("{}: cannot read: {}", file.string(), std::strerror(errno)));
+    throw Error(ErrorKind::input, fmt::format("{}: cannot read: {}", file.string(),
+                                              std::generic_category().message(errno)));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw Error(ErrorKind::input, fmt::format("{}: cannot read", file.string()));

@@ -255,7 +255,7 @@ std::string cell_html(const MatrixReportCell* cell) {
   for (const std::string& line : cell_lines(*cell)) {
     body += fmt::format("<span class=\"line\">{}</span>", xml_escape(line));
   }
-  std::string out = fmt::format("<td class=\"cell outcome-{}\" id=\"cell-{}\">",
+  std::string out = fmt::format(R"(<td class="cell outcome-{}" id="cell-{}">)",
                                 xml_escape(cell->outcome), xml_escape(cell->id));
   if (cell->report_dir.empty()) {
     out += body;

@@ -51,7 +51,7 @@ void write_junit(std::ostream& out, std::string_view suite, std::span<const JUni
       cases.size(), count(JUnitCase::Result::failure), count(JUnitCase::Result::error),
       count(JUnitCase::Result::skipped), seconds, xml_escape(suite));
   for (const JUnitCase& c : cases) {
-    out << fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"",
+    out << fmt::format(R"(    <testcase classname="{}" name="{}" time="{:.3f}")",
                        xml_escape(c.classname), xml_escape(c.name), c.seconds);
     const char* element = nullptr;
     switch (c.result) {

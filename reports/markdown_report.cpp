@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "oomlab/units.hpp"
 #include "reports/device_timelines.hpp"
@@ -128,7 +129,7 @@ std::string sparkline(const std::vector<TimelinePoint>& points, std::uint64_t fi
   for (std::size_t i = 0; i < columns; ++i) {
     if (seen[i]) carried = highest[i];
     const double share = top == 0 ? 0.0 : static_cast<double>(carried) / static_cast<double>(top);
-    out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(share * 7.0 + 0.5))];
+    out += kBars[std::min<std::size_t>(7, static_cast<std::size_t>(std::lround(share * 7.0)))];
   }
   return out;
 }

@@ -51,7 +51,7 @@ std::optional<ReportOom> cell_oom(const JsonFields& cell) {
 
 // A cell's or repeat's "dir": relative, and inside the matrix folder.
 std::string inner_dir(const JsonFields& fields) {
-  const std::string dir = fields.optional_text("dir");
+  std::string dir = fields.optional_text("dir");
   const std::filesystem::path path(dir);
   const bool escapes =
       std::any_of(path.begin(), path.end(), [](const auto& part) { return part == ".."; });

@@ -61,6 +61,7 @@ std::string batch_answer(const RunReport& run, std::uint64_t max_batch) {
 
 std::string precision_answer(const std::vector<PrecisionRow>& rows) {
   std::vector<std::string> parts;
+  parts.reserve(rows.size());
   for (const PrecisionRow& row : rows) {
     parts.push_back(row.ratio_to_fp32 ? fmt::format("{} {} ({:.2f}x fp32)", row.precision,
                                                     row.max_batch, *row.ratio_to_fp32)

@@ -34,7 +34,7 @@ double highest_drawn_bytes(const RunReport& run) {
     high = std::max(high, static_cast<double>(run.oom->live_bytes));
     if (run.oom->device_free_bytes) {
       // Free memory stacked on reserved, unless it would flatten everything else.
-      const double stacked =
+      const auto stacked =
           static_cast<double>(run.oom->reserved_bytes + *run.oom->device_free_bytes);
       if (stacked <= 1.5 * high) high = std::max(high, stacked);
     }
@@ -119,10 +119,10 @@ std::string series_svg(const Frame& f, const std::vector<TimelinePoint>& points,
   const std::string line = polyline_points(f, points);
   std::string out = fmt::format("<g id=\"{}\">", id);
   if (filled) {
-    out += fmt::format(
-        "<path d=\"M{:.1f},{:.1f}L{}{:.1f},{:.1f}Z\" fill=\"{}\" fill-opacity=\"0.22\"/>",
-        f.x(static_cast<double>(points.front().seq)), f.bottom(), line,
-        f.x(static_cast<double>(points.back().seq)), f.bottom(), colour);
+    out +=
+        fmt::format(R"(<path d="M{:.1f},{:.1f}L{}{:.1f},{:.1f}Z" fill="{}" fill-opacity="0.22"/>)",
+                    f.x(static_cast<double>(points.front().seq)), f.bottom(), line,
+                    f.x(static_cast<double>(points.back().seq)), f.bottom(), colour);
   }
   out += fmt::format(
       "<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" "
@@ -168,7 +168,7 @@ std::string failed_marks_svg(const Frame& f, const RunReport& run) {
   for (const std::uint64_t seq : run.timeline.failed_seqs) {
     if (run.oom && seq == run.oom->event) continue;
     const double x = f.x(static_cast<double>(seq));
-    out += fmt::format("<path d=\"M{:.1f},{:.1f}l-5,9h10z\" fill=\"{}\"/>", x, f.bottom() - 9,
+    out += fmt::format(R"(<path d="M{:.1f},{:.1f}l-5,9h10z" fill="{}"/>)", x, f.bottom() - 9,
                        kFailedColour);
   }
   return out.empty() ? out : "<g id=\"failed-requests\">" + out + "</g>\n";
@@ -214,30 +214,28 @@ std::string legend_svg(const RunReport& run) {
                    "stroke=\"{0}\"/>",
                    kReservedColour),
        "reserved bytes"},
-      {fmt::format("<rect width=\"22\" height=\"4\" y=\"-6\" fill=\"{}\"/>", kLiveColour),
-       "live bytes"},
+      {fmt::format(R"(<rect width="22" height="4" y="-6" fill="{}"/>)", kLiveColour), "live bytes"},
       {fmt::format("<line x2=\"22\" y1=\"-4\" y2=\"-4\" stroke=\"{}\" stroke-width=\"1.5\" "
                    "stroke-dasharray=\"6 3\"/>",
                    kBudgetColour),
        "budget"}};
   if (run.oom) {
-    items.push_back({fmt::format("<circle cx=\"11\" cy=\"-4\" r=\"6\" fill=\"{}\"/>", kOomColour),
+    items.push_back({fmt::format(R"(<circle cx="11" cy="-4" r="6" fill="{}"/>)", kOomColour),
                      "OOM (bar: the request)"});
     if (run.oom->device_free_bytes) {
       items.push_back(
-          {fmt::format("<rect x=\"9\" width=\"4\" height=\"14\" y=\"-11\" fill=\"{}\"/>",
-                       kFreeColour),
+          {fmt::format(R"(<rect x="9" width="4" height="14" y="-11" fill="{}"/>)", kFreeColour),
            "device free at the OOM"});
     }
   }
   const auto& failed = run.timeline.failed_seqs;
   if (std::any_of(failed.begin(), failed.end(),
                   [&](std::uint64_t seq) { return !run.oom || seq != run.oom->event; })) {
-    items.push_back({fmt::format("<path d=\"M11,-10l-5,9h10z\" fill=\"{}\"/>", kFailedColour),
+    items.push_back({fmt::format(R"(<path d="M11,-10l-5,9h10z" fill="{}"/>)", kFailedColour),
                      "other refused requests"});
   }
   add_marks_legend(run, items);
-  std::string out = "<g class=\"legend\" font-size=\"13\" fill=\"#222\">";
+  std::string out = R"(<g class="legend" font-size="13" fill="#222">)";
   double x = 90;
   double y = 26;
   for (const LegendItem& item : items) {

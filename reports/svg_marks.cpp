@@ -79,7 +79,7 @@ std::string program_failure_svg(const Frame& f, std::uint64_t seq) {
 void add_marks_legend(const RunReport& run, std::vector<LegendItem>& items) {
   if (run.timeline.program_failure_seq) {
     items.push_back(
-        {fmt::format("<path d=\"M11,-14l6,8l-6,8l-6,-8z\" fill=\"{}\"/>", kProgramColour),
+        {fmt::format(R"(<path d="M11,-14l6,8l-6,8l-6,-8z" fill="{}"/>)", kProgramColour),
          "where the program itself failed"});
   }
   if (!run.trials.empty()) {

@@ -9,8 +9,8 @@
 
 #include <array>
 #include <csignal>
-#include <cstring>
 #include <filesystem>
+#include <system_error>
 #include <thread>
 
 #include "io/pipe.hpp"
@@ -22,8 +22,8 @@ namespace oomlab::cli {
 
 namespace {
 
-constexpr std::size_t kErrTailBytes = 64 * 1024;
-constexpr std::size_t kOutMaxBytes = 64 * 1024 * 1024;  // a summary is a few KiB
+constexpr std::size_t kErrTailBytes = std::size_t{64} * 1024;
+constexpr std::size_t kOutMaxBytes = std::size_t{64} * 1024 * 1024;  // a summary is a few KiB
 
 pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& err) {
   posix_spawn_file_actions_t actions;
@@ -51,7 +51,8 @@ pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& e
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0)
-    throw Error(ErrorKind::io, fmt::format("cannot start {}: {}", argv[0], std::strerror(rc)));
+    throw Error(ErrorKind::io,
+                fmt::format("cannot start {}: {}", argv[0], std::generic_category().message(rc)));
   return pid;
 }
 
@@ -134,7 +135,8 @@ int reap(pid_t pid, const std::string& name, LimitEnforcer& enforce) {
     info.si_pid = 0;
     if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
       if (errno == EINTR) continue;
-      throw Error(ErrorKind::io, fmt::format("waiting for {}: {}", name, std::strerror(errno)));
+      throw Error(ErrorKind::io,
+                  fmt::format("waiting for {}: {}", name, std::generic_category().message(errno)));
     }
     if (info.si_pid == pid) break;
     enforce();

@@ -135,17 +135,18 @@ std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& envi
   if (!budgets.empty()) {
     if (o.devices.empty()) {
       std::vector<int> named;
+      named.reserve(budgets.size());
       for (const auto& [device, budget] : budgets)
         named.push_back(device);
       return named;
     }
-    const std::vector<int> devices = choose_devices(o.devices, environment);
+    std::vector<int> devices = choose_devices(o.devices, environment);
     for (const auto& [device, budget] : budgets) {
       if (std::find(devices.begin(), devices.end(), device) == devices.end())
         throw_usage(fmt::format("--budgets: device {} is not in --devices {}", device, o.devices));
     }
     for (const int device : devices) {
-      if (budgets.count(device) == 0)
+      if (!budgets.contains(device))
         throw_usage(fmt::format("--budgets: device {} of --devices has no budget", device));
     }
     return devices;

@@ -25,8 +25,6 @@ namespace oomlab::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 std::string runs_text(std::size_t n) {
   return fmt::format("{} run{}", n, n == 1 ? "" : "s");
 }

@@ -21,8 +21,6 @@ namespace oomlab::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 // "; the prediction held" or how far it was off.
 std::string prediction_verdict(const ExecFrontier& r) {
   if (!r.predicted || !r.answer) return "";

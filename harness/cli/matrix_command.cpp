@@ -27,14 +27,13 @@
 
 namespace oomlab::cli {
 
-namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 namespace {
 
 // The child's summary, when what it printed on stdout is one.
 json summary_from(const std::string& text) {
-  const json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_object() && parsed.value("schema", "") == kRunSchema) return parsed;
   return nullptr;
 }
@@ -96,7 +95,8 @@ MatrixRepeat run_repeat(const MatrixPlan& plan, const PlannedCell& cell, const s
   r.summary = summary_from(child.out);
   r.outcome = cell_outcome(child, r.summary);
   if (child.out_overflow)
-    r.last_lines.push_back("oomlab matrix: the cell wrote over 64 MiB to stdout and was stopped");
+    r.last_lines.emplace_back(
+        "oomlab matrix: the cell wrote over 64 MiB to stdout and was stopped");
   return r;
 }
 
@@ -225,7 +225,10 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
     if (!options.execs.empty())
       err << fmt::format("matrix: programs run in {}\n", plan.directory.string());
   }
-  ::setenv(kMatrixParentVariable, std::to_string(::getpid()).c_str(), 1);  // cells die with us
+  // Cells die with us. Set before the runner starts any thread (so: NOLINT).
+  ::setenv(kMatrixParentVariable,
+           std::to_string(::getpid()).c_str(),  // NOLINT(concurrency-mt-unsafe)
+           1);
   const StopOnSignal signals;
   Runner runner(plan, err, options.quiet);
   const std::vector<MatrixCell> cells = runner.run(StopOnSignal::flag());
@@ -249,7 +252,7 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
 }
 
 std::string cell_outcome(const ChildResult& child, const nlohmann::json& summary) {
-  const std::string outcome = summary.is_object() ? summary.value("outcome", "error") : "";
+  std::string outcome = summary.is_object() ? summary.value("outcome", "error") : "";
   // `run` exits 1 for a failed check (corrupted data, memory left on the device) and 5 for a file
   // it could not write, with a summary that still says oom or completed: the cell failed.
   const bool check_failed = child.exit_code != kExitOk && child.exit_code != kExitInterrupted;

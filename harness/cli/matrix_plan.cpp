@@ -282,6 +282,7 @@ json config_json(const MatrixOptions& o, MatrixPlan& plan,
   for (const std::string& p : o.params)
     params[key_of(p)] = p.substr(p.find('=') + 1);
   std::vector<std::string> names;
+  names.reserve(scenarios.size());
   for (const auto* s : scenarios)
     names.push_back(s->name);
   json config = {

@@ -40,7 +40,7 @@ fs::path default_run_folder(const std::string& scenario, std::string_view alloca
 // Two runs in one folder would mix: refused, or with --force the old run's files go first.
 void claim_folder(const fs::path& folder, bool force) {
   std::error_code ec;
-  const auto held =
+  const auto* const held =
       std::find_if(kRunFolderFiles.begin(), kRunFolderFiles.end(),
                    [&](std::string_view name) { return fs::exists(folder / name, ec); });
   if (held == kRunFolderFiles.end()) return;

@@ -86,7 +86,7 @@ class CachingAllocator {
 // in their segments where the allocator caches in segments, else each alone.
 [[nodiscard]] inline std::vector<AllocResult> allocate_placed(
     Allocator& allocator, std::span<const PlacedSegment> segments) {
-  CachingAllocator* cache = allocator.capability<CachingAllocator>();
+  auto* cache = allocator.capability<CachingAllocator>();
   if (cache != nullptr) cache->expect_placed(segments);
   std::vector<AllocResult> results;
   for (const PlacedSegment& segment : segments) {

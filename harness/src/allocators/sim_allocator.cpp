@@ -46,6 +46,7 @@ AllocResult SimAllocator::do_allocate(std::size_t bytes, Stream /*stream*/) {
   free_pages_ -= pages;
   const std::uint64_t address = next_large_address_;
   next_large_address_ += pages * page_bytes_;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a simulated address, never dereferenced
   return {reinterpret_cast<void*>(address), AllocStatus::ok,
           0};  // NOLINT(performance-no-int-to-ptr)
 }
@@ -82,6 +83,7 @@ AllocResult SimAllocator::allocate_small(std::uint32_t granules) {
   carve(pages_[slot], slot, granules, offset);
   const std::uint64_t address =
       kSmallBase + slot * page_bytes_ + std::uint64_t{offset} * kGranuleBytes;
+  // NOLINTNEXTLINE(performance-no-int-to-ptr): a simulated address, never dereferenced
   return {reinterpret_cast<void*>(address), AllocStatus::ok,
           0};  // NOLINT(performance-no-int-to-ptr)
 }

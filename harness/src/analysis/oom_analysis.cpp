@@ -54,7 +54,7 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
   const auto [lowest, highest] =
       std::minmax_element(samples.begin(), samples.end(),
                           [](const StepSample& a, const StepSample& b) { return a.step < b.step; });
-  const double span = static_cast<double>(highest->step - lowest->step);
+  const auto span = static_cast<double>(highest->step - lowest->step);
   const double growth = fit.bytes_per_step * span;
   fit.detected = samples.size() >= kLeakMinSamples && fit.bytes_per_step > 0.0 &&
                  fit.r_squared >= 0.9 && growth >= 0.05 * static_cast<double>(budget_bytes);

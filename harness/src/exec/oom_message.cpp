@@ -15,7 +15,8 @@ using oom_text::contains;
 using oom_text::size_after;
 using oom_text::size_before;
 
-constexpr std::size_t kReadBytes = 64 * 1024;  // a longer line is read in its first 64 KiB
+constexpr std::size_t kReadBytes =
+    std::size_t{64} * 1024;  // a longer line is read in its first 64 KiB
 constexpr std::size_t kKeptBytes = 400;
 
 ProgramOom oom_of(std::string_view framework) {

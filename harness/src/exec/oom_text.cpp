@@ -23,8 +23,8 @@ std::optional<std::uint64_t> unit_scale(std::string_view word) {
   if (word.size() >= 2 && word.back() == 'B') word.remove_suffix(1);
   if (word.size() == 2 && word.back() == 'i') word.remove_suffix(1);
   if (word.size() != 1) return std::nullopt;
-  constexpr std::string_view prefixes = "KMGTP";
-  const std::size_t power = prefixes.find(static_cast<char>(word[0] & ~0x20));
+  constexpr std::string_view kPrefixes = "KMGTP";
+  const std::size_t power = kPrefixes.find(static_cast<char>(word[0] & ~0x20));
   if (power == std::string_view::npos) return std::nullopt;
   return std::uint64_t{1} << (10U * (power + 1));
 }

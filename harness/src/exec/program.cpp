@@ -25,7 +25,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::size_t kMaxLineBytes = 64 * 1024;
+constexpr std::size_t kMaxLineBytes = std::size_t{64} * 1024;
 constexpr std::size_t kLastLines = 20;
 // After the program exited, how long what it wrote last may take to arrive.
 constexpr std::chrono::milliseconds kDrainAfterExit{300};
@@ -196,7 +196,7 @@ namespace {
 void pump(std::array<OutputStream*, 2> streams, const Pipe& out, const Pipe& err, pid_t pid,
           Ender& ender, ProgramObserver& observer, std::deque<std::string>& last) {
   std::array<pollfd, 2> fds{pollfd{out.read_end(), POLLIN, 0}, pollfd{err.read_end(), POLLIN, 0}};
-  std::array<char, 64 * 1024> buffer{};
+  std::array<char, std::size_t{64} * 1024> buffer{};
   std::optional<Clock::time_point> exited_at;
   while (fds[0].fd >= 0 || fds[1].fd >= 0) {
     ender.check();

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <csignal>
-#include <cstring>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "oomlab/error.hpp"
@@ -41,12 +41,13 @@ std::vector<std::string> environment_with(
     if (!replaced) result.emplace_back(entry);
   }
   for (const auto& [name, value] : changes)
-    result.push_back(name + "=" + value);
+    result.push_back(fmt::format("{}={}", name, value));
   return result;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
   std::vector<char*> result;
+  result.reserve(strings.size() + 1);
   for (std::string& s : strings)
     result.push_back(s.data());
   result.push_back(nullptr);
@@ -116,8 +117,8 @@ pid_t spawn_program(const ProgramSpec& spec, const std::filesystem::path& path, 
   const int rc =
       posix_spawn(&pid, path.c_str(), actions.get(), attributes.get(), argv.data(), envp.data());
   if (rc != 0) {
-    throw Error(ErrorKind::usage,
-                fmt::format("cannot run '{}': {}", spec.argv.front(), std::strerror(rc)));
+    throw Error(ErrorKind::usage, fmt::format("cannot run '{}': {}", spec.argv.front(),
+                                              std::generic_category().message(rc)));
   }
   return pid;
 }

@@ -49,7 +49,7 @@ std::optional<std::string_view> field(std::string_view line, std::string_view na
   if (!t.starts_with(name)) return std::nullopt;
   const std::size_t colon = t.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  if (trimmed(t.substr(name.size(), colon - name.size())) != "") return std::nullopt;
+  if (!trimmed(t.substr(name.size(), colon - name.size())).empty()) return std::nullopt;
   return trimmed(t.substr(colon + 1));
 }
 

@@ -48,9 +48,11 @@ std::string check_remedy(const ExecConfig& config, ExecDevices& devices, RunResu
   RemedyCheck check{.setting = row.setting, .alloc_conf = row.alloc_conf};
   const auto given = std::find_if(config.variables.begin(), config.variables.end(),
                                   [](const auto& v) { return v.first == kAllocConfVariable; });
+  // NOLINTNEXTLINE(concurrency-mt-unsafe): oomlab never changes its own environment
+  const char* own = std::getenv(kAllocConfVariable);
   if (given != config.variables.end()) {
     check.replaced = given->second;
-  } else if (const char* own = std::getenv(kAllocConfVariable); own != nullptr) {
+  } else if (own != nullptr) {
     check.replaced = own;
   }
   const RunResult rerun = run_exec(rerun_config(config, result, row.alloc_conf), devices);

@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <system_error>
 
 #include "exec/snapshot_shim_source.hpp"  // generated from snapshot_shim.py
 #include "io/output_file.hpp"
@@ -76,7 +76,7 @@ SnapshotShim::SnapshotShim(const SnapshotOptions& options, const fs::path& run_f
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw Error(ErrorKind::io, fmt::format("cannot make a temporary folder for the snapshot shim "
                                            "({}): {}",
-                                           pattern, std::strerror(errno)));
+                                           pattern, std::generic_category().message(errno)));
   }
   private_ = pattern;
   try {

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstring>
+#include <system_error>
 
 #include "oomlab/error.hpp"
 
@@ -13,7 +13,8 @@ namespace oomlab {
 
 Pipe::Pipe() {
   if (pipe2(fds_.data(), O_CLOEXEC) != 0)
-    throw Error(ErrorKind::io, fmt::format("cannot create a pipe: {}", std::strerror(errno)));
+    throw Error(ErrorKind::io,
+                fmt::format("cannot create a pipe: {}", std::generic_category().message(errno)));
 }
 
 Pipe::~Pipe() {

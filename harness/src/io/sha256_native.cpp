@@ -44,7 +44,7 @@ __attribute__((target("sha,sse4.1,ssse3"))) void blocks_native(State& state,
                                                                std::size_t blocks) {
   const __m128i big_endian = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
   __m128i cdab =
-      _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0])), 0xB1);
+      _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(state.data())), 0xB1);
   __m128i efgh =
       _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4])), 0x1B);
   __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
@@ -56,16 +56,17 @@ __attribute__((target("sha,sse4.1,ssse3"))) void blocks_native(State& state,
 #pragma GCC unroll 16
     for (int g = 0; g < 16; ++g) {
       if (g < 4) {
-        w[g] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)),
-                                big_endian);
+        w[g] = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i*>(data + std::ptrdiff_t{16} * g)),
+            big_endian);
       } else {
         const __m128i last = w[(g - 1) & 3];
         __m128i next = _mm_sha256msg1_epu32(w[g & 3], w[(g - 3) & 3]);
         next = _mm_add_epi32(next, _mm_alignr_epi8(last, w[(g - 2) & 3], 4));
         w[g & 3] = _mm_sha256msg2_epu32(next, last);
       }
-      __m128i k = _mm_add_epi32(w[g & 3],
-                                _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * g])));
+      __m128i k = _mm_add_epi32(
+          w[g & 3], _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[std::size_t{4} * g])));
       cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
       abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));
     }
@@ -74,7 +75,7 @@ __attribute__((target("sha,sse4.1,ssse3"))) void blocks_native(State& state,
   }
   const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
   const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(state.data()), _mm_blend_epi16(feba, dchg, 0xF0));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
 }
 

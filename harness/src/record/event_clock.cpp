@@ -52,8 +52,8 @@ std::uint64_t measure_scale() {
 }
 
 std::uint64_t tsc_scale() {
-  static const std::uint64_t scale = measure_scale();
-  return scale;
+  static const std::uint64_t kScale = measure_scale();
+  return kScale;
 }
 #endif
 

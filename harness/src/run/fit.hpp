@@ -44,6 +44,6 @@ struct FitSearch {
 
 // Each trial is a fresh run of `config` with the parameter at the value (a run's own error is
 // the search's end, with its message). Throws what run_scenario throws for a bad request.
-[[nodiscard]] FitResult fit_scenario(const RunConfig& config, const FitSearch& search);
+[[nodiscard]] FitResult fit_scenario(const RunConfig& base, const FitSearch& search);
 
 }  // namespace oomlab

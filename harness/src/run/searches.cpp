@@ -85,7 +85,7 @@ class Roles {
 // --confirm, and what it shows: a value beyond the answer that completes after it failed.
 void confirm(BoundaryResult& r, Recorder& recorder, unsigned runs, std::uint64_t answer,
              std::optional<std::uint64_t> beyond) {
-  const std::size_t searched = r.trials.size();
+  const auto searched = static_cast<std::ptrdiff_t>(r.trials.size());
   r.confirmation = confirm_boundary(answer, beyond, runs, [&](std::uint64_t value) {
     return recorder.run(value, TrialRole::confirm, false);
   });

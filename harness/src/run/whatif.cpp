@@ -213,7 +213,7 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
         "only frontiers are shown (--budget SIZE adds the column)",
         format_count((*first_oom).index), format_bytes((*first_oom).address)));
   } else {
-    result.notes.push_back(
+    result.notes.emplace_back(
         "no budget column: the snapshot has no OOM to say what the program had; only frontiers "
         "are shown (--budget SIZE adds the column)");
   }

@@ -96,15 +96,13 @@ void Reader::finish() {
   for (std::size_t head = 0; head < last_run_.size(); ++head) {
     if (last_run_[head] == Document::kNoRun) continue;
     std::uint64_t total = 0;
-    for (std::uint32_t r = static_cast<std::uint32_t>(head); r != Document::kNoRun;
-         r = runs[r].next)
+    for (auto r = static_cast<std::uint32_t>(head); r != Document::kNoRun; r = runs[r].next)
       total += runs[r].count;
     if (total > std::numeric_limits<std::uint32_t>::max()) fail("a container of 4G items or more");
     const std::size_t begin = items.size();
     items.resize(begin + total);
     std::size_t to = begin;
-    for (std::uint32_t r = static_cast<std::uint32_t>(head); r != Document::kNoRun;
-         r = runs[r].next) {
+    for (auto r = static_cast<std::uint32_t>(head); r != Document::kNoRun; r = runs[r].next) {
       std::copy_n(items.begin() + static_cast<std::ptrdiff_t>(runs[r].begin), runs[r].count,
                   items.begin() + static_cast<std::ptrdiff_t>(to));
       to += runs[r].count;

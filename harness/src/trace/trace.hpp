@@ -148,7 +148,7 @@ class TraceBuilder {
   [[nodiscard]] Trace finish();
 
  private:
-  std::uint32_t number(std::vector<std::uint64_t>& seen, std::uint64_t handle);
+  static std::uint32_t number(std::vector<std::uint64_t>& seen, std::uint64_t handle);
 
   std::uint32_t take_slot();
   void count_demand(const Event& e, std::uint32_t position);

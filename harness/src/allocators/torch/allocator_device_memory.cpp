@@ -95,7 +95,7 @@ std::uint64_t AllocatorDeviceMemory::reserve(std::uint64_t bytes, std::uint64_t 
   return base;
 }
 
-std::uint64_t AllocatorDeviceMemory::range_of(std::uint64_t address) const {
+std::uint64_t AllocatorDeviceMemory::range_of(std::uint64_t address) {
   return kFirstRange + round_down(address - kFirstRange, 1ULL << 40U);
 }
 

@@ -49,7 +49,7 @@ class AllocatorDeviceMemory final : public DeviceMemory {
     void* allocation;
     std::uint64_t bytes;
   };
-  [[nodiscard]] std::uint64_t range_of(std::uint64_t address) const;
+  [[nodiscard]] static std::uint64_t range_of(std::uint64_t address);
   [[nodiscard]] std::uint64_t address_for(std::uint64_t bytes, void* allocation);
   [[nodiscard]] bool overlaps(std::uint64_t address, std::uint64_t bytes) const;
 

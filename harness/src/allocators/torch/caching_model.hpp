@@ -88,7 +88,7 @@ class CachingModel final : public CacheModel {
   void release_cached_blocks();
   void garbage_collect();
   [[nodiscard]] bool should_split(const Block* block, std::uint64_t size) const;
-  Block* split_front(Block* block, std::uint64_t size);
+  Block* split_front(Block* remaining, std::uint64_t size);
   void hand_out(Block* block, std::uint64_t requested);
 
   void free_block(Block* block);
@@ -113,14 +113,14 @@ class CachingModel final : public CacheModel {
   void place_segment(const PlacedSegment& placed, std::uint64_t* addresses);
   void place_expandable(Pool& pool, std::uint64_t stream, std::vector<Run>& runs);
   Block* split_unmapped(Block* unmapped, std::uint64_t address);
-  Block* free_block_holding(const Pool& pool, std::uint64_t stream, std::uint64_t address,
-                            std::uint64_t size) const;
+  static Block* free_block_holding(const Pool& pool, std::uint64_t stream, std::uint64_t address,
+                                   std::uint64_t size);
   Block* carve(Block* free_block, std::uint64_t address, std::uint64_t size);
   [[nodiscard]] std::uint64_t placed_block_size(const PlacedSegment& segment, std::size_t i) const;
 
   Block* new_block(std::uint64_t address, std::uint64_t size, std::uint64_t stream, Pool* pool);
   void delete_block(Block* block);
-  void insert_cached(Block* block);
+  static void insert_cached(Block* block);
   Pool& pool_for(bool small) { return small ? small_ : large_; }
 
   TorchConfig config_;

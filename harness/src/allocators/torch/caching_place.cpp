@@ -171,8 +171,7 @@ CachingModel::Block* CachingModel::split_unmapped(Block* unmapped, std::uint64_t
 }
 
 CachingModel::Block* CachingModel::free_block_holding(const Pool& pool, std::uint64_t stream,
-                                                      std::uint64_t address,
-                                                      std::uint64_t size) const {
+                                                      std::uint64_t address, std::uint64_t size) {
   for (Block* b : pool.blocks) {
     if (b->stream == stream && b->address <= address && address + size <= b->address + b->size)
       return b;

@@ -22,7 +22,7 @@ void validate_torch_options(const Params& options);
 // The options as PYTORCH_CUDA_ALLOC_CONF spells them, those that differ from PyTorch's defaults
 // ("expandable_segments:True,max_split_size_mb:128"); "" when none does. PyTorch's own settings
 // only: budget_by, upstream, total and large_segment_size are oomlab's.
-[[nodiscard]] std::string alloc_conf(const Params& options);
+[[nodiscard]] std::string alloc_conf(const Params& p);
 
 struct ResolvedTorch {
   TorchConfig config;
