@@ -12,7 +12,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 
 packages=(g++ make cmake ninja-build git libcli11-dev nlohmann-json3-dev libfmt-dev libfccp-dev
           libgtest-dev libbenchmark-dev)
-if [[ "${OOMLAB_SETUP_FUZZ:-0}" == "1" ]]; then packages+=(clang libclang-rt-14-dev clang-format); fi
+if [[ "${OOMLAB_SETUP_FUZZ:-0}" == "1" ]]; then packages+=(clang libclang-rt-14-dev clang-format clang-tidy); fi
 
 missing=()
 for package in "${packages[@]}"; do

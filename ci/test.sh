@@ -3,8 +3,9 @@
 # (GPU tests skip and say so when no device is present), a smoke pass of the benchmarks, then one
 # sanitizer build (clang, AddressSanitizer + UndefinedBehaviorSanitizer, without CUDA, which also
 # keeps that build whole) that runs the same suites again and the fuzzers for FUZZ_SECONDS each
-# (default 20). Checks every C++ file's formatting first (clang-format). Installs chromium for the
-# report's browser test. Prints each stage's time.
+# (default 20). Checks every C++ file's formatting first (clang-format) and lints the sources
+# (ci/tidy.sh: clang-tidy, any warning fails). Installs chromium for the report's browser test.
+# Prints each stage's time.
 # On the GPU machine use ci/gpu-check.sh.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -71,6 +72,7 @@ sanitizer_tests() {
 
 stage "set up and build (build/)" env OOMLAB_SETUP_FUZZ=1 "$root/ci/setup.sh"
 stage "formatting (clang-format --dry-run --Werror)" check_format
+stage "clang-tidy (.clang-tidy, every source file of the engine, reports and CLI)" "$root/ci/tidy.sh" "$root/build"
 stage "install the browser test's packages" install_browser
 export OOMLAB_REQUIRE_BROWSER=1
 stage "unit tests" readable_ctest --test-dir "$root/build" --output-on-failure --parallel "$(nproc)"

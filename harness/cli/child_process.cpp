@@ -58,7 +58,7 @@ pid_t spawn(const std::vector<std::string>& argv, const Pipe& out, const Pipe& e
 
 // Reads what is there; false at end of file.
 bool drain(int fd, std::string& into, std::size_t keep_tail) {
-  std::array<char, 16 * 1024> buffer{};
+  std::array<char, std::size_t{16} * 1024> buffer{};
   const ssize_t n = ::read(fd, buffer.data(), buffer.size());
   if (n <= 0) return n < 0 && (errno == EINTR || errno == EAGAIN);
   into.append(buffer.data(), static_cast<std::size_t>(n));

@@ -225,10 +225,9 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
     if (!options.execs.empty())
       err << fmt::format("matrix: programs run in {}\n", plan.directory.string());
   }
-  // Cells die with us. Set before the runner starts any thread (so: NOLINT).
-  ::setenv(kMatrixParentVariable,
-           std::to_string(::getpid()).c_str(),  // NOLINT(concurrency-mt-unsafe)
-           1);
+  // Cells die with us. Set before the runner starts any thread.
+  // NOLINTNEXTLINE(concurrency-mt-unsafe)
+  ::setenv(kMatrixParentVariable, std::to_string(::getpid()).c_str(), 1);
   const StopOnSignal signals;
   Runner runner(plan, err, options.quiet);
   const std::vector<MatrixCell> cells = runner.run(StopOnSignal::flag());

@@ -9,8 +9,8 @@
 namespace oomlab::cli {
 
 // Exact size arithmetic needs more than 64 bits for a moment (whole * unit * 10^decimals).
-__extension__ typedef unsigned __int128
-    Wide;  // NOLINT(modernize-use-using): __extension__ needs typedef
+// NOLINTNEXTLINE(modernize-use-using): __extension__ needs typedef
+__extension__ typedef unsigned __int128 Wide;
 
 [[nodiscard]] std::string lower(std::string_view text);
 [[nodiscard]] std::string_view trim(std::string_view text);

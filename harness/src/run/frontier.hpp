@@ -32,7 +32,7 @@ struct FrontierResult : BoundaryResult {
 // it ends the search (`timed_out`: no frontier, since that budget's answer is unknown). Runs
 // write no events. Throws what run_scenario throws for a bad request; a trial that ends in error
 // stops the search (Error(device) with its message).
-[[nodiscard]] FrontierResult find_frontier(const RunConfig& config, std::uint64_t resolution_bytes,
+[[nodiscard]] FrontierResult find_frontier(const RunConfig& base, std::uint64_t resolution_bytes,
                                            const std::function<void(const Trial&)>& on_trial);
 
 // A scenario's run as a trial of a search (its value: the budget it ran at).
