@@ -30,9 +30,11 @@ folder="$(mktemp -d "${TMPDIR:-/tmp}/oomlab_first_run.XXXXXX")"
 export CCACHE_DISABLE=1
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 debs=/var/cache/apt/archives
-ls "$debs" 2>/dev/null | sort >"$folder/debs_before.txt" || true
+debs_now() { find "$debs" -maxdepth 1 -name '*.deb' -printf '%f\n' 2>/dev/null | sort; }
+debs_now >"$folder/debs_before.txt"
 
 # Every traced line of setup.sh: "+ <epoch seconds> <children's user ticks> <system ticks> <command>".
+# shellcheck disable=SC2016  # expanded by the traced shell, on each line
 echo 'PS4="+ \$EPOCHREALTIME \$(cut -d\" \" -f16,17 /proc/\$\$/stat) "' >"$folder/trace.env"
 start=$EPOCHREALTIME
 git clone -q "$root" "$folder/oomlab"
@@ -65,7 +67,7 @@ seconds() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a - b }'; }
   [[ -n "$apt_git" ]] && echo "  \"apt_git_s\": $apt_git,"
   if [[ -n "$apt_update" ]]; then
     missing="$(sed -n 's/^setup: installing //p' "$folder/setup.err")"
-    new_debs="$(ls "$debs" 2>/dev/null | sort | comm -13 "$folder/debs_before.txt" - | grep '\.deb$' || true)"
+    new_debs="$(debs_now | comm -13 "$folder/debs_before.txt" -)"
     bytes="$(cd "$debs" && echo "$new_debs" | xargs -r stat -c %s | awk '{ s += $1 } END { print s + 0 }')"
     echo "  \"apt_update_s\": $(seconds "$apt_install" "$apt_update"), \"apt_install_s\": $(seconds "$configured" "$apt_install"),"
     echo "  \"apt_asked\": $(wc -w <<<"$missing"), \"apt_packages\": $(grep -c . <<<"$new_debs" || true),"

@@ -61,6 +61,7 @@ git -C "$chroot_dir/srv/oomlab" checkout -q "$(git -C "$repo" rev-parse HEAD)"
 
 # As root on the fresh machine: git first (with its recommends, as `apt-get install git` gives
 # them: ca-certificates for an https clone), then first_run.sh from the copy.
+# shellcheck disable=SC2016  # the script runs in the chroot's shell
 env -i HOME=/root LANG=C.UTF-8 PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot "$chroot_dir" bash -c '
   set -euo pipefail
   start=$EPOCHREALTIME
