@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <ranges>
 
 #include "oomlab/error.hpp"
 
@@ -87,8 +86,8 @@ bool TrainingRun::alloc(std::vector<Tensor>& into, std::string_view name, std::u
 }
 
 void TrainingRun::free_all(std::vector<Tensor>& tensors) {
-  for (auto& tensor : std::ranges::reverse_view(tensors))
-    sink_.free(tensor);
+  for (auto it = tensors.rbegin(); it != tensors.rend(); ++it)
+    sink_.free(*it);
   tensors.clear();
 }
 
@@ -203,8 +202,8 @@ bool TrainingRun::backward(bool first) {
     return false;
   free_all(logits_grad);
   free_all(head_);
-  for (auto& layer : std::ranges::reverse_view(layers_)) {
-    if (!backward_layer(layer, first)) return false;
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+    if (!backward_layer(*it, first)) return false;
   }
   free_all(flowing_);
   free_all(embedding_.working);
@@ -242,18 +241,18 @@ bool TrainingRun::optimizer_update(bool first) {
 void TrainingRun::release() {
   free_all(head_);
   free_all(flowing_);
-  for (auto& layer : std::ranges::reverse_view(layers_)) {
-    free_all(layer.activations);
-    free_all(layer.working);
-    free_all(layer.grads);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it) {
+    free_all(it->activations);
+    free_all(it->working);
+    free_all(it->grads);
   }
   free_all(embedding_.working);
   free_all(embedding_.grads);
-  for (auto& layer : std::ranges::reverse_view(layers_))
-    free_all(layer.state);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
+    free_all(it->state);
   free_all(embedding_.state);
-  for (auto& layer : std::ranges::reverse_view(layers_))
-    free_all(layer.params);
+  for (auto it = layers_.rbegin(); it != layers_.rend(); ++it)
+    free_all(it->params);
   free_all(embedding_.params);
 }
 

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-#include <ranges>
 #include <unordered_map>
 
 #include "allocators/torch/torch_config.hpp"
@@ -92,12 +91,10 @@ std::vector<InitialSegment> initial_segments(const Snapshot& s) {
                      .small_pool = seg.small_pool});
     }
   }
-  for (const auto& entrie : std::ranges::reverse_view(s.entries)) {
-    if (entrie.bytes == 0) continue;
-    if (entrie.kind == Kind::segment_map)
-      mapped.remove(entrie.address, entrie.address + entrie.bytes);
-    if (entrie.kind == Kind::segment_unmap)
-      mapped.add(entrie.address, entrie.address + entrie.bytes);
+  for (auto it = s.entries.rbegin(); it != s.entries.rend(); ++it) {
+    if (it->bytes == 0) continue;
+    if (it->kind == Kind::segment_map) mapped.remove(it->address, it->address + it->bytes);
+    if (it->kind == Kind::segment_unmap) mapped.add(it->address, it->address + it->bytes);
   }
   for (const auto& [start, end] : mapped.all()) {
     InitialSegment run{.address = start, .bytes = end - start, .expandable = true};
