@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "oomlab/rng.hpp"
-#include "trace/events.hpp"
+#include "oomlab/trace_events.hpp"
 
 namespace oomlab {
 namespace {
