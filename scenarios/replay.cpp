@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "oomlab/error.hpp"
+#include "oomlab/program_replay.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "replay_verdict.hpp"
 #include "segment_match.hpp"
-#include "trace/trace.hpp"
-#include "trace/trace_caveats.hpp"
 
 namespace oomlab {
 
@@ -111,12 +111,12 @@ class Replay final : public Scenario {
   // level is what the caching allocator got, which no model of it serves again.
   [[nodiscard]] std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
       const override {
-    if (!trace_ || trace_->format != trace::Format::pytorch || level_ != trace::Level::tensor)
-      return std::nullopt;
-    return trace_->allocator_settings.value_or(RecordedAllocatorSettings{});
+    if (!trace_ || !trace_->pytorch || level_ != trace::Level::tensor) return std::nullopt;
+    return trace_->pytorch->allocator_settings.value_or(RecordedAllocatorSettings{});
   }
 
   void run(RunContext& ctx) override {
+    ProgramReplay& program = ctx.required_extension<ProgramReplay>("replay");
     for (const std::string& caveat : trace::trace_caveats(*trace_))
       ctx.notice(caveat);
     ctx.phase("replay");
@@ -127,14 +127,14 @@ class Replay final : public Scenario {
     const auto start = std::chrono::steady_clock::now();
     std::vector<Held> held(trace_->slots);  // one per block live at once, reused as they are freed
     ReplayVerdict verdict(*trace_);
-    const auto* model = ctx.allocator_capability<CachingAllocator>();
+    auto* model = program.allocator_capability<CachingAllocator>();
     SegmentMatch match(*trace_, model != nullptr ? &model->device_calls() : nullptr);
-    hint_segment_addresses(ctx);
+    if (model != nullptr) hint_segment_addresses(*model);
     const auto n = static_cast<std::uint32_t>(trace_->events.size());
     std::uint32_t i = 0;
-    if (!trace_->initial_segments.empty()) {
+    if (trace_->pytorch && !trace_->pytorch->initial_segments.empty()) {
       i = trace_->initial_events;
-      if (!place_initial_state(ctx, streams, held, verdict)) {
+      if (!place_initial_state(ctx, program, streams, held, verdict)) {
         report(ctx, 0, held);
         verdict.report(ctx);
         return;
@@ -145,14 +145,14 @@ class Replay final : public Scenario {
       const trace::Event& e = events[i];
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
       match.before();
-      if (e.release_before) ctx.trim();  // the program's torch.cuda.empty_cache()
-      const bool went_on = replay_one(ctx, i, e, streams[e.stream], held, verdict);
+      if (e.release_before) program.trim();  // the program's torch.cuda.empty_cache()
+      const bool went_on = replay_one(ctx, program, i, e, streams[e.stream], held, verdict);
       match.after(i);
       if (!went_on) break;
     }
     if (i == n) {
       match.before();
-      if (trace_->release_at_end) ctx.trim();
+      if (trace_->pytorch && trace_->pytorch->release_at_end) program.trim();
       match.after(n);
     }
     report(ctx, i, held);
@@ -168,25 +168,27 @@ class Replay final : public Scenario {
 
   // The addresses the driver gave the program's segments (those there before the history, then
   // each segment_alloc), for a model of its allocator to break ties between blocks as it did.
-  void hint_segment_addresses(RunContext& ctx) const {
+  void hint_segment_addresses(CachingAllocator& model) const {
+    if (!trace_->pytorch) return;
     std::vector<DeviceCall> recorded;
-    for (const trace::InitialSegment& s : trace_->initial_segments) {
+    for (const trace::InitialSegment& s : trace_->pytorch->initial_segments) {
       if (!s.expandable) recorded.push_back({DeviceCallKind::segment_alloc, s.bytes, s.address});
     }
-    for (const trace::SegmentEntry& e : trace_->segment_entries) {
+    for (const trace::SegmentEntry& e : trace_->pytorch->segment_entries) {
       if (e.action == trace::SegmentAction::alloc)
         recorded.push_back({DeviceCallKind::segment_alloc, e.bytes, e.address});
     }
-    auto* model = ctx.allocator_capability<CachingAllocator>();
-    if (model != nullptr && !recorded.empty()) model->hint_device_calls(recorded);
+    if (!recorded.empty()) model.hint_device_calls(recorded);
   }
 
   // What was live when the history began, in the segments that held it; false when it does not
   // fit (the run's OOM is then its first block that did not).
-  bool place_initial_state(RunContext& ctx, const std::vector<Stream>& streams,
-                           std::vector<Held>& held, ReplayVerdict& verdict) {
+  bool place_initial_state(RunContext& ctx, ProgramReplay& program,
+                           const std::vector<Stream>& streams, std::vector<Held>& held,
+                           ReplayVerdict& verdict) {
+    const std::vector<trace::InitialSegment>& initial = trace_->pytorch->initial_segments;
     std::vector<PlacedSegment> segments;
-    for (const trace::InitialSegment& s : trace_->initial_segments) {
+    for (const trace::InitialSegment& s : initial) {
       PlacedSegment placed{.address = s.address,
                            .bytes = s.bytes,
                            .stream = streams[s.stream],
@@ -199,17 +201,17 @@ class Replay final : public Scenario {
       segments.push_back(std::move(placed));
     }
     const bool had_oom = ctx.oom_recorded();
-    std::vector<Block> blocks = ctx.allocate_placed(segments, "live before the trace began");
+    std::vector<Block> blocks = program.allocate_placed(segments, "live before the trace began");
     std::size_t k = 0;
     bool fits = true;
-    for (const trace::InitialSegment& s : trace_->initial_segments) {
+    for (const trace::InitialSegment& s : initial) {
       for (const trace::InitialSegment::Live& b : s.blocks) {
         const trace::Event& e = trace_->events[b.event];
         held[e.slot] = Held{blocks[k], b.event};
         if (!blocks[k++] && fits) {
           fits = false;
           verdict.broke(b.event);
-          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(program, e, held);
         }
       }
     }
@@ -219,16 +221,18 @@ class Replay final : public Scenario {
 
   // Where the failing request is in the trace; its Python frames and the largest blocks then,
   // when recorded.
-  void describe_oom(RunContext& ctx, const trace::Event& failing, const std::vector<Held>& held) {
+  void describe_oom(ProgramReplay& program, const trace::Event& failing,
+                    const std::vector<Held>& held) {
     ProgramRequest request{
         .trace_entry = failing.index,
         .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
-    if (trace_->stacks.empty()) {
-      ctx.describe_oom(std::move(request));
+    if (!trace_->pytorch || trace_->pytorch->stacks.empty()) {
+      program.describe_oom(std::move(request));
       return;
     }
+    const std::vector<std::vector<std::string>>& stacks = trace_->pytorch->stacks;
     const auto frames = [&](const trace::Event& e) {
-      return e.stack < trace_->stacks.size() ? trace_->stacks[e.stack] : std::vector<std::string>{};
+      return e.stack < stacks.size() ? stacks[e.stack] : std::vector<std::string>{};
     };
     std::vector<const Held*> live;
     for (const Held& h : held) {
@@ -246,12 +250,13 @@ class Replay final : public Scenario {
     }
     request.frames = frames(failing);
     request.largest_live = std::move(largest);
-    ctx.describe_oom(std::move(request));
+    program.describe_oom(std::move(request));
   }
 
   // False when the replay cannot go on (an allocation the program made failed here).
-  bool replay_one(RunContext& ctx, std::uint32_t index, const trace::Event& e, Stream stream,
-                  std::vector<Held>& held, ReplayVerdict& verdict) {
+  bool replay_one(RunContext& ctx, ProgramReplay& program, std::uint32_t index,
+                  const trace::Event& e, Stream stream, std::vector<Held>& held,
+                  ReplayVerdict& verdict) {
     switch (e.op) {
       case trace::Op::alloc: {
         if (e.slot == trace::Event::kNone) return true;  // zero bytes: nothing to hold
@@ -260,7 +265,7 @@ class Replay final : public Scenario {
         slot.event = index;
         if (!slot.block) {  // the run's OOM, in place of any made-again failure before it
           verdict.broke(index);
-          describe_oom(ctx, e, held);
+          describe_oom(program, e, held);
           stopped_ = true;
           return false;
         }
@@ -272,10 +277,10 @@ class Replay final : public Scenario {
         return true;
       case trace::Op::failed: {  // the program's own OOM: made again; the program went on
         const bool had_oom = ctx.oom_recorded();
-        Block again = ctx.remake_failed_request(stream, e.bytes, "the trace's failed request");
+        Block again = program.remake_failed_request(stream, e.bytes, "the trace's failed request");
         if (!again) {
           verdict.reproduced(index);
-          if (!had_oom && ctx.oom_recorded()) describe_oom(ctx, e, held);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(program, e, held);
         } else {
           ctx.release_on(stream, again);
         }

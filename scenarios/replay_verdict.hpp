@@ -9,7 +9,7 @@
 #include <string>
 
 #include "oomlab/scenario.hpp"
-#include "trace/trace.hpp"
+#include "oomlab/trace.hpp"
 
 namespace oomlab {
 

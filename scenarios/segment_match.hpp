@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "oomlab/caching_allocator.hpp"
 #include "oomlab/scenario.hpp"
-#include "trace/trace.hpp"
+#include "oomlab/trace.hpp"
 
 namespace oomlab {
 
@@ -49,7 +50,7 @@ class SegmentMatch {
   const trace::Trace& trace_;
   const std::vector<DeviceCall>* calls_;
   std::size_t mark_ = 0;
-  std::size_t cursor_ = 0;  // the next of trace_.segment_entries to compare
+  std::size_t cursor_ = 0;  // the next of the PyTorch part's segment_entries to compare
   std::uint64_t recorded_ = 0;
   std::uint64_t matched_ = 0;
   std::uint64_t extra_ = 0;

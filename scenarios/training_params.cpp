@@ -2,8 +2,10 @@
 // its peak of live bytes, and its peak in the sim's pages.
 #include <fmt/format.h>
 
-#include "allocators/sim_allocator.hpp"
+#include <memory>
+
 #include "oomlab/error.hpp"
+#include "oomlab/sim.hpp"
 #include "training_model.hpp"
 
 namespace oomlab::training {
@@ -41,19 +43,20 @@ class CountingSink final : public Sink {
 class PageSink final : public Sink {
  public:
   explicit PageSink(std::uint64_t page_bytes)
-      : sim_({.capacity_bytes = SimAllocator::kMaxCapacityBytes, .page_bytes = page_bytes}) {}
+      : sim_(make_sim_allocator(
+            {.capacity_bytes = kSimMaxCapacityBytes, .page_bytes = page_bytes})) {}
   bool alloc(Tensor& t) override {
-    const AllocResult r = sim_.allocate(t.bytes, {});
+    const AllocResult r = sim_->allocate(t.bytes, {});
     if (!r.ok()) return false;
     t.block = Block{r.ptr, t.bytes, AllocStatus::ok};
-    peak_ = std::max(peak_, sim_.reserved_bytes());
+    peak_ = std::max(peak_, sim_->reserved_bytes());
     return true;
   }
-  void free(Tensor& t) override { sim_.deallocate(t.block.ptr, t.bytes, {}); }
+  void free(Tensor& t) override { sim_->deallocate(t.block.ptr, t.bytes, {}); }
   [[nodiscard]] std::uint64_t peak() const { return peak_; }
 
  private:
-  SimAllocator sim_;
+  std::unique_ptr<Allocator> sim_;
   std::uint64_t peak_ = 0;
 };
 

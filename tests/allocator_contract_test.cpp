@@ -45,7 +45,8 @@ struct ManagedBackend {  // as a run uses it: capped at the budget
   static constexpr bool kReservesOnAllocate = false;  // pages land on the device when touched
 };
 
-// `torch`, once per option that changes how it holds memory, over the sim and over cudaMalloc.
+// `torch`, once per option that changes how it holds memory, and over every upstream the
+// catalogue offers it (sim, cuda, async, managed: TorchUpstreams below checks that list).
 template <bool OnDevice>
 struct TorchWith {
   static constexpr bool kNeedsDevice = OnDevice;
@@ -91,6 +92,15 @@ struct TorchOnCudaAsyncBackend : TorchWith<true> {
     options.set("upstream", std::string("cuda"));
     options.set("backend", std::string("async"));
   }
+};
+
+struct TorchOnAsyncBackend : TorchWith<true> {  // segments from a cudaMallocAsync pool
+  static constexpr const char* kName = "torch+upstream_async";
+  static void configure(Params& options) { options.set("upstream", std::string("async")); }
+};
+struct TorchOnManagedBackend : TorchWith<true> {  // segments of managed memory, capped
+  static constexpr const char* kName = "torch+upstream_managed";
+  static void configure(Params& options) { options.set("upstream", std::string("managed")); }
 };
 
 template <typename Backend>
@@ -140,7 +150,8 @@ using Backends =
     ::testing::Types<SimBackend, CappedSimBackend, CudaBackend, AsyncBackend, ManagedBackend,
                      TorchBackend, TorchExpandableBackend, TorchMaxSplitBackend,
                      TorchGarbageCollectionBackend, TorchAsyncBackend, TorchOnCudaBackend,
-                     TorchOnCudaExpandableBackend, TorchOnCudaAsyncBackend>;
+                     TorchOnCudaExpandableBackend, TorchOnCudaAsyncBackend, TorchOnAsyncBackend,
+                     TorchOnManagedBackend>;
 class BackendNames {
  public:
   template <typename T>

@@ -11,6 +11,7 @@
 #include "exec/oom_message.hpp"
 #include "oomlab/allocator.hpp"
 #include "oomlab/caching_allocator.hpp"
+#include "oomlab/program_replay.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/scenario.hpp"
 #include "run/runner.hpp"
@@ -158,6 +159,8 @@ class Staircase final : public Scenario {
       Block b = ctx.allocate(ctx.params().bytes("block"), "step");
       if (!b) {
         ctx.metric("blocks_held", static_cast<double>(n));
+        // What only some scenarios need is an extension of the context, asked for by type.
+        ctx.metric("program_replay_offered", ctx.extension<ProgramReplay>() != nullptr ? 1 : 0);
         return;
       }
       held.push_back(b);
@@ -176,6 +179,7 @@ TEST(ArchitectureGuideScenario, RunsOnSimThroughRunScenarioAndStopsAtItsOom) {
   EXPECT_EQ(r.oom->live_bytes, 64_MiB);  // 8 blocks of 8 MiB fill the 64 MiB budget
   EXPECT_EQ(r.oom->diagnosis.cause, Cause::capacity);
   EXPECT_EQ(testing::metric(r, "blocks_held"), 8);
+  EXPECT_EQ(testing::metric(r, "program_replay_offered"), 1) << "the harness's context has it";
 
   config.params.set("block", Bytes{3_MiB});  // two 2 MiB pages each: 16 blocks in 32 pages
   EXPECT_EQ(testing::metric(run_scenario(config), "blocks_held"), 16);

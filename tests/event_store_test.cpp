@@ -1,4 +1,4 @@
-// Trace::events holds events packed (trace/events.hpp): every field read back as it was put,
+// Trace::events holds events packed (oomlab/trace_events.hpp): every field read back as it was put,
 // whatever its range, and a trace like a real allocator log in well under 24 bytes an event.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "oomlab/rng.hpp"
-#include "trace/events.hpp"
+#include "oomlab/trace_events.hpp"
 
 namespace oomlab {
 namespace {

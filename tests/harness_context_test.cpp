@@ -144,6 +144,20 @@ TEST(HarnessContext, CleanupFreesEveryBlockEvenWhenOneFreeFails) {
   raw.poisoned_ = nullptr;
 }
 
+// A replay's extension: the same context, reached through RunContext's one generic lookup.
+TEST(HarnessContext, IsTheProgramReplayAReplayAsksFor) {
+  Harness h(sim(8_MiB), 8_MiB);
+  RunContext& as_a_scenario_sees_it = h.ctx;
+  ProgramReplay* program = as_a_scenario_sees_it.extension<ProgramReplay>();
+  ASSERT_NE(program, nullptr);
+  EXPECT_EQ(as_a_scenario_sees_it.find_extension("no-such-extension"), nullptr);
+  EXPECT_FALSE(h.ctx.allocate(32_MiB, "too large").ok());
+  program->describe_oom({.trace_entry = 41, .trace_line = 43, .frames = {"train.py:7"}});
+  ASSERT_TRUE(h.ctx.oom().has_value());
+  EXPECT_EQ(h.ctx.oom()->trace_entry, 41U) << "the OOM record names the trace entry";
+  EXPECT_EQ(h.ctx.oom()->frames, std::vector<std::string>{"train.py:7"});
+}
+
 TEST(HarnessContext, CleanupIsItsOwnPhase) {
   Harness h(sim(64_MiB), 64_MiB);
   h.ctx.phase("work");

@@ -9,13 +9,12 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "oomlab/allocator.hpp"
-#include "oomlab/caching_allocator.hpp"
+#include "oomlab/error.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/recorded_settings.hpp"
 #include "oomlab/rng.hpp"
@@ -50,22 +49,6 @@ struct Block {
 
   [[nodiscard]] bool ok() const { return status == AllocStatus::ok; }
   explicit operator bool() const { return ok(); }
-};
-
-// A block a replayed program held, with where it was made: its Python stack, innermost first.
-struct ProgramBlock {
-  std::uint64_t bytes = 0;
-  std::uint64_t trace_index = 0;  // the trace entry that allocated it
-  std::vector<std::string> frames;
-};
-
-// Where a replayed program's failing request stands in its trace, and what it held then: a
-// replay's OOM record names the trace entry, not the run's own event.
-struct ProgramRequest {
-  std::uint64_t trace_entry = 0;            // 0-based, as the trace file counts its entries
-  std::optional<std::uint64_t> trace_line;  // text formats: its line in the file
-  std::vector<std::string> frames;          // its Python stack, innermost first, when recorded
-  std::vector<ProgramBlock> largest_live;   // the largest blocks live then, when recorded
 };
 
 class RunContext {
@@ -139,29 +122,6 @@ class RunContext {
   // The line through live bytes at the step boundaries marked so far.
   [[nodiscard]] virtual LeakEstimate leak_estimate() const = 0;
 
-  // Allocates what a replayed program held before its trace began, in the segments a caching
-  // allocator held it in (PlacedSegment): one block per placed block, in order. A failure is
-  // the run's OOM, as for allocate().
-  virtual std::vector<Block> allocate_placed(std::span<const PlacedSegment> segments,
-                                             std::string_view label) = 0;
-  // Gives the allocator's cached memory back to the device, as a program does with
-  // torch.cuda.empty_cache() (a pool is trimmed; allocators that cache nothing do nothing).
-  virtual void trim() = 0;
-  // A capability of the run's allocator (Allocator::capability), such as the CachingAllocator
-  // a replay compares its device calls with; null when the allocator has none.
-  template <typename T>
-  [[nodiscard]] T* allocator_capability() {
-    return static_cast<T*>(find_allocator_capability(T::kCapability));
-  }
-  [[nodiscard]] virtual void* find_allocator_capability(std::string_view id) = 0;
-  // For a replayed program: where the request that is the run's OOM stands in its trace, with
-  // its frames and the largest blocks live then, added to the OOM record. Nothing without an OOM.
-  virtual void describe_oom(ProgramRequest request) = 0;
-  // A replayed program's own failed request, made again where it failed: a failure is recorded
-  // as an oom event and counted. The first to fail, when there is no OOM yet, is the run's OOM
-  // only until an allocate() fails: that one (a request the program got) is analysed instead.
-  virtual Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) = 0;
-
   // The largest block the allocator could hand out now: bisection with probes that are freed
   // at once, to kDevicePageBytes resolution (0 means under one page). Recorded as probe events.
   // Nothing (and no probe) when the user asked for --no-probe.
@@ -172,6 +132,29 @@ class RunContext {
   // which trial the recorded OOM came from. A context that keeps no record ignores them.
   virtual void begin_trial(std::string_view label) { static_cast<void>(label); }
   virtual void end_trial(bool fitted) { static_cast<void>(fitted); }
+
+  // What only some scenarios need of the run (a replay's ProgramReplay): an interface T with
+  // `static constexpr std::string_view kExtension`, null when this context has none.
+  template <typename T>
+  [[nodiscard]] T* extension() {
+    return static_cast<T*>(find_extension(T::kExtension));
+  }
+  // The same for a scenario that cannot run without it: Error(internal) naming both.
+  template <typename T>
+  [[nodiscard]] T& required_extension(std::string_view scenario) {
+    T* found = extension<T>();
+    if (found == nullptr) {
+      throw Error(ErrorKind::internal, std::string(scenario) + " needs the run context's '" +
+                                           std::string(T::kExtension) +
+                                           "' extension, which this context does not have");
+    }
+    return *found;
+  }
+  // The untyped lookup extension<T>() makes.
+  [[nodiscard]] virtual void* find_extension(std::string_view id) {
+    static_cast<void>(id);
+    return nullptr;
+  }
 };
 
 class Scenario {

@@ -41,6 +41,7 @@ BackendInfo async_backend() {
            flag_option("reuse_internal_deps",
                        "let the driver insert dependencies to reuse memory")},
       .holds_ballast = true,
+      .serves_upstream = true,
       .make = &make_async_backend};
 }
 
@@ -57,6 +58,7 @@ BackendInfo managed_backend() {
                        .type = ParamType::flag,
                        .default_value = false,
                        .help = "cudaMemPrefetchAsync each allocation to the device"}},
+          .serves_upstream = true,
           .make = &make_managed_backend};
 }
 
@@ -75,6 +77,7 @@ BackendInfo sim_backend() {
                    .default_value = Bytes{80_GiB},
                    .help = "the card being modelled: what --budget=N% and --budget=all refer to"}},
       .needs_device = false,
+      .serves_upstream = true,
       .make = [](const Params& options, const BackendSite& site) {
         return make_sim_backend(options, site.budget_bytes);
       }};
@@ -86,11 +89,17 @@ std::vector<BackendInfo> make_catalog() {
                      .name = "cuda",
                      .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
                      .holds_ballast = true,
+                     .serves_upstream = true,
                      .make = &make_cuda_backend});
   catalog.push_back(async_backend());
   catalog.push_back(managed_backend());
   catalog.push_back(sim_backend());
-  catalog.push_back(torch::torch_backend_info());
+  // The adaptor over any of those (its `upstream` choices are their names).
+  std::vector<std::string> upstreams;
+  for (const BackendInfo& b : catalog) {
+    if (b.serves_upstream) upstreams.push_back(b.name);
+  }
+  catalog.push_back(torch::torch_backend_info(upstreams));
   catalog.push_back(
       {.kind = BackendKind::automatic,
        .name = "auto",
@@ -135,9 +144,17 @@ std::unique_ptr<Allocator> make_backend(BackendKind kind, const Params& options,
   return info.make(options, site);
 }
 
-bool uses_device(BackendKind kind, const Params& options) {
+BackendKind memory_source(BackendKind kind, const Params& options) {
   const BackendInfo& info = backend_info(kind);
-  return info.uses_device != nullptr ? info.uses_device(options) : info.needs_device;
+  return info.upstream != nullptr ? info.upstream(options) : kind;
+}
+
+bool uses_device(BackendKind kind, const Params& options) {
+  return backend_info(memory_source(kind, options)).needs_device;
+}
+
+bool holds_ballast(BackendKind kind, const Params& options) {
+  return backend_info(memory_source(kind, options)).holds_ballast;
 }
 
 std::uint64_t simulated_total_bytes(BackendKind /*kind*/, const Params& options) {

@@ -34,14 +34,18 @@ struct BackendInfo {
   std::string name;
   std::string summary;
   ParamSpec options;
-  bool needs_device = true;    // with its default options (uses_device says for others)
+  bool needs_device = true;    // with its default options (an adaptor's: its upstream's)
   bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
+  // Can hand an adaptor backend (torch) the memory it serves from: an allocation of any size, on
+  // the run's stream. Every backend but an adaptor and auto.
+  bool serves_upstream = false;
   void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
   // Builds it (null for auto, which is resolved before anything is built). A device backend
   // throws Error(no_device) in a build without CUDA.
   std::unique_ptr<Allocator> (*make)(const Params& options, const BackendSite& site) = nullptr;
-  // Whether a run with these options takes memory on a device (null: needs_device).
-  bool (*uses_device)(const Params& options) = nullptr;
+  // An adaptor's: the backend its options name as its upstream, where its memory comes from
+  // (null: the backend takes its memory itself).
+  BackendKind (*upstream)(const Params& options) = nullptr;
   // Takes the defaults of options the user left alone from the recorded settings, saying so in
   // the notes it returns (null: the backend takes nothing from them).
   std::vector<std::string> (*settle)(Params& options,
@@ -55,13 +59,19 @@ struct BackendInfo {
 [[nodiscard]] const BackendInfo* find_backend(std::string_view name);
 
 // The one way a backend is built: its catalogue entry's factory. `managed` comes back already
-// capped (BudgetCap at managed_cap_bytes); `torch` over the upstream its options name.
+// capped (BudgetCap at managed_cap_bytes); `torch` over the upstream its options name (any entry
+// that serves_upstream), built by this same call.
 [[nodiscard]] std::unique_ptr<Allocator> make_backend(BackendKind kind, const Params& options,
                                                       const BackendSite& site);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,
                                                           std::uint64_t budget_bytes);
+// The backend a run on `kind` with these options takes its memory from: an adaptor's upstream,
+// else `kind` itself. Its entry says whether that memory is a device's and how it is budgeted.
+[[nodiscard]] BackendKind memory_source(BackendKind kind, const Params& options);
 // Whether a run on this backend, with these options, takes memory on a device.
 [[nodiscard]] bool uses_device(BackendKind kind, const Params& options);
+// Whether the driver holds such a run to its budget (a ballast takes the rest of the device).
+[[nodiscard]] bool holds_ballast(BackendKind kind, const Params& options);
 // The card a simulated run models: what --budget=N% and all refer to.
 [[nodiscard]] std::uint64_t simulated_total_bytes(BackendKind kind, const Params& options);
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 
 #include "oomlab/error.hpp"
@@ -17,6 +18,10 @@ namespace {
 constexpr std::uint64_t kSmallBase = 1ULL << 44U;
 constexpr std::uint64_t kLargeBase = 1ULL << 46U;
 }  // namespace
+
+std::unique_ptr<Allocator> make_sim_allocator(const SimOptions& options) {
+  return std::make_unique<SimAllocator>(options);
+}
 
 SimAllocator::SimAllocator(const Options& options)
     : page_bytes_(options.page_bytes),

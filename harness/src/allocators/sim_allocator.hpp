@@ -10,22 +10,19 @@
 #include <vector>
 
 #include "oomlab/allocator.hpp"
+#include "oomlab/sim.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab {
 
 class SimAllocator final : public Allocator {
  public:
-  struct Options {
-    std::uint64_t capacity_bytes = 8_GiB;  // the budget
-    std::uint64_t page_bytes = kDevicePageBytes;
-    std::uint64_t device_total_bytes = 80_GiB;  // the card being modelled, for reports
-  };
+  using Options = SimOptions;
 
   // Small blocks are placed at this alignment (cudaMalloc guarantees 256 bytes).
   static constexpr std::uint64_t kGranuleBytes = 256;
   // The largest capacity the address layout allows.
-  static constexpr std::uint64_t kMaxCapacityBytes = 16_TiB;
+  static constexpr std::uint64_t kMaxCapacityBytes = kSimMaxCapacityBytes;
 
   explicit SimAllocator(const Options& options);
 

@@ -6,11 +6,11 @@
 #include <chrono>
 
 #include "oomlab/error.hpp"
+#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "run/torch_settings.hpp"
 #include "run/whatif.hpp"
 #include "trace/trace.hpp"
-#include "trace/trace_caveats.hpp"
 
 namespace oomlab {
 
@@ -191,7 +191,8 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
   m.reproduction = reproduction(m);
   m.lower_bound = trace::ends_at_failure(*trace);
   m.caveats = trace::trace_caveats(*trace);
-  if (trace->allocator_settings && trace->allocator_settings->fraction_capped.value_or(false)) {
+  if (const RecordedAllocatorSettings* recorded = trace::allocator_settings(*trace);
+      recorded != nullptr && recorded->fraction_capped.value_or(false)) {
     m.notes.emplace_back(
         "the program's own OOM left the device room for the request: it ran under "
         "torch.cuda.set_per_process_memory_fraction, whose cap is not the budget; the model "

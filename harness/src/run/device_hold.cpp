@@ -32,10 +32,12 @@ std::uint64_t kept_back_here(const RunConfig& config, const RunResult& result) {
 std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPlan& plan,
                                            DeviceHold& hold, RunResult& result) {
   const BackendKind kind = plan.kind;
+  // torch over managed takes managed memory, and is held to the budget as managed is.
+  const bool managed = memory_source(kind, plan.allocator_options) == BackendKind::managed;
   hold.session.emplace(config.device);
   hold.counter.emplace();
   kernels::preload();  // module memory now, not from the budget
-  if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());
+  if (managed) settle_managed_memory(hold.session->stream());
   hold.session->trim_default_pool();
   hold.session->synchronize();
   // Another process can take memory between the reading and the ballast (several oomlab runs
@@ -45,7 +47,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
     result.budget_bytes = resolve_budget(
         config.budget, config.notice, result, hold.session->total_bytes(), hold.free_before,
         fmt::format("free on device {}", config.device), kept_back_here(config, result));
-    if (!backend_info(kind).holds_ballast) break;
+    if (!holds_ballast(kind, plan.allocator_options)) break;
     result.ballast_bytes = round_down(hold.free_before - result.budget_bytes, kDevicePageBytes);
     try {
       if (result.ballast_bytes > 0) hold.ballast.emplace(result.ballast_bytes);
@@ -70,7 +72,7 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
     }
   }
   hold.free_at_start = hold.session->free_bytes();
-  if (kind == BackendKind::managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);
+  if (managed) result.cap_bytes = managed_cap_bytes(result.budget_bytes);
   hold.budget_bytes = result.budget_bytes;
   return make_backend(kind, plan.allocator_options,
                       {.budget_bytes = hold.budget_bytes,
@@ -79,11 +81,11 @@ std::unique_ptr<Allocator> place_on_device(const RunConfig& config, const RunPla
                        .recorded = plan.recorded ? &*plan.recorded : nullptr});
 }
 
-void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
+void release_device(const RunConfig& config, BackendKind memory, DeviceHold& hold,
                     RunResult& result) {
   try {
     hold.ballast.reset();
-    if (kind == BackendKind::managed) settle_managed_memory(hold.session->stream());  // as before
+    if (memory == BackendKind::managed) settle_managed_memory(hold.session->stream());  // as before
     hold.session->trim_default_pool();
     hold.session->synchronize();
     result.cleanup = Cleanup{.device_free_before = hold.free_before,
@@ -109,7 +111,7 @@ void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold,
           fmt::format("{} other process(es) use this device: the difference may be theirs",
                       result.cleanup->other_processes);
     } else if (missing > static_cast<std::int64_t>(kDevicePageBytes) &&
-               kind == BackendKind::managed && all_freed) {
+               memory == BackendKind::managed && all_freed) {
       // Measured on an H100: after some managed runs free memory stays 4 to 34 MiB lower for
       // seconds although every cudaFree returned and memcheck finds no allocation leaked: the
       // managed-memory driver keeps pages of its own.

@@ -33,7 +33,9 @@ struct DeviceHold {
                                                          RunResult& result);
 
 // Frees the ballast, then checks free memory is back (waiting for the driver's late release,
-// telling another process's share and managed memory's own pages from a harness leak).
-void release_device(const RunConfig& config, BackendKind kind, DeviceHold& hold, RunResult& result);
+// telling another process's share and managed memory's own pages from a harness leak). `memory`
+// is the backend the run's memory came from (memory_source: torch over managed is managed).
+void release_device(const RunConfig& config, BackendKind memory, DeviceHold& hold,
+                    RunResult& result);
 
 }  // namespace oomlab

@@ -14,6 +14,7 @@
 
 #include "analysis/oom_analysis.hpp"
 #include "kernels/kernels.hpp"
+#include "oomlab/program_replay.hpp"
 #include "oomlab/scenario.hpp"
 #include "record/phase_table.hpp"
 #include "record/recording.hpp"
@@ -40,7 +41,8 @@ struct ContextSettings {
   std::function<void(std::string)> notice;  // the run's notices (run_plan's notify)
 };
 
-class HarnessContext final : public RunContext {
+// It is also the ProgramReplay a replay asks for (find_extension).
+class HarnessContext final : public RunContext, public ProgramReplay {
  public:
   HarnessContext(Recording& allocator, PhaseTable& phases, ContextSettings settings);
   ~HarnessContext() override;
@@ -93,6 +95,12 @@ class HarnessContext final : public RunContext {
   [[nodiscard]] std::uint64_t peak_live_bytes() const override { return peak_since_reset_; }
   void reset_peak() override { peak_since_reset_ = allocator_.live_bytes(); }
   [[nodiscard]] LeakEstimate leak_estimate() const override;
+  [[nodiscard]] void* find_extension(std::string_view id) override {
+    return id == ProgramReplay::kExtension ? static_cast<ProgramReplay*>(this) : nullptr;
+  }
+  std::optional<std::uint64_t> largest_free_bytes() override;
+
+  // ProgramReplay.
   std::vector<Block> allocate_placed(std::span<const PlacedSegment> segments,
                                      std::string_view label) override;
   void trim() override { allocator_.trim(); }
@@ -101,7 +109,6 @@ class HarnessContext final : public RunContext {
   }
   void describe_oom(ProgramRequest request) override;
   Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) override;
-  std::optional<std::uint64_t> largest_free_bytes() override;
 
   // The harness's side.
   // Verifies every filled block still live (the end-of-run check).

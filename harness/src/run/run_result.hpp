@@ -12,6 +12,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "device/device.hpp"
 #include "oomlab/params.hpp"
+#include "oomlab/program_replay.hpp"
 #include "oomlab/scenario.hpp"
 #include "run/verify_mode.hpp"
 

@@ -285,7 +285,8 @@ RunResult run_scenario(const RunConfig& config) {
                        format_bytes(result.peak_reserved_bytes - budget), format_bytes(budget),
                        format_bytes(budget)));
   }
-  if (hold.session) release_device(config, plan.kind, hold, result);
+  if (hold.session)
+    release_device(config, memory_source(plan.kind, plan.allocator_options), hold, result);
   return result;
 }
 

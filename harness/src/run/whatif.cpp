@@ -15,11 +15,11 @@
 #include "device/device.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace.hpp"
 #include "run/frontier.hpp"
 #include "run/parallel_each.hpp"
 #include "run/run_plan.hpp"
 #include "trace/trace.hpp"
-#include "trace/trace_caveats.hpp"
 
 namespace oomlab {
 
@@ -40,8 +40,7 @@ namespace {
 constexpr std::string_view kAsRecorded = "as recorded";
 
 torch::ResolvedTorch resolved(const Params& options, const trace::Trace& trace) {
-  return torch::resolve_torch(options,
-                              trace.allocator_settings ? &*trace.allocator_settings : nullptr);
+  return torch::resolve_torch(options, trace::allocator_settings(trace));
 }
 
 // The torch model over the simulated card, nothing else chosen: the snapshot's settings fill in.

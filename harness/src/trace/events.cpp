@@ -1,8 +1,8 @@
-#include "trace/events.hpp"
-
 #include <algorithm>
 #include <bit>
 #include <cstring>
+
+#include "oomlab/trace_events.hpp"
 
 namespace oomlab::trace {
 

@@ -208,8 +208,9 @@ class Assembler {
 
   Trace assemble() {
     Trace& t = builder_.trace();
-    t.stacks = snapshot_.stacks;
-    t.allocator_settings = snapshot_.settings;
+    PytorchTrace& own = t.pytorch.emplace();
+    own.stacks = snapshot_.stacks;
+    own.allocator_settings = snapshot_.settings;
     note_fraction_cap(t);
     place_initial_state(t);
     walk(t);
@@ -221,8 +222,8 @@ class Assembler {
   void note_fraction_cap(Trace& t) const {
     for (const SnapshotEntry& e : snapshot_.entries) {
       if (e.kind != Kind::oom) continue;
-      if (!t.allocator_settings) t.allocator_settings.emplace();
-      t.allocator_settings->fraction_capped = e.address >= e.bytes;
+      if (!t.pytorch->allocator_settings) t.pytorch->allocator_settings.emplace();
+      t.pytorch->allocator_settings->fraction_capped = e.address >= e.bytes;
       return;
     }
   }
@@ -261,7 +262,7 @@ class Assembler {
       }
     }
     t.initial_events = static_cast<std::uint32_t>(t.events.size());
-    if (level_ == Level::tensor) t.initial_segments = std::move(segments);
+    if (level_ == Level::tensor) t.pytorch->initial_segments = std::move(segments);
   }
 
   void walk(Trace& t) {
@@ -277,7 +278,7 @@ class Assembler {
           classifier.explicit_release(next, reserved_before_release, taken_after_release);
       if (!own) return;
       if (next == nullptr) {
-        t.release_at_end = true;
+        t.pytorch->release_at_end = true;
       } else {
         pending_release_ = true;
       }
@@ -306,14 +307,15 @@ class Assembler {
 
   void segment_call(Trace& t, const SnapshotEntry& e) {
     if (level_ == Level::tensor) {
-      t.segment_entries.push_back({.index = e.index,
-                                   .bytes = e.bytes,
-                                   .address = e.address,
-                                   .before = static_cast<std::uint32_t>(t.events.size()),
-                                   .action = e.kind == Kind::segment_alloc  ? SegmentAction::alloc
-                                             : e.kind == Kind::segment_free ? SegmentAction::free
-                                             : e.kind == Kind::segment_map  ? SegmentAction::map
-                                                                           : SegmentAction::unmap});
+      t.pytorch->segment_entries.push_back(
+          {.index = e.index,
+           .bytes = e.bytes,
+           .address = e.address,
+           .before = static_cast<std::uint32_t>(t.events.size()),
+           .action = e.kind == Kind::segment_alloc  ? SegmentAction::alloc
+                     : e.kind == Kind::segment_free ? SegmentAction::free
+                     : e.kind == Kind::segment_map  ? SegmentAction::map
+                                                    : SegmentAction::unmap});
       builder_.ignore();
       return;
     }

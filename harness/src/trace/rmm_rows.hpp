@@ -15,7 +15,7 @@
 #include <memory>
 #include <vector>
 
-#include "trace/events.hpp"
+#include "oomlab/trace_events.hpp"
 
 namespace oomlab::trace {
 

@@ -146,7 +146,9 @@ namespace {
 template <typename Seen>
 void walk_reserved(const Trace& trace, std::uint32_t until, const Seen& seen) {
   std::uint64_t reserved = 0;
-  if (trace.initial_segments.empty() && trace.segment_entries.empty()) {  // the segment level
+  static const PytorchTrace kNone;
+  const PytorchTrace& own = trace.pytorch ? *trace.pytorch : kNone;
+  if (own.initial_segments.empty() && own.segment_entries.empty()) {  // the segment level
     for (std::uint32_t i = 0; i < until; ++i) {
       seen(reserved);
       const Event e = trace.events[i];
@@ -157,10 +159,10 @@ void walk_reserved(const Trace& trace, std::uint32_t until, const Seen& seen) {
     seen(reserved);
     return;
   }
-  for (const InitialSegment& s : trace.initial_segments)
+  for (const InitialSegment& s : own.initial_segments)
     reserved += s.bytes;
   seen(reserved);
-  for (const SegmentEntry& s : trace.segment_entries) {
+  for (const SegmentEntry& s : own.segment_entries) {
     if (s.before > until) break;
     const bool takes = s.action == SegmentAction::alloc || s.action == SegmentAction::map;
     reserved = takes ? reserved + s.bytes : reserved - std::min(reserved, s.bytes);

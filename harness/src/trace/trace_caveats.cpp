@@ -1,7 +1,7 @@
-#include "trace/trace_caveats.hpp"
-
+// trace_caveats (oomlab/trace.hpp): what an answer read from a trace cannot know, in words.
 #include <fmt/format.h>
 
+#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab::trace {
@@ -12,15 +12,18 @@ std::string late_start(const Trace& trace) {
   std::uint64_t live = 0;
   for (std::uint32_t i = 0; i < trace.initial_events; ++i)
     live += trace.events[i].bytes;
+  const std::vector<InitialSegment> none;
+  const std::vector<InitialSegment>& segments =
+      trace.pytorch ? trace.pytorch->initial_segments : none;
   std::uint64_t held = 0;
-  for (const InitialSegment& s : trace.initial_segments)
+  for (const InitialSegment& s : segments)
     held += s.bytes;
   // At the segment level the events before the history are the segments themselves.
   const std::string what =
-      trace.initial_segments.empty()
+      segments.empty()
           ? fmt::format("{} segments ({})", format_count(trace.initial_events), format_bytes(live))
           : fmt::format("{} blocks ({}) in {} segments ({})", format_count(trace.initial_events),
-                        format_bytes(live), trace.initial_segments.size(), format_bytes(held));
+                        format_bytes(live), segments.size(), format_bytes(held));
   return fmt::format(
       "the history began with {} already live (recorded after they were made, or "
       "its first entries cut by max_entries): they are placed as the snapshot shows them, and "

@@ -15,10 +15,16 @@ const BackendInfo& upstream_of(const Params& options) {
   return *find_backend(options.choice("upstream"));
 }
 
-// Segments from the upstream the options name; on a device, expandable segments map pages of the
-// CUDA virtual-memory API, as PyTorch does.
+BackendKind upstream_kind(const Params& options) {
+  return upstream_of(options).kind;
+}
+
+// Segments from the upstream the options name, built through the catalogue like any backend; on
+// a device, expandable segments map pages of the CUDA virtual-memory API, as PyTorch does (over
+// cuda alone: check_upstream refuses the others).
 std::unique_ptr<Allocator> make_torch(const Params& options, const BackendSite& site) {
   const TorchConfig config = resolve_torch(options, site.recorded).config;
+  check_upstream(options, config.expandable_segments);  // the recorded settings' too
   const BackendInfo& upstream_info = upstream_of(options);
   Params upstream_options(upstream_info.options);
   BackendSite upstream_site = site;
@@ -39,30 +45,29 @@ std::unique_ptr<Allocator> make_torch(const Params& options, const BackendSite& 
                                           site.budget_bytes, false);
 }
 
-bool torch_uses_device(const Params& options) {
-  return upstream_of(options).needs_device;
-}
-
+// A snapshot's expandable_segments over an upstream that cannot map pages is refused here,
+// before the run, as the same option given by the user is.
 std::vector<std::string> settle_torch(Params& options, const RecordedAllocatorSettings* recorded) {
   ResolvedTorch resolved = resolve_torch(options, recorded);
+  check_upstream(resolved.effective, resolved.config.expandable_segments);
   options = std::move(resolved.effective);
   return std::move(resolved.notes);
 }
 
 }  // namespace
 
-BackendInfo torch_backend_info() {
+BackendInfo torch_backend_info(const std::vector<std::string>& upstreams) {
   return {.kind = BackendKind::torch,
           .name = "torch",
           .summary =
               "a model of PyTorch's CUDA caching allocator (or its cudaMallocAsync "
-              "backend) over the sim or, with upstream=cuda, the device",
-          .options = torch_option_spec(),
+              "backend) over any other backend: the sim by default, or upstream=cuda, async, "
+              "managed on the device",
+          .options = torch_option_spec(upstreams),
           .needs_device = false,
-          .holds_ballast = true,
           .validate = &validate_torch_options,
           .make = &make_torch,
-          .uses_device = &torch_uses_device,
+          .upstream = &upstream_kind,
           .settle = &settle_torch};
 }
 

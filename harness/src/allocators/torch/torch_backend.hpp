@@ -3,13 +3,16 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "allocators/backends.hpp"
 #include "allocators/torch/torch_config.hpp"
 
 namespace oomlab::torch {
 
-[[nodiscard]] BackendInfo torch_backend_info();
+// Its `upstream` option chooses among `upstreams`: the catalogue's backends that serve one.
+[[nodiscard]] BackendInfo torch_backend_info(const std::vector<std::string>& upstreams);
 
 // The card `torch` over the sim models: a card of the budget's size (a ballast's) gives one 2 MiB
 // page less than the budget; under a fraction cap the whole modelled card (PyTorch caps itself).

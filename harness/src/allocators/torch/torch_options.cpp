@@ -1,16 +1,18 @@
 #include "allocators/torch/torch_options.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
 #include <vector>
 
+#include "allocators/backends.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::torch {
 
-ParamSpec torch_option_spec() {
+ParamSpec torch_option_spec(const std::vector<std::string>& upstreams) {
   return {
       {.name = "expandable_segments",
        .type = ParamType::flag,
@@ -41,9 +43,12 @@ ParamSpec torch_option_spec() {
       {.name = "upstream",
        .type = ParamType::choice,
        .default_value = std::string("sim"),
-       .help = "where segments come from: sim (no GPU, deterministic) or cuda (cudaMalloc and "
-               "the virtual-memory API under the ballast)",
-       .choices = {"sim", "cuda"}},
+       .help = fmt::format("where segments come from: any backend that hands out memory ({}; "
+                           "not torch itself): sim needs no GPU and is deterministic; on a "
+                           "device, expandable_segments needs cuda (pages of the CUDA "
+                           "virtual-memory API under the ballast) or sim",
+                           fmt::join(upstreams, ", ")),
+       .choices = upstreams},
       {.name = "budget_by",
        .type = ParamType::choice,
        .default_value = std::string("device"),
@@ -66,6 +71,7 @@ ParamSpec torch_option_spec() {
 }
 
 void validate_torch_options(const Params& options) {
+  check_upstream(options, options.flag("expandable_segments"));
   const std::uint64_t split = options.bytes("max_split_size");
   if (split < kSmallestMaxSplitBytes) {
     throw Error(ErrorKind::usage,
@@ -102,8 +108,41 @@ void validate_torch_options(const Params& options) {
   }
 }
 
-bool torch_upstream_is_cuda(const Params& options) {
-  return options.choice("upstream") == "cuda";
+ParamSpec torch_option_spec() {
+  return backend_info(BackendKind::torch).options;
+}
+
+namespace {
+
+std::vector<std::string> upstream_names() {
+  std::vector<std::string> names;
+  for (const BackendInfo& b : backend_catalog()) {
+    if (b.serves_upstream) names.push_back(b.name);
+  }
+  return names;
+}
+
+}  // namespace
+
+void check_upstream(const Params& options, bool expandable_segments) {
+  const std::string& name = options.choice("upstream");
+  const BackendInfo* upstream = find_backend(name);
+  if (upstream == nullptr || !upstream->serves_upstream) {
+    throw Error(ErrorKind::usage,
+                fmt::format("allocator 'torch': upstream={} cannot serve torch's segments{} (one "
+                            "of: {})",
+                            name, name == "torch" ? " (torch over torch)" : "",
+                            fmt::join(upstream_names(), ", ")));
+  }
+  if (expandable_segments && upstream->kind != BackendKind::sim &&
+      upstream->kind != BackendKind::cuda) {
+    throw Error(ErrorKind::usage,
+                fmt::format("allocator 'torch': expandable_segments over upstream={}: on a device "
+                            "its pages are mapped through the CUDA virtual-memory API, as PyTorch "
+                            "maps them, so they would not be {}'s memory; use upstream=cuda (or "
+                            "sim)",
+                            name, name));
+  }
 }
 
 std::string alloc_conf(const Params& p) {

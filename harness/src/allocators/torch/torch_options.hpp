@@ -12,12 +12,20 @@
 
 namespace oomlab::torch {
 
+// For the catalogue: `upstream` chooses among `upstreams` (the backends that serve an adaptor).
+[[nodiscard]] ParamSpec torch_option_spec(const std::vector<std::string>& upstreams);
+// The options of `torch` in the catalogue.
 [[nodiscard]] ParamSpec torch_option_spec();
 // PyTorch's own limits (max_split_size >= 20 MiB, garbage_collection_threshold in [0, 1),
-// roundup_power2_divisions a power of two or 0); throws Error(usage) naming the option.
+// roundup_power2_divisions a power of two or 0), and an upstream that can serve it
+// (check_upstream); throws Error(usage) naming the option.
 void validate_torch_options(const Params& options);
-
-[[nodiscard]] bool torch_upstream_is_cuda(const Params& options);
+// The upstream is a backend that serves an adaptor (not torch itself), and with expandable
+// segments one whose memory the model can map: the sim's pages, or on a device cudaMalloc's
+// memory, whose pages PyTorch maps through the CUDA virtual-memory API. async and managed cannot
+// (their memory is a pool's, or capped by oomlab, and the mapped pages would be neither):
+// Error(usage) saying so.
+void check_upstream(const Params& options, bool expandable_segments);
 
 // The options as PYTORCH_CUDA_ALLOC_CONF spells them, those that differ from PyTorch's defaults
 // ("expandable_segments:True,max_split_size_mb:128"); "" when none does. PyTorch's own settings

@@ -1,8 +1,9 @@
-// A trace's events, and how they are held. A trace of 100 million rows (hours of a real job) is
-// held packed: in chunks of 4096 events, each field a column stored as the offset from the
-// chunk's smallest value in as few bytes as the chunk's range needs (sizes, times, row numbers
-// and slots change little from one event to the next), and read back one event at a time. An
-// RMM log of millions of rows takes 10 to 16 bytes an event (a plain Event takes 56).
+// A trace's events, and how they are held (part of oomlab/trace.hpp). A trace of 100 million
+// rows (hours of a real job) is held packed: in chunks of 4096 events, each field a column stored
+// as the offset from the chunk's smallest value in as few bytes as the chunk's range needs
+// (sizes, times, row numbers and slots change little from one event to the next), and read back
+// one event at a time. An RMM log of millions of rows takes 10 to 16 bytes an event (a plain
+// Event takes 56).
 #pragma once
 
 #include <array>
@@ -35,7 +36,7 @@ struct Event {
   // address that was never allocated.
   std::uint32_t slot = kNone;
   std::uint32_t stream = 0;     // numbered in order of first appearance
-  std::uint32_t stack = kNone;  // PyTorch: its Python frames, in Trace::stacks
+  std::uint32_t stack = kNone;  // PyTorch: its Python frames, in PytorchTrace::stacks
   Op op = Op::alloc;
   // PyTorch: the program emptied its allocator's cache (torch.cuda.empty_cache()) just before.
   bool release_before = false;

@@ -1,0 +1,134 @@
+// An allocation trace as a scenario (or a plugin) reads it, whatever file it came from (oomlab's
+// events.csv, RMM's log, a PyTorch snapshot): the allocations, frees and failed requests a
+// program made, in order, each with the place in its file it came from. Frees are linked to the
+// allocation they free when the trace is loaded, so that a replay never looks an address up.
+// What only a PyTorch snapshot records (the segments, the device calls, the Python stacks, the
+// allocator's settings) is its own part, PytorchTrace. The importers are harness/src/trace/.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "oomlab/recorded_settings.hpp"
+#include "oomlab/trace_events.hpp"
+
+namespace oomlab::trace {
+
+enum class Format : std::uint8_t { automatic, oomlab, rmm, pytorch };
+// PyTorch: what the program asked for, or what its allocator got from the driver.
+enum class Level : std::uint8_t { tensor, segment };
+
+// What the program itself asked for over the whole trace, worked out as it is read: positions
+// are in Trace::events (Event::kNone: none).
+struct Demand {
+  std::uint64_t peak_live_bytes = 0;  // its blocks live at once, at their most
+  std::uint32_t peak_live_at = Event::kNone;
+  std::uint64_t peak_with_failed_bytes = 0;  // the same with its failed requests counted
+  std::uint32_t peak_with_failed_at = Event::kNone;
+  std::uint64_t failures = 0;  // its own failed requests
+  std::uint32_t first_failure_at = Event::kNone;
+  std::uint32_t last_failure_at = Event::kNone;
+  std::uint32_t last_alloc_at = Event::kNone;
+};
+
+// PyTorch snapshots, replayed at the tensor level: what the real caching allocator did with the
+// device meanwhile, to compare with what a model of it does.
+enum class SegmentAction : std::uint8_t { alloc, free, map, unmap };
+struct SegmentEntry {
+  std::uint64_t index = 0;  // in the device trace
+  std::uint64_t bytes = 0;
+  std::uint64_t address = 0;
+  std::uint32_t before = 0;  // the position in Trace::events of the event it came before
+  SegmentAction action = SegmentAction::alloc;
+};
+
+// A segment that existed when the trace began, with the blocks then live in it (in address
+// order, each with its pre-existing event in Trace::events).
+struct InitialSegment {
+  struct Live {
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;        // what was asked for
+    std::uint64_t block_bytes = 0;  // the allocator's block, when the snapshot says (else 0)
+    std::uint32_t event = 0;
+  };
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+  std::uint32_t stream = 0;
+  bool small_pool = false;
+  bool expandable = false;
+  std::vector<Live> blocks;
+};
+
+// What a PyTorch snapshot records beyond the requests: its caching allocator's state and calls.
+struct PytorchTrace {
+  // Tensor level: the segments there before the first entry, holding the first initial_events
+  // events (at the segment level those events are the segments themselves, and this is empty).
+  std::vector<InitialSegment> initial_segments;
+  std::vector<SegmentEntry> segment_entries;  // tensor level: the real allocator's device calls
+  bool release_at_end = false;  // the program emptied its cache after its last request
+  std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first (Event::stack)
+  std::optional<RecordedAllocatorSettings> allocator_settings;
+};
+
+struct Trace {
+  Format format = Format::oomlab;
+  std::filesystem::path source;
+  EventStore events;
+  std::vector<std::uint64_t> streams;  // the original stream handles, by number
+  std::uint32_t threads = 0;
+  std::uint32_t slots = 0;               // the most allocations live at once
+  std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
+  std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
+  std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
+  // The source's entries (rows, device-trace entries), replayed or not: what the file's own
+  // numbering counts to. What was live before a history began is not among them.
+  std::uint64_t source_entries = 0;
+  // The first events are what was live before the history began (Event::preexisting).
+  std::uint32_t initial_events = 0;
+  Demand demand;
+  std::optional<PytorchTrace> pytorch;  // a PyTorch snapshot's own part; none for other formats
+};
+
+// A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
+[[nodiscard]] inline const RecordedAllocatorSettings* allocator_settings(const Trace& trace) {
+  return trace.pytorch && trace.pytorch->allocator_settings ? &*trace.pytorch->allocator_settings
+                                                            : nullptr;
+}
+
+struct LoadOptions {
+  Format format = Format::automatic;
+  Level level = Level::tensor;
+  std::uint32_t device = 0;  // PyTorch: which device's trace
+  // Called every few thousand rows (entries, opcodes) while the trace is read: it throws
+  // (Interrupted, TimedOut) to stop a long load. None: the load runs to its end.
+  std::function<void()> check_stop;
+};
+
+// Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with
+// "file:line: what" (or "file: byte N: what") for anything it cannot read.
+[[nodiscard]] Trace load(const std::filesystem::path& path, const LoadOptions& options);
+// The same, read once per process: the last trace loaded is kept, and handed out again while
+// the file (size and modification time) and the options are the same. A frontier's trials, or a
+// what-if's settings, parse their trace once.
+[[nodiscard]] std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
+                                                       const LoadOptions& options);
+
+// Whether the trace stops at the program's own failed request, with nothing asked for after it
+// (a snapshot dumped at the OOM): what the program would have done next is not in it.
+[[nodiscard]] bool ends_at_failure(const Trace& trace);
+
+// What an answer read from the trace cannot know, one line each in words a user acts on: a
+// history that began while blocks were already live (recorded late, or its first entries cut by
+// PyTorch's max_entries), and a trace that stops at the program's own OOM. None for a trace that
+// has neither.
+[[nodiscard]] std::vector<std::string> trace_caveats(const Trace& trace);
+
+[[nodiscard]] std::string_view to_string(Format format);
+
+}  // namespace oomlab::trace
