@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "exec/exec_run.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
@@ -17,7 +18,6 @@
 #include "reports/report_input.hpp"
 #include "reports/run_report.hpp"
 #include "reports/summary_json.hpp"
-#include "exec/exec_run.hpp"
 
 namespace oomlab {
 

@@ -100,7 +100,8 @@ std::string answer_sections(const RunReport& run) {
         "</section>\n",
         run.soak->passed ? "passed" : "failed", html_kv_table(soak_rows(*run.soak), "soak-facts"));
   }
-  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) && !run.last_events.empty()) {
+  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) &&
+      !run.last_events.empty()) {
     out += fmt::format(
         "<section id=\"error\">\n<h2>The last events before the {}</h2>\n{}</section>\n",
         to_string(run.outcome), html_data_table(last_events_table(run), "last-events"));
@@ -199,10 +200,11 @@ std::string html_page_end(const std::string& oomlab_version) {
 
 std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));
-  out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)), badge(std::string(to_string(run.outcome))));
+  out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)),
+                     badge(std::string(to_string(run.outcome))));
   if (const auto answer = run_answer(run)) {
-    const bool failed =
-        run.outcome == Outcome::error || run.outcome == Outcome::timeout || (run.soak && !run.soak->passed);
+    const bool failed = run.outcome == Outcome::error || run.outcome == Outcome::timeout ||
+                        (run.soak && !run.soak->passed);
     out += fmt::format("<p class=\"answer{}\" id=\"answer\">{}</p>\n",
                        failed ? " answer-failed" : "", xml_escape(*answer));
   }

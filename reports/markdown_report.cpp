@@ -140,7 +140,8 @@ std::string answer_md(const RunReport& run) {
   std::string out;
   if (run.soak)
     out += "## The soak (soak.json)\n\n" + markdown_kv_table(soak_rows(*run.soak), "Soak");
-  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) && !run.last_events.empty()) {
+  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) &&
+      !run.last_events.empty()) {
     out += fmt::format("## The last events before the {}\n\n", to_string(run.outcome)) +
            markdown_data_table(last_events_table(run));
   }

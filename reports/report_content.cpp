@@ -7,10 +7,10 @@
 #include <map>
 
 #include "analysis/oom_analysis.hpp"
-#include "oomlab/units.hpp"
-#include "reports/params_text.hpp"
 #include "exec/exec_run.hpp"
 #include "exec/remedy_check.hpp"
+#include "oomlab/units.hpp"
+#include "reports/params_text.hpp"
 #include "reports/report_input.hpp"
 #include "reports/summary_json.hpp"
 
@@ -248,11 +248,10 @@ std::string run_headline(const RunReport& run) {
   if (!run.oom)
     return fmt::format("{} · budget {}", outcome_label(run.outcome),
                        format_bytes(run.budget_bytes));
-  return fmt::format(
-      "OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}", oom_where(*run.oom),
-      run.oom->step, format_bytes(run.oom->request_bytes), format_bytes(run.oom->live_bytes),
-      to_string(run.oom->diagnosis.cause), format_bytes(run.budget_bytes),
-      run.platform.simulated ? " · simulated" : "");
+  return fmt::format("OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}",
+                     oom_where(*run.oom), run.oom->step, format_bytes(run.oom->request_bytes),
+                     format_bytes(run.oom->live_bytes), to_string(run.oom->diagnosis.cause),
+                     format_bytes(run.budget_bytes), run.platform.simulated ? " · simulated" : "");
 }
 
 std::string timeline_caption(const Timeline& timeline) {

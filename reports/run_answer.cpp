@@ -8,8 +8,8 @@
 
 #include "oomlab/units.hpp"
 #include "reports/run_extras.hpp"
-#include "reports/summary_json.hpp"
 #include "reports/soak_report.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 

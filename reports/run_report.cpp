@@ -241,8 +241,9 @@ RunReport load_run_report(const std::filesystem::path& path) {
     return report;
   }
   // The chart ends at the OOM: what follows is the run giving back what it held.
-  const std::optional<std::uint64_t> oom_seq =
-      report.outcome == Outcome::oom && report.oom ? std::optional(report.oom->event) : std::nullopt;
+  const std::optional<std::uint64_t> oom_seq = report.outcome == Outcome::oom && report.oom
+                                                   ? std::optional(report.oom->event)
+                                                   : std::nullopt;
   report.timeline =
       read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report), oom_seq);
   read_device_timelines(report);

@@ -126,8 +126,8 @@ void add_program(json& doc, const RunResult& r, const std::filesystem::path& fol
 
 void read_program_run(const JsonFields& summary, const std::filesystem::path& folder,
                       RunResult& r) {
-  r.program = summary.has("program") ? read_program(summary.object("program"), folder)
-                                     : ProgramRun{};
+  r.program =
+      summary.has("program") ? read_program(summary.object("program"), folder) : ProgramRun{};
   if (const std::optional<JsonFields> model = summary.optional_object("model"))
     r.models.push_back(read_model(*model, folder));
   if (summary.has("other_models")) {
@@ -145,7 +145,8 @@ void read_program_run(const JsonFields& summary, const std::filesystem::path& fo
 void read_environment_into(const JsonFields& summary, RunResult& r) {
   const JsonFields env = summary.object("environment");
   if (env.has("driver")) r.environment.driver_version = env.text("driver");
-  r.environment.cuda_driver_api = static_cast<int>(env.optional_integer("cuda_driver_api").value_or(0));
+  r.environment.cuda_driver_api =
+      static_cast<int>(env.optional_integer("cuda_driver_api").value_or(0));
   r.environment.cuda_runtime = static_cast<int>(env.optional_integer("cuda_runtime").value_or(0));
   r.environment.host = env.optional_text("host");
   r.simulated = env.flag("simulated");
@@ -169,8 +170,7 @@ void read_figures(const JsonFields& summary, RunResult& r) {
   r.budget_bytes = summary.count("budget_bytes");
   r.ballast_bytes = summary.optional_count("ballast_bytes").value_or(0);
   r.cap_bytes = summary.optional_count("cap_bytes");
-  if (const std::optional<JsonFields> peak = summary.optional_object("peak");
-      peak && !r.program) {
+  if (const std::optional<JsonFields> peak = summary.optional_object("peak"); peak && !r.program) {
     r.peak_live_bytes = peak->optional_count("live_bytes").value_or(0);
     r.peak_reserved_bytes = peak->optional_count("reserved_bytes").value_or(0);
   }
@@ -216,9 +216,9 @@ json summary_json(const RunResult& r, const Invocation& invocation) {
       {"oomlab", oomlab},
       {"environment", environment_json(r.environment, r.device, r.simulated)},
       {"scenario", program ? json(nullptr) : scenario},
-      {"allocator", program ? json(nullptr)
-                            : json{{"name", r.allocator},
-                                   {"options", params_json(r.allocator_options)}}},
+      {"allocator",
+       program ? json(nullptr)
+               : json{{"name", r.allocator}, {"options", params_json(r.allocator_options)}}},
       {"budget_bytes", r.budget_bytes},
       {"outcome", to_string(r.outcome)},
       {"oom", r.oom ? oom_json(*r.oom) : json(nullptr)},

@@ -66,8 +66,8 @@ std::optional<CacheState> read_cache(const JsonFields& oom, std::uint64_t reques
   return CacheState{
       .allocated_bytes = p->count("allocated_bytes"),
       .reserved_bytes = p->count("reserved_bytes"),
-      .failed_device_bytes = p->optional_count("failed_device_bytes")
-                                 .value_or(tried != request_bytes ? tried : 0),
+      .failed_device_bytes =
+          p->optional_count("failed_device_bytes").value_or(tried != request_bytes ? tried : 0),
       .failed_request_bytes = p->optional_count("failed_request_bytes").value_or(0),
       .allowed_bytes = p->optional_count("allowed_bytes").value_or(0),
       .async_backend = backend == "async"};

@@ -103,8 +103,7 @@ ProgramRun read_program(const JsonFields& program, const std::filesystem::path& 
   p.exit_code = small_int(program, "exit_code", -1);
   p.signal = small_int(program, "signal", 0);
   p.killed = program.flag("killed");
-  p.leftovers_ended =
-      static_cast<unsigned>(program.optional_count("leftovers_ended").value_or(0));
+  p.leftovers_ended = static_cast<unsigned>(program.optional_count("leftovers_ended").value_or(0));
   p.peak_bytes = program.optional_count("peak_bytes").value_or(0);
   p.peak_used_bytes = program.optional_count("peak_used_bytes").value_or(0);
   p.first_bytes = program.optional_count("first_bytes").value_or(0);

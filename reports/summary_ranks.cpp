@@ -1,8 +1,9 @@
 // summary.json's program.device_usage, ranks and failing_rank (exec on several devices or ranks)
 // written and read back.
+#include "reports/summary_ranks.hpp"
+
 #include "reports/json_values.hpp"
 #include "reports/summary_fields.hpp"
-#include "reports/summary_ranks.hpp"
 
 namespace oomlab {
 

@@ -1,7 +1,5 @@
 #include "reports/svg_chart.hpp"
 
-#include "reports/summary_json.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/junit.hpp"
+#include "reports/summary_json.hpp"
 #include "reports/svg_frame.hpp"
 
 namespace oomlab {
@@ -35,7 +34,8 @@ double highest_drawn_bytes(const RunReport& run) {
     high = std::max(high, static_cast<double>(run.oom->reserved_bytes));
     high = std::max(high, static_cast<double>(run.oom->live_bytes));
     // Free memory stacked on reserved, unless it would flatten everything else.
-    const double stacked = static_cast<double>(run.oom->reserved_bytes + run.oom->device_free_bytes);
+    const double stacked =
+        static_cast<double>(run.oom->reserved_bytes + run.oom->device_free_bytes);
     if (stacked <= 1.5 * high) high = std::max(high, stacked);
   }
   const auto budget = static_cast<double>(run.budget_bytes);
@@ -221,10 +221,9 @@ std::string legend_svg(const RunReport& run) {
   if (run.oom) {
     items.push_back({fmt::format("<circle cx=\"11\" cy=\"-4\" r=\"6\" fill=\"{}\"/>", kOomColour),
                      "OOM (bar: the request)"});
-    items.push_back(
-        {fmt::format("<rect x=\"9\" width=\"4\" height=\"14\" y=\"-11\" fill=\"{}\"/>",
-                     kFreeColour),
-         "device free at the OOM"});
+    items.push_back({fmt::format("<rect x=\"9\" width=\"4\" height=\"14\" y=\"-11\" fill=\"{}\"/>",
+                                 kFreeColour),
+                     "device free at the OOM"});
   }
   const auto& failed = run.timeline.failed_seqs;
   if (std::any_of(failed.begin(), failed.end(),

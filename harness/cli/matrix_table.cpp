@@ -81,7 +81,8 @@ std::string cell_line(const MatrixCell& cell) {
     return fmt::format("{}: {}", outcome, last_line(cell, outcome));
   if (const std::optional<OomRecord> oom = shown_oom(cell)) {
     return fmt::format("oom at {} live (request {}, {})", format_bytes(oom->live_bytes),
-                       format_bytes(oom->request_bytes), std::string(to_string(oom->diagnosis.cause)));
+                       format_bytes(oom->request_bytes),
+                       std::string(to_string(oom->diagnosis.cause)));
   }
   if (cell.repeats.empty()) return "not run";
   return fmt::format("completed, peak {} live",

@@ -154,13 +154,13 @@ struct ProgramRun {
   std::vector<std::string> command;
   std::vector<int> devices;
   int exit_code = -1;
-  int signal = 0;                 // the signal that ended it, 0 when it exited
-  bool killed = false;            // it, or what it left, needed SIGKILL
-  unsigned leftovers_ended = 0;   // processes still in its group after it exited
-  std::uint64_t peak_bytes = 0;   // its processes' device memory at the most (NVML)
+  int signal = 0;                     // the signal that ended it, 0 when it exited
+  bool killed = false;                // it, or what it left, needed SIGKILL
+  unsigned leftovers_ended = 0;       // processes still in its group after it exited
+  std::uint64_t peak_bytes = 0;       // its processes' device memory at the most (NVML)
   std::uint64_t peak_used_bytes = 0;  // the most it took of its budget (device free memory)
-  std::uint64_t first_bytes = 0;  // at the first sample that saw any (its context, being made)
-  std::string usage_source;       // "nvml-processes" or "device-free" (NVML cannot see its pids)
+  std::uint64_t first_bytes = 0;      // at the first sample that saw any (its context, being made)
+  std::string usage_source;  // "nvml-processes" or "device-free" (NVML cannot see its pids)
   std::uint64_t samples = 0;
   double interval_ms = 0.0;
   std::vector<std::string> last_lines;  // its output's last lines
