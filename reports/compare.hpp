@@ -37,7 +37,7 @@ struct CompareCell {
   std::string allocator;  // as the matrix was asked ("async:release_threshold=0") or the run's name
   std::string budget;     // as asked ("8GiB"), or the run's budget_bytes in binary units
   std::string outcome;    // oom, completed, error, interrupted, timeout, crash
-  std::optional<ReportOom> oom;  // summary.oom (read_oom), set exactly when outcome is oom
+  std::optional<OomRecord> oom;  // summary.oom (read_oom), set exactly when outcome is oom
   std::optional<Spread> live_bytes_spread;
   std::optional<Spread> step_spread;
   std::optional<Spread> event_spread;

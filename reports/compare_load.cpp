@@ -10,12 +10,14 @@
 #include <sstream>
 #include <system_error>
 
+#include "exec/exec_run.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
 #include "reports/compare.hpp"
 #include "reports/report_input.hpp"
 #include "reports/run_report.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 
@@ -50,7 +52,7 @@ std::string budget_text(const json& budget) {
 }
 
 // summary.oom, read as every report reads it; required when the outcome is oom.
-std::optional<ReportOom> oom_of(const JsonFields& summary, const std::string& outcome) {
+std::optional<OomRecord> oom_of(const JsonFields& summary, const std::string& outcome) {
   if (outcome != "oom") return std::nullopt;
   if (!summary.has("oom")) summary.fail("oom", "the OOM record, since the outcome is oom");
   return read_oom(summary.object("oom"));
@@ -84,20 +86,35 @@ std::string failure_text(const json& cell, const json& summary) {
   return why;
 }
 
-CompareCell run_cell(const JsonFields& doc) {
+// A program run is keyed as matrix keys a program: scenario and allocator "exec", its command.
+json run_key(const JsonFields& doc, CompareCell& cell) {
+  if (read_run_kind(doc) == RunKind::program) {
+    const ProgramRun program = read_program(doc.object("program"), {});
+    cell.scenario = "exec";
+    cell.allocator = "exec";
+    return {{"scenario", cell.scenario},
+            {"allocator", cell.allocator},
+            {"options", json::object()},
+            {"params", {{"command", command_line(program.command)}}}};
+  }
   const JsonFields scenario = doc.object("scenario");
   const JsonFields allocator = doc.object("allocator");
-  CompareCell cell;
   cell.scenario = scenario.text("name");
   cell.allocator = allocator.text("name");
-  const std::uint64_t budget = doc.count("budget_bytes");
-  cell.key = {{"scenario", cell.scenario},
+  json key = {{"scenario", cell.scenario},
               {"allocator", cell.allocator},
               {"options", allocator.object("options").raw()},
-              {"params", scenario.object("params").raw()},
-              {"budget", budget}};
+              {"params", scenario.object("params").raw()}};
   if (const std::optional<JsonFields> files = scenario.optional_object("files"))
-    cell.key["files"] = files->raw();
+    key["files"] = files->raw();
+  return key;
+}
+
+CompareCell run_cell(const JsonFields& doc) {
+  CompareCell cell;
+  const std::uint64_t budget = doc.count("budget_bytes");
+  cell.key = run_key(doc, cell);
+  cell.key["budget"] = budget;
   cell.budget = format_bytes(budget);
   cell.outcome = outcome_of(doc);
   cell.oom = oom_of(doc, cell.outcome);

@@ -34,32 +34,25 @@ std::string heading(const RunReport& run, const RunReport::DeviceTimeline& d) {
   std::string text =
       fmt::format("GPU {} · budget {} · peak {}", d.device, format_bytes(d.budget_bytes),
                   format_bytes(d.timeline.peak_live_bytes));
-  if (d.failing && !run.failing_verdict.empty()) text += " · " + run.failing_verdict;
+  if (d.failing && run.program && run.program->failing_rank &&
+      !run.program->failing_rank->verdict.empty())
+    text += " · " + run.program->failing_rank->verdict;
   return text;
 }
 
 }  // namespace
 
-void read_device_timelines(const nlohmann::json& summary, RunReport& report) {
-  const auto program = summary.find("program");
-  if (program == summary.end() || !program->is_object()) return;
-  const auto usage = program->find("device_usage");
-  if (usage == program->end() || !usage->is_array() || usage->size() < 2) return;
-  std::optional<int> failing;
-  const auto rank = program->find("failing_rank");
-  if (rank != program->end() && rank->is_object()) {
-    if (rank->contains("device") && (*rank)["device"].is_number_integer())
-      failing = (*rank)["device"].get<int>();
-    if (rank->contains("verdict") && (*rank)["verdict"].is_string())
-      report.failing_verdict = (*rank)["verdict"].get<std::string>();
-  }
-  for (const nlohmann::json& d : *usage) {
-    if (!d.is_object() || !d.contains("events") || !d["events"].is_string()) continue;
+void read_device_timelines(RunReport& report) {
+  if (!report.program || report.program->device_runs.size() < 2) return;
+  const std::optional<FailingRank>& rank = report.program->failing_rank;
+  const std::optional<int> failing = rank ? rank->device : std::nullopt;
+  for (const DeviceRun& d : report.program->device_runs) {
+    if (d.events_file.empty()) continue;
     RunReport::DeviceTimeline device;
-    device.device = d.value("device", 0);
-    device.budget_bytes = d.value("budget_bytes", std::uint64_t{0});
+    device.device = d.index;
+    device.budget_bytes = d.budget_bytes;
     device.failing = failing == device.device;
-    const std::filesystem::path file = report.dir / d["events"].get<std::string>();
+    const std::filesystem::path file = report.dir / d.events_file;
     std::ifstream in(file, std::ios::binary);
     if (!in) continue;
     try {

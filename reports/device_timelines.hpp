@@ -12,7 +12,7 @@ namespace oomlab {
 
 // From summary.json's program.device_usage and failing_rank, the files in report.dir; a file
 // that is missing or malformed leaves its device out (the summed timeline still stands).
-void read_device_timelines(const nlohmann::json& summary, RunReport& report);
+void read_device_timelines(RunReport& report);
 
 // A section with one chart per device; empty for a run on one device.
 [[nodiscard]] std::string device_timelines_html(const RunReport& run);

@@ -100,10 +100,11 @@ std::string answer_sections(const RunReport& run) {
         "</section>\n",
         run.soak->passed ? "passed" : "failed", html_kv_table(soak_rows(*run.soak), "soak-facts"));
   }
-  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
+  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) &&
+      !run.last_events.empty()) {
     out += fmt::format(
         "<section id=\"error\">\n<h2>The last events before the {}</h2>\n{}</section>\n",
-        run.outcome, html_data_table(last_events_table(run), "last-events"));
+        to_string(run.outcome), html_data_table(last_events_table(run), "last-events"));
   }
   if (!precision_rows(run).empty()) {
     out += "<section id=\"precisions\">\n<h2>Max batch by precision</h2>\n" +
@@ -116,7 +117,7 @@ std::string answer_sections(const RunReport& run) {
 }
 
 // exec: the model's answers from the program's snapshot.
-std::string model_section(const ReportModel& model) {
+std::string model_section(const ProgramModel& model) {
   std::string out =
       "<section id=\"model\">\n<h2>The model of PyTorch's allocator (the program's "
       "snapshot)</h2>\n" +
@@ -132,7 +133,7 @@ std::string model_section(const ReportModel& model) {
   return out + "</section>\n";
 }
 
-std::string oom_section(const ReportOom& oom) {
+std::string oom_section(const OomRecord& oom) {
   std::vector<ReportRow> rows = oom_rows(oom);
   std::string advice;
   std::erase_if(rows, [&](const ReportRow& row) {
@@ -199,15 +200,16 @@ std::string html_page_end(const std::string& oomlab_version) {
 
 std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));
-  out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)), badge(run.outcome));
+  out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)),
+                     badge(std::string(to_string(run.outcome))));
   if (const auto answer = run_answer(run)) {
-    const bool failed =
-        run.outcome == "error" || run.outcome == "timeout" || (run.soak && !run.soak->passed);
+    const bool failed = run.outcome == Outcome::error || run.outcome == Outcome::timeout ||
+                        (run.soak && !run.soak->passed);
     out += fmt::format("<p class=\"answer{}\" id=\"answer\">{}</p>\n",
                        failed ? " answer-failed" : "", xml_escape(*answer));
   }
   out += fmt::format("<p class=\"headline\">{}</p>\n", xml_escape(run_headline(run)));
-  out += environment_html(run.environment);
+  out += environment_html(run.platform);
   out += answer_sections(run);
   out += "<section id=\"timeline\">\n<h2>Memory over the run</h2>\n";
   if (!run.timeline.missing.empty()) {
@@ -218,19 +220,19 @@ std::string run_html(const RunReport& run) {
                      xml_escape(timeline_caption(run.timeline)));
   out += device_timelines_html(run);
   if (run.oom) out += oom_section(*run.oom);
-  if (run.model) out += model_section(*run.model);
+  if (!run.models.empty()) out += model_section(run.models.front());
   out += "<section id=\"run\">\n<h2>The run</h2>\n" + html_kv_table(run_rows(run), "run-facts");
-  if (run.metrics.is_object() && !run.metrics.empty()) {
-    out += "<h2>Scenario metrics</h2>\n" + html_kv_table(json_rows(run.metrics), "metrics");
+  if (!run.metrics.empty()) {
+    out += "<h2>Scenario metrics</h2>\n" + html_kv_table(metric_rows(run), "metrics");
   }
-  if (!run.notices.empty()) {
+  if (const std::vector<std::string> notices = run_notices(run); !notices.empty()) {
     out += "<h2>Notices</h2>\n<ul>\n";
-    for (const std::string& notice : run.notices)
+    for (const std::string& notice : notices)
       out += "<li>" + xml_escape(notice) + "</li>\n";
     out += "</ul>\n";
   }
   out += "</section>\n";
-  return out + page_end(run.environment);
+  return out + page_end(run.platform);
 }
 
 namespace {

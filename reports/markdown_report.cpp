@@ -60,7 +60,7 @@ std::string timeline_md(const RunReport& run) {
 
 // A replayed program's stack at the failing request (a code block: frames such as "<module>"
 // stay as written), and its largest live blocks then.
-std::string program_md(const ReportOom& oom) {
+std::string program_md(const OomRecord& oom) {
   std::string out;
   if (!oom.frames.empty()) {
     out += "### The failing request's stack (innermost first)\n\n```\n";
@@ -141,8 +141,9 @@ std::string answer_md(const RunReport& run) {
   std::string out;
   if (run.soak)
     out += "## The soak (soak.json)\n\n" + markdown_kv_table(soak_rows(*run.soak), "Soak");
-  if ((run.outcome == "error" || run.outcome == "timeout") && !run.last_events.empty()) {
-    out += fmt::format("## The last events before the {}\n\n", run.outcome) +
+  if ((run.outcome == Outcome::error || run.outcome == Outcome::timeout) &&
+      !run.last_events.empty()) {
+    out += fmt::format("## The last events before the {}\n\n", to_string(run.outcome)) +
            markdown_data_table(last_events_table(run));
   }
   if (!precision_rows(run).empty())
@@ -154,7 +155,7 @@ std::string answer_md(const RunReport& run) {
 }
 
 // exec: the model's answers from the program's snapshot.
-std::string model_md(const ReportModel& model) {
+std::string model_md(const ProgramModel& model) {
   std::string out = "## The model of PyTorch's allocator (the program's snapshot)\n\n" +
                     markdown_kv_table(model_rows(model), "Model") +
                     markdown_data_table(model_table(model));
@@ -170,7 +171,7 @@ std::string run_markdown(const RunReport& run) {
       fmt::format("# oomlab · {} · {}\n\n", run_title(run), outcome_label(run.outcome));
   if (const auto answer = run_answer(run)) out += "**" + cell_text(*answer) + "**\n\n";
   out += cell_text(run_headline(run)) + "\n\n";
-  out += environment_md(run.environment);
+  out += environment_md(run.platform);
   out += answer_md(run);
   out += timeline_md(run);
   out += device_timelines_md(run);
@@ -186,14 +187,14 @@ std::string run_markdown(const RunReport& run) {
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
     out += program_md(*run.oom);
   }
-  if (run.model) out += model_md(*run.model);
+  if (!run.models.empty()) out += model_md(run.models.front());
   out += "## The run\n\n" + markdown_kv_table(run_rows(run), "Run");
-  if (run.metrics.is_object() && !run.metrics.empty()) {
-    out += "## Scenario metrics\n\n" + markdown_kv_table(json_rows(run.metrics), "Metric");
+  if (!run.metrics.empty()) {
+    out += "## Scenario metrics\n\n" + markdown_kv_table(metric_rows(run), "Metric");
   }
-  if (!run.notices.empty()) {
+  if (const std::vector<std::string> notices = run_notices(run); !notices.empty()) {
     out += "## Notices\n\n";
-    for (const std::string& notice : run.notices)
+    for (const std::string& notice : notices)
       out += "- " + cell_text(notice) + "\n";
     out += "\n";
   }

@@ -7,6 +7,7 @@
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
 #include "reports/report_input.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 
@@ -23,23 +24,22 @@ std::optional<ReportSpread> read_spread(const JsonFields& spread, const std::str
 }
 
 // A cell's OOM point: from its summary when there is one, else from its first repeat.
-std::optional<ReportOom> cell_oom(const JsonFields& cell) {
+std::optional<MatrixOomPoint> cell_oom(const JsonFields& cell) {
   if (const auto summary = cell.optional_object("summary")) {
     if (const auto oom = summary->optional_object("oom")) {
-      ReportOom o;
-      o.event = oom->optional_count("event").value_or(0);
-      o.step = oom->optional_count("step").value_or(0);
-      o.live_bytes = oom->optional_count("live_bytes").value_or(0);
-      o.request_bytes = oom->optional_count("request_bytes").value_or(0);
-      o.reserved_bytes = oom->optional_count("reserved_bytes").value_or(0);
-      o.cause = oom->optional_text("cause");
-      return o;
+      const OomRecord o = read_oom(*oom);
+      return MatrixOomPoint{.event = o.event,
+                            .step = o.step,
+                            .live_bytes = o.live_bytes,
+                            .request_bytes = o.request_bytes,
+                            .reserved_bytes = o.reserved_bytes,
+                            .cause = std::string(to_string(o.diagnosis.cause))};
     }
   }
   if (!cell.has("repeats")) return std::nullopt;
   for (const JsonFields& repeat : cell.objects("repeats")) {
     if (!repeat.has("oom_live_bytes")) continue;
-    ReportOom o;
+    MatrixOomPoint o;
     o.event = repeat.optional_count("oom_event").value_or(0);
     o.step = repeat.optional_count("oom_step").value_or(0);
     o.live_bytes = repeat.count("oom_live_bytes");
@@ -110,7 +110,10 @@ MatrixReportCell read_cell(const JsonFields& cell, const std::filesystem::path& 
   c.last_lines = cell.texts("last_lines");
   c.oom = cell_oom(cell);
   if (const auto summary = cell.optional_object("summary")) {
-    if (const auto peak = summary->optional_object("peak")) {
+    if (read_run_kind(*summary) == RunKind::program) {  // a program's peak is its own field
+      if (const auto program = summary->optional_object("program"))
+        c.peak_live_bytes = program->optional_count("peak_bytes");
+    } else if (const auto peak = summary->optional_object("peak")) {
       c.peak_live_bytes = peak->optional_count("live_bytes");
     }
   }

@@ -18,6 +18,17 @@ struct ReportSpread {
   std::uint64_t max = 0;
 };
 
+// A cell's OOM point: its summary's OOM record, or where its summary is missing, the figures
+// matrix.json keeps of its first repeat that ran out of memory (no cause: "" then).
+struct MatrixOomPoint {
+  std::uint64_t event = 0;
+  std::uint64_t step = 0;
+  std::uint64_t live_bytes = 0;
+  std::uint64_t request_bytes = 0;
+  std::uint64_t reserved_bytes = 0;
+  std::string cause;
+};
+
 struct MatrixReportCell {
   std::string id;
   std::string scenario;
@@ -28,7 +39,7 @@ struct MatrixReportCell {
   double duration_ms = 0;
   std::string dir;  // relative to the matrix folder
   std::vector<std::string> last_lines;
-  std::optional<ReportOom> oom;                  // the OOM point the cell shows, when it has one
+  std::optional<MatrixOomPoint> oom;             // the OOM point the cell shows, when it has one
   std::optional<std::uint64_t> peak_live_bytes;  // from the cell's summary
   std::uint64_t repeats = 1;
   std::uint64_t oom_runs = 0;  // of the repeats, when there is a spread

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "exec/exec_run.hpp"
 #include "exec/remedy_check.hpp"
 #include "reports/program_ranks.hpp"
 
@@ -119,7 +120,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
                              r.environment.driver_version.value_or("unknown"))
                : std::string("no device");
   fmt::format_to(it, "oomlab exec · budget {} · {}\n", format_bytes(r.budget_bytes), where);
-  fmt::format_to(it, "program    {}\n", r.params.text("command"));
+  fmt::format_to(it, "program    {}\n", command_line(p.command));
   fmt::format_to(it, "outcome    {} ({}, {:.1f} s)\n", to_string(r.outcome), ended_text(p),
                  r.duration_ms / 1e3);
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);

@@ -7,9 +7,12 @@
 #include <map>
 
 #include "analysis/oom_analysis.hpp"
+#include "exec/exec_run.hpp"
+#include "exec/remedy_check.hpp"
 #include "oomlab/units.hpp"
 #include "reports/params_text.hpp"
 #include "reports/report_input.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 
@@ -31,18 +34,42 @@ std::string duration_text(double ms) {
 }
 
 // PyTorch's key figures, as its OutOfMemoryError gives them.
-std::string pytorch_figures(const ReportPytorch& p) {
-  if (p.backend == "async") {
+std::string pytorch_figures(const CacheState& c, std::uint64_t request_bytes) {
+  // What PyTorch says it tried: the device request that failed, else the program's.
+  const std::uint64_t tried = c.failed_device_bytes != 0 ? c.failed_device_bytes : request_bytes;
+  if (c.async_backend) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}",
-                       pytorch_size(p.allocated_bytes), pytorch_size(p.tried_to_allocate_bytes));
+                       pytorch_size(c.allocated_bytes), pytorch_size(tried));
   }
   return fmt::format(
       "tried to allocate {} · {} allocated by PyTorch · {} reserved but "
       "unallocated{}",
-      pytorch_size(p.tried_to_allocate_bytes), pytorch_size(p.allocated_bytes),
-      pytorch_size(p.reserved_unallocated_bytes),
-      p.allowed_bytes ? fmt::format(" · {} allowed", pytorch_size(*p.allowed_bytes))
-                      : std::string());
+      pytorch_size(tried), pytorch_size(c.allocated_bytes),
+      pytorch_size(c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0),
+      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", pytorch_size(c.allowed_bytes))
+                           : std::string());
+}
+
+// exec: the line the program printed, with its framework.
+std::string program_line(const OomRecord& oom) {
+  if (!oom.program) return "";
+  return fmt::format("{}: {}", oom.program->framework, oom.program->line);
+}
+
+std::vector<ReportRow> program_run_rows(const RunReport& run) {
+  const ProgramRun& p = *run.program;
+  std::vector<ReportRow> rows = {
+      {"Program", command_line(p.command)},
+      {"Budget", format_bytes(run.budget_bytes)},
+      {"Outcome", outcome_label(run.outcome)},
+      {"Ended", p.signal != 0 ? fmt::format("killed by signal {}", p.signal)
+                              : fmt::format("exit code {}", p.exit_code)},
+      {"Peak", fmt::format("{} ({})", format_bytes(p.peak_bytes), p.usage_source)},
+      {"Budget taken at the most", format_bytes(p.peak_used_bytes)},
+      {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
+      {"Samples", format_count(p.samples)}};
+  if (!run.error_message.empty()) rows.push_back({"Error", run.error_message});
+  return rows;
 }
 
 }  // namespace
@@ -59,21 +86,23 @@ std::vector<ReportRow> environment_rows(const ReportEnvironment& env) {
           {"Host", env.host.empty() ? "-" : env.host}};
 }
 
-std::vector<ReportRow> oom_rows(const ReportOom& oom) {
+std::vector<ReportRow> oom_rows(const OomRecord& oom) {
+  const std::string program = program_line(oom);
   std::vector<ReportRow> rows = {
       {"Request", format_bytes(oom.request_bytes)},
-      {"Where", fmt::format("{} · step {}{} · {:.3f} ms after the start", oom.where(), oom.step,
+      {"Where", fmt::format("{} · step {}{} · {:.3f} ms after the start", oom_where(oom), oom.step,
                             oom.phase.empty() ? "" : " · phase " + oom.phase, oom.t_ms)},
-      oom.program_line.empty()
+      program.empty()
           ? ReportRow{"Live", fmt::format("{} in {} blocks", format_bytes(oom.live_bytes),
                                           format_count(oom.live_count))}
           : ReportRow{"Program's memory", format_bytes(oom.live_bytes) + " (NVML)"},
-      {oom.program_line.empty() ? "Reserved" : "Budget taken", format_bytes(oom.reserved_bytes)}};
-  if (!oom.program_line.empty()) rows.insert(rows.begin(), {"Program's line", oom.program_line});
+      {program.empty() ? "Reserved" : "Budget taken", format_bytes(oom.reserved_bytes)}};
+  if (!program.empty()) rows.insert(rows.begin(), {"Program's line", program});
   std::string free = "not recorded";
-  if (oom.device_free_bytes) {
-    free = format_bytes(*oom.device_free_bytes);
-    if (oom.device_total_bytes) free += " of " + format_bytes(*oom.device_total_bytes);
+  {
+    free = format_bytes(oom.device_free_bytes);
+    // A summary written before the total had its field: 0, no device has none.
+    if (oom.device_total_bytes != 0) free += " of " + format_bytes(oom.device_total_bytes);
   }
   rows.push_back({"Device free", free});
   std::string largest = "not probed";
@@ -83,23 +112,24 @@ std::vector<ReportRow> oom_rows(const ReportOom& oom) {
                                            : format_bytes(*oom.largest_free_bytes);
   }
   rows.push_back({"Largest free block", largest});
-  if (oom.fragmentation) rows.push_back({"Fragmentation", percent(*oom.fragmentation)});
-  rows.push_back({"Cause", oom.cause.empty() ? "-" : oom.cause});
+  const Diagnosis& d = oom.diagnosis;
+  if (d.fragmentation) rows.push_back({"Fragmentation", percent(*d.fragmentation)});
+  rows.push_back({"Cause", std::string(to_string(d.cause))});
   std::string source = oom.source.empty() ? "-" : oom.source;
-  if (!oom.error.empty()) source += " (" + oom.error + ")";
+  if (oom.error && !oom.error->empty()) source += " (" + *oom.error + ")";
   rows.push_back({"Source", source});
-  if (!oom.evidence.empty()) rows.push_back({"Evidence", oom.evidence});
-  if (oom.pytorch) {
-    rows.push_back({"PyTorch", pytorch_figures(*oom.pytorch)});
-    rows.push_back({"PyTorch says", oom.pytorch->message});
+  if (!d.evidence.empty()) rows.push_back({"Evidence", d.evidence});
+  if (oom.cache) {
+    rows.push_back({"PyTorch", pytorch_figures(*oom.cache, oom.request_bytes)});
+    rows.push_back({"PyTorch says", pytorch_message(oom)});
   }
-  if (!oom.advice.empty()) rows.push_back({"Advice", oom.advice});
+  if (!d.advice.empty()) rows.push_back({"Advice", d.advice});
   return rows;
 }
 
-std::vector<ReportRow> largest_live_rows(const ReportOom& oom) {
+std::vector<ReportRow> largest_live_rows(const OomRecord& oom) {
   std::vector<ReportRow> rows;
-  for (const ReportBlock& b : oom.largest_live) {
+  for (const ProgramBlock& b : oom.largest_live) {
     rows.push_back({format_bytes(b.bytes),
                     fmt::format("entry {}{}", format_count(b.trace_index),
                                 b.frames.empty() ? std::string() : " · " + b.frames.front())});
@@ -108,6 +138,7 @@ std::vector<ReportRow> largest_live_rows(const ReportOom& oom) {
 }
 
 std::vector<ReportRow> run_rows(const RunReport& run) {
+  if (run.is_program()) return program_run_rows(run);
   std::string allocator = run.allocator;
   if (run.allocator_options.is_object() && !run.allocator_options.empty()) {
     allocator +=
@@ -116,7 +147,7 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
   std::vector<ReportRow> rows = {
       {"Scenario", run.scenario},
       {"Parameters", params_text(scenario_param_spec(run.scenario), run.scenario_params)},
-      {"Seed", run.seed ? std::to_string(*run.seed) : "-"},
+      {"Seed", std::to_string(run.seed)},
       {"Allocator", allocator},
       {"Budget", format_bytes(run.budget_bytes)},
       {"Outcome", outcome_label(run.outcome)},
@@ -126,11 +157,11 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
                                   format_count(run.frees), format_count(run.failed))},
       {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
       {"Events", format_count(run.timeline.events + run.timeline.after_oom)}};
-  if (!run.error.empty()) rows.push_back({"Error", run.error});
+  if (!run.error_message.empty()) rows.push_back({"Error", run.error_message});
   return rows;
 }
 
-std::vector<ReportRow> model_rows(const ReportModel& m) {
+std::vector<ReportRow> model_rows(const ProgramModel& m) {
   std::vector<ReportRow> rows = {
       {"Reproduced", m.reproduction.empty() ? "-" : m.reproduction},
       {"Outside PyTorch's allocator",
@@ -139,12 +170,12 @@ std::vector<ReportRow> model_rows(const ReportModel& m) {
        fmt::format("{}: the run's budget less the memory outside the allocator",
                    format_bytes(m.budget_bytes))}};
   if (!m.advice.empty()) rows.push_back({"Advice", m.advice});
-  if (!m.remedy_check.empty()) rows.push_back({"Remedy checked", m.remedy_check});
-  rows.push_back({"Snapshot", m.snapshot.empty() ? "-" : m.snapshot});
+  if (m.remedy_check) rows.push_back({"Remedy checked", remedy_check_line(*m.remedy_check)});
+  rows.push_back({"Snapshot", m.snapshot.empty() ? "-" : m.snapshot.string()});
   return rows;
 }
 
-std::vector<std::vector<std::string>> model_table(const ReportModel& m) {
+std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
   std::vector<std::vector<std::string>> rows = {{"Setting", "PYTORCH_CUDA_ALLOC_CONF",
                                                  "At the budget", "Card for the whole process",
                                                  "Allocator's frontier"}};
@@ -153,7 +184,7 @@ std::vector<std::vector<std::string>> model_table(const ReportModel& m) {
     if (!bytes) return std::string("none up to the card");
     return (m.lower_bound ? "≥ " : approximate ? "~" : "") + format_bytes(*bytes);
   };
-  for (const ReportModelRow& r : m.whatif) {
+  for (const ModelRow& r : m.whatif) {
     std::string setting = r.setting;
     if (r.as_ran) setting += " (as the program ran)";
     const std::string at =
@@ -170,7 +201,7 @@ std::vector<std::vector<std::string>> model_table(const ReportModel& m) {
   return rows;
 }
 
-std::vector<std::string> model_caveats(const ReportModel& m) {
+std::vector<std::string> model_caveats(const ProgramModel& m) {
   std::vector<std::string> out = m.caveats;
   out.insert(out.end(), m.notes.begin(), m.notes.end());
   return out;
@@ -184,10 +215,14 @@ std::vector<ReportRow> json_rows(const nlohmann::json& object) {
   return rows;
 }
 
+std::vector<ReportRow> metric_rows(const RunReport& run) {
+  // As summary.json holds them: whole numbers as integers, so that counts read as counts.
+  return json_rows(nlohmann::json::parse(metrics_json(run.metrics).dump()));
+}
+
 std::string run_title(const RunReport& run) {
-  if (run.scenario == "exec" && run.scenario_params.contains("command") &&
-      run.scenario_params["command"].is_string()) {
-    std::string command = run.scenario_params["command"].get<std::string>();
+  if (run.is_program()) {
+    std::string command = command_line(run.program->command);
     if (command.size() > 80) command = command.substr(0, 77) + "...";
     return "exec: " + command;
   }
@@ -199,15 +234,24 @@ std::string outcome_label(std::string_view outcome) {
   return std::string(outcome);
 }
 
+std::string outcome_label(Outcome outcome) {
+  return outcome_label(to_string(outcome));
+}
+
+std::vector<std::string> run_notices(const RunReport& run) {
+  std::vector<std::string> out = run.notices;
+  out.insert(out.end(), run.notes.begin(), run.notes.end());
+  return out;
+}
+
 std::string run_headline(const RunReport& run) {
   if (!run.oom)
     return fmt::format("{} · budget {}", outcome_label(run.outcome),
                        format_bytes(run.budget_bytes));
-  return fmt::format(
-      "OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}", run.oom->where(),
-      run.oom->step, format_bytes(run.oom->request_bytes), format_bytes(run.oom->live_bytes),
-      run.oom->cause.empty() ? "not given" : run.oom->cause, format_bytes(run.budget_bytes),
-      run.environment.simulated ? " · simulated" : "");
+  return fmt::format("OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}",
+                     oom_where(*run.oom), run.oom->step, format_bytes(run.oom->request_bytes),
+                     format_bytes(run.oom->live_bytes), to_string(run.oom->diagnosis.cause),
+                     format_bytes(run.budget_bytes), run.platform.simulated ? " · simulated" : "");
 }
 
 std::string timeline_caption(const Timeline& timeline) {

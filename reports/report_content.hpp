@@ -23,22 +23,28 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
                                                               "crash", "timeout",   "interrupted"};
 
 [[nodiscard]] std::vector<ReportRow> environment_rows(const ReportEnvironment& env);
-[[nodiscard]] std::vector<ReportRow> oom_rows(const ReportOom& oom);
+[[nodiscard]] std::vector<ReportRow> oom_rows(const OomRecord& oom);
 // A replayed program's largest live blocks at the OOM: the size, then the trace entry that
 // allocated it and its innermost frame.
-[[nodiscard]] std::vector<ReportRow> largest_live_rows(const ReportOom& oom);
+[[nodiscard]] std::vector<ReportRow> largest_live_rows(const OomRecord& oom);
+// A scenario run's scenario, parameters, allocator and figures; a program run's command, how it
+// ended and its memory.
 [[nodiscard]] std::vector<ReportRow> run_rows(const RunReport& run);
 // exec: what the model said of the program's snapshot (reproduced, the memory outside PyTorch's
 // allocator, the advice, --check-remedy's rerun), and its what-if table at the run's budget
 // (header first), and what the snapshot cannot know.
-[[nodiscard]] std::vector<ReportRow> model_rows(const ReportModel& model);
-[[nodiscard]] std::vector<std::vector<std::string>> model_table(const ReportModel& model);
-[[nodiscard]] std::vector<std::string> model_caveats(const ReportModel& model);
+[[nodiscard]] std::vector<ReportRow> model_rows(const ProgramModel& model);
+[[nodiscard]] std::vector<std::vector<std::string>> model_table(const ProgramModel& model);
+[[nodiscard]] std::vector<std::string> model_caveats(const ProgramModel& model);
 // Metrics by name, values shown as people read them (*_bytes as sizes).
 [[nodiscard]] std::vector<ReportRow> json_rows(const nlohmann::json& object);
+[[nodiscard]] std::vector<ReportRow> metric_rows(const RunReport& run);
+// The run's notices, then its notes (the scenario's findings).
+[[nodiscard]] std::vector<std::string> run_notices(const RunReport& run);
 
 [[nodiscard]] std::string run_title(const RunReport& run);          // "fragmentation on sim"
 [[nodiscard]] std::string outcome_label(std::string_view outcome);  // "OOM", "completed", ...
+[[nodiscard]] std::string outcome_label(Outcome outcome);
 // One line under the title: "OOM at event 1,234 (step 9): fragmentation" or "completed".
 [[nodiscard]] std::string run_headline(const RunReport& run);
 // How the timeline was drawn, or why there is none.

@@ -130,6 +130,29 @@ std::vector<std::string> JsonFields::texts(const std::string& key) const {
   return out;
 }
 
+std::optional<bool> JsonFields::optional_flag(const std::string& key) const {
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) return std::nullopt;
+  if (!value->is_boolean()) fail(key, "true or false");
+  return value->get<bool>();
+}
+
+bool JsonFields::flag(const std::string& key) const {
+  return optional_flag(key).value_or(false);
+}
+
+std::vector<std::int64_t> JsonFields::integers(const std::string& key) const {
+  std::vector<std::int64_t> out;
+  const nlohmann::json* value = find(key);
+  if (value == nullptr) return out;
+  if (!value->is_array()) fail(key, "a list of whole numbers");
+  for (const nlohmann::json& item : *value) {
+    if (!item.is_number_integer()) fail(key, "a list of whole numbers");
+    out.push_back(item.get<std::int64_t>());
+  }
+  return out;
+}
+
 JsonFields JsonFields::object(const std::string& key) const {
   const nlohmann::json* value = find(key);
   if (value == nullptr || !value->is_object()) fail(key, "an object");

@@ -28,6 +28,9 @@ class JsonFields {
   [[nodiscard]] std::optional<std::int64_t> optional_integer(const std::string& key) const;
   [[nodiscard]] std::optional<double> optional_number(const std::string& key) const;
   [[nodiscard]] std::vector<std::string> texts(const std::string& key) const;  // [] when absent
+  [[nodiscard]] std::optional<bool> optional_flag(const std::string& key) const;
+  [[nodiscard]] bool flag(const std::string& key) const;  // false when absent or null
+  [[nodiscard]] std::vector<std::int64_t> integers(const std::string& key) const;  // [] absent
   [[nodiscard]] JsonFields object(const std::string& key) const;
   [[nodiscard]] std::optional<JsonFields> optional_object(const std::string& key) const;
   [[nodiscard]] std::vector<JsonFields> objects(const std::string& key) const;

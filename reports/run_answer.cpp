@@ -9,6 +9,7 @@
 #include "oomlab/units.hpp"
 #include "reports/run_extras.hpp"
 #include "reports/soak_report.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 
@@ -54,7 +55,7 @@ std::string batch_answer(const RunReport& run, std::uint64_t max_batch) {
     text += fmt::format(" (the model's arithmetic alone says {})", *analytic);
   if (run.oom) {
     text += fmt::format(": batch {} ran out of memory ({})", max_batch + 1,
-                        run.oom->cause.empty() ? "cause not given" : run.oom->cause);
+                        to_string(run.oom->diagnosis.cause));
   }
   return text;
 }
@@ -74,14 +75,14 @@ std::string precision_answer(const std::vector<PrecisionRow>& rows) {
 
 std::optional<std::string> run_answer(const RunReport& run) {
   if (run.soak) return soak_answer(*run.soak);
-  if (run.outcome == "error" || run.outcome == "timeout") {
-    return fmt::format("{}: {}", run.outcome == "error" ? "Error" : "Timed out",
-                       run.error.empty() ? "no message recorded" : run.error);
+  if (run.outcome == Outcome::error || run.outcome == Outcome::timeout) {
+    return fmt::format("{}: {}", run.outcome == Outcome::error ? "Error" : "Timed out",
+                       run.error_message.empty() ? "no message recorded" : run.error_message);
   }
   if (const std::vector<PrecisionRow> rows = precision_rows(run); !rows.empty())
     return precision_answer(rows);
   if (const auto max_batch = count_metric(run, "max_batch")) return batch_answer(run, *max_batch);
-  if (run.outcome == "completed" && program_failure_query(run)) {
+  if (run.outcome == Outcome::completed && program_failure_query(run)) {
     return fmt::format("The replay completes in {} on {}, where the program itself failed",
                        format_bytes(run.budget_bytes), run.allocator);
   }
@@ -117,16 +118,16 @@ std::vector<std::vector<std::string>> precision_table(const RunReport& run) {
   return table;
 }
 
-const ReportTrial* oom_trial(const RunReport& run) {
+const TrialSpan* oom_trial(const RunReport& run) {
   if (!run.oom) return nullptr;
-  for (const ReportTrial& t : run.trials) {
+  for (const TrialSpan& t : run.trials) {
     if (t.first_event <= run.oom->event && run.oom->event <= t.last_event) return &t;
   }
   return nullptr;
 }
 
 std::string oom_trial_line(const RunReport& run) {
-  const ReportTrial* trial = oom_trial(run);
+  const TrialSpan* trial = oom_trial(run);
   if (trial == nullptr) return {};
   std::string text =
       fmt::format("The recorded OOM came from trial '{}' (events {}..{}), trial {} of {}",
@@ -149,8 +150,8 @@ std::string program_failure_line(const RunReport& run) {
       "The program itself failed at trace entry {}, asking for {} ({} failed request{} in the "
       "trace)",
       format_count(query->entry), format_bytes(query->bytes), failures, failures == 1 ? "" : "s");
-  if (run.outcome == "completed") text += "; the replay did not fail there: it completed";
-  if (run.oom) text += fmt::format("; the replay ran out of memory at {}", run.oom->where());
+  if (run.outcome == Outcome::completed) text += "; the replay did not fail there: it completed";
+  if (run.oom) text += fmt::format("; the replay ran out of memory at {}", oom_where(*run.oom));
   if (run.timeline.program_failure_seq) text += " (marked on the timeline)";
   return text;
 }
@@ -158,7 +159,7 @@ std::string program_failure_line(const RunReport& run) {
 std::vector<std::vector<std::string>> last_events_table(const RunReport& run) {
   std::vector<std::vector<std::string>> table = {
       {"event", "op", "bytes", "status", "phase", "step", "live"}};
-  for (const ReportEvent& e : run.last_events) {
+  for (const RunResult::RecentEvent& e : run.last_events) {
     table.push_back({format_count(e.seq), e.op, format_bytes(e.bytes), e.status,
                      e.phase.empty() ? "-" : e.phase, format_count(e.step),
                      format_bytes(e.live_bytes)});

@@ -28,7 +28,7 @@ struct PrecisionRow {
 [[nodiscard]] std::vector<std::vector<std::string>> precision_table(const RunReport& run);
 
 // The trial whose events hold the recorded OOM, or nullptr.
-[[nodiscard]] const ReportTrial* oom_trial(const RunReport& run);
+[[nodiscard]] const TrialSpan* oom_trial(const RunReport& run);
 // "The recorded OOM came from trial fp8 batch 90 (events 51,000..58,075) ...", or "".
 [[nodiscard]] std::string oom_trial_line(const RunReport& run);
 

@@ -2,38 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "reports/soak_report.hpp"
 
 namespace oomlab {
-
-std::vector<ReportTrial> read_trials(const JsonFields& summary) {
-  std::vector<ReportTrial> trials;
-  if (!summary.has("trials")) return trials;
-  for (const JsonFields& t : summary.objects("trials")) {
-    const auto fitted = t.raw().find("fitted");
-    trials.push_back(
-        {.label = t.text("label"),
-         .first_event = t.count("first_event"),
-         .last_event = t.count("last_event"),
-         .fitted = fitted != t.raw().end() && fitted->is_boolean() && fitted->get<bool>()});
-  }
-  return trials;
-}
-
-std::vector<ReportEvent> read_last_events(const JsonFields& summary) {
-  std::vector<ReportEvent> events;
-  if (!summary.has("last_events")) return events;
-  for (const JsonFields& e : summary.objects("last_events")) {
-    events.push_back({.seq = e.count("seq"),
-                      .op = e.optional_text("op"),
-                      .bytes = e.optional_count("bytes").value_or(0),
-                      .status = e.optional_text("status"),
-                      .phase = e.optional_text("phase"),
-                      .step = e.optional_count("step").value_or(0),
-                      .live_bytes = e.optional_count("live_bytes").value_or(0)});
-  }
-  return events;
-}
 
 ReportSoak read_soak(const std::filesystem::path& path) {
   const nlohmann::json doc = read_json_file(path);
@@ -70,10 +43,10 @@ ReportSoak read_soak(const std::filesystem::path& path) {
 }
 
 std::optional<double> run_metric(const RunReport& run, const std::string& name) {
-  if (!run.metrics.is_object()) return std::nullopt;
-  const auto it = run.metrics.find(name);
-  if (it == run.metrics.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  for (const auto& [metric, value] : run.metrics) {
+    if (metric == name) return std::isnan(value) ? std::nullopt : std::optional(value);
+  }
+  return std::nullopt;
 }
 
 std::optional<TimelineQuery> program_failure_query(const RunReport& run) {

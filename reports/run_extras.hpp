@@ -1,5 +1,5 @@
-// What a run folder holds beyond the OOM record, read for its report: a search's trials, the
-// last events before an error, a soak's verdict (soak.json), and the scenario's metrics by name.
+// What a run folder holds beside its summary, read for its report: a soak's verdict (soak.json),
+// and the scenario's metrics by name.
 #pragma once
 
 #include <optional>
@@ -10,9 +10,6 @@
 #include "reports/run_report.hpp"
 
 namespace oomlab {
-
-[[nodiscard]] std::vector<ReportTrial> read_trials(const JsonFields& summary);
-[[nodiscard]] std::vector<ReportEvent> read_last_events(const JsonFields& summary);
 
 // The metric `name` of the run when it is a number.
 [[nodiscard]] std::optional<double> run_metric(const RunReport& run, const std::string& name);

@@ -14,6 +14,7 @@
 #include "reports/device_timelines.hpp"
 #include "reports/report_input.hpp"
 #include "reports/run_extras.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab {
 
@@ -214,147 +215,13 @@ ReportEnvironment read_environment(const JsonFields& top) {
   return env;
 }
 
-namespace {
-
-std::optional<ReportPytorch> read_pytorch(const JsonFields& oom) {
-  const auto pytorch = oom.optional_object("pytorch");
-  if (!pytorch) return std::nullopt;
-  return ReportPytorch{
-      .allocated_bytes = pytorch->optional_count("allocated_bytes").value_or(0),
-      .reserved_bytes = pytorch->optional_count("reserved_bytes").value_or(0),
-      .reserved_unallocated_bytes =
-          pytorch->optional_count("reserved_unallocated_bytes").value_or(0),
-      .tried_to_allocate_bytes = pytorch->optional_count("tried_to_allocate_bytes").value_or(0),
-      .allowed_bytes = pytorch->optional_count("allowed_bytes"),
-      .backend = pytorch->optional_text("backend"),
-      .message = pytorch->optional_text("message")};
-}
-
-std::vector<ReportBlock> read_largest_live(const JsonFields& oom) {
-  std::vector<ReportBlock> blocks;
-  if (!oom.has("largest_live")) return blocks;  // summaries written before it existed
-  for (const JsonFields& b : oom.objects("largest_live")) {
-    blocks.push_back({.bytes = b.count("bytes"),
-                      .trace_index = b.optional_count("trace_index").value_or(0),
-                      .frames = b.texts("frames")});
-  }
-  return blocks;
-}
-
-}  // namespace
-
-std::string ReportOom::where() const {
-  return trace_entry ? fmt::format("trace entry {}", format_count(*trace_entry))
-                     : fmt::format("event {}", format_count(event));
-}
-
-ReportOom read_oom(const JsonFields& oom) {
-  ReportOom o;
-  o.event = oom.count("event");
-  o.trace_entry = oom.optional_count("trace_entry");
-  o.step = oom.optional_count("step").value_or(0);
-  o.phase = oom.optional_text("phase");
-  o.t_ms = oom.optional_number("t_ms").value_or(0);
-  o.request_bytes = oom.count("request_bytes");
-  o.live_bytes = oom.count("live_bytes");
-  o.live_count = oom.optional_count("live_count").value_or(0);
-  o.reserved_bytes = oom.count("reserved_bytes");
-  o.device_free_bytes = oom.optional_count("device_free_bytes");
-  o.device_total_bytes = oom.optional_count("device_total_bytes");
-  o.largest_free_bytes = oom.optional_count("largest_free_bytes");
-  o.fragmentation = oom.optional_number("fragmentation");
-  o.cause = oom.optional_text("cause");
-  o.source = oom.optional_text("source");
-  o.error = oom.optional_text("error");
-  o.advice = oom.optional_text("advice");
-  o.evidence = oom.optional_text("evidence");
-  o.pytorch = read_pytorch(oom);
-  o.frames = oom.texts("frames");
-  o.largest_live = read_largest_live(oom);
-  if (const auto program = oom.optional_object("program")) {
-    o.program_line =
-        fmt::format("{}: {}", program->optional_text("framework"), program->optional_text("line"));
-  }
-  return o;
-}
-
-ReportModel read_model(const JsonFields& model) {
-  ReportModel m;
-  m.snapshot = model.optional_text("snapshot");
-  m.program_entry = model.optional_count("program_entry");
-  m.reproduced_entry = model.optional_count("reproduced_entry");
-  m.reproduction = model.optional_text("reproduction");
-  m.outside_allocator_bytes = model.count("outside_allocator_bytes");
-  m.outside_measured = model.optional_text("outside_measured");
-  m.budget_bytes = model.optional_count("budget_bytes").value_or(0);
-  m.lower_bound = model.has("lower_bound") && model.raw()["lower_bound"] == true;
-  if (model.has("whatif")) {
-    for (const JsonFields& r : model.objects("whatif")) {
-      const auto flag = [&](const char* key) { return r.has(key) && r.raw()[key] == true; };
-      m.whatif.push_back({.setting = r.text("setting"),
-                          .alloc_conf = r.optional_text("alloc_conf"),
-                          .as_ran = flag("as_ran"),
-                          .fraction_cap = flag("fraction_cap"),
-                          .approximate = flag("approximate"),
-                          .completes_at_budget = flag("completes_at_budget"),
-                          .first_failure_index = r.optional_count("first_failure_index"),
-                          .model_frontier_bytes = r.optional_count("model_frontier_bytes"),
-                          .frontier_bytes = r.optional_count("frontier_bytes")});
-    }
-  }
-  m.advice = model.optional_text("advice");
-  m.caveats = model.texts("caveats");
-  m.notes = model.texts("notes");
-  if (const auto check = model.optional_object("remedy_check")) {
-    m.remedy_check = check->optional_text("summary");
-    m.remedy_held = check->has("held") && check->raw()["held"] == true;
-  }
-  return m;
-}
-
-namespace {
-
-nlohmann::json object_or_empty(const JsonFields& fields, const std::string& key) {
-  if (!fields.has(key)) return nlohmann::json::object();
-  return fields.object(key).raw();
-}
-
-}  // namespace
-
-RunReport read_run_summary(const JsonFields& summary) {
-  if (summary.optional_text("schema") != kRunSchema) {
-    summary.fail("schema", fmt::format("\"{}\" (a run's summary.json)", kRunSchema));
-  }
+RunReport read_run_summary(const JsonFields& summary, const std::filesystem::path& folder) {
   RunReport r;
-  r.environment = read_environment(summary);
-  const JsonFields scenario = summary.object("scenario");
-  r.scenario = scenario.text("name");
-  r.scenario_params = object_or_empty(scenario, "params");
-  r.seed = scenario.optional_count("seed");
-  const JsonFields allocator = summary.object("allocator");
-  r.allocator = allocator.text("name");
-  r.allocator_options = object_or_empty(allocator, "options");
-  r.budget_bytes = summary.count("budget_bytes");
-  r.outcome = summary.text("outcome");
-  if (const auto oom = summary.optional_object("oom")) r.oom = read_oom(*oom);
-  if (const auto peak = summary.optional_object("peak")) {
-    r.peak_live_bytes = peak->optional_count("live_bytes").value_or(0);
-    r.peak_reserved_bytes = peak->optional_count("reserved_bytes").value_or(0);
-  }
-  if (const auto counts = summary.optional_object("counts")) {
-    r.allocations = counts->optional_count("allocations").value_or(0);
-    r.frees = counts->optional_count("frees").value_or(0);
-    r.failed = counts->optional_count("failed").value_or(0);
-  }
-  r.duration_ms = summary.optional_number("duration_ms").value_or(0);
-  r.metrics = object_or_empty(summary, "metrics");
-  r.notices = summary.texts("notices");
-  for (std::string& note : summary.texts("notes"))
-    r.notices.push_back(std::move(note));
-  if (summary.has("error") && summary.raw()["error"].is_string()) r.error = summary.text("error");
-  r.last_events = read_last_events(summary);
-  r.trials = read_trials(summary);
-  if (const auto model = summary.optional_object("model")) r.model = read_model(*model);
+  static_cast<RunResult&>(r) = read_summary(summary, folder);
+  r.platform = read_environment(summary);
+  SummaryParams params = summary_params(summary);
+  r.scenario_params = std::move(params.scenario);
+  r.allocator_options = std::move(params.allocator);
   return r;
 }
 
@@ -363,7 +230,7 @@ RunReport load_run_report(const std::filesystem::path& path) {
   const bool is_dir = std::filesystem::is_directory(path, ec);
   const std::filesystem::path summary_path = is_dir ? path / "summary.json" : path;
   const nlohmann::json doc = read_json_file(summary_path);
-  RunReport report = read_run_summary(JsonFields(doc, summary_path));
+  RunReport report = read_run_summary(JsonFields(doc, summary_path), summary_path.parent_path());
   report.dir = summary_path.parent_path();
   if (std::filesystem::exists(report.dir / "soak.json", ec))
     report.soak = read_soak(report.dir / "soak.json");
@@ -374,11 +241,12 @@ RunReport load_run_report(const std::filesystem::path& path) {
     return report;
   }
   // The chart ends at the OOM: what follows is the run giving back what it held.
-  const std::optional<std::uint64_t> oom_seq =
-      report.outcome == "oom" && report.oom ? std::optional(report.oom->event) : std::nullopt;
+  const std::optional<std::uint64_t> oom_seq = report.outcome == Outcome::oom && report.oom
+                                                   ? std::optional(report.oom->event)
+                                                   : std::nullopt;
   report.timeline =
       read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report), oom_seq);
-  read_device_timelines(doc, report);
+  read_device_timelines(report);
   return report;
 }
 

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "run/run_result.hpp"
+
 namespace oomlab {
 
 class JsonFields;
@@ -24,51 +26,6 @@ struct ReportEnvironment {
   std::string host;
   std::string oomlab_version;
   std::string oomlab_git;  // with "-dirty" when the tree was
-};
-
-// PyTorch's own account of an OOM (its OutOfMemoryError), where the run's allocator kept one.
-struct ReportPytorch {
-  std::uint64_t allocated_bytes = 0;
-  std::uint64_t reserved_bytes = 0;
-  std::uint64_t reserved_unallocated_bytes = 0;
-  std::uint64_t tried_to_allocate_bytes = 0;
-  std::optional<std::uint64_t> allowed_bytes;  // set_per_process_memory_fraction's cap
-  std::string backend;                         // "native" | "async"
-  std::string message;
-};
-
-// One of a replayed program's largest live blocks at the OOM.
-struct ReportBlock {
-  std::uint64_t bytes = 0;
-  std::uint64_t trace_index = 0;
-  std::vector<std::string> frames;  // innermost first
-};
-
-struct ReportOom {
-  std::uint64_t event = 0;                   // the run's own event (events.csv seq)
-  std::optional<std::uint64_t> trace_entry;  // a replay: the trace's own entry, the one users see
-  // "trace entry 16,794" for a replay, else "event 1,033": the one numbering a reader is shown.
-  [[nodiscard]] std::string where() const;
-  std::uint64_t step = 0;
-  std::string phase;
-  double t_ms = 0;
-  std::uint64_t request_bytes = 0;
-  std::uint64_t live_bytes = 0;
-  std::uint64_t live_count = 0;
-  std::uint64_t reserved_bytes = 0;
-  std::optional<std::uint64_t> device_free_bytes;
-  std::optional<std::uint64_t> device_total_bytes;
-  std::optional<std::uint64_t> largest_free_bytes;
-  std::optional<double> fragmentation;
-  std::string cause;
-  std::string source;
-  std::string error;
-  std::string advice;
-  std::string evidence;
-  std::optional<ReportPytorch> pytorch;
-  std::vector<std::string> frames;  // the failing request's stack, innermost first
-  std::vector<ReportBlock> largest_live;
-  std::string program_line;  // exec: the line the program printed, with its framework
 };
 
 // One point of a timeline series: the value at event `seq`.
@@ -103,25 +60,6 @@ struct TimelineQuery {
   std::uint64_t bytes = 0;
 };
 
-// One trial of a search (summary.json "trials"): its events and whether it fitted.
-struct ReportTrial {
-  std::string label;  // "fp32 batch 24"
-  std::uint64_t first_event = 0;
-  std::uint64_t last_event = 0;
-  bool fitted = false;
-};
-
-// One of the last events before an error (summary.json "last_events").
-struct ReportEvent {
-  std::uint64_t seq = 0;
-  std::string op;
-  std::uint64_t bytes = 0;
-  std::string status;
-  std::string phase;
-  std::uint64_t step = 0;
-  std::uint64_t live_bytes = 0;
-};
-
 // soak.json beside a run's summary (`run --repeat N`): the soak's verdict.
 struct ReportSoak {
   std::uint64_t cycles = 0;
@@ -141,64 +79,18 @@ struct ReportSoak {
   std::uint64_t unbalanced_cycles = 0;
 };
 
-// exec: one setting of PyTorch's allocator on the program's snapshot (summary.json model.whatif).
-struct ReportModelRow {
-  std::string setting;
-  std::string alloc_conf;
-  bool as_ran = false;
-  bool fraction_cap = false;
-  bool approximate = false;
-  bool completes_at_budget = false;
-  std::optional<std::uint64_t> first_failure_index;
-  std::optional<std::uint64_t> model_frontier_bytes;
-  std::optional<std::uint64_t> frontier_bytes;  // the whole process
-};
-
-// exec: what the model said of the program's snapshot (summary.json "model").
-struct ReportModel {
-  std::string snapshot;
-  std::optional<std::uint64_t> program_entry;
-  std::optional<std::uint64_t> reproduced_entry;
-  std::string reproduction;
-  std::uint64_t outside_allocator_bytes = 0;
-  std::string outside_measured;
-  std::uint64_t budget_bytes = 0;
-  bool lower_bound = false;
-  std::vector<ReportModelRow> whatif;
-  std::string advice;
-  std::vector<std::string> caveats;
-  std::vector<std::string> notes;
-  std::string remedy_check;  // --check-remedy's line, "" when none was made
-  std::optional<bool> remedy_held;
-};
-
 inline constexpr std::size_t kTimelineBuckets = 1000;  // so at most 2000 points per series
 inline constexpr std::size_t kMaxFailedMarks = 200;
 
-struct RunReport {
+// A run folder read back: its summary.json as the schema's RunResult (reports/summary_json.hpp),
+// with what a report needs beside it: the environment as shown, the parameters as written, the
+// soak's verdict, and the timelines drawn from its events.
+struct RunReport : RunResult {
   std::filesystem::path dir;  // the run folder
-  ReportEnvironment environment;
-  std::string scenario;
-  nlohmann::json scenario_params;  // object, possibly empty
-  std::optional<std::uint64_t> seed;
-  std::string allocator;
-  nlohmann::json allocator_options;
-  std::uint64_t budget_bytes = 0;
-  std::string outcome;
-  std::optional<ReportOom> oom;
-  std::uint64_t peak_live_bytes = 0;
-  std::uint64_t peak_reserved_bytes = 0;
-  std::uint64_t allocations = 0;
-  std::uint64_t frees = 0;
-  std::uint64_t failed = 0;
-  double duration_ms = 0;
-  nlohmann::json metrics;                // object, possibly empty
-  std::vector<std::string> notices;      // the run's own notices and notes
-  std::string error;                     // the run's error, when it had one
-  std::vector<ReportEvent> last_events;  // before an error or a timeout
-  std::vector<ReportTrial> trials;       // a search's trials
-  std::optional<ReportSoak> soak;        // soak.json, when the folder holds one
-  std::optional<ReportModel> model;      // exec of a PyTorch program that left a snapshot
+  ReportEnvironment platform;
+  nlohmann::json scenario_params = nlohmann::json::object();  // as written (types are the spec's)
+  nlohmann::json allocator_options = nlohmann::json::object();
+  std::optional<ReportSoak> soak;  // soak.json, when the folder holds one
   Timeline timeline;
   // exec on several devices: each one's own timeline (events-gpuN.csv), drawn one under another.
   struct DeviceTimeline {
@@ -208,17 +100,13 @@ struct RunReport {
     bool failing = false;  // the rank that ran out of memory first ran here
   };
   std::vector<DeviceTimeline> device_timelines;
-  std::string failing_verdict;  // program.failing_rank.verdict, empty without one
 };
 
 // The environment of a summary.json or matrix.json (its "oomlab" and "environment" blocks).
 [[nodiscard]] ReportEnvironment read_environment(const JsonFields& top);
-// An oomlab.run.v1 summary; Error(input) naming `fields.file()` when it is not one.
-[[nodiscard]] RunReport read_run_summary(const JsonFields& summary);
-// summary.json's "model" (exec): Error(input) naming the field when it is malformed.
-[[nodiscard]] ReportModel read_model(const JsonFields& model);
-// summary.json's "oom" record: the one reader of it, for reports, compare and the matrix table.
-[[nodiscard]] ReportOom read_oom(const JsonFields& oom);
+// An oomlab.run.v1 summary (read_summary); Error(input) naming `fields.file()` when it is not one.
+[[nodiscard]] RunReport read_run_summary(const JsonFields& summary,
+                                         const std::filesystem::path& folder = {});
 // `path`: a run folder or its summary.json. Reads events.csv beside it when there is one.
 [[nodiscard]] RunReport load_run_report(const std::filesystem::path& path);
 

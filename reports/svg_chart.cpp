@@ -7,6 +7,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/junit.hpp"
+#include "reports/summary_json.hpp"
 #include "reports/svg_frame.hpp"
 
 namespace oomlab {
@@ -32,12 +33,10 @@ double highest_drawn_bytes(const RunReport& run) {
   if (run.oom) {
     high = std::max(high, static_cast<double>(run.oom->reserved_bytes));
     high = std::max(high, static_cast<double>(run.oom->live_bytes));
-    if (run.oom->device_free_bytes) {
-      // Free memory stacked on reserved, unless it would flatten everything else.
-      const auto stacked =
-          static_cast<double>(run.oom->reserved_bytes + *run.oom->device_free_bytes);
-      if (stacked <= 1.5 * high) high = std::max(high, stacked);
-    }
+    // Free memory stacked on reserved, unless it would flatten everything else.
+    const double stacked =
+        static_cast<double>(run.oom->reserved_bytes + run.oom->device_free_bytes);
+    if (stacked <= 1.5 * high) high = std::max(high, stacked);
   }
   const auto budget = static_cast<double>(run.budget_bytes);
   const bool drawn = budget <= kBudgetOffChart * high || run.timeline.events == 0;
@@ -148,11 +147,10 @@ std::string budget_svg(const Frame& f, std::uint64_t budget) {
 }
 
 // Device free memory at the OOM, stacked on reserved: the room the allocator could still have had.
-std::string device_free_svg(const Frame& f, const ReportOom& oom) {
-  if (!oom.device_free_bytes) return {};
+std::string device_free_svg(const Frame& f, const OomRecord& oom) {
   const double x = f.x(static_cast<double>(oom.event)) + 10;
   const double low = f.y(static_cast<double>(oom.reserved_bytes));
-  const double high = f.y(static_cast<double>(oom.reserved_bytes + *oom.device_free_bytes));
+  const double high = f.y(static_cast<double>(oom.reserved_bytes + oom.device_free_bytes));
   return fmt::format(
       "<g id=\"device-free-at-oom\" stroke=\"{0}\" stroke-width=\"3\">"
       "<line x1=\"{1:.1f}\" y1=\"{2:.1f}\" x2=\"{1:.1f}\" y2=\"{3:.1f}\"/>"
@@ -160,7 +158,7 @@ std::string device_free_svg(const Frame& f, const ReportOom& oom) {
       "<line x1=\"{4:.1f}\" y1=\"{3:.1f}\" x2=\"{5:.1f}\" y2=\"{3:.1f}\"/>"
       "<title>device free at the OOM: {6}</title></g>\n",
       kFreeColour, x, low, std::min(high, low - 2), x - 4, x + 4,
-      format_bytes(*oom.device_free_bytes));
+      format_bytes(oom.device_free_bytes));
 }
 
 std::string failed_marks_svg(const Frame& f, const RunReport& run) {
@@ -182,12 +180,12 @@ double label_width(std::string_view text) {
   return kLabelCharWidth * static_cast<double>(text.size());
 }
 
-std::string oom_svg(const Frame& f, const ReportOom& oom) {
+std::string oom_svg(const Frame& f, const OomRecord& oom) {
   const double x = f.x(static_cast<double>(oom.event));
   const double y_live = f.y(static_cast<double>(oom.live_bytes));
   const double y_want = f.y(static_cast<double>(oom.live_bytes + oom.request_bytes));
   const std::string label =
-      fmt::format("OOM at {} (step {}): request {}, live {}", oom.where(), oom.step,
+      fmt::format("OOM at {} (step {}): request {}, live {}", oom_where(oom), oom.step,
                   format_bytes(oom.request_bytes), format_bytes(oom.live_bytes));
   // Right of the marker where the label fits inside the frame, else left of it (moved right as
   // far as the frame's left edge needs).
@@ -222,11 +220,9 @@ std::string legend_svg(const RunReport& run) {
   if (run.oom) {
     items.push_back({fmt::format(R"(<circle cx="11" cy="-4" r="6" fill="{}"/>)", kOomColour),
                      "OOM (bar: the request)"});
-    if (run.oom->device_free_bytes) {
-      items.push_back(
-          {fmt::format(R"(<rect x="9" width="4" height="14" y="-11" fill="{}"/>)", kFreeColour),
-           "device free at the OOM"});
-    }
+    items.push_back(
+        {fmt::format(R"(<rect x="9" width="4" height="14" y="-11" fill="{}"/>)", kFreeColour),
+         "device free at the OOM"});
   }
   const auto& failed = run.timeline.failed_seqs;
   if (std::any_of(failed.begin(), failed.end(),

@@ -12,10 +12,10 @@ namespace {
 
 // The first word of the trials' labels ("fp16" of "fp16 batch 8") when it changes along the
 // run: a mixed-precision search's precisions, each named above its first trial.
-std::string trial_groups_svg(const Frame& f, const std::vector<ReportTrial>& trials) {
-  const auto group = [](const ReportTrial& t) { return t.label.substr(0, t.label.find(' ')); };
+std::string trial_groups_svg(const Frame& f, const std::vector<TrialSpan>& trials) {
+  const auto group = [](const TrialSpan& t) { return t.label.substr(0, t.label.find(' ')); };
   if (std::all_of(trials.begin(), trials.end(),
-                  [&](const ReportTrial& t) { return group(t) == group(trials.front()); })) {
+                  [&](const TrialSpan& t) { return group(t) == group(trials.front()); })) {
     return {};
   }
   std::string out;
@@ -37,7 +37,7 @@ std::string trial_groups_svg(const Frame& f, const std::vector<ReportTrial>& tri
 // of memory, its batch above it where there is room (the whole label in its tooltip).
 std::string trials_svg(const Frame& f, const RunReport& run) {
   std::string out = "<g id=\"trials\">";
-  for (const ReportTrial& t : run.trials) {
+  for (const TrialSpan& t : run.trials) {
     const double x0 = f.x(static_cast<double>(t.first_event));
     const double width = std::max(f.x(static_cast<double>(t.last_event)) - x0, 1.0);
     out += fmt::format(

@@ -117,7 +117,8 @@ CompareInput replay_matrix(const std::string& trace_path, const std::string& dig
                            {"step", 0},
                            {"event", 7},
                            {"request_bytes", 64},
-                           {"reserved_bytes", 128}}}}}}}}};
+                           {"reserved_bytes", 128},
+                           {"cause", "capacity"}}}}}}}}};
   return parse_compare_input(doc.dump(), "matrix.json");
 }
 

@@ -31,7 +31,7 @@ CompareCell cell(json key, const std::string& outcome, const std::string& why = 
   c.key = std::move(key);
   c.budget = "1GiB";
   c.outcome = outcome;
-  if (outcome == "oom") c.oom = ReportOom{.event = 2'026, .live_bytes = 2ULL << 20U};
+  if (outcome == "oom") c.oom = OomRecord{.event = 2'026, .live_bytes = 2ULL << 20U};
   c.why = why;
   return c;
 }
@@ -93,7 +93,8 @@ std::string matrix_text(const std::vector<CompareCell>& cells) {
                         {"step", 0},
                         {"event", c.oom->event},
                         {"request_bytes", 2ULL << 20U},
-                        {"reserved_bytes", 2ULL << 20U}}}};
+                        {"reserved_bytes", 2ULL << 20U},
+                        {"cause", "capacity"}}}};
     doc["cells"].push_back(j);
   }
   return doc.dump();

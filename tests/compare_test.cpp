@@ -42,7 +42,7 @@ CompareCell ended(const std::string& outcome, const std::string& scenario = "gro
 // An OOM at `live` bytes and `step` (event 12,429 unless said), as growing-batch/async on 8 GiB.
 CompareCell oom_at(std::uint64_t live, std::uint64_t step, std::uint64_t event = 12'429) {
   CompareCell cell = ended("oom");
-  cell.oom = ReportOom{.event = event, .step = step, .live_bytes = live};
+  cell.oom = OomRecord{.event = event, .step = step, .live_bytes = live};
   return cell;
 }
 

@@ -123,7 +123,7 @@ TEST_F(ExecFit, TheModelsLineThroughThreeRunsTakesItThereInFiveRuns) {
   const oomlab::FitResult f = oomlab::fit_exec(
       config(2_GiB), *devices_,
       {.range = {.name = "batch", .lo = 4, .hi = 512}, .need_of = [](oomlab::RunResult& run) {
-         return std::optional<std::uint64_t>(run.peak_live_bytes);
+         return std::optional<std::uint64_t>(run.program->peak_bytes);
        }});
   ASSERT_TRUE(f.answer) << f.stopped;
   EXPECT_EQ(*f.answer, 28U);
@@ -142,7 +142,8 @@ TEST_F(ExecFit, AFirstRunOffTheLineIsNotExtrapolatedFrom) {
   const oomlab::FitResult f = oomlab::fit_exec(
       config(3_GiB), *devices_,
       {.range = {.name = "batch", .lo = 4, .hi = 512}, .need_of = [](oomlab::RunResult& run) {
-         return std::optional<std::uint64_t>(std::max<std::uint64_t>(run.peak_live_bytes, 700_MiB));
+         return std::optional<std::uint64_t>(
+             std::max<std::uint64_t>(run.program->peak_bytes, 700_MiB));
        }});
   ASSERT_TRUE(f.answer) << f.stopped;
   EXPECT_EQ(*f.answer, 44U);

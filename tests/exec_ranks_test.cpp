@@ -225,7 +225,7 @@ TEST_F(ExecRanks, EachDeviceHasItsOwnBudgetBallastAndTimeline) {
   EXPECT_EQ(d1.ballast_bytes, 67_GiB);
   EXPECT_EQ(d0.peak_bytes, 1000000000U);
   EXPECT_EQ(d1.peak_bytes, 2000000000U);
-  EXPECT_EQ(r.peak_live_bytes, 3000000000U) << "events.csv keeps the devices summed";
+  EXPECT_EQ(r.program->peak_bytes, 3000000000U) << "events.csv keeps the devices summed";
   EXPECT_EQ(d1.events_file, "events-gpu1.csv");
   const std::string own = read_text(dir_ / "run" / "events-gpu1.csv");
   EXPECT_NE(own.find(",sample,"), std::string::npos);

@@ -102,8 +102,9 @@ TEST_F(ExecRun, APyTorchOomIsRecordedWithItsFiguresAndTheCacheDecidesTheCause) {
   EXPECT_EQ(r.oom->diagnosis.free_bytes, 100_MiB);
   EXPECT_EQ(r.budget_bytes, 2_GiB);
   EXPECT_EQ(r.ballast_bytes, 68_GiB);
-  EXPECT_EQ(r.peak_live_bytes, 2000000000U);
   ASSERT_TRUE(r.program);
+  EXPECT_EQ(r.program->peak_bytes, 2000000000U);
+  EXPECT_EQ(r.peak_live_bytes, 0U) << "a program's bytes are its own field, not a scenario's live";
   EXPECT_EQ(r.program->exit_code, 1);
   EXPECT_EQ(r.program->first_bytes, 1073741824U);
   EXPECT_EQ(r.program->usage_source, "nvml-processes");
@@ -149,7 +150,7 @@ TEST_F(ExecRun, TheFiguresAtTheOomAreThoseOfPyTorchsOwnMessage) {
   EXPECT_EQ(r.oom->live_bytes, 79_GiB) << "what the process had, not 1.5 GB sampled before";
   EXPECT_EQ(r.oom->reserved_bytes, 2_GiB - free);
   EXPECT_EQ(r.oom->diagnosis.free_bytes, free);
-  EXPECT_EQ(r.peak_live_bytes, 1500000000U) << "the peak is the samples'";
+  EXPECT_EQ(r.program->peak_bytes, 1500000000U) << "the peak is the samples'";
 }
 
 TEST_F(ExecRun, MemoryCachedButUnallocatedAtLeastTheRequestIsFragmentation) {
@@ -164,7 +165,7 @@ TEST_F(ExecRun, AProgramThatExitsZeroCompletedAndEverythingCameBack) {
   const oomlab::RunResult r = run("echo 536870912 > $USAGE; sleep 0.1; echo 0 > $USAGE");
   EXPECT_EQ(r.outcome, Outcome::completed);
   EXPECT_FALSE(r.oom);
-  EXPECT_EQ(r.peak_live_bytes, 512_MiB);
+  EXPECT_EQ(r.program->peak_bytes, 512_MiB);
   ASSERT_TRUE(r.cleanup);
   EXPECT_LE(r.cleanup->difference(), 0);
   EXPECT_EQ(devices_->holds, 1);

@@ -123,9 +123,9 @@ TEST_F(ModelRecord, TheReportShowsTheModelBlockInHtmlAndMarkdownAlike) {
   std::ofstream(folder_ / "summary.json")
       << summary_json(run_, {.argv = {"oomlab"}, .folder = folder_}).dump(2);
   const RunReport report = load_run_report(folder_);
-  ASSERT_TRUE(report.model);
-  EXPECT_EQ(report.model->program_entry, 8945U);
-  EXPECT_EQ(report.model->whatif.size(), 6U);
+  ASSERT_FALSE(report.models.empty());
+  EXPECT_EQ(report.models.front().program_entry, 8945U);
+  EXPECT_EQ(report.models.front().whatif.size(), 6U);
   const std::string md = run_markdown(report);
   const std::string html = run_html(report);
   for (const std::string text :

@@ -86,7 +86,7 @@ TEST(ReportChart, EndsAtTheOomAndCountsWhatCameAfter) {
 // does not fit right of the marker.
 RunReport run_with_oom_at(std::uint64_t oom_event, std::uint64_t last_event) {
   RunReport run;
-  run.outcome = "oom";
+  run.outcome = Outcome::oom;
   run.budget_bytes = 1_GiB;
   for (std::uint64_t seq = 0; seq <= last_event; seq += 10) {
     run.timeline.live.push_back({seq, 512_MiB});
@@ -96,7 +96,7 @@ RunReport run_with_oom_at(std::uint64_t oom_event, std::uint64_t last_event) {
   run.timeline.last_seq = last_event;
   run.timeline.peak_live_bytes = 512_MiB;
   run.timeline.peak_reserved_bytes = 600_MiB;
-  run.oom = ReportOom{};
+  run.oom = OomRecord{};
   run.oom->event = oom_event;
   run.oom->step = 12;
   run.oom->request_bytes = 1536_MiB;

@@ -51,8 +51,9 @@ TEST(ReportPytorch, CappedJobShowsPyTorchsFiguresAndMessage) {
             std::string::npos)
       << summary;
   const RunReport report = report_of(r, "capped");
-  ASSERT_TRUE(report.oom && report.oom->pytorch);
-  EXPECT_EQ(report.oom->pytorch->allowed_bytes, 2'147'483'648U);
+  ASSERT_TRUE(report.oom && report.oom->cache);
+  EXPECT_EQ(report.oom->cache, r.oom->cache);
+  EXPECT_EQ(report.oom->cache->allowed_bytes, 2'147'483'648U);
   for (const std::string& text : {run_html(report), run_markdown(report)}) {
     EXPECT_NE(text.find("PyTorch says"), std::string::npos);
     EXPECT_NE(text.find("Tried to allocate 256.00 MiB"), std::string::npos);

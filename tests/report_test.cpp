@@ -93,7 +93,7 @@ TEST(ReportRun, HtmlIsSelfContainedWithMarkerBudgetAndEnvironment) {
     EXPECT_NE(html.find(fmt::format("<b>{}</b>", fact), environment), std::string::npos) << fact;
   }
   EXPECT_NE(html.find("simulated"), std::string::npos);
-  EXPECT_NE(html.find(run.environment.oomlab_version), std::string::npos);
+  EXPECT_NE(html.find(run.platform.oomlab_version), std::string::npos);
 }
 
 TEST(ReportRun, HtmlAndMarkdownCarryTheOomRecord) {
@@ -105,7 +105,7 @@ TEST(ReportRun, HtmlAndMarkdownCarryTheOomRecord) {
     EXPECT_NE(text.find(format_bytes(run.oom->live_bytes)), std::string::npos);
     EXPECT_NE(text.find(format_bytes(run.oom->reserved_bytes)), std::string::npos);
     EXPECT_NE(text.find("Largest free block"), std::string::npos);
-    EXPECT_NE(text.find(run.oom->cause), std::string::npos);
+    EXPECT_NE(text.find(to_string(run.oom->diagnosis.cause)), std::string::npos);
     EXPECT_NE(text.find("event " + format_count(run.oom->event)), std::string::npos);
     EXPECT_NE(text.find("CUDA driver API"), std::string::npos);
   }
@@ -116,7 +116,7 @@ TEST(ReportRun, HtmlAndMarkdownCarryTheOomRecord) {
 
 TEST(ReportRun, CompletedRunHasNoOomMarker) {
   const RunReport run = load_run_report(matrix_fixture() / "leak-sim" / "summary.json");
-  EXPECT_EQ(run.outcome, "completed");
+  EXPECT_EQ(run.outcome, Outcome::completed);
   const std::string html = run_html(run);
   EXPECT_EQ(html.find("oom-marker"), std::string::npos);
   EXPECT_NE(html.find("id=\"budget-line\""), std::string::npos);
@@ -275,7 +275,8 @@ TEST(ReportMatrix, RepeatsShowTheirSpreadAndLinkEachRun) {
                "repeat": 3, "timeout_s": "600"},
     "cells": [{"id": "frag-sim", "scenario": "frag", "allocator": "sim", "outcome": "oom",
       "exit_code": 0, "signal": null, "duration_ms": 30, "dir": "frag-sim", "last_lines": [],
-      "summary": {"oom": {"event": 512, "step": 0, "live_bytes": 524288, "request_bytes": 2097152}},
+      "summary": {"oom": {"event": 512, "step": 0, "live_bytes": 524288, "request_bytes": 2097152,
+                          "reserved_bytes": 4194304, "cause": "fragmentation"}},
       "repeats": [
         {"outcome": "oom", "dir": "frag-sim/r1", "oom_event": 500, "oom_live_bytes": 400000},
         {"outcome": "oom", "dir": "frag-sim/r2", "oom_event": 512, "oom_live_bytes": 524288},

@@ -7,7 +7,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "reports/report_input.hpp"
-#include "reports/run_report.hpp"
+#include "reports/summary_json.hpp"
 
 namespace oomlab::cli {
 
@@ -17,7 +17,7 @@ namespace {
 
 // A cell's summary's OOM record, read as reports and compare read it (none when it has none or
 // it is malformed: the table then shows "-").
-std::optional<ReportOom> oom_of(const json& summary) {
+std::optional<OomRecord> oom_of(const json& summary) {
   if (!summary.is_object() || !summary.contains("oom") || !summary["oom"].is_object())
     return std::nullopt;
   const nlohmann::json oom = summary["oom"];
@@ -28,7 +28,19 @@ std::optional<ReportOom> oom_of(const json& summary) {
   }
 }
 
-std::optional<ReportOom> shown_oom(const MatrixCell& cell) {
+// A cell's peak: a scenario's live bytes, a program's own (0 when its summary is malformed).
+std::uint64_t peak_of(const json& summary) {
+  if (!summary.is_object()) return 0;
+  const nlohmann::json doc = summary;
+  try {
+    const RunResult run = read_summary(JsonFields(doc, "summary.json"));
+    return run.is_program() ? run.program->peak_bytes : run.peak_live_bytes;
+  } catch (const Error&) {
+    return 0;
+  }
+}
+
+std::optional<OomRecord> shown_oom(const MatrixCell& cell) {
   if (cell.repeats.empty()) return std::nullopt;
   return oom_of(cell.repeats[representative_repeat(cell)].summary);
 }
@@ -67,16 +79,14 @@ std::string cell_line(const MatrixCell& cell) {
   if (outcome == "timeout") return fmt::format("timeout: {}", last_line(cell, outcome));
   if (outcome == "error" || outcome == "interrupted")
     return fmt::format("{}: {}", outcome, last_line(cell, outcome));
-  if (const std::optional<ReportOom> oom = shown_oom(cell)) {
+  if (const std::optional<OomRecord> oom = shown_oom(cell)) {
     return fmt::format("oom at {} live (request {}, {})", format_bytes(oom->live_bytes),
-                       format_bytes(oom->request_bytes), oom->cause.empty() ? "?" : oom->cause);
+                       format_bytes(oom->request_bytes),
+                       std::string(to_string(oom->diagnosis.cause)));
   }
   if (cell.repeats.empty()) return "not run";
-  const json& summary = cell.repeats.front().summary;
-  const std::uint64_t peak = summary.is_object() && summary.contains("peak")
-                                 ? unsigned_field(summary["peak"], "live_bytes")
-                                 : 0;
-  return fmt::format("completed, peak {} live", format_bytes(peak));
+  return fmt::format("completed, peak {} live",
+                     format_bytes(peak_of(cell.repeats.front().summary)));
 }
 
 std::string matrix_table(const std::vector<MatrixCell>& cells) {
@@ -92,7 +102,7 @@ std::string matrix_table(const std::vector<MatrixCell>& cells) {
       "request", "step", "event", "cause", "spread", "time");
   for (const MatrixCell& c : cells) {
     const std::string outcome = cell_outcome(c);
-    const std::optional<ReportOom> oom = shown_oom(c);
+    const std::optional<OomRecord> oom = shown_oom(c);
     double seconds = 0;
     for (const MatrixRepeat& r : c.repeats)
       seconds += r.duration_ms / 1e3;
@@ -101,7 +111,7 @@ std::string matrix_table(const std::vector<MatrixCell>& cells) {
         c.scenario, scenario_width, c.allocator, allocator_width, c.device, outcome,
         oom ? format_bytes(oom->live_bytes) : "-", oom ? format_bytes(oom->request_bytes) : "-",
         oom ? std::to_string(oom->step) : "-", oom ? format_count(oom->event) : "-",
-        oom ? (oom->cause.empty() ? "?" : oom->cause) : "-", spread_text(c), seconds);
+        oom ? (std::string(to_string(oom->diagnosis.cause))) : "-", spread_text(c), seconds);
   }
   for (const MatrixCell& c : cells) {  // what went wrong, where it did
     const std::string outcome = cell_outcome(c);

@@ -123,8 +123,9 @@ void write_outputs(const RunResult& result, const RunRecord& record, std::ostrea
 
 void write_run_junit(const RunResult& result, const std::string& path, int code,
                      const std::string& why) {
-  JUnitCase c{.classname = "oomlab.run." + result.scenario,
-              .name = result.allocator,
+  // A program run is the case "exec" of its own class, as it was before it had its own fields.
+  JUnitCase c{.classname = "oomlab.run." + (result.is_program() ? "exec" : result.scenario),
+              .name = result.is_program() ? "exec" : result.allocator,
               .seconds = result.duration_ms / 1e3};
   const std::string line = result.oom ? fmt::format("oom at {} live (request {}, {})",
                                                     format_bytes(result.oom->live_bytes),

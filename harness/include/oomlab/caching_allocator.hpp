@@ -21,6 +21,7 @@ struct CacheState {
   std::uint64_t failed_request_bytes = 0;  // that request as the allocator rounded it
   std::uint64_t allowed_bytes = 0;         // set_per_process_memory_fraction's cap; 0: none
   bool async_backend = false;              // PyTorch's cudaMallocAsync backend, not its cache
+  bool operator==(const CacheState&) const = default;
 };
 
 // Blocks that were live before a run began (a replayed program's weights, loaded before its

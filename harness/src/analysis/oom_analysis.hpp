@@ -30,6 +30,7 @@ struct LeakFit {
   double r_squared = 0.0;
   bool detected = false;                     // steady growth that matters at this budget
   std::optional<double> predicted_oom_step;  // where the line reaches the budget
+  bool operator==(const LeakFit&) const = default;
 };
 
 // A leak is steady growth: at least kMinSamples, a fit with r² >= 0.9, and growth over the
@@ -66,6 +67,7 @@ struct Diagnosis {
   std::optional<std::uint64_t> footprint_bytes;  // live + request in the allocator's pages
   std::string evidence;                          // the figures that decided it, one line
   std::string advice;                            // the usual remedy, one line
+  bool operator==(const Diagnosis&) const = default;
 };
 
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right

@@ -26,6 +26,7 @@ struct DeviceFacts {
   bool managed_memory = false;
   bool concurrent_managed_access = false;
   std::uint64_t vmm_granularity = 0;  // cuMemGetAllocationGranularity, 0 when unknown
+  bool operator==(const DeviceFacts&) const = default;
 };
 
 struct Environment {

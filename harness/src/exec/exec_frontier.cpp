@@ -39,8 +39,8 @@ Trial program_trial(const RunResult& run) {
   Trial trial{.value = run.budget_bytes,
               .budget_bytes = run.budget_bytes,
               .outcome = run.outcome,
-              .peak_bytes = run.peak_live_bytes,
-              .used_bytes = run.peak_reserved_bytes,
+              .peak_bytes = run.program ? run.program->peak_bytes : 0,
+              .used_bytes = run.program ? run.program->peak_used_bytes : 0,
               .exit_code = run.program ? run.program->exit_code : -1,
               .seconds = run.duration_ms / 1e3};
   // On several devices the budget is each one's: the probe starts from the fullest device.

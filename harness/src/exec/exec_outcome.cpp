@@ -119,9 +119,6 @@ RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices
   result.environment.devices = devices.facts();
   result.device = devices.facts().front();
   result.simulated = false;
-  result.scenario = "exec";
-  result.params.set("command", command_line(config.command));
-  result.allocator = "exec";
   ProgramRun program{.command = config.command};
   for (const DeviceFacts& f : devices.facts())
     program.devices.push_back(f.index);
@@ -145,6 +142,7 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
   p.killed = end.killed;
   p.leftovers_ended = end.leftovers_ended;
   p.peak_bytes = seen.peak.program_bytes;
+  p.peak_used_bytes = seen.peak_used_bytes;
   p.first_bytes = seen.first_bytes;
   p.usage_source = seen.per_process ? "nvml-processes" : "device-free";
   p.samples = seen.samples;
@@ -154,8 +152,6 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
     p.stdout_file = "stdout.txt";
     p.stderr_file = "stderr.txt";
   }
-  result.peak_live_bytes = seen.peak.program_bytes;
-  result.peak_reserved_bytes = seen.peak_used_bytes;
   result.events = seen.samples + (seen.oom_row ? 1 : 0);
   if (end.leftovers_ended > 0) {
     keep_notice(

@@ -1,5 +1,6 @@
-// Everything a run produced, typed: the reports layer turns it into summary.json and the human
-// summary, the CLI into an exit code.
+// Everything a run produced, typed: summary.json's schema. The reports layer writes these types
+// to summary.json and reads them back (reports/summary_json.hpp), the CLI turns them into an exit
+// code.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,11 @@
 
 namespace oomlab {
 
+// ProgramBlock is the plugin API's (oomlab/scenario.hpp); comparing it is the schema's concern.
+[[nodiscard]] inline bool operator==(const ProgramBlock& a, const ProgramBlock& b) {
+  return a.bytes == b.bytes && a.trace_index == b.trace_index && a.frames == b.frames;
+}
+
 enum class Outcome : std::uint8_t { oom, completed, error, interrupted, timeout };
 [[nodiscard]] std::string_view to_string(Outcome outcome);
 
@@ -32,6 +38,7 @@ struct ProgramMessage {
   std::optional<std::uint64_t> device_free_bytes;            // what it said the device had free
   std::string sizing_setting;  // the framework sized itself from the device's total: the fix
   std::size_t lines_seen = 0;  // OOM lines in its output in all
+  bool operator==(const ProgramMessage&) const = default;
 };
 
 // A setting of PyTorch's allocator replayed at the run's budget (a replay on torch that ran out
@@ -41,6 +48,7 @@ struct SettingCheck {
   std::string alloc_conf;  // what to set: "expandable_segments:True" ("" for PyTorch's defaults)
   bool completes_at_budget = false;
   std::optional<std::uint64_t> first_failure_index;  // where it failed instead
+  bool operator==(const SettingCheck&) const = default;
 };
 
 struct OomRecord {
@@ -71,6 +79,7 @@ struct OomRecord {
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;
+  bool operator==(const OomRecord&) const = default;
 };
 
 // One trial of a scenario's search (RunContext::begin_trial): its events and whether it fitted.
@@ -79,6 +88,7 @@ struct TrialSpan {
   std::uint64_t first_event = 0;  // seq in events.csv
   std::uint64_t last_event = 0;
   bool fitted = false;
+  bool operator==(const TrialSpan&) const = default;
 };
 
 // Device memory before the run and after everything was freed: the harness's own leak check.
@@ -97,6 +107,7 @@ struct Cleanup {
     return static_cast<std::int64_t>(device_free_before) -
            static_cast<std::int64_t>(device_free_after);
   }
+  bool operator==(const Cleanup&) const = default;
 };
 
 // exec: one device's share of a program's run (its budget, its own timeline's figures).
@@ -110,6 +121,7 @@ struct DeviceRun {
   std::uint64_t first_bytes = 0;
   std::optional<double> full_ms;  // when its use first came within 64 MiB of its budget
   std::string events_file;        // its own rows in the run folder; empty for one device
+  bool operator==(const DeviceRun&) const = default;
 };
 
 // exec: one rank of a distributed job, as its output, torchrun and its device showed it.
@@ -123,6 +135,7 @@ struct RankRun {
   // Its device's memory grew after the first OOM of the job (it went on working), or not (it
   // waited); none when its device is not known.
   std::optional<bool> memory_rose_after_oom;
+  bool operator==(const RankRun&) const = default;
 };
 
 // exec: the rank that ran out of memory first, and how that is known.
@@ -134,6 +147,7 @@ struct FailingRank {
   std::vector<std::string> evidence;  // each in words: the OOM line's mark, torchrun, the device
   std::vector<int> waiting;           // ranks that did not run out and whose memory stayed
   std::string verdict;                // "rank 1 (GPU 1) ran out of memory at 3.21 s; ..."
+  bool operator==(const FailingRank&) const = default;
 };
 
 // A program run by `exec`: how it ended and what its device memory did.
@@ -141,12 +155,13 @@ struct ProgramRun {
   std::vector<std::string> command;
   std::vector<int> devices;
   int exit_code = -1;
-  int signal = 0;                 // the signal that ended it, 0 when it exited
-  bool killed = false;            // it, or what it left, needed SIGKILL
-  unsigned leftovers_ended = 0;   // processes still in its group after it exited
-  std::uint64_t peak_bytes = 0;   // its processes' device memory at the most (NVML)
-  std::uint64_t first_bytes = 0;  // at the first sample that saw any (its context, being made)
-  std::string usage_source;       // "nvml-processes" or "device-free" (NVML cannot see its pids)
+  int signal = 0;                     // the signal that ended it, 0 when it exited
+  bool killed = false;                // it, or what it left, needed SIGKILL
+  unsigned leftovers_ended = 0;       // processes still in its group after it exited
+  std::uint64_t peak_bytes = 0;       // its processes' device memory at the most (NVML)
+  std::uint64_t peak_used_bytes = 0;  // the most it took of its budget (device free memory)
+  std::uint64_t first_bytes = 0;      // at the first sample that saw any (its context, being made)
+  std::string usage_source;  // "nvml-processes" or "device-free" (NVML cannot see its pids)
   std::uint64_t samples = 0;
   double interval_ms = 0.0;
   std::vector<std::string> last_lines;  // its output's last lines
@@ -162,6 +177,7 @@ struct ProgramRun {
   std::optional<FailingRank> failing_rank;
   // The job was left waiting after an OOM and ended by oomlab (after --grace, s).
   std::optional<double> waiting_ended_after_s;
+  bool operator==(const ProgramRun&) const = default;
 };
 
 // One setting of PyTorch's allocator on an exec'd program's snapshot, at the run's budget less
@@ -176,6 +192,7 @@ struct ModelRow {
   std::optional<std::uint64_t> first_failure_index;   // the trace entry where it failed instead
   std::optional<std::uint64_t> model_frontier_bytes;  // the smallest budget of the allocator
   std::optional<std::uint64_t> frontier_bytes;        // the smallest card for the whole process
+  bool operator==(const ModelRow&) const = default;
 };
 
 // `exec --check-remedy`: the program run again at the same budget with the setting the model
@@ -188,6 +205,7 @@ struct RemedyCheck {
   bool held = false;
   std::string line;  // its OOM line, or why it failed otherwise
   double duration_ms = 0.0;
+  bool operator==(const RemedyCheck&) const = default;
 };
 
 // What the model of PyTorch's allocator says of one snapshot an exec'd program wrote: whether it
@@ -212,6 +230,7 @@ struct ProgramModel {
   std::optional<RemedyCheck> remedy_check;
   double duration_ms = 0.0;
   [[nodiscard]] bool reproduced() const { return program_entry == reproduced_entry; }
+  bool operator==(const ProgramModel&) const = default;
 };
 
 // Everything a run produced, for the reports and the exit code.
@@ -220,6 +239,8 @@ struct RunResult {
   std::optional<DeviceFacts> device;  // the device the run used, if any
   bool simulated = false;
 
+  // A scenario run's scenario and allocator; both empty for a program run (`exec`), whose
+  // command and memory are in `program`.
   std::string scenario;
   Params params;
   std::uint64_t seed = 0;
@@ -244,9 +265,12 @@ struct RunResult {
     std::string phase;
     std::uint64_t step = 0;
     std::uint64_t live_bytes = 0;
+    bool operator==(const RecentEvent&) const = default;
   };
   std::vector<RecentEvent> last_events;
   std::optional<OomRecord> oom;
+  // A scenario run's peaks (0 for a program run: its peaks are program.peak_bytes and
+  // program.peak_used_bytes).
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
   std::uint64_t allocations = 0;
@@ -266,6 +290,8 @@ struct RunResult {
   // exec: each PyTorch snapshot through the model, the one of the process that hit the OOM
   // first; empty without a snapshot.
   std::vector<ProgramModel> models;
+
+  [[nodiscard]] bool is_program() const { return program.has_value(); }
 };
 
 }  // namespace oomlab
