@@ -47,7 +47,7 @@ struct Event {
 class EventStore {
  public:
   // Events are read back by value: `const Event& e = events[i]` holds a copy.
-  class const_iterator {
+  class const_iterator {  // NOLINT(readability-identifier-naming): the standard library's name
    public:
     using iterator_category = std::input_iterator_tag;
     using value_type = Event;

@@ -67,7 +67,7 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
       if (trace_.unknown_frees++ == 0) trace_.first_unknown_free = index;
     } else {
       e.slot = *slot;
-      if (e.slot != Event::kNone) free_slots.push_back(e.slot);
+      if (e.slot != Event::kNone) free_slots_.push_back(e.slot);
     }
   }
   count_demand(e, static_cast<std::uint32_t>(trace_.events.size()));
@@ -76,9 +76,9 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
 }
 
 std::uint32_t TraceBuilder::take_slot() {
-  if (free_slots.empty()) return trace_.slots++;
-  const std::uint32_t slot = free_slots.back();
-  free_slots.pop_back();
+  if (free_slots_.empty()) return trace_.slots++;
+  const std::uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
   return slot;
 }
 

@@ -59,7 +59,7 @@ class TraceBuilder {
   std::vector<std::uint64_t> threads_;
   std::uint64_t first_t_ns_ = 0;
   LiveAddresses live_;                     // address -> the slot of the allocation live there
-  std::vector<std::uint32_t> free_slots;   // slots freed, for the next allocations
+  std::vector<std::uint32_t> free_slots_;  // slots freed, for the next allocations
   std::vector<std::uint64_t> slot_bytes_;  // the block in each slot, for Trace::demand
   std::uint64_t live_bytes_ = 0;
 };
