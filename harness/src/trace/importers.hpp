@@ -20,13 +20,13 @@ namespace oomlab::trace {
 [[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
                                           std::uint32_t device, StopPoll poll = {});
 
-// The same from text already in memory (`name` for messages): what the fuzzers drive. The CSVs
+// The same from text already in memory (`path` for messages): what the fuzzers drive. The CSVs
 // may have a UTF-8 byte-order mark, CRLF line ends and blank lines.
-[[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& name, std::istream& in,
+[[nodiscard]] Trace parse_oomlab_csv(const std::filesystem::path& path, std::istream& in,
                                      StopPoll poll = {});
-[[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& name, std::istream& in,
+[[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in,
                                   StopPoll poll = {});
-[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& name, std::string content,
+[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content,
                                            Level level, std::uint32_t device, StopPoll poll = {});
 
 // The place a field came from, for messages.
