@@ -33,7 +33,7 @@ std::string run_file(const std::filesystem::path& file, const std::filesystem::p
 }
 
 std::filesystem::path from_run_file(const std::string& name, const std::filesystem::path& folder) {
-  const std::filesystem::path path(name);
+  std::filesystem::path path(name);
   if (name.empty() || folder.empty() || path.is_absolute()) return path;
   return folder / path;
 }
