@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 #include <thread>
 
 #include "cli/child_process.hpp"
+#include "cli/signals.hpp"
 #include "test_support.hpp"
 
 extern char** environ;  // NOLINT: POSIX
@@ -155,6 +157,26 @@ TEST(MatrixStop, ACellWhoseChildEndedItsRunStaysCompletedWhenStoppedRightAfter) 
   EXPECT_EQ(cell.at("outcome"), json::parse(read_text(first)).at("outcome"));
   EXPECT_EQ(cell.at("outcome"), "oom");
   EXPECT_EQ(cell.at("exit_code"), 0);
+}
+
+
+// The race behind the test above, made certain: the command's work is over (its StopOnSignal
+// gone) when the stop arrives. The process ends with its own result; a second signal kills it.
+int exit_after_signals(int signals) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    { const cli::StopOnSignal during_the_command; }
+    for (int i = 0; i < signals; ++i) ::raise(SIGTERM);
+    std::_Exit(cli::StopOnSignal::flag()->load() ? 0 : 3);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+TEST(StopOnSignal, AStopAfterTheCommandEndedLetsTheProcessExitWithItsResult) {
+  EXPECT_EQ(exit_after_signals(1), 0) << "the first signal only sets the flag";
+  EXPECT_EQ(exit_after_signals(2), -SIGTERM) << "a second one ends the process at once";
 }
 
 }  // namespace

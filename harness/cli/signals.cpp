@@ -27,10 +27,10 @@ StopOnSignal::StopOnSignal() {
   sigaction(SIGTERM, &action, nullptr);
 }
 
-StopOnSignal::~StopOnSignal() {
-  std::signal(SIGINT, SIG_DFL);
-  std::signal(SIGTERM, SIG_DFL);
-}
+// The handler is left in place: a stop that comes after the command's work has ended (its record
+// written, its answer printed) is too late to stop anything, and the default action would kill a
+// process that is only exiting with its result; a second signal still ends it at once.
+StopOnSignal::~StopOnSignal() = default;
 
 const std::atomic<bool>* StopOnSignal::flag() {
   return &g_stop;

@@ -1,6 +1,7 @@
 // While one lives, the first SIGINT or SIGTERM asks the run to stop cleanly (everything freed,
 // the record written, exit 130); a second one, with the default action restored, ends the
-// process at once.
+// process at once. A first signal after it is gone only sets the flag: the process ends with the
+// result it has (a matrix stopped the moment its cell's run ended keeps that cell's outcome).
 #pragma once
 
 #include <atomic>
