@@ -9,7 +9,8 @@
 # the clock and first-touch costs (clock/*, first_touch/*); fill_vs_bare/async with events.csv
 # and without; each fill_hypothesis/* (bench/NOTES.md: first touch of the event chunks, the clock
 # read, the virtual call, events.csv's writer, the live-block table, the scenario's list, the
-# layers); BM_ReplayVsBareLoopOnAsync on the whole device and under 8 GiB; fill_vs_bare/async
+# layers); BM_ReplayVsBareLoopOnAsync on the whole device and under 8 GiB; the replay's split
+# inside and outside the driver calls (BM_ReplayInCallSplitOnAsync); fill_vs_bare/async
 # without events.csv unpinned (the spread with and without pinning); last the RMM log against
 # pandas' read_csv (bench/peers/rmm_csv_peer.py, 2M rows, medians of 5; not pinned, as a user
 # runs it). Each step writes Google Benchmark JSON to OUT/<step>.json; a step that would not end
@@ -26,7 +27,7 @@ while (($#)); do
   case "$1" in
     --budget) budget="$2"; shift 2 ;;
     --only) only="$2"; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "bench/gpu_overhead.sh: unknown option $1" >&2; exit 2 ;;
     *) args+=("$1"); shift ;;
   esac
@@ -111,6 +112,7 @@ for h in a_chunks_first_touch b_clock c_virtual_call d_events_csv e_live_table e
   step "hypothesis_$h" 25 pinned overhead "^fill_hypothesis/$h/" 5
 done
 step replay 90 pinned replay '^BM_ReplayVsBareLoopOnAsync' 3
+step hypothesis_i_replay_split 150 pinned replay '^BM_ReplayInCallSplitOnAsync' 3
 # ~45 s, and the peer's ~50 s kept for it: the peer is the later step, but not the lesser one.
 step fill_no_csv_unpinned 95 unpinned overhead '^fill_vs_bare/async/no_events_csv/' 5
 left=$((budget - (SECONDS - start)))

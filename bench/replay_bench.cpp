@@ -6,21 +6,17 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <vector>
 
 #include "allocators/backends.hpp"
 #include "device/device.hpp"
-#include "oomlab/registry.hpp"
-#include "oomlab/rng.hpp"
 #include "record/event_log.hpp"
 #include "record/recording.hpp"
+#include "replay_fixture.hpp"
 #include "run/runner.hpp"
 #include "trace/trace.hpp"
 
@@ -33,41 +29,9 @@ namespace {
 namespace fs = std::filesystem;
 using namespace oomlab::literals;
 
-// An RMM log of `events` rows: up to 2,048 blocks live, sizes log-uniform from 256 B to 1 MiB.
-const fs::path& synthetic_rmm_log(std::size_t events) {
-  static const fs::path path = [events] {
-    const fs::path p =
-        fs::temp_directory_path() / ("oomlab_bench_rmm_" + std::to_string(events) + ".csv");
-    std::ofstream out(p);
-    out << "Thread,Time,Action,Pointer,Size,Stream\n";
-    oomlab::Rng rng(7);
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> live;
-    std::uint64_t next_address = 0x7f0000000000;
-    for (std::size_t i = 0; i < events; ++i) {
-      const std::uint64_t us = i;
-      char time[32];
-      std::snprintf(time, sizeof time, "%02llu:%02llu:%02llu.%06llu", (us / 3'600'000'000ULL) % 24,
-                    (us / 60'000'000ULL) % 60, (us / 1'000'000ULL) % 60, us % 1'000'000ULL);
-      if (!live.empty() && (live.size() >= 2048 || rng.chance(0.5))) {
-        const std::size_t k = rng.uniform(0, live.size() - 1);
-        out << "1," << time << ",free,0x" << std::hex << live[k].first << std::dec << ','
-            << live[k].second << ",0\n";
-        live[k] = live.back();
-        live.pop_back();
-      } else {
-        const auto size = static_cast<std::uint64_t>(std::exp2(8.0 + rng.unit() * 12.0));
-        out << "1," << time << ",allocate,0x" << std::hex << next_address << std::dec << ',' << size
-            << ",0\n";
-        live.emplace_back(next_address, size);
-        next_address += 1_MiB;
-      }
-    }
-    return p;
-  }();
-  return path;
-}
+using oomlab::bench::synthetic_rmm_log;
 
-constexpr std::size_t kEvents = 2'000'000;
+constexpr std::size_t kEvents = oomlab::bench::kReplayEvents;
 
 // OOMLAB_RMM_CSV names another RMM log to parse (bench/peers/rmm_csv_peer.py: the file pandas
 // reads too); without it, the synthetic log.
@@ -109,18 +73,7 @@ void BM_ParsePyTorchPickle(benchmark::State& state) {
 }
 BENCHMARK(BM_ParsePyTorchPickle)->Unit(benchmark::kMillisecond);
 
-// A replay of the synthetic log on `allocator` (its default options), verify off.
-oomlab::RunConfig replay_config(const char* allocator, oomlab::BudgetRequest budget) {
-  oomlab::RunConfig config;
-  config.scenario = "replay";
-  config.params = oomlab::Params(oomlab::Registry::global().find("replay")->params);
-  config.params.set("trace", synthetic_rmm_log(kEvents).string());
-  config.allocator = oomlab::find_backend(allocator)->kind;
-  config.allocator_options = oomlab::Params(oomlab::find_backend(allocator)->options);
-  config.budget = budget;
-  config.verify = oomlab::VerifyMode::off;  // the bare loops write nothing either
-  return config;
-}
+using oomlab::bench::replay_config;
 
 const oomlab::BudgetRequest kEightGiB{.kind = oomlab::BudgetRequest::Kind::bytes,
                                       .bytes = oomlab::Bytes{8_GiB}};

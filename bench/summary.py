@@ -328,6 +328,41 @@ def hypothesis_rows(results):
     return rows
 
 
+def replay_split_rows(results):
+    """Hypothesis (i): the replay's time an event inside the driver calls and outside them, for
+    the bare loop, the bare loop writing an event's bytes after each call, and the recorded
+    backend; the whole run's total; each with its difference to the bare loop."""
+    entry = results.get("BM_ReplayInCallSplitOnAsync")
+    if entry is None or entry.get("error_occurred"):
+        return []
+    cv = entry.get("cv", {})
+
+    def spread(name):
+        c = cv.get(name)
+        return "-" if c is None else f"{c * 100:.1f}%"
+
+    rows = []
+    for v in ("bare", "bare_traffic", "recorded"):
+        cells = []
+        for part in ("in_call", "outside"):
+            value, bare = entry.get(f"{v}_{part}_ns"), entry.get(f"bare_{part}_ns")
+            if value is None:
+                cells.append("-")
+                continue
+            delta = "" if v == "bare" else f" ({value - bare:+.0f})"
+            cells.append(f"{value:.0f}{delta}")
+        total = entry.get(f"{v}_ns", 0)
+        rows.append((v, f"{total:.0f} ({total - entry.get('bare_ns', 0):+.0f})", spread(f"{v}_ns"),
+                     *cells))
+    run = entry.get("run_ns")
+    if run is not None:
+        rows.append(("whole run", f"{run:.0f} ({run - entry.get('bare_ns', 0):+.0f})",
+                     spread("run_ns"), "", ""))
+        rows.append(("run / bare (median of the iterations)", f"{entry['ratio']:.3f}", spread("ratio"),
+                     "", ""))
+    return rows
+
+
 def micro_rows(results):
     rows = []
     for name, label in (("clock/event_clock", "an event's timestamp (EventClock)"),
@@ -356,6 +391,10 @@ def gpu_overhead(directory, results, context, markdown):
     print("\nwhere the fill's time goes: variant over the bare loop in the same iteration")
     print(render([("hypothesis", "variant", "ratio (median)", "cv", "ns/block", "faults/1k"),
                   *hypotheses], markdown))
+    split = replay_split_rows(results)
+    if split:
+        print("\nwhere the replay's time goes (i): ns an event (difference to the bare loop)")
+        print(render([("loop", "total", "cv", "inside the calls", "outside them"), *split], markdown))
     if micro:
         print("\nper event on this CPU")
         print(render([("what", "median", "note"), *micro], markdown))
@@ -363,6 +402,8 @@ def gpu_overhead(directory, results, context, markdown):
               "targets": [dict(zip(("figure", "target", "measured", "verdict"), r)) for r in t.rows],
               "hypotheses": [dict(zip(("hypothesis", "variant", "ratio", "cv", "ns_per_block",
                                        "faults_per_1k"), r)) for r in hypotheses],
+              "replay_split": [dict(zip(("loop", "total_ns", "cv", "in_call_ns", "outside_ns"), r))
+                               for r in split],
               "per_event": [dict(zip(("what", "median", "note"), r)) for r in micro]}
     (Path(directory) / "gpu_overhead.json").write_text(json.dumps(record, indent=1, ensure_ascii=False) + "\n")
 

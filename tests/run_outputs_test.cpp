@@ -159,14 +159,14 @@ TEST(MatrixStop, ACellWhoseChildEndedItsRunStaysCompletedWhenStoppedRightAfter) 
   EXPECT_EQ(cell.at("exit_code"), 0);
 }
 
-
 // The race behind the test above, made certain: the command's work is over (its StopOnSignal
 // gone) when the stop arrives. The process ends with its own result; a second signal kills it.
 int exit_after_signals(int signals) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     { const cli::StopOnSignal during_the_command; }
-    for (int i = 0; i < signals; ++i) ::raise(SIGTERM);
+    for (int i = 0; i < signals; ++i)
+      ::raise(SIGTERM);
     std::_Exit(cli::StopOnSignal::flag()->load() ? 0 : 3);
   }
   int status = 0;

@@ -1,6 +1,13 @@
 #include "test_support.hpp"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <filesystem>
+#include <string>
+#include <system_error>
 
 #include "allocators/backends.hpp"
 #include "oomlab/registry.hpp"
@@ -8,6 +15,74 @@
 namespace oomlab::testing {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// ctest runs the tests in parallel, one process each, and the suites name their files in the
+// temporary folder by the test alone (some write them while the test list is made, before any
+// test runs): each test process gets a folder of its own there, TMPDIR, which
+// temp_directory_path and the oomlab processes a test starts both read. It is removed at exit
+// unless a test failed (then it stays for a look). Plain buffers: they must outlive every
+// object the exit handler could run after.
+char g_shared_temp[4096] = {};  // the machine's temporary folder, as it was before
+char g_own_temp[4096] = {};     // this process's ("" when it could not be made)
+pid_t g_owner = 0;              // the process that made it (a forked child leaves it)
+bool g_keep_own_temp = false;
+
+void remove_own_temp() {
+  if (g_own_temp[0] == '\0' || ::getpid() != g_owner || g_keep_own_temp) return;
+  std::error_code ignored;
+  fs::remove_all(g_own_temp, ignored);
+}
+
+void copy_path(const fs::path& path, char (&buffer)[4096]) {
+  const std::string text = path.string();
+  if (text.size() < sizeof buffer) text.copy(buffer, text.size());
+}
+
+// Before the suites' static initialisers (priority 101 runs ahead of the default).
+__attribute__((constructor(101))) void make_own_temp() {
+  std::error_code error;
+  const fs::path shared = fs::temp_directory_path(error);
+  if (error) return;
+  copy_path(shared, g_shared_temp);
+  const fs::path own = shared / ("oomlab-tests-" + std::to_string(::getpid()));
+  fs::remove_all(own, error);  // a folder a failed process of the same pid kept
+  if (!fs::create_directories(own, error)) return;
+  copy_path(own, g_own_temp);
+  g_owner = ::getpid();
+  ::setenv("TMPDIR", g_own_temp, 1);
+  std::atexit(remove_own_temp);
+}
+
+class KeepTempOnFailure final : public ::testing::EmptyTestEventListener {
+  void OnTestProgramEnd(const ::testing::UnitTest& unit) override {
+    g_keep_own_temp = !unit.Passed();
+  }
+};
+
+[[maybe_unused]] const bool kListening = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new KeepTempOnFailure);  // gtest owns it
+  return true;
+}();
+
+// The machine's temporary folder, shared by every test process.
+fs::path shared_temp() {
+  return g_shared_temp[0] != '\0' ? fs::path(g_shared_temp) : fs::temp_directory_path();
+}
+
+}  // namespace
+
+void hold_the_gpu_for_this_process() {
+  // The lock file is in the machine's temporary folder, shared by every user's tests
+  // (read-only: any user may open it); the lock goes with the process.
+  static const bool held = [] {
+    const std::string path = (shared_temp() / "oomlab-tests-gpu.lock").string();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+    return fd >= 0 && ::flock(fd, LOCK_EX) == 0;
+  }();
+  static_cast<void>(held);
+}
 
 std::string oomlab_binary() {
   const fs::path self = fs::read_symlink("/proc/self/exe");

@@ -11,11 +11,20 @@
 
 namespace oomlab::testing {
 
-// Whether a CUDA device is usable here; `why` says why not.
+// Holds the GPU for the rest of this process. ctest runs the tests in parallel, one process each;
+// GPU tests size ballasts from the device's free memory and measure it before and after, so two
+// at once would disturb each other's figures: the first that finds a device waits here for the
+// others' processes to end.
+void hold_the_gpu_for_this_process();
+
+// Whether a CUDA device is usable here; `why` says why not. When one is, this process holds the
+// GPU from now on (above).
 inline bool cuda_device_present(std::string* why) {
   static const Environment env = probe_environment();
   if (why != nullptr) *why = env.cuda_problem;
-  return !env.devices.empty();
+  if (env.devices.empty()) return false;
+  hold_the_gpu_for_this_process();
+  return true;
 }
 
 // tests/data: $OOMLAB_TEST_DATA when set (a copy of the tree elsewhere, as on the GPU machine),
