@@ -19,7 +19,6 @@ namespace {
 using namespace oomlab::literals;
 namespace fs = std::filesystem;
 using testing::full_model;
-using testing::full_program;
 using testing::full_program_run;
 using testing::full_run;
 
@@ -85,13 +84,7 @@ TEST(SummarySchema, AScenarioRunWithEveryFieldSetReadsBackTheSame) {
 
 TEST(SummarySchema, AProgramRunWithEveryFieldSetReadsBackTheSame) {
   const fs::path folder = "/runs/r2";
-  RunResult r = full_run(folder);
-  r.scenario.clear();
-  r.seed = 0;
-  r.allocator.clear();
-  r.peak_live_bytes = 0;
-  r.peak_reserved_bytes = 0;
-  r.program = full_program(folder);
+  RunResult r = full_program_run(folder);
   ProgramModel other = full_model(folder);
   other.snapshot = "/elsewhere/snapshot-rank1.pickle";
   other.remedy_check.reset();
@@ -103,12 +96,7 @@ TEST(SummarySchema, AProgramRunWithEveryFieldSetReadsBackTheSame) {
 }
 
 TEST(SummarySchema, AProgramRunClaimsNoScenarioAllocatorOrScenarioPeak) {
-  RunResult r = full_run({});
-  r.scenario.clear();
-  r.allocator.clear();
-  r.peak_live_bytes = 0;
-  r.peak_reserved_bytes = 0;
-  r.program = full_program({});
+  const RunResult r = full_program_run({});
   const nlohmann::ordered_json doc = summary_json(r, {});
   EXPECT_EQ(doc.at("kind"), "program");
   EXPECT_TRUE(doc.at("scenario").is_null());
@@ -136,12 +124,7 @@ nlohmann::json old_exec_summary(const RunResult& r) {
 }
 
 TEST(SummarySchema, AnExecWrittenTheOldWayReadsAsAProgramRun) {
-  RunResult r = full_run({});
-  r.scenario.clear();
-  r.allocator.clear();
-  r.peak_live_bytes = 0;
-  r.peak_reserved_bytes = 0;
-  r.program = full_program({});
+  const RunResult r = full_program_run({});
   const nlohmann::json doc = old_exec_summary(r);
   const RunResult back = read_summary(JsonFields(doc, "summary.json"));
   ASSERT_TRUE(back.is_program());
@@ -154,10 +137,7 @@ TEST(SummarySchema, AnExecWrittenTheOldWayReadsAsAProgramRun) {
 }
 
 TEST(SummarySchema, CompareAndTheReportReadAnExecOfEitherShapeAlike) {
-  RunResult r = full_run({});
-  r.scenario.clear();
-  r.allocator.clear();
-  r.program = full_program({});
+  const RunResult r = full_program_run({});
   const std::string now = summary_json(r, {}).dump();
   const std::string before = old_exec_summary(r).dump();
   const CompareInput a = parse_compare_input(now, "now.json");
