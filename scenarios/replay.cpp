@@ -141,11 +141,19 @@ class Replay final : public Scenario {
       }
     }
     trace::EventReader events(trace_->events);
+    // The events before which the program emptied its cache (torch.cuda.empty_cache()), in order.
+    static const std::vector<std::uint32_t> kNone;
+    const std::vector<std::uint32_t>& emptied =
+        trace_->pytorch ? trace_->pytorch->emptied_cache_before : kNone;
+    auto next_emptied = std::lower_bound(emptied.begin(), emptied.end(), i);
     for (; i < n; ++i) {
       const trace::Event& e = events[i];
       if (original_pace) wait_until(ctx, start + std::chrono::nanoseconds(e.t_ns));
       match.before();
-      if (e.release_before) program.trim();  // the program's torch.cuda.empty_cache()
+      if (next_emptied != emptied.end() && *next_emptied == i) {
+        program.trim();
+        ++next_emptied;
+      }
       const bool went_on = replay_one(ctx, program, i, e, streams[e.stream], held, verdict);
       match.after(i);
       if (!went_on) break;
@@ -211,7 +219,7 @@ class Replay final : public Scenario {
         if (!blocks[k++] && fits) {
           fits = false;
           verdict.broke(b.event);
-          if (!had_oom && ctx.oom_recorded()) describe_oom(program, e, held);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(program, b.event, held);
         }
       }
     }
@@ -221,8 +229,9 @@ class Replay final : public Scenario {
 
   // Where the failing request is in the trace; its Python frames and the largest blocks then,
   // when recorded.
-  void describe_oom(ProgramReplay& program, const trace::Event& failing,
+  void describe_oom(ProgramReplay& program, std::uint32_t failing_at,
                     const std::vector<Held>& held) {
+    const trace::Event failing = trace_->events[failing_at];
     ProgramRequest request{
         .trace_entry = failing.index,
         .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
@@ -230,10 +239,7 @@ class Replay final : public Scenario {
       program.describe_oom(std::move(request));
       return;
     }
-    const std::vector<std::vector<std::string>>& stacks = trace_->pytorch->stacks;
-    const auto frames = [&](const trace::Event& e) {
-      return e.stack < stacks.size() ? stacks[e.stack] : std::vector<std::string>{};
-    };
+    const trace::PytorchTrace& pytorch = *trace_->pytorch;
     std::vector<const Held*> live;
     for (const Held& h : held) {
       if (h.block.ok()) live.push_back(&h);
@@ -244,11 +250,12 @@ class Replay final : public Scenario {
                       [](const Held* a, const Held* b) { return a->block.bytes > b->block.bytes; });
     std::vector<ProgramBlock> largest;
     for (std::size_t i = 0; i < keep; ++i) {
-      const trace::Event& e = trace_->events[live[i]->event];
-      largest.push_back(
-          {.bytes = live[i]->block.bytes, .trace_index = e.index, .frames = frames(e)});
+      const std::uint32_t event = live[i]->event;
+      largest.push_back({.bytes = live[i]->block.bytes,
+                         .trace_index = trace_->events[event].index,
+                         .frames = pytorch.frames_of(event)});
     }
-    request.frames = frames(failing);
+    request.frames = pytorch.frames_of(failing_at);
     request.largest_live = std::move(largest);
     program.describe_oom(std::move(request));
   }
@@ -265,7 +272,7 @@ class Replay final : public Scenario {
         slot.event = index;
         if (!slot.block) {  // the run's OOM, in place of any made-again failure before it
           verdict.broke(index);
-          describe_oom(program, e, held);
+          describe_oom(program, index, held);
           stopped_ = true;
           return false;
         }
@@ -280,7 +287,7 @@ class Replay final : public Scenario {
         Block again = program.remake_failed_request(stream, e.bytes, "the trace's failed request");
         if (!again) {
           verdict.reproduced(index);
-          if (!had_oom && ctx.oom_recorded()) describe_oom(program, e, held);
+          if (!had_oom && ctx.oom_recorded()) describe_oom(program, index, held);
         } else {
           ctx.release_on(stream, again);
         }

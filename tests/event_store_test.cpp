@@ -17,15 +17,12 @@ using trace::Op;
 
 void expect_same(const Event& a, const Event& b, std::size_t i) {
   EXPECT_EQ(a.bytes, b.bytes) << i;
-  EXPECT_EQ(a.address, b.address) << i;
   EXPECT_EQ(a.t_ns, b.t_ns) << i;
   EXPECT_EQ(a.index, b.index) << i;
   EXPECT_EQ(a.line, b.line) << i;
   EXPECT_EQ(a.slot, b.slot) << i;
   EXPECT_EQ(a.stream, b.stream) << i;
-  EXPECT_EQ(a.stack, b.stack) << i;
   EXPECT_EQ(a.op, b.op) << i;
-  EXPECT_EQ(a.release_before, b.release_before) << i;
   EXPECT_EQ(a.preexisting, b.preexisting) << i;
 }
 
@@ -39,15 +36,12 @@ std::vector<Event> wild_events(std::size_t n) {
     const auto op = static_cast<Op>(r % 3);
     events.push_back(Event{
         .bytes = extreme ? UINT64_MAX - (r >> 8) % 3 : (r >> 4) % (std::uint64_t{1} << (i % 40)),
-        .address = op == Op::failed ? rng.next() : 0,  // kept for failed requests only
         .t_ns = extreme ? UINT64_MAX : i * 1000 + (r >> 20) % 5000,
         .index = i * 3,
         .line = (i / 5000) % 2 == 0 ? 0 : i * 3 + 2,
         .slot = (r >> 30) % 7 == 0 ? Event::kNone : static_cast<std::uint32_t>((r >> 33) % 70'000),
         .stream = static_cast<std::uint32_t>((r >> 50) % 3),
-        .stack = extreme ? UINT32_MAX - 1 : Event::kNone,
         .op = op,
-        .release_before = ((r >> 60) & 1U) != 0,
         .preexisting = ((r >> 61) & 1U) != 0});
   }
   return events;
@@ -75,25 +69,14 @@ TEST(EventStore, EveryFieldReadsBackAsItWasPut) {
     expect_same(reader[k], events[k], k);
 }
 
-TEST(EventStore, AnAllocationsAddressIsNotKept) {
-  EventStore store;
-  store.push_back(Event{.bytes = 64, .address = 0x7f0000000000, .op = Op::alloc});
-  store.push_back(Event{.bytes = 1 << 30, .address = 12345, .op = Op::failed});
-  for (std::size_t i = 0; i < 5000; ++i)  // the first two are packed by now
-    store.push_back(Event{});
-  EXPECT_EQ(store[0].address, 0U) << "linked to its free by its slot";
-  EXPECT_EQ(store[1].address, 12345U) << "a failed request's: the device's free memory";
-}
-
 TEST(EventStore, TheLastEventCanBeCompletedBeforeTheNext) {
   EventStore store;
   for (std::uint32_t i = 0; i < 4096 * 2; ++i) {
     store.push_back(Event{.bytes = i});
-    store.last().stack = i % 11;
     store.last().preexisting = i % 2 == 0;
   }
   for (std::uint32_t i = 0; i < 4096 * 2; ++i) {
-    ASSERT_EQ(store[i].stack, i % 11) << i;
+    ASSERT_EQ(store[i].bytes, i) << i;
     ASSERT_EQ(store[i].preexisting, i % 2 == 0) << i;
   }
 }

@@ -145,7 +145,7 @@ inline ProgramRun full_program(const std::filesystem::path& folder) {
 }
 
 // Every field the schema holds set to a value other than its default.
-inline RunResult full_run(const std::filesystem::path& folder) {
+inline RunResult full_run() {
   RunResult r;
   r.environment.driver_version = "580.159.04";
   r.environment.cuda_driver_api = 13000;
@@ -205,7 +205,7 @@ inline RunResult full_run(const std::filesystem::path& folder) {
 
 // The same as a program run (exec): no scenario, allocator or scenario peak.
 inline RunResult full_program_run(const std::filesystem::path& folder) {
-  RunResult r = full_run(folder);
+  RunResult r = full_run();
   r.scenario.clear();
   r.seed = 0;
   r.allocator.clear();

@@ -170,8 +170,8 @@ void expect_same(const trace::Trace& a, const trace::Trace& b, const std::string
   for (std::size_t i = 0; i < a.events.size(); ++i) {
     const trace::Event x = a.events[i];
     const trace::Event y = b.events[i];
-    ASSERT_EQ(std::tie(x.bytes, x.address, x.t_ns, x.index, x.line, x.slot, x.stream, x.op),
-              std::tie(y.bytes, y.address, y.t_ns, y.index, y.line, y.slot, y.stream, y.op))
+    ASSERT_EQ(std::tie(x.bytes, x.t_ns, x.index, x.line, x.slot, x.stream, x.op),
+              std::tie(y.bytes, y.t_ns, y.index, y.line, y.slot, y.stream, y.op))
         << "event " << i << " of\n"
         << text;
   }

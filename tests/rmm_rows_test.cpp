@@ -46,10 +46,12 @@ TEST(RmmRows, ByteOrderMarkCrLfBlankLinesAndNoFinalNewline) {
 TEST(RmmRows, ColumnsInTheHeadersOrderTrimmedAndExtraOnesIgnored) {
   const trace::Trace t = parse(
       "Size, Extra ,Pointer,Stream,Action,Time,Thread\n"
-      " 4096 ,x, 0x7f00 ,0x5, allocate\t,00:00:01.5,42\n");
-  ASSERT_EQ(t.events.size(), 1U);
+      " 4096 ,x, 0x7f00 ,0x5, allocate\t,00:00:01.5,42\n"
+      " 4096 ,x, 0x7f00 ,0x5, free,00:00:01.6,42\n");
+  ASSERT_EQ(t.events.size(), 2U);
   EXPECT_EQ(t.events[0].bytes, 4096U);
-  EXPECT_EQ(t.events[0].address, 0x7f00U);
+  EXPECT_EQ(t.events[1].slot, t.events[0].slot) << "the free found its allocation by 0x7f00";
+  EXPECT_EQ(t.unknown_frees, 0U);
   EXPECT_EQ(t.streams, (std::vector<std::uint64_t>{5}));
 }
 

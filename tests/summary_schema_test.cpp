@@ -78,7 +78,7 @@ void expect_same(const RunResult& a, const RunResult& b) {
 
 TEST(SummarySchema, AScenarioRunWithEveryFieldSetReadsBackTheSame) {
   const fs::path folder = "/runs/r1";
-  const RunResult r = full_run(folder);
+  const RunResult r = full_run();
   expect_same(r, round_trip(r, folder));
 }
 
@@ -104,7 +104,7 @@ TEST(SummarySchema, AProgramRunClaimsNoScenarioAllocatorOrScenarioPeak) {
   EXPECT_TRUE(doc.at("peak").is_null());
   EXPECT_EQ(doc.at("program").at("peak_bytes"), 3_GiB);
   EXPECT_EQ(doc.at("program").at("peak_used_bytes"), 3200_MiB);
-  const nlohmann::ordered_json scenario = summary_json(full_run({}), {});
+  const nlohmann::ordered_json scenario = summary_json(full_run(), {});
   EXPECT_EQ(scenario.at("kind"), "scenario");
   EXPECT_EQ(scenario.at("scenario").at("name"), "replay");
 }
@@ -179,7 +179,7 @@ TEST(SummarySchema, RecordedSummariesOfEarlierVersionsStillRead) {
 }
 
 TEST(SummarySchema, AMalformedTypedFieldNamesTheFileAndTheField) {
-  nlohmann::json doc = nlohmann::json::parse(summary_json(full_run({}), {}).dump());
+  nlohmann::json doc = nlohmann::json::parse(summary_json(full_run(), {}).dump());
   doc["oom"]["cause"] = "gremlins";
   try {
     (void)read_summary(JsonFields(doc, "runs/x/summary.json"));

@@ -72,8 +72,25 @@ struct PytorchTrace {
   std::vector<InitialSegment> initial_segments;
   std::vector<SegmentEntry> segment_entries;  // tensor level: the real allocator's device calls
   bool release_at_end = false;  // the program emptied its cache after its last request
-  std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first (Event::stack)
+  std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first
   std::optional<RecordedAllocatorSettings> allocator_settings;
+
+  // What the snapshot says of single events, by the event's position in Trace::events:
+  // the frames of each (an index into `stacks`; Event::kNone, or past the end, for none),
+  std::vector<std::uint32_t> event_stacks;
+  // the events before which the program emptied its cache (torch.cuda.empty_cache()), in order,
+  std::vector<std::uint32_t> emptied_cache_before;
+  // and the device's free memory at each failed request (Op::failed), in order.
+  struct FailedRequest {
+    std::uint32_t event = 0;
+    std::uint64_t device_free_bytes = 0;
+  };
+  std::vector<FailedRequest> failed_requests;
+
+  // The frames of event `event` (empty when none were recorded).
+  [[nodiscard]] const std::vector<std::string>& frames_of(std::size_t event) const;
+  // The device's free memory when failed request `event` failed, when the snapshot has it.
+  [[nodiscard]] std::optional<std::uint64_t> device_free_at(std::size_t event) const;
 };
 
 struct Trace {

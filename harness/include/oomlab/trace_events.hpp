@@ -23,10 +23,11 @@ enum class Op : std::uint8_t {
 struct Event {
   static constexpr std::uint32_t kNone = UINT32_MAX;
 
+  // An event holds what every format records. What only one format records is the format's own
+  // (a PyTorch snapshot's frames, emptied caches and the device's free memory at a failed
+  // request: PytorchTrace, by the event's position). Addresses are not kept: a free is linked to
+  // its allocation by their slot.
   std::uint64_t bytes = 0;
-  // A failed request of a PyTorch snapshot: the device's free memory then. Once a trace is
-  // loaded, allocations and frees keep none: a free is linked to its allocation by their slot.
-  std::uint64_t address = 0;
   std::uint64_t t_ns = 0;   // since the trace's first event
   std::uint64_t index = 0;  // the event's index in its source (row, or PyTorch trace entry)
   std::uint64_t line = 0;   // the source line, for text formats (0 otherwise)
@@ -35,11 +36,8 @@ struct Event {
   // has its allocation's. kNone: a zero-byte allocation (it holds nothing), or a free of an
   // address that was never allocated.
   std::uint32_t slot = kNone;
-  std::uint32_t stream = 0;     // numbered in order of first appearance
-  std::uint32_t stack = kNone;  // PyTorch: its Python frames, in PytorchTrace::stacks
+  std::uint32_t stream = 0;  // numbered in order of first appearance
   Op op = Op::alloc;
-  // PyTorch: the program emptied its allocator's cache (torch.cuda.empty_cache()) just before.
-  bool release_before = false;
   // An allocation live before the trace began, placed before its first entry.
   bool preexisting = false;
 };
@@ -76,7 +74,7 @@ class EventStore {
   };
 
   void push_back(const Event& e);
-  // The event pushed last, still unpacked: an importer completes it (its stack, its flags).
+  // The event pushed last, still unpacked: an importer completes it (its flags).
   [[nodiscard]] Event& last() { return tail_.back(); }
 
   [[nodiscard]] Event operator[](std::size_t i) const;
@@ -94,8 +92,8 @@ class EventStore {
   void unpack(std::size_t chunk, std::vector<Event>& out) const;
 
  private:
-  enum Column : std::uint8_t { bytes, t_ns, index, line, address, slot, stream, stack, flags };
-  static constexpr std::size_t kColumns = 9;
+  enum Column : std::uint8_t { bytes, t_ns, index, line, slot, stream, flags };
+  static constexpr std::size_t kColumns = 7;
 
   struct Chunk {
     std::array<std::uint64_t, kColumns> base{};

@@ -210,7 +210,9 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
         "no budget column: the snapshot's OOM (entry {}) left {} free on the device, so the "
         "program ran under set_per_process_memory_fraction, whose cap a snapshot does not record; "
         "only frontiers are shown (--budget SIZE adds the column)",
-        format_count((*first_oom).index), format_bytes((*first_oom).address)));
+        format_count((*first_oom).index),
+        format_bytes(trace.pytorch ? trace.pytorch->device_free_at(first_oom.position()).value_or(0)
+                                   : 0)));
   } else {
     result.notes.emplace_back(
         "no budget column: the snapshot has no OOM to say what the program had; only frontiers "

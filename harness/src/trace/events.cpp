@@ -19,8 +19,7 @@ std::uint32_t from_or_none(std::uint64_t v) {
 }
 
 std::uint64_t flag_bits(const Event& e) {
-  return static_cast<std::uint64_t>(e.op) | (e.release_before ? 4U : 0U) |
-         (e.preexisting ? 8U : 0U);
+  return static_cast<std::uint64_t>(e.op) | (e.preexisting ? 4U : 0U);
 }
 
 }  // namespace
@@ -75,14 +74,10 @@ std::uint64_t EventStore::value(const Event& e, Column column) {
       return e.index;
     case line:
       return e.line;
-    case address:
-      return e.op == Op::failed ? e.address : 0;
     case slot:
       return or_none(e.slot);
     case stream:
       return e.stream;
-    case stack:
-      return or_none(e.stack);
     case flags:
       return flag_bits(e);
   }
@@ -111,22 +106,18 @@ struct EventStore::ColumnView {
 Event EventStore::decode(const std::array<ColumnView, kColumns>& c, std::size_t j) {
   const std::uint64_t f = c[flags][j];
   return Event{.bytes = c[bytes][j],
-               .address = c[address][j],
                .t_ns = c[t_ns][j],
                .index = c[index][j],
                .line = c[line][j],
                .slot = from_or_none(c[slot][j]),
                .stream = static_cast<std::uint32_t>(c[stream][j]),
-               .stack = from_or_none(c[stack][j]),
                .op = static_cast<Op>(f & 3U),
-               .release_before = (f & 4U) != 0,
-               .preexisting = (f & 8U) != 0};
+               .preexisting = (f & 4U) != 0};
 }
 
 std::array<EventStore::ColumnView, EventStore::kColumns> EventStore::columns(const Chunk& c) {
-  return {ColumnView(c, bytes),  ColumnView(c, t_ns),    ColumnView(c, index),
-          ColumnView(c, line),   ColumnView(c, address), ColumnView(c, slot),
-          ColumnView(c, stream), ColumnView(c, stack),   ColumnView(c, flags)};
+  return {ColumnView(c, bytes), ColumnView(c, t_ns),   ColumnView(c, index), ColumnView(c, line),
+          ColumnView(c, slot),  ColumnView(c, stream), ColumnView(c, flags)};
 }
 
 Event EventStore::operator[](std::size_t i) const {

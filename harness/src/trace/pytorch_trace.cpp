@@ -228,9 +228,17 @@ class Assembler {
     }
   }
 
+  // An event of the trace; its frames and, for a failed request, the device's free memory (the
+  // entry's address field) go to the PyTorch part, by the event's position.
   void add(Op op, std::uint64_t bytes, std::uint64_t address, const SnapshotEntry& source) {
     builder_.add(op, bytes, address, source.stream, 0, source.t_ns, source.index, 0);
-    builder_.trace().events.last().stack = source.stack;
+    PytorchTrace& p = *builder_.trace().pytorch;
+    const auto at = static_cast<std::uint32_t>(builder_.trace().events.size() - 1);
+    if (source.stack != Event::kNone) {
+      p.event_stacks.resize(at + 1, Event::kNone);
+      p.event_stacks[at] = source.stack;
+    }
+    if (op == Op::failed) p.failed_requests.push_back({.event = at, .device_free_bytes = address});
   }
 
   void place_initial_state(Trace& t) {
@@ -349,7 +357,8 @@ class Assembler {
       builder_.ignore();
       return;
     }
-    t.events.last().release_before = pending_release_;
+    if (pending_release_)
+      t.pytorch->emptied_cache_before.push_back(static_cast<std::uint32_t>(t.events.size() - 1));
     pending_release_ = false;
   }
 

@@ -50,7 +50,6 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
                                               trace_.source.string(), Event::kNone - 1));
   }
   Event e{.bytes = bytes,
-          .address = address,
           .t_ns = t_ns >= first_t_ns_ ? t_ns - first_t_ns_ : 0,
           .index = index,
           .line = line,
@@ -128,15 +127,29 @@ bool ends_at_failure(const Trace& trace) {
   return d.failures > 0 && (d.last_alloc_at == Event::kNone || d.last_failure_at > d.last_alloc_at);
 }
 
+const std::vector<std::string>& PytorchTrace::frames_of(std::size_t event) const {
+  static const std::vector<std::string> kNoFrames;
+  if (event >= event_stacks.size() || event_stacks[event] >= stacks.size()) return kNoFrames;
+  return stacks[event_stacks[event]];
+}
+
+std::optional<std::uint64_t> PytorchTrace::device_free_at(std::size_t event) const {
+  const auto at = std::lower_bound(
+      failed_requests.begin(), failed_requests.end(), event,
+      [](const FailedRequest& f, std::size_t position) { return f.event < position; });
+  if (at == failed_requests.end() || at->event != event) return std::nullopt;
+  return at->device_free_bytes;
+}
+
 std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {
-  if (trace.format != Format::pytorch) return std::nullopt;
+  if (trace.format != Format::pytorch || !trace.pytorch) return std::nullopt;
   const auto found = std::find_if(trace.events.begin(), trace.events.end(),
                                   [](const Event& e) { return e.op == Op::failed; });
   if (found == trace.events.end()) return std::nullopt;
   const Event oom = *found;
-  if (oom.address >= oom.bytes) return std::nullopt;
-  return recorded_reserved_before(trace, static_cast<std::uint32_t>(found.position())) +
-         oom.address;
+  const std::optional<std::uint64_t> free = trace.pytorch->device_free_at(found.position());
+  if (!free || *free >= oom.bytes) return std::nullopt;
+  return recorded_reserved_before(trace, static_cast<std::uint32_t>(found.position())) + *free;
 }
 
 namespace {
