@@ -14,6 +14,7 @@
 
 #include "allocators/async_allocator.hpp"
 #include "allocators/backends.hpp"
+#include "in_call_timer.hpp"
 #include "oomlab/units.hpp"
 #include "record/csv_sink.hpp"
 #include "record/event_clock.hpp"
@@ -152,27 +153,6 @@ FillTime raw_variant(Variant v, FillFixture& f) {
   }
 }
 
-// The time inside the allocator it wraps, read around every allocate (harness_timed): what the
-// harness adds is then the fill's time outside it, free of the driver call's own spread.
-class InCallTimer final : public AllocatorAdaptor {
- public:
-  InCallTimer(std::unique_ptr<Allocator> upstream, std::uint64_t& inside_ns)
-      : AllocatorAdaptor(std::move(upstream)),
-        clock_(std::chrono::steady_clock::now()),
-        inside_ns_(inside_ns) {}
-
- private:
-  AllocResult do_allocate(std::size_t bytes, Stream stream) override {
-    const std::uint64_t before = clock_.now_ns();
-    const AllocResult r = upstream().allocate(bytes, stream);
-    inside_ns_ += clock_.now_ns() - before;
-    return r;
-  }
-
-  EventClock clock_;
-  std::uint64_t& inside_ns_;
-};
-
 std::unique_ptr<Allocator> async_backend(const FillFixture& f) {
   return make_backend(BackendKind::async, Params(find_backend("async")->options),
                       {.budget_bytes = kBudget, .device = 0, .stream = Stream{f.stream}});
@@ -212,6 +192,8 @@ FillTime recorded_fill(FillFixture& f, EventLog& log) {
   return t;
 }
 
+// With `timed` (harness_timed), the time inside the backend is read by InCallTimer: what the
+// harness adds is then the fill's time outside it, free of the driver call's own spread.
 FillTime harness_fill(FillFixture& f, bool timed) {
   PhaseTable phases;
   EventLog log(std::make_unique<NullSink>());

@@ -179,47 +179,11 @@ bool have_device() {
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
 }
 
-// The trace's allocations and frees straight to a new pool on one stream: the floor. Under a
-// budget, a ballast holds the rest of the free memory first, as oomlab's does (a pool on a nearly
-// full device is slower, and that is not the harness's cost). Seconds for the loop alone.
+// The floor: the trace's calls straight to a pool of the bench's own (replay_fixture.hpp). Under
+// a budget, a ballast holds the rest of the free memory first, as oomlab's does (a pool on a
+// nearly full device is slower, and that is not the harness's cost). Seconds for the loop alone.
 double bare_loop_seconds(const oomlab::trace::Trace& t, bool with_ballast) {
-  void* ballast = nullptr;
-  if (with_ballast) {
-    std::size_t free = 0;
-    std::size_t total = 0;
-    cudaMemGetInfo(&free, &total);
-    const std::size_t page = 2_MiB;
-    if (free > 8_GiB + page) cudaMalloc(&ballast, (free - 8_GiB) / page * page);
-  }
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaMemPool_t pool = nullptr;
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  cudaMemPoolCreate(&pool, &props);
-  std::vector<void*> blocks(t.slots, nullptr);  // the replay's slots: one per block live at once
-  const auto start = std::chrono::steady_clock::now();
-  oomlab::trace::EventReader events(t.events);  // read as the replay reads them
-  for (std::size_t i = 0; i < t.events.size(); ++i) {
-    const oomlab::trace::Event& e = events[i];
-    if (e.op == oomlab::trace::Op::alloc && e.slot != oomlab::trace::Event::kNone) {
-      cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
-    } else if (e.op == oomlab::trace::Op::free && e.slot != oomlab::trace::Event::kNone) {
-      cudaFreeAsync(blocks[e.slot], stream);
-      blocks[e.slot] = nullptr;
-    }
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (void* b : blocks) {  // what the trace never freed
-    if (b != nullptr) cudaFreeAsync(b, stream);
-  }
-  cudaStreamSynchronize(stream);
-  cudaMemPoolDestroy(pool);
-  cudaStreamDestroy(stream);
-  cudaFree(ballast);
-  return seconds;
+  return oomlab::bench::bare_replay_loop(t, {.with_ballast = with_ballast}).seconds;
 }
 
 // oomlab's replay on `async` against the bare loop, in pairs: each iteration runs both, each going

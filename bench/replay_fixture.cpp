@@ -1,4 +1,5 @@
-// The replay benchmarks' synthetic RMM log and replay configuration (replay_fixture.hpp).
+// The replay benchmarks' synthetic RMM log, replay configuration and bare loop
+// (replay_fixture.hpp).
 #include "replay_fixture.hpp"
 
 #include <cmath>
@@ -12,6 +13,13 @@
 #include "oomlab/registry.hpp"
 #include "oomlab/rng.hpp"
 #include "oomlab/units.hpp"
+#include "record/event_clock.hpp"
+
+#if defined(OOMLAB_WITH_CUDA)
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#endif
 
 namespace oomlab::bench {
 
@@ -62,5 +70,68 @@ RunConfig replay_config(const char* allocator, BudgetRequest budget) {
   config.verify = VerifyMode::off;  // the bare loops write nothing either
   return config;
 }
+
+#if defined(OOMLAB_WITH_CUDA)
+namespace {
+
+template <bool kTimed>
+BareLoopTime pool_loop(const trace::Trace& t, cudaMemPool_t pool, cudaStream_t stream,
+                       std::vector<std::array<std::uint64_t, 8>>* traffic) {
+  std::vector<void*> blocks(t.slots, nullptr);  // the replay's slots: one per block live at once
+  const EventClock clock(std::chrono::steady_clock::now());
+  std::uint64_t inside_ns = 0;
+  const auto start = std::chrono::steady_clock::now();
+  trace::EventReader events(t.events);  // read as the replay reads them
+  for (std::size_t i = 0; i < t.events.size(); ++i) {
+    const trace::Event& e = events[i];
+    if (e.slot == trace::Event::kNone) continue;
+    std::uint64_t before = 0;
+    if constexpr (kTimed) before = clock.now_ns();
+    if (e.op == trace::Op::alloc) {
+      cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
+    } else if (e.op == trace::Op::free) {
+      cudaFreeAsync(blocks[e.slot], stream);
+      blocks[e.slot] = nullptr;
+    }
+    if constexpr (kTimed) {
+      inside_ns += clock.now_ns() - before;
+      if (traffic != nullptr) (*traffic)[i].fill(before);
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (void* b : blocks) {  // what the trace never freed
+    if (b != nullptr) cudaFreeAsync(b, stream);
+  }
+  return {.seconds = seconds, .in_call_seconds = static_cast<double>(inside_ns) * 1e-9};
+}
+
+}  // namespace
+
+BareLoopTime bare_replay_loop(const trace::Trace& t, const BareLoopOptions& options) {
+  void* ballast = nullptr;
+  if (options.with_ballast) {
+    std::size_t free = 0;
+    std::size_t total = 0;
+    cudaMemGetInfo(&free, &total);
+    const std::size_t page = 2_MiB;
+    if (free > 8_GiB + page) cudaMalloc(&ballast, (free - 8_GiB) / page * page);
+  }
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaMemPool_t pool = nullptr;
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  cudaMemPoolCreate(&pool, &props);
+  const BareLoopTime time = options.timed ? pool_loop<true>(t, pool, stream, options.traffic)
+                                          : pool_loop<false>(t, pool, stream, nullptr);
+  cudaStreamSynchronize(stream);
+  cudaMemPoolDestroy(pool);
+  cudaStreamDestroy(stream);
+  cudaFree(ballast);
+  return time;
+}
+#endif
 
 }  // namespace oomlab::bench

@@ -30,6 +30,7 @@
 
 #include "allocators/backends.hpp"
 #include "device/device.hpp"
+#include "in_call_timer.hpp"
 #include "record/event_clock.hpp"
 #include "record/event_log.hpp"
 #include "record/recording.hpp"
@@ -39,75 +40,9 @@
 namespace oomlab::bench {
 namespace {
 
-struct LoopTime {
-  double seconds = 0;
-  double in_call_seconds = 0;
-};
-
-// The calls of an adaptor timed around its upstream's allocate and deallocate.
-class InCallTimer final : public AllocatorAdaptor {
- public:
-  InCallTimer(std::unique_ptr<Allocator> upstream, std::uint64_t& inside_ns)
-      : AllocatorAdaptor(std::move(upstream)),
-        clock_(std::chrono::steady_clock::now()),
-        inside_ns_(inside_ns) {}
-
- private:
-  AllocResult do_allocate(std::size_t bytes, Stream stream) override {
-    const std::uint64_t before = clock_.now_ns();
-    const AllocResult r = upstream().allocate(bytes, stream);
-    inside_ns_ += clock_.now_ns() - before;
-    return r;
-  }
-  void do_deallocate(void* ptr, std::size_t bytes, Stream stream) override {
-    const std::uint64_t before = clock_.now_ns();
-    upstream().deallocate(ptr, bytes, stream);
-    inside_ns_ += clock_.now_ns() - before;
-  }
-
-  EventClock clock_;
-  std::uint64_t& inside_ns_;
-};
+using LoopTime = BareLoopTime;
 
 using Line = std::array<std::uint64_t, 8>;  // one event's 64 bytes
-
-// The bare loop on a new pool, each call timed; with `traffic`, a line written after each call.
-LoopTime bare_loop(const trace::Trace& t, std::vector<Line>* traffic) {
-  cudaStream_t stream = nullptr;
-  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
-  cudaMemPool_t pool = nullptr;
-  cudaMemPoolProps props{};
-  props.allocType = cudaMemAllocationTypePinned;
-  props.location.type = cudaMemLocationTypeDevice;
-  cudaMemPoolCreate(&pool, &props);
-  std::vector<void*> blocks(t.slots, nullptr);
-  const EventClock clock(std::chrono::steady_clock::now());
-  std::uint64_t inside_ns = 0;
-  const auto start = std::chrono::steady_clock::now();
-  trace::EventReader events(t.events);
-  for (std::size_t i = 0; i < t.events.size(); ++i) {
-    const trace::Event& e = events[i];
-    if (e.slot == trace::Event::kNone) continue;
-    const std::uint64_t before = clock.now_ns();
-    if (e.op == trace::Op::alloc) {
-      cudaMallocFromPoolAsync(&blocks[e.slot], e.bytes, pool, stream);
-    } else if (e.op == trace::Op::free) {
-      cudaFreeAsync(blocks[e.slot], stream);
-      blocks[e.slot] = nullptr;
-    }
-    inside_ns += clock.now_ns() - before;
-    if (traffic != nullptr) (*traffic)[i].fill(before);
-  }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  for (void* b : blocks) {
-    if (b != nullptr) cudaFreeAsync(b, stream);
-  }
-  cudaStreamSynchronize(stream);
-  cudaMemPoolDestroy(pool);
-  cudaStreamDestroy(stream);
-  return {.seconds = seconds, .in_call_seconds = static_cast<double>(inside_ns) * 1e-9};
-}
 
 // oomlab's async backend under the recorder, the backend's calls timed from between the two.
 LoopTime recorded_loop(const trace::Trace& t) {
@@ -172,13 +107,13 @@ void BM_ReplayInCallSplitOnAsync(benchmark::State& state) {
     for (std::size_t k = 0; k < 4; ++k) {
       switch ((k + turn) % 4) {
         case 0: {
-          const LoopTime bare = bare_loop(t, nullptr);
+          const BareLoopTime bare = bare_replay_loop(t, {.timed = true});
           bare_seconds = bare.seconds;
           keep("bare", bare);
           break;
         }
         case 1:
-          keep("bare_traffic", bare_loop(t, &traffic));
+          keep("bare_traffic", bare_replay_loop(t, {.timed = true, .traffic = &traffic}));
           break;
         case 2:
           keep("recorded", recorded_loop(t));
