@@ -17,6 +17,10 @@ extern "C" void on_stop_signal(int /*signal*/) {
 }
 }  // namespace
 
+// The handler is never taken down: a stop that comes after the command's work has ended (its
+// record written, its answer printed) is too late to stop anything, and the default action would
+// kill a process that is only exiting with its result; a second signal still ends it at once
+// (SA_RESETHAND).
 StopOnSignal::StopOnSignal() {
   g_stop.store(false);
   struct sigaction action {};
@@ -26,11 +30,6 @@ StopOnSignal::StopOnSignal() {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 }
-
-// The handler is left in place: a stop that comes after the command's work has ended (its record
-// written, its answer printed) is too late to stop anything, and the default action would kill a
-// process that is only exiting with its result; a second signal still ends it at once.
-StopOnSignal::~StopOnSignal() = default;
 
 const std::atomic<bool>* StopOnSignal::flag() {
   return &g_stop;

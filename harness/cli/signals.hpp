@@ -11,7 +11,6 @@ namespace oomlab::cli {
 class StopOnSignal {
  public:
   StopOnSignal();
-  ~StopOnSignal();
   StopOnSignal(const StopOnSignal&) = delete;
   StopOnSignal& operator=(const StopOnSignal&) = delete;
   StopOnSignal(StopOnSignal&&) = delete;
