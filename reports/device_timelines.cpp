@@ -45,7 +45,8 @@ std::string heading(const RunReport& run, const RunReport::DeviceTimeline& d) {
 void read_device_timelines(RunReport& report) {
   if (!report.program || report.program->device_runs.size() < 2) return;
   const std::optional<FailingRank>& rank = report.program->failing_rank;
-  const std::optional<int> failing = rank ? rank->device : std::nullopt;
+  // The failing rank's device, -1 for none (no device has that index).
+  const int failing = rank && rank->device ? *rank->device : -1;
   for (const DeviceRun& d : report.program->device_runs) {
     if (d.events_file.empty()) continue;
     RunReport::DeviceTimeline device;

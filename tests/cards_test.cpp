@@ -21,18 +21,11 @@ namespace {
 using namespace oomlab::literals;
 using json = nlohmann::json;
 
-struct Cli {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Cli = ::oomlab::testing::CliRun;
 
 Cli oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 TEST(Cards, TheBudgetTakesACardAsPeopleTypeIt) {

@@ -51,18 +51,10 @@ std::vector<std::string> examples_of(const std::string& help, const std::string&
 }
 
 fs::path temp_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_cli_help_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_cli_help_test_" + name);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 // An example run as a user would, in `dir`, with the files it names taken from tests/data.
 ChildResult run_example(const std::string& example, const fs::path& dir) {

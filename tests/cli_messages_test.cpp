@@ -7,22 +7,16 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "test_support.hpp"
 
 namespace oomlab::cli {
 namespace {
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Outcome = ::oomlab::testing::CliRun;
 
 Outcome oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 struct Retold {

@@ -21,36 +21,21 @@ std::string fixture(const std::string& name) {
   return testing::test_data_dir() + "/compare/" + name;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 fs::path temp_folder(const std::string& name) {
-  const auto path = fs::temp_directory_path() / ("oomlab_compare_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_compare_test_" + name);
 }
 
 void write(const fs::path& path, const std::string& text) {
   std::ofstream(path) << text;
 }
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Outcome = ::oomlab::testing::CliRun;
 
 Outcome oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), {"oomlab", "compare"});
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 // The row of a cell in the table: scenario and allocator, then the rest.

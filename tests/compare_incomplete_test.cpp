@@ -21,10 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 fs::path fresh_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_compare_incomplete_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_compare_incomplete_test_" + name);
 }
 
 json read_json(const fs::path& path) {
@@ -41,20 +38,13 @@ std::string fixture(const std::string& name) {
   return testing::test_data_dir() + "/compare/" + name;
 }
 
-struct Outcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using Outcome = ::oomlab::testing::CliRun;
 
 Outcome compare(const fs::path& baseline, const fs::path& current,
                 std::vector<std::string> extra = {}) {
   std::vector<std::string> args = {"oomlab", "compare", baseline.string(), current.string()};
   args.insert(args.end(), extra.begin(), extra.end());
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 TEST(CompareIncomplete, BaselineCellsMissingFromTheCurrentExitSixUnlessAllowed) {

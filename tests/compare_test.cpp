@@ -216,18 +216,10 @@ std::string fixture(const std::string& name) {
   return testing::test_data_dir() + "/compare/" + name;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 fs::path temp_folder(const std::string& name) {
-  const auto path = fs::temp_directory_path() / ("oomlab_compare_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_compare_test_" + name);
 }
 
 std::string refusal(std::string_view text) {

@@ -18,6 +18,7 @@
 #include "reports/device_timelines.hpp"
 #include "reports/run_report.hpp"
 #include "reports/summary_json.hpp"
+#include "test_support.hpp"
 
 namespace {
 
@@ -27,12 +28,7 @@ using namespace oomlab::literals;
 using oomlab::Outcome;
 using oomlab::testing::FakeDevices;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 // PyTorch 2.x's message, as rank 1 raises it on its cuda:1.
 const std::string kRank1Oom =

@@ -25,12 +25,7 @@ using namespace std::chrono_literals;
 using namespace oomlab::literals;
 using oomlab::Outcome;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 class ExecSnapshot : public ::testing::Test {
  protected:

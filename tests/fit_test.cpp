@@ -51,18 +51,11 @@ TEST(FitScenario, EqualsTheAnswerFoundRunByRunInFewRuns) {
   EXPECT_LE(fit.at_answer()->used_bytes, 1_GiB) << "its peak, against the budget";
 }
 
-struct Cli {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Cli = ::oomlab::testing::CliRun;
 
 Cli oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 TEST(FitCommand, WritesTheFitSchemaWithTheAnswerItsRunsAndTheCards) {

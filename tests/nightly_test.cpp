@@ -31,12 +31,7 @@ json read_json(const fs::path& path) {
   return json::parse(in);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 fs::path repository() {
   return fs::path(testing::test_data_dir()) / ".." / "..";

@@ -27,18 +27,10 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 fs::path fresh_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_output_file_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_output_file_test_" + name);
 }
 
 // The names in a folder, sorted (temporaries included: they start with a dot).

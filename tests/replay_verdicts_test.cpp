@@ -80,18 +80,11 @@ std::string all_notes(const RunResult& r) {
   return out;
 }
 
-struct CliOutcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using CliOutcome = ::oomlab::testing::CliRun;
 
 CliOutcome oomlab_cli(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 // The case: the program's own 1 GiB request failed at line 42 and it went on; replayed

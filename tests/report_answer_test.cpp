@@ -28,12 +28,7 @@ fs::path temp_folder(const std::string& name) {
   return path;
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 json read_json(const fs::path& path) {
   return json::parse(read_text(path));

@@ -28,18 +28,10 @@ fs::path report_data() {
 }
 
 fs::path temp_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_report_browser_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_report_browser_test_" + name);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 // The first of `names` found on PATH, or "".
 std::string find_program(std::initializer_list<const char*> names) {

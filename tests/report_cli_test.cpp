@@ -25,28 +25,18 @@ fs::path matrix_fixture() {
 }
 
 fs::path temp_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_report_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_report_test_" + name);
 }
 
 void write_text(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-struct CliOutcome {
-  int code;
-  std::string out;
-  std::string err;
-};
+using CliOutcome = ::oomlab::testing::CliRun;
 
 CliOutcome oomlab_cli(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 TEST(ReportCli, WritesBesideOrIntoOutAndPrintsThePaths) {

@@ -35,18 +35,10 @@ fs::path matrix_fixture() {
 }
 
 fs::path temp_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_report_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_report_test_" + name);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 void write_text(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());

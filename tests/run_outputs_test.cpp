@@ -30,18 +30,10 @@ using nlohmann::json;
 using testing::oomlab_binary;
 
 fs::path fresh_folder(const std::string& name) {
-  const fs::path path = fs::temp_directory_path() / ("oomlab_run_outputs_test_" + name);
-  fs::remove_all(path);
-  fs::create_directories(path);
-  return path;
+  return ::oomlab::testing::fresh_temp_folder("oomlab_run_outputs_test_" + name);
 }
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using ::oomlab::testing::read_text;
 
 cli::ChildResult oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), oomlab_binary());

@@ -41,6 +41,7 @@ TEST(SummaryJson, OomRunHasEveryContractField) {
   expect_field(doc, "oomlab", kObject);
   expect_field(doc.at("oomlab"), "version", kString);
   expect_field(doc.at("oomlab"), "git", kString);
+  expect_field(doc.at("oomlab"), "git_dirty", kBool);
   expect_field(doc, "environment", kObject);
   const json& env = doc.at("environment");
   ASSERT_TRUE(env.contains("device"));

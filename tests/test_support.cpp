@@ -6,10 +6,13 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <system_error>
 
 #include "allocators/backends.hpp"
+#include "cli/cli.hpp"
 #include "oomlab/registry.hpp"
 
 namespace oomlab::testing {
@@ -82,6 +85,27 @@ void hold_the_gpu_for_this_process() {
     return fd >= 0 && ::flock(fd, LOCK_EX) == 0;
   }();
   static_cast<void>(held);
+}
+
+CliRun run_in_process(const std::vector<std::string>& argv) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = cli::run_cli(argv, out, err);
+  return {.code = code, .out = out.str(), .err = err.str()};
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+fs::path fresh_temp_folder(const std::string& name) {
+  const fs::path path = fs::temp_directory_path() / name;
+  fs::remove_all(path);
+  fs::create_directories(path);
+  return path;
 }
 
 std::string oomlab_binary() {

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "device/device.hpp"
 #include "run/runner.hpp"
@@ -26,6 +28,21 @@ inline bool cuda_device_present(std::string* why) {
   hold_the_gpu_for_this_process();
   return true;
 }
+
+// `oomlab` run in-process (cli::run_cli) on `argv` (its first element the program's name): its
+// exit code and what it wrote to each stream.
+struct CliRun {
+  int code = 0;
+  std::string out;
+  std::string err;
+};
+CliRun run_in_process(const std::vector<std::string>& argv);
+
+// A file's whole content (empty when it cannot be read).
+std::string read_text(const std::filesystem::path& path);
+
+// A new, empty folder `name` in this test process's temporary folder (emptied when it was there).
+std::filesystem::path fresh_temp_folder(const std::string& name);
 
 // tests/data: $OOMLAB_TEST_DATA when set (a copy of the tree elsewhere, as on the GPU machine),
 // else the source tree these tests were built from.

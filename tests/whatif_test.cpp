@@ -24,18 +24,11 @@ using json = nlohmann::json;
 const fs::path kSample = fs::path(testing::test_data_dir()) / "pytorch_gpt_fp32_snapshot.pickle";
 const fs::path kJobs = fs::path(testing::test_data_dir()) / "pytorch";
 
-struct Cli {
-  int code = 0;
-  std::string out;
-  std::string err;
-};
+using Cli = ::oomlab::testing::CliRun;
 
 Cli oomlab(std::vector<std::string> args) {
   args.insert(args.begin(), "oomlab");
-  std::ostringstream out;
-  std::ostringstream err;
-  const int code = cli::run_cli(args, out, err);
-  return {code, out.str(), err.str()};
+  return ::oomlab::testing::run_in_process(args);
 }
 
 fs::path temp_path(const std::string& name) {
