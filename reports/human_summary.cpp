@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/oom_place_text.hpp"
 #include "reports/program_summary.hpp"
 
 namespace oomlab {
@@ -92,6 +93,7 @@ constexpr std::size_t kFramesShown = 5;
 void write_program(std::string& out, const OomRecord& oom) {
   auto it = std::back_inserter(out);
   if (oom.cache) fmt::format_to(it, "pytorch    {}\n", pytorch_line(*oom.cache, oom));
+  out += oom_where_lines(oom, false);
   const std::size_t shown = std::min(kFramesShown, oom.frames.size());
   for (std::size_t i = 0; i < shown; ++i) {
     fmt::format_to(it, "{:<10} {}{}\n", i == 0 ? "frames" : "", oom.frames[i],
@@ -105,6 +107,7 @@ void write_program(std::string& out, const OomRecord& oom) {
                    format_count(b.trace_index),
                    b.frames.empty() ? std::string() : " · " + b.frames.front());
   }
+  out += oom_holder_lines(oom);
 }
 
 void write_integrity(std::string& out, const RunResult& r) {

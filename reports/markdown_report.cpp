@@ -77,6 +77,12 @@ std::string program_md(const OomRecord& oom) {
       out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
     out += "\n";
   }
+  if (!oom.holders.empty()) {
+    out += "### What filled memory at the OOM\n\n| Live | Allocated by |\n| --- | --- |\n";
+    for (const ReportRow& row : holder_rows(oom))
+      out += fmt::format("| {} | {} |\n", cell_text(row.label), cell_text(row.value));
+    out += "\n";
+  }
   return out;
 }
 

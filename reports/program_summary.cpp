@@ -5,6 +5,7 @@
 
 #include "exec/exec_run.hpp"
 #include "exec/remedy_check.hpp"
+#include "reports/oom_place_text.hpp"
 #include "reports/program_ranks.hpp"
 
 namespace oomlab {
@@ -81,6 +82,8 @@ void write_oom(std::string& out, const RunResult& r) {
   fmt::format_to(it, "cause      {} ({}): {}\n", to_string(oom.diagnosis.cause), oom.source,
                  oom.diagnosis.evidence);
   fmt::format_to(it, "advice     {}\n", oom.diagnosis.advice);
+  out += oom_where_lines(oom, true);
+  out += oom_holder_lines(oom);
 }
 
 // The PyTorch snapshots the exec shim wrote, on one line, or why there is none.

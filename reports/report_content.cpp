@@ -10,6 +10,7 @@
 #include "exec/exec_run.hpp"
 #include "exec/remedy_check.hpp"
 #include "oomlab/units.hpp"
+#include "reports/oom_place_text.hpp"
 #include "reports/params_text.hpp"
 #include "reports/report_input.hpp"
 #include "reports/summary_json.hpp"
@@ -123,7 +124,19 @@ std::vector<ReportRow> oom_rows(const OomRecord& oom) {
     rows.push_back({"PyTorch", pytorch_figures(*oom.cache, oom.request_bytes)});
     rows.push_back({"PyTorch says", pytorch_message(oom)});
   }
+  if (const std::string where = oom_where_text(oom); !where.empty())
+    rows.push_back({"Where", where});
   if (!d.advice.empty()) rows.push_back({"Advice", d.advice});
+  return rows;
+}
+
+std::vector<ReportRow> holder_rows(const OomRecord& oom) {
+  std::vector<ReportRow> rows;
+  for (const trace::MemoryHolder& h : oom.holders) {
+    rows.push_back({format_bytes(h.bytes), fmt::format("{} ({} block{})", h.where,
+                                                       format_count(h.blocks),
+                                                       h.blocks == 1 ? "" : "s")});
+  }
   return rows;
 }
 

@@ -80,6 +80,23 @@ json largest_live_json(const std::vector<ProgramBlock>& blocks) {
   return out;
 }
 
+json holders_json(const std::vector<trace::MemoryHolder>& holders) {
+  json out = json::array();
+  for (const trace::MemoryHolder& h : holders)
+    out.push_back({{"where", h.where}, {"bytes", h.bytes}, {"blocks", h.blocks}});
+  return out;
+}
+
+std::vector<trace::MemoryHolder> read_holders(const JsonFields& oom) {
+  std::vector<trace::MemoryHolder> holders;
+  if (!oom.has("holders")) return holders;  // summaries written before it existed
+  for (const JsonFields& h : oom.objects("holders")) {
+    holders.push_back(
+        {.where = h.text("where"), .bytes = h.count("bytes"), .blocks = h.count("blocks")});
+  }
+  return holders;
+}
+
 std::vector<ProgramBlock> read_largest_live(const JsonFields& oom) {
   std::vector<ProgramBlock> blocks;
   if (!oom.has("largest_live")) return blocks;  // summaries written before it existed
@@ -196,7 +213,10 @@ json oom_json(const OomRecord& oom) {
           {"trace_entry", or_null(oom.trace_entry)},
           {"trace_line", or_null(oom.trace_line)},
           {"frames", oom.frames},
+          {"frames_from", text_or_null(oom.frames_from)},
+          {"user_line", text_or_null(oom.user_line)},
           {"largest_live", largest_live_json(oom.largest_live)},
+          {"holders", holders_json(oom.holders)},
           {"program", program_message_json(oom.program)},
           {"remedies", remedies_json(oom.remedies)}};
 }
@@ -221,7 +241,10 @@ OomRecord read_oom(const JsonFields& oom) {
   o.trace_entry = oom.optional_count("trace_entry");
   o.trace_line = oom.optional_count("trace_line");
   o.frames = oom.texts("frames");
+  o.frames_from = oom.optional_text("frames_from");
+  o.user_line = oom.optional_text("user_line");
   o.largest_live = read_largest_live(oom);
+  o.holders = read_holders(oom);
   o.program = read_program_message(oom);
   o.remedies = read_remedies(oom);
   o.source = oom.optional_text("source");

@@ -53,6 +53,8 @@ json remedy_check_json(const std::optional<RemedyCheck>& c) {
           {"outcome", to_string(c->outcome)},
           {"held", c->held},
           {"line", c->line},
+          {"allocator_cap_bytes", or_null(c->allocator_cap_bytes)},
+          {"memory_fraction", c->allocator_cap_bytes ? json(c->memory_fraction) : json(nullptr)},
           {"duration_ms", c->duration_ms},
           {"summary", remedy_check_line(*c)}};
 }
@@ -61,10 +63,27 @@ RemedyCheck read_remedy_check(const JsonFields& c) {
   return {.setting = c.optional_text("setting"),
           .alloc_conf = c.optional_text("alloc_conf"),
           .replaced = c.optional_text("replaced"),
+          .allocator_cap_bytes = c.optional_count("allocator_cap_bytes"),
+          .memory_fraction = c.optional_number("memory_fraction").value_or(0),
           .outcome = named(c, "outcome", kOutcomes),
           .held = c.flag("held"),
           .line = c.optional_text("line"),
           .duration_ms = c.optional_number("duration_ms").value_or(0)};
+}
+
+json library_oom_json(const std::optional<LibraryOom>& l) {
+  if (!l) return nullptr;
+  return {{"library", l->library},
+          {"entry", l->entry},
+          {"allocated_bytes", l->allocated_bytes},
+          {"cached_free_bytes", l->cached_free_bytes}};
+}
+
+LibraryOom read_library_oom(const JsonFields& l) {
+  return {.library = l.optional_text("library"),
+          .entry = l.count("entry"),
+          .allocated_bytes = l.count("allocated_bytes"),
+          .cached_free_bytes = l.count("cached_free_bytes")};
 }
 
 }  // namespace
@@ -130,6 +149,7 @@ json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
           {"program_entry", or_null(m.program_entry)},
           {"reproduced_entry", or_null(m.reproduced_entry)},
           {"reproduced", m.reproduced()},
+          {"library_oom", library_oom_json(m.library_oom)},
           {"reproduction", m.reproduction},
           {"outside_allocator_bytes", m.outside_allocator_bytes},
           {"outside_measured", m.outside_measured},
@@ -152,6 +172,8 @@ ProgramModel read_model(const JsonFields& model, const std::filesystem::path& fo
   if (model.has("device")) m.device = small_int(model, "device", 0);
   m.program_entry = model.optional_count("program_entry");
   m.reproduced_entry = model.optional_count("reproduced_entry");
+  if (const std::optional<JsonFields> library = model.optional_object("library_oom"))
+    m.library_oom = read_library_oom(*library);
   m.reproduction = model.optional_text("reproduction");
   m.outside_allocator_bytes = model.count("outside_allocator_bytes");
   m.outside_measured = model.optional_text("outside_measured");

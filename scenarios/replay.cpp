@@ -235,6 +235,8 @@ class Replay final : public Scenario {
     ProgramRequest request{
         .trace_entry = failing.index,
         .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
+    constexpr std::size_t kHolders = 10;
+    if (trace_->pytorch) request.holders = trace::memory_holders(*trace_, failing_at, kHolders);
     if (!trace_->pytorch || trace_->pytorch->stacks.empty()) {
       program.describe_oom(std::move(request));
       return;
@@ -282,7 +284,17 @@ class Replay final : public Scenario {
         if (e.slot != trace::Event::kNone && held[e.slot].block.ok())
           ctx.release_on(stream, held[e.slot].block);
         return true;
-      case trace::Op::failed: {  // the program's own OOM: made again; the program went on
+      case trace::Op::failed: {  // the program's own failed request, made again where it was
+        if (trace::survived_failure(*trace_, index)) {  // refused, it asked for less and went on
+          Block again =
+              program.remake_survived_request(stream, e.bytes, "a request the program survived");
+          if (again) {
+            ctx.release_on(stream, again);
+          } else {
+            ++refused_again_;
+          }
+          return true;
+        }
         const bool had_oom = ctx.oom_recorded();
         Block again = program.remake_failed_request(stream, e.bytes, "the trace's failed request");
         if (!again) {
@@ -310,6 +322,7 @@ class Replay final : public Scenario {
   std::shared_ptr<const trace::Trace> trace_;
   trace::Level level_ = trace::Level::tensor;
   bool stopped_ = false;
+  std::uint64_t refused_again_ = 0;  // requests the program survived, refused here too
 };
 
 void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Held>& held) {
@@ -321,6 +334,15 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
   ctx.metric("streams", static_cast<double>(trace_->streams.size()));
   // 1: the trace stops at the program's own failure, so any "fits" read from it is a lower bound.
   ctx.metric("trace_stops_at_failure", trace::ends_at_failure(*trace_) ? 1.0 : 0.0);
+  const std::vector<std::uint64_t> survived = trace::survived_failure_sizes(*trace_);
+  if (!survived.empty()) {
+    ctx.metric("trace_survived_refusals", static_cast<double>(survived.size()));
+    ctx.metric("survived_refused_again", static_cast<double>(refused_again_));
+    ctx.note(fmt::format(
+        "{} of the {} requests the program survived being refused were refused here too, and "
+        "the replay went on as the program did",
+        refused_again_, survived.size()));
+  }
   if (trace_->unknown_frees > 0) {
     ctx.note(fmt::format(
         "{} frees of addresses the trace never allocated were skipped (the first at entry {})",

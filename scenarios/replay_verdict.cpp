@@ -27,8 +27,8 @@ std::string describe_place(const trace::Event& e) {
 
 ReplayVerdict::ReplayVerdict(const trace::Trace& trace)
     : trace_(trace),
-      program_first_failure_(trace.demand.first_failure_at),
-      program_failures_(trace.demand.failures),
+      program_first_failure_(trace::fatal_failure_at(trace)),
+      program_failures_(trace.demand.failures - trace::survived_failure_sizes(trace).size()),
       peak_live_{trace.demand.peak_live_bytes, trace.demand.peak_live_at},
       peak_with_failed_{trace.demand.peak_with_failed_bytes, trace.demand.peak_with_failed_at} {
 }

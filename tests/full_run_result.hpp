@@ -40,7 +40,10 @@ inline OomRecord full_oom() {
           .trace_entry = 16794,
           .trace_line = 16801,
           .frames = {"forward (model.py:12)", "<module> (train.py:3)"},
+          .frames_from = "snapshot",
+          .user_line = "loss = model(x)",
           .largest_live = {{.bytes = 128_MiB, .trace_index = 9, .frames = {"f (a.py:1)"}}},
+          .holders = {{.where = "forward (model.py)", .bytes = 96_MiB, .blocks = 3}},
           .program = ProgramMessage{.framework = "PyTorch",
                                     .line = "torch.OutOfMemoryError: CUDA out of memory.",
                                     .process_used_bytes = 1900_MiB,
@@ -91,10 +94,16 @@ inline ProgramModel full_model(const std::filesystem::path& folder) {
   m.remedy_check = RemedyCheck{.setting = "expandable_segments",
                                .alloc_conf = "expandable_segments:True",
                                .replaced = "max_split_size_mb:128",
+                               .allocator_cap_bytes = 1300_MiB,
+                               .memory_fraction = 0.25,
                                .outcome = Outcome::oom,
                                .held = false,
                                .line = "torch.OutOfMemoryError",
                                .duration_ms = 900.25};
+  m.library_oom = LibraryOom{.library = "cuBLAS",
+                             .entry = 4321,
+                             .allocated_bytes = 1100_MiB,
+                             .cached_free_bytes = 12_MiB};
   return m;
 }
 

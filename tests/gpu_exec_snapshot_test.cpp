@@ -31,12 +31,15 @@ class GpuExecSnapshot : public ::testing::Test {
     if (torch.exit_code != 0) GTEST_SKIP() << "needs PyTorch with CUDA: " << torch.err_tail;
   }
 
-  // oomlab exec ARGS -- python3 torch_job.py JOB into `out`: its summary.json.
-  json exec(const fs::path& out, std::vector<std::string> args, const std::string& job) const {
+  // oomlab exec ARGS -- [PREFIX...] python3 torch_job.py JOB into `out`: its summary.json.
+  json exec(const fs::path& out, std::vector<std::string> args, const std::string& job,
+            const std::vector<std::string>& prefix = {}) const {
     fs::remove_all(out);
     args.insert(args.begin(), {testing::oomlab_binary(), "exec", "--out", out.string(), "--json",
                                "-", "--timeout", "180"});
-    args.insert(args.end(), {"--", python_, testing::test_data_dir() + "/exec/torch_job.py", job});
+    args.emplace_back("--");
+    args.insert(args.end(), prefix.begin(), prefix.end());
+    args.insert(args.end(), {python_, testing::test_data_dir() + "/exec/torch_job.py", job});
     const ChildResult r = run_child(args, {.timeout = 240s});
     EXPECT_EQ(r.exit_code, 0) << r.err_tail;
     return json::parse(r.out, nullptr, false);
@@ -76,6 +79,17 @@ TEST_F(GpuExecSnapshot, NoSnapshotLeavesTheProgramAlone) {
   ASSERT_EQ(s.value("outcome", ""), "completed") << s.dump();
   EXPECT_TRUE(s["program"]["snapshots"].empty());
   EXPECT_EQ(s["program"]["snapshot_note"], "--no-snapshot");
+}
+
+TEST_F(GpuExecSnapshot, TheShimCapsPyTorchsAllocatorWhenAskedToLeaveALibraryRoom) {
+  // --check-remedy's cap for an OOM beside the allocator: the shim sets it at CUDA's first use,
+  // and PyTorch itself then refuses past it ("1.00 GiB allowed"), well inside the budget.
+  const fs::path out = fs::temp_directory_path() / "oomlab_gpu_exec_snapshot_cap";
+  const json s = exec(out, {"--budget", "8GiB"}, "grow",
+                      {"env", "OOMLAB_ALLOCATOR_CAP_BYTES=1073741824"});
+  ASSERT_EQ(s.value("outcome", ""), "oom") << s.dump();
+  const std::string line = s["oom"]["program"]["line"].get<std::string>();
+  EXPECT_NE(line.find("1.00 GiB allowed"), std::string::npos) << line;
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "oomlab/allocator.hpp"
 #include "oomlab/caching_allocator.hpp"
 #include "oomlab/scenario.hpp"
+#include "oomlab/trace.hpp"
 
 namespace oomlab {
 
@@ -33,6 +34,7 @@ struct ProgramRequest {
   std::optional<std::uint64_t> trace_line;  // text formats: its line in the file
   std::vector<std::string> frames;          // its Python stack, innermost first, when recorded
   std::vector<ProgramBlock> largest_live;   // the largest blocks live then, when recorded
+  std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
 };
 
 class ProgramReplay {
@@ -68,6 +70,10 @@ class ProgramReplay {
   // oom event and counted. The first to fail, when there is no OOM yet, is the run's OOM only
   // until an allocate() fails: that one (a request the program got) is analysed instead.
   virtual Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) = 0;
+  // A failed request the program survived (it asked for less and went on: cuDNN's workspaces),
+  // asked for again where it was asked: a refusal is an event of the run, never its OOM.
+  virtual Block remake_survived_request(Stream stream, std::size_t bytes,
+                                        std::string_view label) = 0;
 };
 
 }  // namespace oomlab

@@ -140,6 +140,38 @@ struct LoadOptions {
 // (a snapshot dumped at the OOM): what the program would have done next is not in it.
 [[nodiscard]] bool ends_at_failure(const Trace& trace);
 
+// Who held the device's memory at a moment of a trace: the live blocks grouped by the frame that
+// allocated them (see memory_holders).
+struct MemoryHolder {
+  std::string where;  // "forward (diffusers/models/upsampling.py)", or why no frame is known
+  std::uint64_t bytes = 0;
+  std::uint64_t blocks = 0;
+  bool operator==(const MemoryHolder&) const = default;
+};
+
+// The blocks live just before event `position` (Trace::events.size(): at the end), grouped by
+// the frame that allocated them: the innermost frame outside PyTorch's own package (the user's
+// code or the library that called PyTorch: a diffusers module, a transformers layer), else the
+// innermost frame; blocks allocated without frames (none recorded, or on autograd's backward
+// thread) make one group. The `most` largest groups, largest first.
+[[nodiscard]] std::vector<MemoryHolder> memory_holders(const Trace& trace,
+                                                       std::uint32_t position, std::size_t most);
+
+// Whether a frame ("name (file:line)", as traces hold them) is in the user's own files: not in
+// an installed package (site-packages, dist-packages), Python's own library, a frozen module or
+// a C++ frame.
+[[nodiscard]] bool user_frame(std::string_view frame);
+
+// Whether the failed request at `position` (Op::failed) was one the program survived: it asked
+// for more after it (cuDNN falling back to an algorithm that needs a smaller workspace, a batch
+// finder retrying with less). A replay asks for it again where it was asked and, refused, goes
+// on as the program did; only the failures after the last allocation ended the program.
+[[nodiscard]] bool survived_failure(const Trace& trace, std::uint32_t position);
+// The sizes of the failed requests the program survived, in trace order.
+[[nodiscard]] std::vector<std::uint64_t> survived_failure_sizes(const Trace& trace);
+// The first failed request the program did not survive (its OOM), or Event::kNone.
+[[nodiscard]] std::uint32_t fatal_failure_at(const Trace& trace);
+
 // What an answer read from the trace cannot know, one line each in words a user acts on: a
 // history that began while blocks were already live (recorded late, or its first entries cut by
 // PyTorch's max_entries), and a trace that stops at the program's own OOM. None for a trace that

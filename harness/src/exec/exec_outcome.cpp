@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "exec/snapshot_shim.hpp"
+#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
 
@@ -53,6 +54,12 @@ OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const Ru
                                .sizing_setting = message.sizing_setting,
                                .lines_seen = seen.oom_lines};
   oom.source = "program";
+  for (const TracebackFrame& f : message.traceback)
+    oom.frames.push_back(f.frame);
+  if (!oom.frames.empty()) oom.frames_from = "traceback";
+  const auto user = std::find_if(message.traceback.begin(), message.traceback.end(),
+                                 [](const TracebackFrame& f) { return trace::user_frame(f.frame); });
+  if (user != message.traceback.end()) oom.user_line = user->code;
   return oom;
 }
 

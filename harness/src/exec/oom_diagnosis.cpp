@@ -78,6 +78,31 @@ std::string figures_evidence(const ProgramOom& oom) {
   return evidence;
 }
 
+// The framework's cache free (reserved but unallocated) and the device's free memory, beside the
+// request: together as large as the request, they are free memory in pieces (fragmentation: the
+// framework already gave back its wholly free segments before it raised); smaller, the program
+// needs more than there is (capacity).
+ProgramOomDiagnosis from_cache_figures(const ProgramOom& oom) {
+  const std::uint64_t cached = *oom.framework_cached_free_bytes;
+  const std::uint64_t request = *oom.request_bytes;
+  const std::uint64_t device_free = oom.device_free_bytes.value_or(0);
+  const bool fragmented = cached + device_free >= request;
+  std::string evidence;
+  if (!oom.device_free_bytes) {
+    evidence = fmt::format("{} reserved by {} but unallocated {} {} requested",
+                           two_decimal_size(cached), oom.framework, fragmented ? ">=" : "<",
+                           two_decimal_size(request));
+  } else {
+    evidence = fmt::format(
+        "{} reserved by {} but unallocated + {} free on the device = {} {} {} requested{}",
+        two_decimal_size(cached), oom.framework, two_decimal_size(device_free),
+        two_decimal_size(cached + device_free), fragmented ? ">=" : "<", two_decimal_size(request),
+        fragmented ? ", but in no one piece" : "");
+  }
+  return {fragmented ? Cause::fragmentation : Cause::capacity, std::move(evidence),
+          fragmented ? fragmentation_advice(oom.framework) : capacity_advice(oom.framework)};
+}
+
 }  // namespace
 
 ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
@@ -88,16 +113,7 @@ ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
                         oom.framework),
             fmt::format("set {}", oom.sizing_setting)};
   }
-  if (oom.request_bytes && oom.framework_cached_free_bytes) {
-    const std::uint64_t cached = *oom.framework_cached_free_bytes;
-    const std::uint64_t request = *oom.request_bytes;
-    const bool fragmented = cached >= request;
-    std::string evidence =
-        fmt::format("{} reserved by {} but unallocated {} {} requested", two_decimal_size(cached),
-                    oom.framework, fragmented ? ">=" : "<", two_decimal_size(request));
-    return {fragmented ? Cause::fragmentation : Cause::capacity, std::move(evidence),
-            fragmented ? fragmentation_advice(oom.framework) : capacity_advice(oom.framework)};
-  }
+  if (oom.request_bytes && oom.framework_cached_free_bytes) return from_cache_figures(oom);
   if (oom.richness() == 0) {
     return {Cause::capacity, "the message carries no figures", capacity_advice(oom.framework)};
   }

@@ -95,8 +95,14 @@ std::optional<ProgramOom> pytorch_other(std::string_view line) {
 }
 
 // The CUDA libraries' status names (cublas_api.h, cudnn.h, cufft.h, cusparse.h,
-// cusolver_common.h): allocation failures only; cuDNN's NOT_INITIALIZED is not one.
+// cusolver_common.h): allocation failures only; cuDNN's NOT_INITIALIZED is not one. NCCL's
+// CUDACHECK (src/include/checks.h) logs "Cuda failure 'out of memory'" (2.x: "Cuda failure 2
+// 'out of memory'"), and its allocators "Failed to CUDA calloc".
 std::optional<ProgramOom> cuda_library(std::string_view line) {
+  if (contains(line, "Cuda failure 'out of memory'") ||
+      contains(line, "Cuda failure 2 'out of memory'") ||
+      (contains(line, "NCCL") && contains(line, "Failed to CUDA calloc")))
+    return oom_of("NCCL");
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kStatuses{
       {{"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"},
        {"CUDNN_STATUS_ALLOC_FAILED", "cuDNN"},

@@ -8,8 +8,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "analysis/oom_analysis.hpp"
+#include "exec/traceback.hpp"
 
 namespace oomlab {
 
@@ -30,6 +32,8 @@ struct ProgramOom {
   // A failure the framework logs and then retries with less (TF/XLA's BFC allocator backs off
   // after a refused region): evidence, but not yet the failure itself.
   bool may_be_retried = false;
+  // The Python traceback the OOM's exception line ended, innermost first (empty: none printed).
+  std::vector<TracebackFrame> traceback;
 
   [[nodiscard]] int richness() const;  // how many figures it carries
 };
@@ -63,6 +67,8 @@ class OomScanner {
  private:
   void consider(const ProgramOom& candidate, bool candidate_is_latest);
 
+  TracebackReader tracebacks_;
+  std::vector<TracebackFrame> traced_;  // the traceback last given to an OOM line
   std::optional<ProgramOom> found_;
   std::optional<ProgramOom> latest_;  // the last OOM line, still taking follow-up figures
   bool found_is_latest_ = false;

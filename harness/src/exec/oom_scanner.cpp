@@ -127,7 +127,9 @@ void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest)
   const bool replaces = !found_ || (found_->may_be_retried && !candidate.may_be_retried) ||
                         (same_kind && candidate.richness() > found_->richness()) || raised_tie;
   if (replaces) {
+    std::vector<TracebackFrame> traceback = found_ ? found_->traceback : std::vector<TracebackFrame>{};
     found_ = candidate;
+    if (found_->traceback.empty()) found_->traceback = std::move(traceback);
     found_is_latest_ = candidate_is_latest;
   } else if (candidate_is_latest && found_is_latest_) {
     found_ = candidate;  // the kept line itself took more figures
@@ -135,8 +137,13 @@ void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest)
 }
 
 void OomScanner::feed_line(std::string_view line) {
+  tracebacks_.feed(line);
   if (auto oom = recognise_oom_line(line)) {
     ++lines_seen_;
+    if (!tracebacks_.last().empty() && tracebacks_.last() != traced_) {
+      oom->traceback = tracebacks_.last();  // the traceback this exception line ended
+      traced_ = tracebacks_.last();
+    }
     if (sizing_setting_.empty()) sizing_setting_ = oom->sizing_setting;
     found_is_latest_ = false;
     latest_ = std::move(*oom);

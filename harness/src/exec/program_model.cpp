@@ -4,10 +4,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "oomlab/error.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
+#include "exec/library_oom.hpp"
+#include "exec/oom_place.hpp"
 #include "run/torch_settings.hpp"
 #include "run/whatif.hpp"
 #include "trace/trace.hpp"
@@ -60,7 +63,7 @@ ProcessMemory measure(const RunResult& run, const trace::Trace& trace, bool hold
                           "given an equal share of what lies outside their allocators)",
                           processes)
                     : std::string();
-  const std::uint32_t failed_at = trace.demand.first_failure_at;
+  const std::uint32_t failed_at = trace::fatal_failure_at(trace);
   if (holds_the_oom && run.oom && failed_at != trace::Event::kNone) {
     return {.process = run.oom->live_bytes,
             .reserved = trace::recorded_reserved_before(trace, failed_at),
@@ -94,8 +97,9 @@ ModelRow model_row(const WhatIfRow& row, std::uint64_t outside) {
   return out;
 }
 
-std::string reproduction(const ProgramModel& m) {
+std::string reproduction(const ProgramModel& m, Outcome program) {
   const auto entry = [](std::uint64_t e) { return format_count(e); };
+  if (m.library_oom) return library_reproduction(*m.library_oom, m.budget_bytes);
   if (m.program_entry && m.reproduced_entry) {
     if (*m.program_entry == *m.reproduced_entry)
       return fmt::format("reproduced: the model fails at entry {}, where PyTorch did",
@@ -113,6 +117,12 @@ std::string reproduction(const ProgramModel& m) {
   if (m.reproduced_entry) {
     return fmt::format("not reproduced: the model fails at entry {}, where the program went on",
                        entry(*m.reproduced_entry));
+  }
+  if (program != Outcome::completed) {
+    return fmt::format(
+        "the model completes this snapshot at this budget; the program itself ended in {} "
+        "without a refusal of this process's allocator",
+        to_string(program));
   }
   return "reproduced: the model completes at this budget, as the program did";
 }
@@ -164,8 +174,8 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
                 fmt::format("{}: not a PyTorch memory snapshot", snapshot.string()));
   }
   ProgramModel m{.snapshot = snapshot};
-  if (trace->demand.first_failure_at != trace::Event::kNone)
-    m.program_entry = trace->events[trace->demand.first_failure_at].index;
+  if (const std::uint32_t fatal = trace::fatal_failure_at(*trace); fatal != trace::Event::kNone)
+    m.program_entry = trace->events[fatal].index;
   const ProcessMemory memory = measure(run, *trace, holds_the_oom && m.program_entry, place);
   m.process_bytes = memory.process;
   m.allocator_reserved_bytes = memory.reserved;
@@ -188,9 +198,12 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
        .stop = options.stop,
        .threads = options.threads});
   fill_rows(m, whatif);
-  m.reproduction = reproduction(m);
-  m.lower_bound = trace::ends_at_failure(*trace);
+  if (holds_the_oom && !m.program_entry && run.oom && run.oom->program)
+    m.library_oom = library_oom(*trace, *run.oom->program);
+  m.reproduction = reproduction(m, run.outcome);
+  m.lower_bound = trace::ends_at_failure(*trace) || m.library_oom.has_value();
   m.caveats = trace::trace_caveats(*trace);
+  if (m.library_oom) m.caveats.insert(m.caveats.begin(), library_caveat(*m.library_oom));
   if (const RecordedAllocatorSettings* recorded = trace::allocator_settings(*trace);
       recorded != nullptr && recorded->fraction_capped.value_or(false)) {
     m.notes.emplace_back(
@@ -198,13 +211,8 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
         "torch.cuda.set_per_process_memory_fraction, whose cap is not the budget; the model "
         "answers for a card of the budget");
   }
-  if (trace->demand.failures > 1) {
-    m.notes.push_back(fmt::format(
-        "the program's requests failed {} times in the snapshot: it went on after the first "
-        "(entry {}), as cuDNN does when it falls back to an algorithm that needs less",
-        trace->demand.failures, format_count(*m.program_entry)));
-  }
   if (m.program_entry && holds_the_oom) advise(m);
+  if (m.library_oom) advise_library_room(m);
   m.duration_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return m;
@@ -233,8 +241,8 @@ SnapshotFacts facts_of(const std::filesystem::path& snapshot, std::size_t device
       const trace::Trace trace = trace::load(snapshot, {.device = device});
       SnapshotFacts f{.peak_reserved_bytes = trace::recorded_peak_reserved(trace),
                       .device = device};
-      if (trace.demand.first_failure_at != trace::Event::kNone)
-        f.failed_request_bytes = trace.events[trace.demand.first_failure_at].bytes;
+      if (const std::uint32_t fatal = trace::fatal_failure_at(trace); fatal != trace::Event::kNone)
+        f.failed_request_bytes = trace.events[fatal].bytes;
       return f;
     } catch (const Error& e) {
       if (!no_history_here(e) || device + 1 >= std::max<std::size_t>(devices, 1)) throw;
@@ -283,7 +291,19 @@ std::optional<std::size_t> oom_snapshot(const RunResult& run,
         same_request(*facts[i]->failed_request_bytes, run.oom->request_bytes))
       return i;
   }
-  return first;
+  if (first || !run.oom || !run.oom->program) return first;
+  // No allocator refused: the OOM was beside it, in the failing rank's process when known.
+  const std::vector<std::filesystem::path>& files = run.program->snapshots;
+  const ProgramRun& p = *run.program;
+  for (std::size_t i = 0; i < files.size() && p.failing_rank; ++i) {
+    if (facts[i] &&
+        files[i].filename() == fmt::format("snapshot-rank{}.pickle", p.failing_rank->rank))
+      return i;
+  }
+  for (std::size_t i = 0; i < facts.size(); ++i) {
+    if (facts[i]) return i;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -311,6 +331,8 @@ void model_program(RunResult& run, const ModelOptions& options) {
     for (const std::size_t i : order) {
       ProgramModel m =
           model_snapshot(run, snapshots[i], i == primary, place_of(run, facts, i), options);
+      if (i == primary && run.oom)
+        describe_failure(*run.oom, *trace::load_shared(snapshots[i], {.device = facts[i]->device}));
       if (run.program->devices.size() > 1 && facts[i]->device < run.program->devices.size())
         m.device = run.program->devices[facts[i]->device];
       run.models.push_back(std::move(m));
@@ -322,6 +344,10 @@ void model_program(RunResult& run, const ModelOptions& options) {
   }
   if (!run.models.empty() && primary && run.oom && !run.models.front().advice.empty())
     run.oom->diagnosis.advice = run.models.front().advice;
+  if (!run.models.empty() && run.oom && run.models.front().library_oom) {
+    run.oom->diagnosis.evidence =
+        library_evidence(*run.models.front().library_oom, run.budget_bytes);
+  }
 }
 
 const ModelRow* as_ran_row(const ProgramModel& model) {

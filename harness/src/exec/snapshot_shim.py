@@ -28,6 +28,11 @@ Environment (set by oomlab):
   OOMLAB_SNAPSHOT_STACKS   none (default: no stacks, the cheapest history) or python (the Python
                            stack of each allocation)
   OOMLAB_SNAPSHOT_ENTRIES  the most history entries PyTorch keeps (unset: PyTorch's default)
+  OOMLAB_ALLOCATOR_CAP_BYTES  a cap on PyTorch's caching allocator, in bytes of each device
+                           (torch.cuda.set_per_process_memory_fraction of the device's total),
+                           set at the first use of CUDA: the memory above it is left to the
+                           libraries beside the allocator (cuBLAS, cuDNN, NCCL). Works without a
+                           snapshot folder too.
 
 Written for every Python 3 (3.6 on); Python 2 parses it and only chains.
 """
@@ -254,8 +259,26 @@ def _settings():
     return python_stacks, int(entries) if entries.isdigit() else None
 
 
+def _cap_allocator(torch):
+    """OOMLAB_ALLOCATOR_CAP_BYTES: PyTorch's allocator capped on every device the process sees."""
+    cap = os.environ.get("OOMLAB_ALLOCATOR_CAP_BYTES", "")
+    if not cap.isdigit():
+        return
+    try:
+        for device in range(torch.cuda.device_count()):
+            total = torch.cuda.get_device_properties(device).total_memory
+            fraction = min(1.0, float(cap) / float(total))
+            torch.cuda.set_per_process_memory_fraction(fraction, device)
+        _status("capped", "PyTorch's allocator capped at %s bytes a device" % cap)
+    except Exception as error:
+        _failure("capping PyTorch's allocator", error)
+
+
 def _start_recording():
     """Run by torch.cuda when the program first initialises CUDA."""
+    _cap_allocator(_State.torch)
+    if not os.environ.get("OOMLAB_SNAPSHOT_DIR"):
+        return
     try:
         torch = _State.torch
         memory = getattr(torch.cuda, "memory", None)
@@ -397,7 +420,7 @@ def _main():
     if sys.version_info[0] < 3:
         _chain_python2()
         return
-    if os.environ.get("OOMLAB_SNAPSHOT_DIR"):
+    if os.environ.get("OOMLAB_SNAPSHOT_DIR") or os.environ.get("OOMLAB_ALLOCATOR_CAP_BYTES"):
         try:
             _install()
         except Exception as error:

@@ -97,7 +97,9 @@ void HarnessContext::describe_oom(ProgramRequest request) {
   oom_->trace_entry = request.trace_entry;
   oom_->trace_line = request.trace_line;
   oom_->frames = std::move(request.frames);
+  if (!oom_->frames.empty()) oom_->frames_from = "snapshot";
   oom_->largest_live = std::move(request.largest_live);
+  oom_->holders = std::move(request.holders);
 }
 
 Block HarnessContext::remake_failed_request(Stream stream, std::size_t bytes,
@@ -106,6 +108,11 @@ Block HarnessContext::remake_failed_request(Stream stream, std::size_t bytes,
   Block block = allocate_block(stream, bytes, label, first);
   if (first && oom_) oom_gives_way_ = true;
   return block;
+}
+
+Block HarnessContext::remake_survived_request(Stream stream, std::size_t bytes,
+                                              std::string_view label) {
+  return allocate_block(stream, bytes, label, false);
 }
 
 void HarnessContext::release_on(Stream stream, Block& block) {

@@ -109,6 +109,7 @@ class HarnessContext final : public RunContext, public ProgramReplay {
   }
   void describe_oom(ProgramRequest request) override;
   Block remake_failed_request(Stream stream, std::size_t bytes, std::string_view label) override;
+  Block remake_survived_request(Stream stream, std::size_t bytes, std::string_view label) override;
 
   // The harness's side.
   // Verifies every filled block still live (the end-of-run check).

@@ -73,8 +73,11 @@ struct OomRecord {
   std::optional<std::uint64_t> trace_entry;
   std::optional<std::uint64_t> trace_line;
   std::vector<std::string> frames;
+  std::string frames_from;  // "snapshot" (PyTorch's stacks), "traceback" (the program's), ""
+  std::string user_line;    // the code at the innermost frame in the user's own files, if known
   std::vector<ProgramBlock> largest_live;
-  std::optional<ProgramMessage> program;  // exec: the program's own words
+  std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
+  std::optional<ProgramMessage> program;     // exec: the program's own words
   std::vector<SettingCheck> remedies;     // torch replays: each setting at the run's budget
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
@@ -201,11 +204,25 @@ struct RemedyCheck {
   std::string setting;
   std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF as set for the rerun (the whole variable)
   std::string replaced;    // the PYTORCH_CUDA_ALLOC_CONF oomlab was given, replaced ("" none)
+  // PyTorch's allocator capped for the rerun, to leave a library beside it room: the cap, and
+  // the torch.cuda.set_per_process_memory_fraction() that sets it on that card (none: no cap).
+  std::optional<std::uint64_t> allocator_cap_bytes;
+  double memory_fraction = 0.0;
   Outcome outcome = Outcome::completed;
   bool held = false;
   std::string line;  // its OOM line, or why it failed otherwise
   double duration_ms = 0.0;
   bool operator==(const RemedyCheck&) const = default;
+};
+
+// The program ran out of memory in a library beside PyTorch's allocator (cuBLAS, cuDNN, NCCL, a
+// CUDA call of PyTorch's own): its snapshot holds no refusal, and stops where the program died.
+struct LibraryOom {
+  std::string library;                  // "cuBLAS", "cuDNN", "NCCL", "CUDA", ...
+  std::uint64_t entry = 0;              // the trace entry of the allocator's last allocation
+  std::uint64_t allocated_bytes = 0;    // PyTorch's blocks in use then
+  std::uint64_t cached_free_bytes = 0;  // reserved by PyTorch but unallocated then
+  bool operator==(const LibraryOom&) const = default;
 };
 
 // What the model of PyTorch's allocator says of one snapshot an exec'd program wrote: whether it
@@ -215,6 +232,7 @@ struct ProgramModel {
   std::optional<int> device;  // oomlab's index of the device its process ran on (several only)
   std::optional<std::uint64_t> program_entry;     // the trace entry of the program's own OOM
   std::optional<std::uint64_t> reproduced_entry;  // where the model failed; none: it completed
+  std::optional<LibraryOom> library_oom;          // the program died beside the allocator
   std::uint64_t outside_allocator_bytes = 0;
   std::uint64_t process_bytes = 0;             // the program's memory then (NVML or its message)
   std::uint64_t allocator_reserved_bytes = 0;  // PyTorch's reserved memory at that moment
@@ -229,7 +247,9 @@ struct ProgramModel {
   std::vector<std::string> notes;
   std::optional<RemedyCheck> remedy_check;
   double duration_ms = 0.0;
-  [[nodiscard]] bool reproduced() const { return program_entry == reproduced_entry; }
+  [[nodiscard]] bool reproduced() const {
+    return !library_oom && program_entry == reproduced_entry;
+  }
   bool operator==(const ProgramModel&) const = default;
 };
 

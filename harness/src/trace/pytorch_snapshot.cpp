@@ -178,9 +178,12 @@ class SnapshotReader {
     }
   }
 
-  // A stack as "name (file:line)" lines, innermost first; the same stack is kept once.
+  // A stack as "name (file:line)" lines, innermost first; the same stack is kept once. The
+  // innermost frames are kept whatever they are, then Python frames only: a stack of C++ and
+  // Python frames (stacks='all') keeps the user's own lines, which lie outermost.
   std::uint32_t intern_stack(const View& frames) {
-    constexpr std::size_t kMostFrames = 32;
+    constexpr std::size_t kInnermost = 16;
+    constexpr std::size_t kMostFrames = 64;
     std::vector<std::string> lines;
     for (std::size_t f = 0; f < frames.size() && lines.size() < kMostFrames; ++f) {
       const View frame = frames.at(f);
@@ -188,9 +191,10 @@ class SnapshotReader {
       const auto name = frame.get("name");
       const auto file = frame.get("filename");
       const auto line = frame.get("line");
+      const std::string_view file_name = file && file->text() ? *file->text() : "?";
+      if (lines.size() >= kInnermost && !file_name.ends_with(".py")) continue;
       lines.push_back(fmt::format("{} ({}:{})", name && name->text() ? *name->text() : "?",
-                                  file && file->text() ? *file->text() : "?",
-                                  line && line->integer() ? *line->integer() : 0));
+                                  file_name, line && line->integer() ? *line->integer() : 0));
     }
     std::string key = fmt::format("{}", fmt::join(lines, "\n"));
     const auto [it, inserted] =

@@ -127,6 +127,34 @@ bool ends_at_failure(const Trace& trace) {
   return d.failures > 0 && (d.last_alloc_at == Event::kNone || d.last_failure_at > d.last_alloc_at);
 }
 
+bool survived_failure(const Trace& trace, std::uint32_t position) {
+  const std::uint32_t last_alloc = trace.demand.last_alloc_at;
+  return last_alloc != Event::kNone && position < last_alloc;
+}
+
+std::vector<std::uint64_t> survived_failure_sizes(const Trace& trace) {
+  std::vector<std::uint64_t> sizes;
+  if (trace.demand.failures == 0) return sizes;
+  const std::uint32_t last_alloc = trace.demand.last_alloc_at;
+  for (std::uint32_t i = trace.demand.first_failure_at; i < trace.events.size() && i < last_alloc;
+       ++i) {
+    const Event e = trace.events[i];
+    if (e.op == Op::failed) sizes.push_back(e.bytes);
+  }
+  return sizes;
+}
+
+std::uint32_t fatal_failure_at(const Trace& trace) {
+  if (trace.demand.failures == 0) return Event::kNone;
+  if (!survived_failure(trace, trace.demand.first_failure_at))
+    return trace.demand.first_failure_at;
+  if (!ends_at_failure(trace)) return Event::kNone;
+  for (std::uint32_t i = trace.demand.last_alloc_at + 1; i < trace.events.size(); ++i) {
+    if (trace.events[i].op == Op::failed) return i;
+  }
+  return Event::kNone;
+}
+
 const std::vector<std::string>& PytorchTrace::frames_of(std::size_t event) const {
   static const std::vector<std::string> kNoFrames;
   if (event >= event_stacks.size() || event_stacks[event] >= stacks.size()) return kNoFrames;

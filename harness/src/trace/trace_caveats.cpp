@@ -1,5 +1,12 @@
 // trace_caveats (oomlab/trace.hpp): what an answer read from a trace cannot know, in words.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
@@ -33,12 +40,76 @@ std::string late_start(const Trace& trace) {
 }
 
 std::string stops_at_oom(const Trace& trace) {
-  const Event failed = trace.events[trace.demand.last_failure_at];
+  const Event failed = trace.events[fatal_failure_at(trace)];
   return fmt::format(
       "the trace stops at the program's OOM (entry {}): what it would have asked for after it "
       "is not in the trace, so every frontier and every 'fits' read from it is a lower bound "
       "for the whole job",
       format_count(failed.index));
+}
+
+// "3 of 24.0 MiB, 1 of 37.0 MiB": the sizes of survived refusals, the most frequent first.
+std::string size_counts(std::vector<std::uint64_t> sizes) {
+  std::sort(sizes.begin(), sizes.end());
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> counts;  // (count, bytes)
+  for (const std::uint64_t bytes : sizes) {
+    if (counts.empty() || counts.back().second != bytes) counts.emplace_back(0, bytes);
+    ++counts.back().first;
+  }
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr std::size_t kShown = 4;
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < counts.size() && i < kShown; ++i)
+    parts.push_back(fmt::format("{} of {}", counts[i].first, format_bytes(counts[i].second)));
+  if (counts.size() > kShown) parts.push_back(fmt::format("{} other sizes", counts.size() - kShown));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string survived(const std::vector<std::uint64_t>& sizes) {
+  return fmt::format(
+      "the program survived {} refused request{} ({}): it asked for less and went on, as cuDNN "
+      "does when a convolution's workspace is refused; a replay asks for each again where it "
+      "was asked and, refused, goes on as the program did. Such requests adapt to the memory "
+      "left, so on a smaller card they may be smaller still: a frontier read from this trace is "
+      "an upper bound for them",
+      sizes.size(), sizes.size() == 1 ? "" : "s", size_counts(sizes));
+}
+
+// A frame of a convolution: PyTorch's conv modules, its functional calls, cuDNN's C++ frames.
+bool convolution_frame(std::string_view frame) {
+  constexpr std::array<std::string_view, 5> kMarks{"/conv.py:", "_conv_forward", "convolution",
+                                                   "cudnn", "conv2d"};
+  return std::any_of(kMarks.begin(), kMarks.end(), [&](std::string_view mark) {
+    return frame.find(mark) != std::string_view::npos;
+  });
+}
+
+// How many allocations were made inside a convolution, by their recorded frames.
+std::uint64_t convolution_requests(const Trace& trace) {
+  if (!trace.pytorch || trace.pytorch->stacks.empty()) return 0;
+  std::vector<char> of_convolution(trace.pytorch->stacks.size(), 0);
+  for (std::size_t s = 0; s < of_convolution.size(); ++s) {
+    const auto& frames = trace.pytorch->stacks[s];
+    of_convolution[s] = std::any_of(frames.begin(), frames.end(), convolution_frame) ? 1 : 0;
+  }
+  std::uint64_t count = 0;
+  const std::vector<std::uint32_t>& stacks = trace.pytorch->event_stacks;
+  for (std::size_t i = 0; i < stacks.size() && i < trace.events.size(); ++i) {
+    if (stacks[i] < of_convolution.size() && of_convolution[stacks[i]] != 0 &&
+        trace.events[i].op == Op::alloc)
+      ++count;
+  }
+  return count;
+}
+
+std::string convolutions(std::uint64_t count) {
+  return fmt::format(
+      "{} allocations were made inside convolutions (their frames name them): cuDNN picks each "
+      "convolution's algorithm, and its workspace, from the memory free at the time, and this "
+      "trace holds the choices of a run that had this much room; a smaller card may be served "
+      "algorithms that need less, so an answer read from it is an upper bound for them",
+      format_count(count));
 }
 
 }  // namespace
@@ -47,6 +118,11 @@ std::vector<std::string> trace_caveats(const Trace& trace) {
   std::vector<std::string> out;
   if (trace.initial_events > 0) out.push_back(late_start(trace));
   if (ends_at_failure(trace)) out.push_back(stops_at_oom(trace));
+  if (const std::vector<std::uint64_t> sizes = survived_failure_sizes(trace); !sizes.empty()) {
+    out.push_back(survived(sizes));
+  } else if (const std::uint64_t count = convolution_requests(trace); count > 0) {
+    out.push_back(convolutions(count));
+  }
   return out;
 }
 

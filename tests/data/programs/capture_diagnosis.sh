@@ -6,7 +6,9 @@
 # OUT/<part>.tgz: gpt2 (GPT-2 training dying in cuBLAS at 12 GiB), sd (the diffusers pipeline's
 # VAE decode at batch 14 on 8 GiB, with Python stacks), resnet (ResNet-50 under cuDNN: whole card,
 # then budgets under its peak where it survives refused workspaces), ddp (two ranks, one budget
-# half way between their peaks). PARTS default to all four (ddp only with two GPUs).
+# half way between their peaks), resnet_edge (budgets just above ResNet-50's frontier, where it
+# may survive refused workspaces). PARTS default to gpt2 sd resnet ddp (ddp only with two GPUs).
+# Each run folder also gets `oomlab report`'s report.html.
 set -u
 bin="$(realpath "$1")"
 out="$(realpath -m "$2")"
@@ -29,6 +31,7 @@ ex() {  # NAME EXEC-ARGS... -- PROGRAM...: one exec into WORK/NAME, its console 
   "$oomlab" exec --out "$work/$name" --force --timeout 240 "$@" > "$work/$name.console" 2>&1
   local rc=$?
   cp "$work/$name.console" "$work/$name/console.txt" 2>/dev/null
+  "$oomlab" report "$work/$name" > /dev/null 2>&1 || true  # report.html and report.md
   say "$(printf '%-16s rc=%-3s %6.1f s  ' "$name" "$rc" \
     "$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }')")$(q "$work/$name/summary.json" "d['outcome'], (d.get('oom') or {}).get('program', {}).get('line', '')[:150]")"
 }
@@ -73,6 +76,21 @@ for f in glob.glob(sys.argv[1] + "/snapshot-*.pickle"):
 PY
     done
     pack resnet resnet_whole resnet_92 resnet_84 resnet_76 ;;
+  resnet_edge)
+    # Just above the batch-64 frontier (~6.45-6.6 GiB on an H100, 2026-11-27), where cuDNN's
+    # workspaces are refused and the program may go on.
+    for budget in 6480 6500 6520 6540 6560; do
+      ex "resnet_${budget}MiB" --budget "${budget}MiB" -- \
+        python3 "$here/resnet_train.py" --batch 64 --benchmark
+      python3 - "$work/resnet_${budget}MiB" <<'PY' | tee -a "$out/figures.txt"
+import glob, pickle, sys
+for f in glob.glob(sys.argv[1] + "/snapshot-*.pickle"):
+    t = [e for d in pickle.load(open(f, "rb"))["device_traces"] for e in d]
+    ooms = [i for i, e in enumerate(t) if e["action"] == "oom"]
+    print("  ", f.split("/")[-2], "entries", len(t), "ooms at", ooms[:6])
+PY
+    done
+    pack resnet_edge $(cd "$work" && ls -d resnet_*MiB) ;;
   ddp)
     if [ "$(nvidia-smi --query-gpu=index --format=csv,noheader | wc -l)" -lt 2 ]; then
       say "one GPU only: ddp not run"; continue
