@@ -4,6 +4,7 @@
 
 #include "reports/device_timelines.hpp"
 #include "reports/junit.hpp"
+#include "reports/program_devices.hpp"
 #include "reports/report_content.hpp"
 #include "reports/run_answer.hpp"
 #include "reports/svg_chart.hpp"
@@ -117,12 +118,14 @@ std::string answer_sections(const RunReport& run) {
 }
 
 // exec: the model's answers from the program's snapshot.
-std::string model_section(const ProgramModel& model) {
-  std::string out =
-      "<section id=\"model\">\n<h2>The model of PyTorch's allocator (the program's "
-      "snapshot)</h2>\n" +
-      html_kv_table(model_rows(model), "model-facts") +
-      html_data_table(model_table(model), "model-whatif");
+// The first keeps the ids of a one-device report; the others' name their device.
+std::string model_section(const RunResult& run, const ProgramModel& model, bool first) {
+  const std::string suffix =
+      first || !model.device ? std::string() : fmt::format("-gpu{}", *model.device);
+  std::string out = fmt::format("<section id=\"model{}\">\n<h2>{}</h2>\n", suffix,
+                                xml_escape(model_heading(run, model))) +
+                    html_kv_table(model_rows(model), ("model-facts" + suffix).c_str()) +
+                    html_data_table(model_table(model), ("model-whatif" + suffix).c_str());
   const std::vector<std::string> caveats = model_caveats(model);
   if (!caveats.empty()) {
     out += "<ul class=\"caveats\">\n";
@@ -177,6 +180,7 @@ std::string html_kv_table(const std::vector<ReportRow>& rows, const char* id) {
 }
 
 std::string html_data_table(const std::vector<std::vector<std::string>>& rows, const char* id) {
+  if (rows.size() < 2) return "";  // a header without rows is no table
   std::string out = fmt::format("<table class=\"data\" id=\"{}\">\n", id);
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out += "<tr>";
@@ -224,7 +228,9 @@ std::string run_html(const RunReport& run) {
                      xml_escape(timeline_caption(run.timeline)));
   out += device_timelines_html(run);
   if (run.oom) out += oom_section(*run.oom);
-  if (!run.models.empty()) out += model_section(run.models.front());
+  const std::vector<const ProgramModel*> models = shown_models(run);
+  for (const ProgramModel* model : models)
+    out += model_section(run, *model, model == models.front());
   out += "<section id=\"run\">\n<h2>The run</h2>\n" + html_kv_table(run_rows(run), "run-facts");
   if (!run.metrics.empty()) {
     out += "<h2>Scenario metrics</h2>\n" + html_kv_table(metric_rows(run), "metrics");

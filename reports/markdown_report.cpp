@@ -8,6 +8,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/device_timelines.hpp"
+#include "reports/program_devices.hpp"
 #include "reports/report_content.hpp"
 #include "reports/run_answer.hpp"
 
@@ -100,6 +101,7 @@ std::string markdown_kv_table(const std::vector<ReportRow>& rows, const std::str
 }
 
 std::string markdown_data_table(const std::vector<std::vector<std::string>>& rows) {
+  if (rows.size() < 2) return "";  // a header without rows is no table
   std::string out;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     out += "|";
@@ -161,8 +163,8 @@ std::string answer_md(const RunReport& run) {
 }
 
 // exec: the model's answers from the program's snapshot.
-std::string model_md(const ProgramModel& model) {
-  std::string out = "## The model of PyTorch's allocator (the program's snapshot)\n\n" +
+std::string model_md(const RunResult& run, const ProgramModel& model) {
+  std::string out = "## " + model_heading(run, model) + "\n\n" +
                     markdown_kv_table(model_rows(model), "Model") +
                     markdown_data_table(model_table(model));
   for (const std::string& line : model_caveats(model))
@@ -193,7 +195,8 @@ std::string run_markdown(const RunReport& run) {
     if (!advice.empty()) out += "**Advice:** " + cell_text(advice) + "\n\n";
     out += program_md(*run.oom);
   }
-  if (!run.models.empty()) out += model_md(run.models.front());
+  for (const ProgramModel* model : shown_models(run))
+    out += model_md(run, *model);
   out += "## The run\n\n" + markdown_kv_table(run_rows(run), "Run");
   if (!run.metrics.empty()) {
     out += "## Scenario metrics\n\n" + markdown_kv_table(metric_rows(run), "Metric");

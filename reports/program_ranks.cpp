@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "oomlab/units.hpp"
+#include "reports/program_devices.hpp"
 
 namespace oomlab {
 
@@ -12,10 +12,7 @@ std::string program_ranks_lines(const ProgramRun& p) {
   auto it = std::back_inserter(out);
   if (p.device_runs.size() > 1) {
     for (const DeviceRun& d : p.device_runs) {
-      fmt::format_to(it, "gpu {:<6} budget {} · peak {} · {} of it taken{}\n", d.index,
-                     format_bytes(d.budget_bytes), format_bytes(d.peak_bytes),
-                     format_bytes(d.peak_used_bytes),
-                     d.full_ms ? fmt::format(" · full at {:.2f} s", *d.full_ms / 1e3) : "");
+      fmt::format_to(it, "gpu {:<6} {}\n", d.index, device_figures(d));
     }
   }
   if (!p.failing_rank) return out;

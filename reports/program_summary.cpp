@@ -6,6 +6,7 @@
 #include "exec/exec_run.hpp"
 #include "exec/remedy_check.hpp"
 #include "reports/oom_place_text.hpp"
+#include "reports/program_devices.hpp"
 #include "reports/program_ranks.hpp"
 
 namespace oomlab {
@@ -38,28 +39,37 @@ std::string model_row_text(const ModelRow& r, bool lower_bound) {
                      r.fraction_cap ? " (under a fraction cap)" : "");
 }
 
-// The model's answers from the program's snapshot.
-void write_model(std::string& out, const RunResult& r) {
+// One model's what-if table; none without rows.
+void write_whatif(std::string& out, const ProgramModel& m) {
+  if (m.whatif.empty()) return;
   auto it = std::back_inserter(out);
-  const ProgramModel& m = r.models.front();
-  fmt::format_to(it, "model      {} (snapshot {})\n", m.reproduction,
-                 m.snapshot.filename().string());
-  fmt::format_to(it, "outside    {} held outside PyTorch's allocator ({}); the model's budget {}\n",
-                 format_bytes(m.outside_allocator_bytes), m.outside_measured,
-                 format_bytes(m.budget_bytes));
   fmt::format_to(it, "whatif     {:<48} {:<20} {}\n", "setting", "at the model's budget",
                  "card for the whole process");
   for (const ModelRow& row : m.whatif)
     fmt::format_to(it, "           {}\n", model_row_text(row, m.lower_bound));
+}
+
+// The model's answers from the program's snapshot (on several devices, the headline device's
+// first; the others in one line each).
+void write_model(std::string& out, const RunResult& r) {
+  auto it = std::back_inserter(out);
+  const std::vector<const ProgramModel*> models = models_in_order(r);
+  const ProgramModel& m = *models.front();
+  fmt::format_to(it, "model      {}{} (snapshot {})\n", model_device_prefix(r, m), m.reproduction,
+                 m.snapshot.filename().string());
+  fmt::format_to(it, "outside    {} held outside PyTorch's allocator ({}); the model's budget {}\n",
+                 format_bytes(m.outside_allocator_bytes), m.outside_measured,
+                 format_bytes(m.budget_bytes));
+  write_whatif(out, m);
   if (!r.oom && !m.advice.empty()) fmt::format_to(it, "advice     {}\n", m.advice);
   if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", remedy_check_line(*m.remedy_check));
   for (const std::string& caveat : m.caveats)
     fmt::format_to(it, "note       {}\n", caveat);
   for (const std::string& note : m.notes)
     fmt::format_to(it, "note       {}\n", note);
-  for (std::size_t i = 1; i < r.models.size(); ++i) {
-    fmt::format_to(it, "also       {}: {}\n", r.models[i].snapshot.filename().string(),
-                   r.models[i].reproduction);
+  for (std::size_t i = 1; i < models.size(); ++i) {
+    fmt::format_to(it, "also       {}{}: {}\n", model_device_prefix(r, *models[i]),
+                   models[i]->snapshot.filename().string(), models[i]->reproduction);
   }
 }
 
@@ -72,13 +82,22 @@ void write_oom(std::string& out, const RunResult& r) {
       fmt::format_to(it, "           ({} OOM lines in its output in all)\n",
                      oom.program->lines_seen);
   }
-  fmt::format_to(it,
-                 "at         {:.2f} s · request {} · the program used {} · {} of the budget "
-                 "taken · {} of it free\n",
-                 oom.t_ms / 1e3,
-                 oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes),
-                 format_bytes(oom.live_bytes), format_bytes(oom.reserved_bytes),
-                 format_bytes(oom.diagnosis.free_bytes));
+  const std::string request = oom.request_bytes == 0 ? "not said" : format_bytes(oom.request_bytes);
+  if (const DeviceRun* d = headline_device(*r.program)) {
+    // The OOM record holds that device's figures, against its own budget.
+    fmt::format_to(it,
+                   "at         {:.2f} s on GPU {} · request {} · the program used {} there · {} "
+                   "of its {} budget taken · {} of it free\n",
+                   oom.t_ms / 1e3, d->index, request, format_bytes(oom.live_bytes),
+                   format_bytes(oom.reserved_bytes), format_bytes(d->budget_bytes),
+                   format_bytes(oom.diagnosis.free_bytes));
+  } else {
+    fmt::format_to(it,
+                   "at         {:.2f} s · request {} · the program used {} · {} of the budget "
+                   "taken · {} of it free\n",
+                   oom.t_ms / 1e3, request, format_bytes(oom.live_bytes),
+                   format_bytes(oom.reserved_bytes), format_bytes(oom.diagnosis.free_bytes));
+  }
   fmt::format_to(it, "cause      {} ({}): {}\n", to_string(oom.diagnosis.cause), oom.source,
                  oom.diagnosis.evidence);
   fmt::format_to(it, "advice     {}\n", oom.diagnosis.advice);
@@ -112,17 +131,50 @@ void write_cleanup(std::string& out, const RunResult& r) {
                  format_bytes(r.cleanup->device_free_after), verdict);
 }
 
+// The first line: the budget (each device's, on several) and where the program ran.
+void write_header(std::string& out, const RunResult& r) {
+  const ProgramRun& p = *r.program;
+  const bool several = p.device_runs.size() > 1;
+  std::string where = "no device";
+  if (r.device) {
+    const std::string devices = several ? fmt::format("devices {}", fmt::join(p.devices, ", "))
+                                        : fmt::format("device {}", r.device->index);
+    where = fmt::format("{} ({}, driver {})", r.device->name, devices,
+                        r.environment.driver_version.value_or("unknown"));
+  }
+  fmt::format_to(std::back_inserter(out), "oomlab exec · budget {} · {}\n",
+                 several ? device_budgets_text(p) : format_bytes(r.budget_bytes), where);
+}
+
+// The program's memory at its peak: on several devices the headline device's, against its own
+// budget, and the devices together without a share of any one budget.
+void write_memory(std::string& out, const RunResult& r) {
+  const ProgramRun& p = *r.program;
+  auto it = std::back_inserter(out);
+  const std::string sampling = fmt::format("{} samples every {:g} ms ({})", format_count(p.samples),
+                                           p.interval_ms, p.usage_source);
+  if (const DeviceRun* d = headline_device(p)) {
+    fmt::format_to(it,
+                   "memory     {}: peak {} · {} at the first sample that saw any · {} on the {} "
+                   "devices together at the most · {}\n",
+                   headline_device_label(p, *d), peak_of_budget(d->peak_bytes, d->budget_bytes),
+                   format_bytes(d->first_bytes), format_bytes(p.peak_bytes), p.device_runs.size(),
+                   sampling);
+    return;
+  }
+  fmt::format_to(
+      it, "memory     peak {} ({} of the budget) · {} at the first sample that saw any · {}\n",
+      format_bytes(p.peak_bytes), percent_of(p.peak_bytes, r.budget_bytes),
+      format_bytes(p.first_bytes), sampling);
+}
+
 }  // namespace
 
 std::string program_summary(const RunResult& r, const std::string& written_to) {
   std::string out;
   auto it = std::back_inserter(out);
   const ProgramRun& p = *r.program;
-  const std::string where =
-      r.device ? fmt::format("{} (device {}, driver {})", r.device->name, r.device->index,
-                             r.environment.driver_version.value_or("unknown"))
-               : std::string("no device");
-  fmt::format_to(it, "oomlab exec · budget {} · {}\n", format_bytes(r.budget_bytes), where);
+  write_header(out, r);
   fmt::format_to(it, "program    {}\n", command_line(p.command));
   fmt::format_to(it, "outcome    {} ({}, {:.1f} s)\n", to_string(r.outcome), ended_text(p),
                  r.duration_ms / 1e3);
@@ -130,12 +182,7 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
   out += program_ranks_lines(p);
   if (r.oom) write_oom(out, r);
   if (!r.models.empty()) write_model(out, r);
-  fmt::format_to(it,
-                 "memory     peak {} ({} of the budget) · {} at the first sample that saw any · "
-                 "{} samples every {:g} ms ({})\n",
-                 format_bytes(p.peak_bytes), percent_of(p.peak_bytes, r.budget_bytes),
-                 format_bytes(p.first_bytes), format_count(p.samples), p.interval_ms,
-                 p.usage_source);
+  write_memory(out, r);
   write_snapshots(out, p);
   if (p.leftovers_ended > 0)
     fmt::format_to(it, "ended      {} process(es) it left behind\n", p.leftovers_ended);

@@ -12,6 +12,7 @@
 #include "oomlab/units.hpp"
 #include "reports/oom_place_text.hpp"
 #include "reports/params_text.hpp"
+#include "reports/program_devices.hpp"
 #include "reports/report_input.hpp"
 #include "reports/summary_json.hpp"
 
@@ -57,18 +58,39 @@ std::string program_line(const OomRecord& oom) {
   return fmt::format("{}: {}", oom.program->framework, oom.program->line);
 }
 
+// On several devices: the peak of the device the headline speaks of against its own budget, and
+// each device against its own.
+std::vector<ReportRow> device_peak_rows(const ProgramRun& p, const DeviceRun& d) {
+  std::vector<ReportRow> rows = {
+      {"Peak",
+       fmt::format("{} on {}; {} on the {} devices together ({})",
+                   peak_of_budget(d.peak_bytes, d.budget_bytes), headline_device_label(p, d),
+                   format_bytes(p.peak_bytes), p.device_runs.size(), p.usage_source)},
+      {"Budget taken at the most",
+       fmt::format("{} on GPU {}", format_bytes(d.peak_used_bytes), d.index)}};
+  for (const DeviceRun& each : p.device_runs)
+    rows.push_back({fmt::format("GPU {}", each.index), device_figures(each)});
+  return rows;
+}
+
 std::vector<ReportRow> program_run_rows(const RunReport& run) {
   const ProgramRun& p = *run.program;
+  const DeviceRun* device = headline_device(p);
   std::vector<ReportRow> rows = {
       {"Program", command_line(p.command)},
-      {"Budget", format_bytes(run.budget_bytes)},
+      {"Budget", device ? device_budgets_text(p) : format_bytes(run.budget_bytes)},
       {"Outcome", outcome_label(run.outcome)},
       {"Ended", p.signal != 0 ? fmt::format("killed by signal {}", p.signal)
-                              : fmt::format("exit code {}", p.exit_code)},
-      {"Peak", fmt::format("{} ({})", format_bytes(p.peak_bytes), p.usage_source)},
-      {"Budget taken at the most", format_bytes(p.peak_used_bytes)},
-      {"Duration", fmt::format("{:.1f} ms", run.duration_ms)},
-      {"Samples", format_count(p.samples)}};
+                              : fmt::format("exit code {}", p.exit_code)}};
+  if (device) {
+    const std::vector<ReportRow> peaks = device_peak_rows(p, *device);
+    rows.insert(rows.end(), peaks.begin(), peaks.end());
+  } else {
+    rows.push_back({"Peak", fmt::format("{} ({})", format_bytes(p.peak_bytes), p.usage_source)});
+    rows.push_back({"Budget taken at the most", format_bytes(p.peak_used_bytes)});
+  }
+  rows.push_back({"Duration", fmt::format("{:.1f} ms", run.duration_ms)});
+  rows.push_back({"Samples", format_count(p.samples)});
   if (!run.error_message.empty()) rows.push_back({"Error", run.error_message});
   return rows;
 }
@@ -258,13 +280,27 @@ std::vector<std::string> run_notices(const RunReport& run) {
 }
 
 std::string run_headline(const RunReport& run) {
-  if (!run.oom)
+  // On several devices, the budget of the device the OOM's figures are of (each's, without one).
+  const DeviceRun* device = run.program ? headline_device(*run.program) : nullptr;
+  if (!run.oom) {
     return fmt::format("{} · budget {}", outcome_label(run.outcome),
-                       format_bytes(run.budget_bytes));
-  return fmt::format("OOM at {} (step {}) asking for {} with {} live: cause {} · budget {}{}",
-                     oom_where(*run.oom), run.oom->step, format_bytes(run.oom->request_bytes),
-                     format_bytes(run.oom->live_bytes), to_string(run.oom->diagnosis.cause),
-                     format_bytes(run.budget_bytes), run.platform.simulated ? " · simulated" : "");
+                       device ? device_budgets_text(*run.program) : format_bytes(run.budget_bytes));
+  }
+  const std::string budget =
+      device ? fmt::format("{} on GPU {}", format_bytes(device->budget_bytes), device->index)
+             : format_bytes(run.budget_bytes);
+  return fmt::format(
+      "OOM at {} (step {}) asking for {} with {} live{}: cause {} · budget {}{}",
+      oom_where(*run.oom), run.oom->step, format_bytes(run.oom->request_bytes),
+      format_bytes(run.oom->live_bytes), device ? fmt::format(" on GPU {}", device->index) : "",
+      to_string(run.oom->diagnosis.cause), budget, run.platform.simulated ? " · simulated" : "");
+}
+
+std::string model_heading(const RunResult& run, const ProgramModel& model) {
+  const std::string device = model_device_prefix(run, model);
+  if (device.empty()) return "The model of PyTorch's allocator (the program's snapshot)";
+  return fmt::format("The model of PyTorch's allocator (the snapshot of the process on {})",
+                     device.substr(0, device.size() - 2));
 }
 
 std::string timeline_caption(const Timeline& timeline) {

@@ -38,6 +38,8 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
 [[nodiscard]] std::vector<ReportRow> model_rows(const ProgramModel& model);
 [[nodiscard]] std::vector<std::vector<std::string>> model_table(const ProgramModel& model);
 [[nodiscard]] std::vector<std::string> model_caveats(const ProgramModel& model);
+// The model's section title; on several devices it names the device of the snapshot's process.
+[[nodiscard]] std::string model_heading(const RunResult& run, const ProgramModel& model);
 // Metrics by name, values shown as people read them (*_bytes as sizes).
 [[nodiscard]] std::vector<ReportRow> json_rows(const nlohmann::json& object);
 [[nodiscard]] std::vector<ReportRow> metric_rows(const RunReport& run);

@@ -16,6 +16,7 @@
 #include "fake_exec_devices.hpp"
 #include "oomlab/units.hpp"
 #include "reports/device_timelines.hpp"
+#include "reports/program_summary.hpp"
 #include "reports/run_report.hpp"
 #include "reports/summary_json.hpp"
 #include "test_support.hpp"
@@ -150,6 +151,27 @@ TEST_F(ExecRanks, TheRecordAndTheReportCarryEachDeviceAndTheFailingRank) {
   for (std::size_t at = html.find("<svg"); at != std::string::npos; at = html.find("<svg", at + 1))
     ++charts;
   EXPECT_EQ(charts, 2U);
+}
+
+// Rank 1 runs out on GPU 1 while GPU 0 holds memory too, 3.4 GB on the two together against
+// 2 GiB each: the OOM's figures are GPU 1's own, against its own budget, not the sum against one.
+TEST_F(ExecRanks, TheOomsFiguresAreTheFailingDevicesOwnNotTheDevicesSummed) {
+  const oomlab::RunResult r =
+      run("echo 1500000000 > $USAGE; echo 1900000000 > $USAGE.1; sleep 0.05; echo '[rank1]: " +
+          kRank1Oom + "' >&2; exit 1");
+  ASSERT_EQ(r.outcome, Outcome::oom) << r.error_message;
+  ASSERT_TRUE(r.oom);
+  EXPECT_LT(r.oom->live_bytes, 2_GiB) << "the message's 1.98 GiB, not 3.4 GB summed";
+  EXPECT_LT(r.oom->reserved_bytes, 2_GiB);
+  EXPECT_GT(r.oom->diagnosis.free_bytes, 0U) << "GPU 1's budget less what it took";
+  const std::string text = oomlab::program_summary(r, "");
+  EXPECT_NE(text.find(" on GPU 1 · request 256 MiB · the program used 1.98 GiB there · "),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("memory     GPU 1 (rank 1 ran out): peak 1.77 GiB (88.5% of its 2.00 GiB "
+                      "budget)"),
+            std::string::npos)
+      << text;
 }
 
 TEST_F(ExecRanks, AOneProcessJobThatGoesQuietAfterAnOomIsNotEnded) {

@@ -2,8 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "exec/rank_attribution.hpp"
 #include "exec/snapshot_shim.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
@@ -26,12 +25,46 @@ std::uint64_t total_of(const RunResult& result) {
   return total;
 }
 
-OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const RunResult& result) {
+// The device a run on several ran out on, and its budget; on one device, none and its budget.
+struct OomDevice {
+  std::optional<std::size_t> position;  // in the run's devices
+  int index = 0;                        // oomlab's numbering
+  std::uint64_t budget_bytes = 0;
+};
+
+OomDevice oom_device(const ProgramRun& p, const std::vector<std::uint64_t>& budgets) {
+  const std::optional<std::size_t> failing = failing_device(p);
+  if (!failing || *failing >= budgets.size()) return {.budget_bytes = budgets.front()};
+  return {.position = failing,
+          .index = p.device_runs[*failing].index,
+          .budget_bytes = budgets[*failing]};
+}
+
+// The OOM's moment: the message's figures are the OOM's own (the last sample before it may be
+// 5 ms old); on several devices, the failing device's own reading, not the devices summed.
+MemoryReading oom_reading(const ExecObservation& seen, const ProgramOom& message,
+                          const OomDevice& device) {
+  MemoryReading at = with_stated(seen.oom_row ? seen.oom_row->second : seen.peak,
+                                 stated_by(message), seen.free_at_start);
+  if (!device.position || *device.position >= seen.devices.size()) return at;
+  const std::optional<MemoryReading>& own = seen.devices[*device.position].at_oom;
+  if (!own) return at;
+  return MemoryReading{.t_ns = at.t_ns,
+                       .program_bytes = own->program_bytes,
+                       .used_bytes = own->used_bytes,
+                       .free_bytes = own->free_bytes};
+}
+
+OomRecord oom_record(const ExecObservation& seen, const OomDevice& device,
+                     const RunResult& result) {
+  const std::uint64_t budget = device.budget_bytes;
   ProgramOom message = *seen.oom;
   note_budget(message, budget);  // a region larger than the budget: it sized itself
-  // The message's figures are the OOM's own; the last sample before it may be 5 ms old.
-  const MemoryReading at = with_stated(seen.oom_row ? seen.oom_row->second : seen.peak,
-                                       stated_by(message), seen.free_at_start);
+  const MemoryReading at = oom_reading(seen, message, device);
+  const std::uint64_t total =
+      device.position && *device.position < result.environment.devices.size()
+          ? result.environment.devices[*device.position].total_bytes
+          : total_of(result);
   OomRecord oom;
   oom.event = seen.oom_row ? seen.oom_row->first : 0;
   oom.t_ms = static_cast<double>(at.t_ns) / 1e6;
@@ -39,7 +72,7 @@ OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const Ru
   oom.live_bytes = at.program_bytes;
   oom.reserved_bytes = at.used_bytes;
   oom.device_free_bytes = message.device_free_bytes.value_or(at.free_bytes);
-  oom.device_total_bytes = message.device_total_bytes.value_or(total_of(result));
+  oom.device_total_bytes = message.device_total_bytes.value_or(total);
   const ProgramOomDiagnosis diagnosis = diagnose_program_oom(message);
   oom.diagnosis.cause = diagnosis.cause;
   oom.diagnosis.evidence = diagnosis.evidence;
@@ -63,13 +96,19 @@ OomRecord oom_record(const ExecObservation& seen, std::uint64_t budget, const Ru
   return oom;
 }
 
-std::string failure_text(const ProgramEnd& end, const ExecObservation& seen, std::uint64_t budget) {
+std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
+                         const OomDevice& device) {
+  const std::uint64_t budget = device.budget_bytes;
+  const std::uint64_t peak_used = device.position && *device.position < seen.devices.size()
+                                      ? seen.devices[*device.position].peak_used_bytes
+                                      : seen.peak_used_bytes;
   std::string text = fmt::format("the program {}", describe_end(end));
-  if (seen.peak_used_bytes + kNearBudgetBytes >= budget) {
+  if (peak_used + kNearBudgetBytes >= budget) {
     text += fmt::format(
-        " after its memory reached {} of the {} budget: likely an OOM in words oomlab does not "
+        " after its memory reached {} of the {} budget{}: likely an OOM in words oomlab does not "
         "know",
-        format_bytes(seen.peak_used_bytes), format_bytes(budget));
+        format_bytes(peak_used), format_bytes(budget),
+        device.position ? fmt::format(" of GPU {}", device.index) : "");
   }
   if (!end.last_lines.empty())
     text += fmt::format(" (its last line: \"{}\")", end.last_lines.back());
@@ -137,13 +176,9 @@ RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices
 void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& budgets,
                     const ProgramEnd& end, const ExecObservation& seen, RunResult& result) {
   ProgramRun& p = *result.program;
-  // The budget of the device that ran out, where a rank was named; else the first device's.
-  std::uint64_t budget = budgets.front();
-  if (p.failing_rank && p.failing_rank->device) {
-    const auto it = std::find(p.devices.begin(), p.devices.end(), *p.failing_rank->device);
-    const auto at = static_cast<std::size_t>(it - p.devices.begin());
-    if (at < budgets.size()) budget = budgets[at];
-  }
+  // The device that ran out (the failing rank's, else the closest to its budget) and its budget.
+  const OomDevice device = oom_device(p, budgets);
+  const std::uint64_t budget = device.budget_bytes;
   p.exit_code = end.exit_code;
   p.signal = end.signal;
   p.killed = end.killed;
@@ -184,7 +219,7 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
     if (seen.oom) note_survived(config, seen, budget, result);
   } else if (seen.oom) {
     result.outcome = Outcome::oom;
-    result.oom = oom_record(seen, budget, result);
+    result.oom = oom_record(seen, device, result);
     ++result.failed;
     const std::string& setting = result.oom->program->sizing_setting;
     if (!setting.empty()) {
@@ -196,7 +231,7 @@ void settle_outcome(const ExecConfig& config, const std::vector<std::uint64_t>& 
     }
   } else {
     result.outcome = Outcome::error;
-    result.error_message = failure_text(end, seen, budget);
+    result.error_message = failure_text(end, seen, device);
   }
   result.metrics.emplace_back("program_peak_bytes", static_cast<double>(p.peak_bytes));
   result.metrics.emplace_back("program_first_bytes", static_cast<double>(p.first_bytes));

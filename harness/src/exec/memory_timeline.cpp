@@ -143,16 +143,22 @@ std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(
   r.t_ns = clock_.now_ns();
   const std::uint64_t seq = log_->size();
   append(*log_, phase_, Op::oom, request_bytes, r);
-  if (device && *device < device_logs_.size()) {
+  std::optional<MemoryReading> own;
+  if (device && *device < per_device_.size()) {
     const std::vector<std::uint64_t> one{setup_.free_at_start[*device]};
-    MemoryReading own = with_stated(per_device_[*device].last, stated, one);
-    own.t_ns = r.t_ns;
-    append(*device_logs_[*device], phase_, Op::oom, request_bytes, own);
+    own = with_stated(per_device_[*device].last, stated, one);
+    own->t_ns = r.t_ns;
+    if (*device < device_logs_.size())
+      append(*device_logs_[*device], phase_, Op::oom, request_bytes, *own);
   }
   if (!oom_noted_) {
     oom_noted_ = true;
-    for (DeviceTimeline& d : per_device_)
+    for (std::size_t i = 0; i < per_device_.size(); ++i) {
+      DeviceTimeline& d = per_device_[i];
       d.at_oom_bytes = d.last.program_bytes;
+      d.at_oom = own && device == i ? *own : d.last;
+      d.at_oom->t_ns = r.t_ns;
+    }
   }
   return {seq, r};
 }

@@ -57,6 +57,8 @@ struct DeviceTimeline {
   std::uint64_t first_bytes = 0;
   std::optional<std::uint64_t> full_ns;  // its use first came within kNearBudgetBytes of its budget
   std::optional<std::uint64_t> at_oom_bytes;  // its program_bytes when the first OOM was noted
+  // Its reading then (on the device the OOM line names, with the figures the line states).
+  std::optional<MemoryReading> at_oom;
   bool rose_after_oom = false;  // its program's memory grew by a page or more after that
 };
 

@@ -192,4 +192,22 @@ void attribute_ranks(const RankEvidence& ev, ProgramRun& p) {
   p.failing_rank = std::move(f);
 }
 
+std::optional<std::size_t> failing_device(const ProgramRun& p) {
+  const std::vector<DeviceRun>& all = p.device_runs;
+  if (all.size() < 2) return std::nullopt;
+  if (p.failing_rank && p.failing_rank->device) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      if (all[i].index == *p.failing_rank->device) return i;
+    }
+  }
+  const auto left = [](const DeviceRun& d) {
+    return d.budget_bytes > d.peak_used_bytes ? d.budget_bytes - d.peak_used_bytes : 0;
+  };
+  std::size_t closest = 0;
+  for (std::size_t i = 1; i < all.size(); ++i) {
+    if (left(all[i]) < left(all[closest])) closest = i;
+  }
+  return closest;
+}
+
 }  // namespace oomlab

@@ -3,6 +3,8 @@
 // which device's memory reached its budget — with what the other ranks were doing.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <vector>
 
 #include "exec/exec_watch.hpp"
@@ -22,5 +24,10 @@ struct RankEvidence {
 // of memory or failed; leaves them empty otherwise. Rank r is taken to run on the program's
 // device r (torchrun's LOCAL_RANK as cuda:r) unless its OOM line names its device.
 void attribute_ranks(const RankEvidence& evidence, ProgramRun& p);
+
+// The device a run on several speaks of first (its position in p.device_runs): the failing
+// rank's, else the one that came closest to its budget (the least of it left at its peak); none
+// on one device.
+[[nodiscard]] std::optional<std::size_t> failing_device(const ProgramRun& p);
 
 }  // namespace oomlab
