@@ -4,6 +4,7 @@
 
 #include "reports/device_timelines.hpp"
 #include "reports/junit.hpp"
+#include "reports/oom_place_text.hpp"
 #include "reports/program_devices.hpp"
 #include "reports/report_content.hpp"
 #include "reports/run_answer.hpp"

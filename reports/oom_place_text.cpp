@@ -15,9 +15,9 @@ namespace {
 
 constexpr std::size_t kBelowShown = 3;
 
-// "name (/long/path/site-packages/diffusers/x.py:12)" -> "name (diffusers/x.py:12)"; a user's
-// file by its name alone.
-std::string short_frame(std::string_view frame) {
+// "name (/long/path/site-packages/diffusers/x.py:12)" -> "name (diffusers/x.py:12)"; another
+// file by its last three parts, or, the user's own (`parts` 1), by its name alone.
+std::string short_frame(std::string_view frame, int parts = 3) {
   const std::size_t open = frame.rfind(" (");
   if (open == std::string_view::npos) return std::string(frame);
   std::string_view place = frame.substr(open + 2);
@@ -28,9 +28,16 @@ std::string short_frame(std::string_view frame) {
       return fmt::format("{} ({}", frame.substr(0, open), place);
     }
   }
-  const std::size_t slash = place.rfind('/');
-  if (slash != std::string_view::npos) place.remove_prefix(slash + 1);
+  std::size_t at = place.size();
+  for (int part = 0; part < parts && at != std::string_view::npos && at > 0; ++part)
+    at = place.rfind('/', at - 1);
+  if (at != std::string_view::npos) place.remove_prefix(at + 1);
   return fmt::format("{} ({}", frame.substr(0, open), place);
+}
+
+// PyTorch's module plumbing between two modules' forward(): not worth a reader's line.
+bool plumbing(std::string_view frame) {
+  return frame.find("torch/nn/modules/module.py:") != std::string_view::npos;
 }
 
 std::string source_of(const OomRecord& oom) {
@@ -43,20 +50,24 @@ std::string source_of(const OomRecord& oom) {
 
 std::string oom_where_text(const OomRecord& oom) {
   if (oom.frames.empty()) return {};
-  const auto user = std::find_if(oom.frames.begin(), oom.frames.end(),
-                                 [](const std::string& f) { return trace::user_frame(f); });
+  const auto user =
+      !oom.user_frame.empty()
+          ? std::find(oom.frames.begin(), oom.frames.end(), oom.user_frame)
+          : std::find_if(oom.frames.begin(), oom.frames.end(),
+                         [](const std::string& f) { return trace::user_frame(f); });
   std::string text;
   if (user == oom.frames.end()) {
     text = fmt::format("no frame in the user's own files among the {} recorded; innermost {}",
                        oom.frames.size(), short_frame(oom.frames.front()));
   } else {
-    text = short_frame(*user);
+    text = short_frame(*user, 1);
     if (!oom.user_line.empty()) text += ": " + oom.user_line;
     const auto below = static_cast<std::size_t>(user - oom.frames.begin());
     if (below > 0) {
       std::vector<std::string> shown;
-      for (std::size_t i = below; i-- > 0 && shown.size() < kBelowShown;)
-        shown.push_back(short_frame(oom.frames[i]));
+      for (std::size_t i = below; i-- > 0 && shown.size() < kBelowShown;) {
+        if (!plumbing(oom.frames[i])) shown.push_back(short_frame(oom.frames[i]));
+      }
       text += fmt::format(", then {}{}", fmt::join(shown, " → "),
                           below > shown.size()
                               ? fmt::format(" … {} (innermost; {} library frames in all)",
@@ -83,6 +94,16 @@ std::string oom_holder_lines(const OomRecord& oom) {
                    format_count(h.blocks), h.blocks == 1 ? "" : "s", h.where);
   }
   return out;
+}
+
+std::vector<ReportRow> holder_rows(const OomRecord& oom) {
+  std::vector<ReportRow> rows;
+  for (const trace::MemoryHolder& h : oom.holders) {
+    rows.push_back({format_bytes(h.bytes), fmt::format("{} ({} block{})", h.where,
+                                                       format_count(h.blocks),
+                                                       h.blocks == 1 ? "" : "s")});
+  }
+  return rows;
 }
 
 }  // namespace oomlab

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "reports/report_content.hpp"
 #include "run/run_result.hpp"
 
 namespace oomlab {
@@ -19,5 +20,9 @@ namespace oomlab {
 
 // The user's frame, its code and the frames below it, in one line for the reports.
 [[nodiscard]] std::string oom_where_text(const OomRecord& oom);
+
+// What filled memory at the OOM, as the report's rows: live bytes by the frame that allocated
+// them, largest first.
+[[nodiscard]] std::vector<ReportRow> holder_rows(const OomRecord& oom);
 
 }  // namespace oomlab

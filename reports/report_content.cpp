@@ -152,16 +152,6 @@ std::vector<ReportRow> oom_rows(const OomRecord& oom) {
   return rows;
 }
 
-std::vector<ReportRow> holder_rows(const OomRecord& oom) {
-  std::vector<ReportRow> rows;
-  for (const trace::MemoryHolder& h : oom.holders) {
-    rows.push_back({format_bytes(h.bytes), fmt::format("{} ({} block{})", h.where,
-                                                       format_count(h.blocks),
-                                                       h.blocks == 1 ? "" : "s")});
-  }
-  return rows;
-}
-
 std::vector<ReportRow> largest_live_rows(const OomRecord& oom) {
   std::vector<ReportRow> rows;
   for (const ProgramBlock& b : oom.largest_live) {

@@ -27,8 +27,6 @@ inline constexpr std::array<std::string_view, 6> kOutcomes = {"oom",   "complete
 // A replayed program's largest live blocks at the OOM: the size, then the trace entry that
 // allocated it and its innermost frame.
 [[nodiscard]] std::vector<ReportRow> largest_live_rows(const OomRecord& oom);
-// What filled memory at the OOM: live bytes by the frame that allocated them, largest first.
-[[nodiscard]] std::vector<ReportRow> holder_rows(const OomRecord& oom);
 // A scenario run's scenario, parameters, allocator and figures; a program run's command, how it
 // ended and its memory.
 [[nodiscard]] std::vector<ReportRow> run_rows(const RunReport& run);

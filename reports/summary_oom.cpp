@@ -214,6 +214,7 @@ json oom_json(const OomRecord& oom) {
           {"trace_line", or_null(oom.trace_line)},
           {"frames", oom.frames},
           {"frames_from", text_or_null(oom.frames_from)},
+          {"user_frame", text_or_null(oom.user_frame)},
           {"user_line", text_or_null(oom.user_line)},
           {"largest_live", largest_live_json(oom.largest_live)},
           {"holders", holders_json(oom.holders)},
@@ -242,6 +243,7 @@ OomRecord read_oom(const JsonFields& oom) {
   o.trace_line = oom.optional_count("trace_line");
   o.frames = oom.texts("frames");
   o.frames_from = oom.optional_text("frames_from");
+  o.user_frame = oom.optional_text("user_frame");
   o.user_line = oom.optional_text("user_line");
   o.largest_live = read_largest_live(oom);
   o.holders = read_holders(oom);

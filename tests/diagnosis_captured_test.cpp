@@ -63,9 +63,12 @@ TEST(CapturedDiagnosis, AnOomInCublasIsNamedAsTheLibrarysAndNeverAsTheProgramCom
   const ProgramModel& m = run.models.front();
   ASSERT_TRUE(m.library_oom) << m.reproduction;
   EXPECT_EQ(m.library_oom->library, "cuBLAS");
-  // PyTorch's allocator held the budget, less the CUDA context and the library's own memory.
-  EXPECT_GT(m.library_oom->allocated_bytes, 10_GiB);
-  EXPECT_LT(m.library_oom->allocated_bytes + m.library_oom->cached_free_bytes, 12_GiB);
+  // PyTorch's allocator held the budget, less the CUDA context: 7.05 GiB of blocks in use and
+  // the rest cached, which cuBLAS's own cudaMalloc could not have.
+  const std::uint64_t reserved = m.library_oom->allocated_bytes + m.library_oom->cached_free_bytes;
+  EXPECT_GT(m.library_oom->allocated_bytes, 7_GiB);
+  EXPECT_GT(reserved, 11_GiB);
+  EXPECT_LT(reserved, 12_GiB);
   EXPECT_FALSE(m.reproduced());
   EXPECT_EQ(m.reproduction.find("as the program did"), std::string::npos) << m.reproduction;
   EXPECT_NE(m.reproduction.find("died in cuBLAS beside it"), std::string::npos) << m.reproduction;
@@ -123,13 +126,11 @@ TEST(CapturedDiagnosis, TheFailingLineAndWhatFilledMemoryComeFromTheSnapshotsSta
   EXPECT_EQ(oom.frames_from, "snapshot");
   ASSERT_FALSE(oom.frames.empty());
   EXPECT_NE(oom.frames.front().find("_conv_forward"), std::string::npos) << oom.frames.front();
-  const auto user =
-      std::find_if(oom.frames.begin(), oom.frames.end(), [](const std::string& f) {
-        return trace::user_frame(f);
-      });
-  ASSERT_NE(user, oom.frames.end());
-  EXPECT_TRUE(user->starts_with("generate (")) << *user;
-  EXPECT_NE(user->find("sd_pipeline.py:"), std::string::npos) << *user;
+  // diffusers ran from a PYTHONPATH folder (/tmp/site), outside any site-packages: the user's
+  // frame is the one under the program's own folder, not the first outside an installed package.
+  EXPECT_TRUE(oom.user_frame.starts_with("generate (")) << oom.user_frame;
+  EXPECT_NE(oom.user_frame.find("sd_pipeline.py:"), std::string::npos) << oom.user_frame;
+  EXPECT_NE(std::find(oom.frames.begin(), oom.frames.end(), oom.user_frame), oom.frames.end());
   ASSERT_FALSE(oom.holders.empty());
   EXPECT_LE(oom.holders.size(), 10U);
   EXPECT_TRUE(std::is_sorted(oom.holders.begin(), oom.holders.end(),
@@ -145,6 +146,9 @@ TEST(CapturedDiagnosis, TheFailingLineAndWhatFilledMemoryComeFromTheSnapshotsSta
   EXPECT_GT(held, 2_GiB);
   const std::string summary = program_summary(run, "");
   EXPECT_NE(summary.find("where      generate (sd_pipeline.py:"), std::string::npos) << summary;
+  EXPECT_NE(summary.find(", then wrapper (diffusers/utils/accelerate_utils.py:49) → decode ("),
+            std::string::npos)
+      << "the library frames below the user's line: " << summary;
   EXPECT_NE(summary.find("held by"), std::string::npos) << summary;
 }
 

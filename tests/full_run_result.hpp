@@ -41,6 +41,7 @@ inline OomRecord full_oom() {
           .trace_line = 16801,
           .frames = {"forward (model.py:12)", "<module> (train.py:3)"},
           .frames_from = "snapshot",
+          .user_frame = "<module> (train.py:3)",
           .user_line = "loss = model(x)",
           .largest_live = {{.bytes = 128_MiB, .trace_index = 9, .frames = {"f (a.py:1)"}}},
           .holders = {{.where = "forward (model.py)", .bytes = 96_MiB, .blocks = 3}},

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -160,7 +161,10 @@ struct MemoryHolder {
 // Whether a frame ("name (file:line)", as traces hold them) is in the user's own files: not in
 // an installed package (site-packages, dist-packages), Python's own library, a frozen module or
 // a C++ frame.
-[[nodiscard]] bool user_frame(std::string_view frame);
+// With `roots` (the program's own folders: its script's, its working folder), a frame is the
+// user's when its file lies under one of them and in no installed package; a library installed
+// elsewhere (a PYTHONPATH folder) is then told apart from the user's code.
+[[nodiscard]] bool user_frame(std::string_view frame, std::span<const std::string> roots = {});
 
 // Whether the failed request at `position` (Op::failed) was one the program survived: it asked
 // for more after it (cuDNN falling back to an algorithm that needs a smaller workspace, a batch

@@ -3,8 +3,8 @@
 #include <fmt/format.h>
 
 #include "exec/rank_attribution.hpp"
+#include "exec/oom_place.hpp"
 #include "exec/snapshot_shim.hpp"
-#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
 
@@ -90,9 +90,7 @@ OomRecord oom_record(const ExecObservation& seen, const OomDevice& device,
   for (const TracebackFrame& f : message.traceback)
     oom.frames.push_back(f.frame);
   if (!oom.frames.empty()) oom.frames_from = "traceback";
-  const auto user = std::find_if(message.traceback.begin(), message.traceback.end(),
-                                 [](const TracebackFrame& f) { return trace::user_frame(f.frame); });
-  if (user != message.traceback.end()) oom.user_line = user->code;
+  if (result.program) choose_user_frame(oom, *result.program, message.traceback);
   return oom;
 }
 

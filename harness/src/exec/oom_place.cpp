@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <filesystem>
 #include <fstream>
+#include <span>
 #include <optional>
 #include <string>
 #include <utility>
@@ -40,7 +42,42 @@ std::optional<std::pair<std::string, std::uint64_t>> place_of(const std::string&
 
 }  // namespace
 
-void describe_failure(OomRecord& oom, const trace::Trace& trace) {
+std::vector<std::string> program_roots(const ProgramRun& program) {
+  std::vector<std::string> roots;
+  std::error_code ec;
+  for (const std::string& arg : program.command) {
+    if (!arg.ends_with(".py")) continue;
+    // As the command named it (the frames name files as the program's machine saw them).
+    const std::filesystem::path script = std::filesystem::absolute(arg, ec);
+    if (!ec) roots.push_back(script.parent_path().lexically_normal().string());
+  }
+  const std::filesystem::path here = std::filesystem::current_path(ec);
+  if (!ec) roots.push_back(here.string());
+  return roots;
+}
+
+void choose_user_frame(OomRecord& oom, const ProgramRun& program,
+                       const std::vector<TracebackFrame>& traceback) {
+  const std::vector<std::string> roots = program_roots(program);
+  const auto is_user = [&](std::span<const std::string> under) {
+    return [under](const std::string& f) { return trace::user_frame(f, under); };
+  };
+  auto user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user(roots));
+  if (user == oom.frames.end()) user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user({}));
+  oom.user_frame.clear();
+  oom.user_line.clear();
+  if (user == oom.frames.end()) return;
+  oom.user_frame = *user;
+  const auto printed = std::find_if(traceback.begin(), traceback.end(),
+                                    [&](const TracebackFrame& f) { return f.frame == *user; });
+  if (printed != traceback.end() && !printed->code.empty()) {
+    oom.user_line = printed->code;
+  } else if (const auto place = place_of(*user)) {
+    oom.user_line = code_at(place->first, place->second);
+  }
+}
+
+void describe_failure(OomRecord& oom, const trace::Trace& trace, const ProgramRun& program) {
   constexpr std::size_t kHolders = 10;
   const std::uint32_t fatal = trace::fatal_failure_at(trace);
   std::uint32_t at = fatal;
@@ -49,15 +86,14 @@ void describe_failure(OomRecord& oom, const trace::Trace& trace) {
     at = last == trace::Event::kNone ? static_cast<std::uint32_t>(trace.events.size()) : last + 1;
   }
   oom.holders = trace::memory_holders(trace, at, kHolders);
-  if (fatal != trace::Event::kNone && trace.pytorch && !trace.pytorch->frames_of(fatal).empty()) {
-    oom.frames = trace.pytorch->frames_of(fatal);
-    oom.frames_from = "snapshot";
-  }
-  if (!oom.user_line.empty()) return;
-  const auto user = std::find_if(oom.frames.begin(), oom.frames.end(),
-                                 [](const std::string& f) { return trace::user_frame(f); });
-  if (user == oom.frames.end()) return;
-  if (const auto place = place_of(*user)) oom.user_line = code_at(place->first, place->second);
+  if (fatal == trace::Event::kNone || !trace.pytorch || trace.pytorch->frames_of(fatal).empty())
+    return;
+  const std::string kept_frame = oom.user_frame;
+  const std::string kept_line = oom.user_line;
+  oom.frames = trace.pytorch->frames_of(fatal);
+  oom.frames_from = "snapshot";
+  choose_user_frame(oom, program);
+  if (oom.user_frame == kept_frame && !kept_line.empty()) oom.user_line = kept_line;
 }
 
 }  // namespace oomlab

@@ -332,7 +332,8 @@ void model_program(RunResult& run, const ModelOptions& options) {
       ProgramModel m =
           model_snapshot(run, snapshots[i], i == primary, place_of(run, facts, i), options);
       if (i == primary && run.oom)
-        describe_failure(*run.oom, *trace::load_shared(snapshots[i], {.device = facts[i]->device}));
+        describe_failure(*run.oom, *trace::load_shared(snapshots[i], {.device = facts[i]->device}),
+                         *run.program);
       if (run.program->devices.size() > 1 && facts[i]->device < run.program->devices.size())
         m.device = run.program->devices[facts[i]->device];
       run.models.push_back(std::move(m));

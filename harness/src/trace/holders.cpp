@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -39,6 +40,19 @@ std::string_view package_path(std::string_view file) {
   return {};
 }
 
+// A file outside the installed packages by its last three parts ("diffusers/models/resnet.py"
+// of a PYTHONPATH folder, "data/programs/train.py").
+std::string_view last_parts(std::string_view file) {
+  constexpr int kParts = 3;
+  std::size_t at = file.size();
+  for (int part = 0; part < kParts; ++part) {
+    const std::size_t slash = at == 0 ? std::string_view::npos : file.rfind('/', at - 1);
+    if (slash == std::string_view::npos) return file;
+    at = slash;
+  }
+  return file.substr(at + 1);
+}
+
 bool in_torch(std::string_view frame) {
   const std::string_view path = package_path(file_of(frame));
   return path.starts_with("torch/");
@@ -61,19 +75,22 @@ std::string holder_of(const std::vector<std::string>& frames) {
       outside != frames.end() ? *outside : python != frames.end() ? *python : frames.front();
   const std::string_view file = file_of(chosen);
   const std::string_view package = package_path(file);
-  const std::string_view shown = !package.empty() ? package
-                                 : file.rfind('/') != std::string_view::npos
-                                     ? file.substr(file.rfind('/') + 1)
-                                     : file;
+  const std::string_view shown = !package.empty() ? package : last_parts(file);
   return fmt::format("{} ({})", name_of(chosen), shown.empty() ? std::string_view("?") : shown);
 }
 
 }  // namespace
 
-bool user_frame(std::string_view frame) {
+bool user_frame(std::string_view frame, std::span<const std::string> roots) {
   const std::string_view file = file_of(frame);
   if (!file.ends_with(".py") || file.starts_with("<")) return false;
   if (!package_path(file).empty()) return false;
+  if (!roots.empty()) {
+    return std::any_of(roots.begin(), roots.end(), [&](const std::string& root) {
+      return !root.empty() && file.starts_with(root) &&
+             (root.ends_with('/') || file.size() == root.size() || file[root.size()] == '/');
+    });
+  }
   // Python's own library: /usr/lib/python3.12/, /opt/x/lib/python3.11/ (a venv's site-packages
   // was caught above).
   const std::size_t lib = file.find("/lib/python3");
