@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using namespace oomlab::literals;
 
 const fs::path kSample = fs::path(testing::test_data_dir()) / "pytorch_gpt_fp32_snapshot.pickle";
 const fs::path kJobs = fs::path(testing::test_data_dir()) / "pytorch";
@@ -142,6 +143,20 @@ TEST(WhatIf, AtTheOriginalBudgetNativeFailsWherePyTorchDid) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
   EXPECT_NE(html.find("OOM at entry 16,794"), std::string::npos);
   fs::remove_all(out);
+}
+
+// "garbage_collection_threshold=0.8 (fraction cap) fits in 3.60 GiB" was the answer to which card:
+// a cap on the modelled card is no card.
+TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
+  const auto row = [](std::string name, std::uint64_t frontier, bool fraction) {
+    return WhatIfRow{.name = std::move(name), .fraction = fraction, .frontier_bytes = frontier};
+  };
+  const std::vector<WhatIfRow> rows = {
+      row("native", 4_GiB, false),
+      row("garbage_collection_threshold=0.8 (fraction cap)", 3_GiB + 600_MiB, true),
+      row("expandable_segments", 3_GiB + 800_MiB, false)};
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 2U);
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::fraction), 1U);
 }
 
 TEST(WhatIf, StopsWhenAsked) {
