@@ -162,6 +162,28 @@ TEST(PyTorchSpelling, AValuePyTorchWouldRefuseIsExitTwoNamingIt) {
   EXPECT_NE(r.err.find("--alloc-conf"), std::string::npos) << r.err;
 }
 
+// garbage_collection_threshold acts only under a fraction cap: asked for without one, the run and
+// the frontier say it did nothing, and how to ask for a fraction.
+TEST(PyTorchSpelling, AGarbageCollectionThresholdWithoutAFractionIsSaidToDoNothing) {
+  const std::string inert =
+      "garbage_collection_threshold=0.8 has no effect unless the budget is "
+      "a memory fraction";
+  const Cli run = oomlab({"run", "fragmentation", "-a", "torch", "--alloc-conf",
+                          "garbage_collection_threshold:0.8", "--budget", "64MiB", "--no-out"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find(inert), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("-a torch:budget_by=fraction"), std::string::npos) << run.err;
+  const Cli frontier = oomlab({"frontier", "replay", "--trace", kSample.string(), "--alloc-conf",
+                               "garbage_collection_threshold:0.8", "--json", "-", "--quiet"});
+  EXPECT_EQ(frontier.code, 0) << frontier.err;
+  EXPECT_NE(frontier.err.find(inert), std::string::npos) << frontier.err;
+  const Cli fraction =
+      oomlab({"run", "fragmentation", "-a", "torch:budget_by=fraction", "--alloc-conf",
+              "garbage_collection_threshold:0.8", "--budget", "64MiB", "--no-out"});
+  EXPECT_EQ(fraction.code, 0) << fraction.err;
+  EXPECT_EQ(fraction.err.find("has no effect"), std::string::npos) << fraction.err;
+}
+
 // With the default allocator a snapshot is replayed by the model of the allocator that recorded
 // it: its frontier is PyTorch's allocator's (8.70 GiB for the sample), not the sim's (8.40 GiB).
 TEST(Auto, APyTorchSnapshotIsReplayedThroughTheModelOfPyTorchsAllocatorAndSaysSo) {
