@@ -42,6 +42,12 @@ std::string torch_settings_text(const FrontierResult& r) {
   return out;
 }
 
+// backend=async's frontier is the model's reading, as whatif's row says: where PyTorch's own lies.
+std::optional<torch::FrontierRange> approximate_range(const FrontierResult& r) {
+  if (r.allocator != "torch" || !r.answer) return std::nullopt;
+  return torch::frontier_range(r.allocator_options, *r.answer);
+}
+
 // The answer in one line: the frontier, or why there is none.
 std::string answer_line(const FrontierResult& result, const std::string& name,
                         const std::string& timeout) {
@@ -53,13 +59,20 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
         runs_text(result.trials.size()));
   }
   if (result.answer) {
-    return fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {}){}", name,
-                       format_bytes(*result.answer), format_count(*result.answer),
-                       format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
-                       runs_text(result.trials.size()),
-                       result.lower_bound ? "; a lower bound for the whole job: the trace stops at "
-                                            "the program's OOM"
-                                          : "");
+    const auto range = approximate_range(result);
+    return fmt::format(
+        "{}: completes at {}{} ({} B) and above, not at {} B (to {}; {}){}{}", name,
+        range ? "~" : "", format_bytes(*result.answer), format_count(*result.answer),
+        format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
+        runs_text(result.trials.size()),
+        result.lower_bound ? "; a lower bound for the whole job: the trace stops at "
+                             "the program's OOM"
+                           : "",
+        range ? fmt::format("; approximate: backend=async is a model of the "
+                            "driver's pool from measurements, and PyTorch's own "
+                            "frontier lies in {}..{} (docs/torch.md)",
+                            format_bytes(range->low_bytes), format_bytes(range->high_bytes))
+              : "");
   }
   const Trial& t = result.trials.front();
   return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
