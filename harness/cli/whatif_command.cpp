@@ -30,6 +30,7 @@ void check_pytorch_snapshot(const fs::path& path) {
   std::string head(64, '\0');
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
+  trace::refuse_compressed(path, head);
   const trace::Format format = trace::detect_format(head);
   if (format == trace::Format::pytorch) return;
   throw Error(ErrorKind::input,
