@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "allocators/backends.hpp"
 #include "cli/cli_messages.hpp"
 #include "cli/commands.hpp"
 #include "cli/exec_cli.hpp"
@@ -114,6 +115,14 @@ void add_whatif(CLI::App& app, Parsed& p) {
   w->footer(whatif_footer());
 }
 
+// Every allocator of the catalogue, as --allocators takes them.
+std::string allocator_names() {
+  std::vector<std::string_view> names;
+  for (const BackendInfo& b : backend_catalog())
+    names.push_back(b.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
 void add_matrix(CLI::App& app, Parsed& p) {
   CLI::App* m = app.add_subcommand(
       "matrix",
@@ -128,7 +137,7 @@ void add_matrix(CLI::App& app, Parsed& p) {
                 "NAME=COMMAND: a program as a cell (repeatable), run by `oomlab exec` under "
                 "--budget through /bin/sh -c, recorded and compared like the scenario cells");
   m->add_option("--allocators,-a", o.allocators,
-                "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
+                fmt::format("comma list of {} (NAME:opt=v allowed)", allocator_names()))
       ->capture_default_str();
   m->add_option("--budget,-b", o.budget, "each cell's budget: a size, N% of the device, or all")
       ->capture_default_str();
