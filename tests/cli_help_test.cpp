@@ -322,7 +322,7 @@ TEST(CliFrontier, UnwritableOutputsAreRefusedBeforeTheSearch) {
   const ChildResult r = run_child({oomlab_binary(), "frontier", "leak", "-a", "sim", "--junit",
                                    (dir / "no" / "such" / "f.xml").string()},
                                   {.timeout = std::chrono::seconds(30)});
-  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.exit_code, 5) << "an output that cannot be written, as after a search";
   EXPECT_NE(r.err_tail.find("oomlab: error: --junit: cannot write"), std::string::npos)
       << r.err_tail;
   EXPECT_EQ(r.err_tail.find(" B "), std::string::npos) << "no trial ran";

@@ -199,8 +199,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadWhatIf{{"--trace", "@sample", "--level", "tensr"},
                   "--level: 'tensr' is not a level (did you mean 'tensor'?): whatif takes tensor"},
         BadWhatIf{{"@sample"}, "give the snapshot with --trace (oomlab whatif --trace "},
-        BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"},
-        BadWhatIf{{"--trace", "@sample", "--json", "/nonexistent/w.json"}, "no folder"}));
+        BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"}));
+
+// An output that cannot be written is exit 5 for every command, and found before the replays.
+TEST(WhatIf, AnUnwritableJsonIsExitFiveBeforeAnyReplay) {
+  const Cli r = oomlab({"whatif", "--trace", kSample.string(), "--json", "/nonexistent/w.json"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_NE(r.err.find("--json: cannot write /nonexistent/w.json: no folder"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
 
 }  // namespace
 }  // namespace oomlab

@@ -100,7 +100,9 @@ void add_whatif(CLI::App& app, Parsed& p) {
   w->add_option("--json", o.json,
                 "also write oomlab.whatif.v1 JSON to FILE; '-' prints it alone on stdout and the "
                 "table on stderr");
-  w->add_option("--out,-o", o.out, "folder for whatif.json, report.html and report.md");
+  w->add_option("--out,-o", o.out,
+                "folder for whatif.json, report.html and report.md; not one that holds one");
+  w->add_flag("--force", o.force, "--out may name a folder holding a what-if: replace it");
   w->add_option("--level", o.level, "what is replayed: tensor (the program's requests)")
       ->capture_default_str();
   w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
@@ -157,7 +159,9 @@ void add_matrix(CLI::App& app, Parsed& p) {
   m->add_option("--out,-o", o.out,
                 "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
   m->add_flag("--force", o.force, "--out may name a folder holding a matrix: replace it");
-  m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
+  m->add_option("--junit", o.junit,
+                "also write JUnit XML to FILE, one testcase per cell; '-' prints it alone (the "
+                "table on stderr)");
   m->add_flag("--quiet,-q", o.quiet, "only the table");
   m->footer(matrix_footer());
 }

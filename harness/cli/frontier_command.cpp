@@ -82,7 +82,7 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
 }
 
 void write_frontier_junit(const FrontierResult& result, const std::string& scenario,
-                          const std::string& answer, const std::string& path) {
+                          const std::string& answer, const std::string& path, std::ostream& out) {
   double seconds = 0;
   for (const Trial& t : result.trials)
     seconds += t.seconds;
@@ -97,7 +97,7 @@ void write_frontier_junit(const FrontierResult& result, const std::string& scena
   std::ostringstream xml;
   write_junit(xml, "oomlab frontier", std::span<const JUnitCase>(&c, 1));
   try {
-    write_output_file(path, xml.str());
+    emit_output(path, xml.str(), out);
   } catch (const Error& e) {
     throw Error(ErrorKind::io, fmt::format("--junit: {}", e.what()));
   }
@@ -117,7 +117,9 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
     console.notice(note);
   check_destination("--json", o.json);
   check_destination("--junit", o.junit);
-  prepare_out_folder(o.out);
+  if (to_stdout(o.json) && to_stdout(o.junit))
+    throw_usage("only one of --json and --junit can be '-' (stdout)");
+  prepare_out_folder(o.out, o.force, "frontier.json");
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;
@@ -144,13 +146,13 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
       .simulated = result.simulated,
       .lower_bound = result.lower_bound,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
-  std::ostream& said = words_stream(o.json, out, err);
+  std::ostream& said = words_stream(to_stdout(o.junit) ? o.junit : o.json, out, err);
   said << answer << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
   const std::string json = frontier_json(subject, result, kDevicePageBytes, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", json, out);
-  if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit);
+  if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit, out);
   if (result.timed_out) return kExitCellFailed;
   return result.answer ? kExitOk : kExitCheckFailed;
 }
