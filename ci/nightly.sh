@@ -11,7 +11,9 @@
 #
 #   ci/nightly.sh [--out DIR] [--bin DIR] [--refresh-baseline]
 #
-#   --out DIR            artifacts (default nightly-out/)
+#   --out DIR            artifacts (default nightly-out/): replaced on each run, so only a folder
+#                        an earlier night wrote (marked .oomlab-nightly), an empty one or a new
+#                        one; any other is refused (exit 2) and left as it was
 #   --bin DIR            use the oomlab binary in DIR instead of building (ci/stage-gpu.sh's .gpu)
 #   --refresh-baseline   write this run as the baseline for this GPU and driver family (the
 #                        workflow's manual trigger); without a baseline the run becomes one. A run
@@ -39,6 +41,19 @@ while (($# > 0)); do
     *) echo "nightly: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+# The folder is emptied and written anew: only one that this script wrote (it holds the marker
+# below), an empty one or none at all; another is refused before anything is touched.
+marker=".oomlab-nightly"
+if [[ -e "$out" || -L "$out" ]]; then
+  if [[ ! -d "$out" || -L "$out" ]]; then
+    echo "nightly: --out $out is not a folder: refusing to replace it (give a new or empty folder)" >&2
+    exit 2
+  fi
+  if [[ ! -f "$out/$marker" && -n "$(ls -A "$out")" ]]; then
+    echo "nightly: --out $out holds files this script did not write (no $marker in it): refusing to delete them (give a new or empty folder)" >&2
+    exit 2
+  fi
+fi
 scenarios="${NIGHTLY_SCENARIOS:-all}"
 allocators="${NIGHTLY_ALLOCATORS:-cuda,async,managed}"
 budget="${NIGHTLY_BUDGET:-4GiB}"
@@ -62,6 +77,7 @@ oomlab="$(cd "$bin" && pwd)/oomlab"
 [[ -x "$oomlab" ]] || { echo "nightly: $oomlab not found" >&2; exit 2; }
 rm -rf "$out"
 mkdir -p "$out"
+echo "written by oomlab's ci/nightly.sh, which replaces this folder on its next run" >"$out/$marker"
 out="$(cd "$out" && pwd)"
 # No `cd`: the fleet's programs run where the caller is. oomlab's own trace is found by an absolute
 # path; the matrix keys a file by its name and content, so the keys do not depend on either place.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "allocators/torch/torch_options.hpp"
 #include "device/cards.hpp"
 #include "exec/exec_run.hpp"
 #include "record/formats.hpp"
@@ -77,6 +78,15 @@ json not_monotonic_json(const BoundaryResult& r, bool program, bool fit) {
   return {{"failed", trial(r.not_monotonic->first)}, {"completed", trial(r.not_monotonic->second)}};
 }
 
+// As whatif's rows: [low, high] where PyTorch's own frontier lies when the model's is approximate
+// (torch with backend=async), null when it is exact.
+json frontier_range_json(const SearchSubject& s, const std::optional<std::uint64_t>& frontier) {
+  if (s.allocator != "torch" || !frontier) return nullptr;
+  const auto range = torch::frontier_range(s.allocator_options, *frontier);
+  if (!range) return nullptr;
+  return json::array({range->low_bytes, range->high_bytes});
+}
+
 }  // namespace
 
 std::vector<std::string> card_names_holding(std::uint64_t bytes, std::uint64_t kept_back) {
@@ -100,6 +110,7 @@ json frontier_json(const SearchSubject& s, const BoundaryResult& r, std::uint64_
   if (!program) doc["lower_bound"] = s.lower_bound;
   doc["upper_bytes"] = r.trials.empty() ? 0 : r.trials.front().budget_bytes;
   doc["frontier_bytes"] = or_null(r.answer);
+  doc["frontier_range_bytes"] = frontier_range_json(s, r.answer);
   doc["failing_bytes"] = r.beyond.value_or(0);
   doc["timed_out"] = r.timed_out;
   doc["resolution_bytes"] = resolution;

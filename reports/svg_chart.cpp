@@ -288,8 +288,7 @@ std::string timeline_svg(const RunReport& run) {
   }
   out += budget_svg(f, run.budget_bytes);
   out += failed_marks_svg(f, run);
-  if (run.timeline.program_failure_seq)
-    out += program_failure_svg(f, *run.timeline.program_failure_seq);
+  out += program_failure_svg(f, run);
   if (run.oom) {
     out += device_free_svg(f, *run.oom);
     out += oom_svg(f, *run.oom);

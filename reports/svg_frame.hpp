@@ -60,7 +60,8 @@ void add_marks_legend(const RunReport& run, std::vector<LegendItem>& items);
 
 // A search's trials as bands over their events (id "trials"), named above.
 [[nodiscard]] std::string trials_svg(const Frame& f, const RunReport& run);
-// Where a replayed program itself failed (id "program-failure").
-[[nodiscard]] std::string program_failure_svg(const Frame& f, std::uint64_t seq);
+// Where a replayed program itself failed (id "program-failure"), named by its trace entry as the
+// report's text names it; empty when the timeline does not show it.
+[[nodiscard]] std::string program_failure_svg(const Frame& f, const RunReport& run);
 
 }  // namespace oomlab::svg

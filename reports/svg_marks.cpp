@@ -4,6 +4,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/junit.hpp"
+#include "reports/run_extras.hpp"
 #include "reports/svg_frame.hpp"
 
 namespace oomlab::svg {
@@ -61,19 +62,24 @@ std::string trials_svg(const Frame& f, const RunReport& run) {
   return out + trial_groups_svg(f, run.trials) + "</g>\n";
 }
 
-// Where a replayed program itself failed: a dotted line and a diamond at that event.
-std::string program_failure_svg(const Frame& f, std::uint64_t seq) {
-  const double x = f.x(static_cast<double>(seq));
+// Where a replayed program itself failed: a dotted line and a diamond at that event, labelled
+// with its trace entry (the x axis counts events; the report's words count entries).
+std::string program_failure_svg(const Frame& f, const RunReport& run) {
+  const auto query = program_failure_query(run);
+  if (!run.timeline.program_failure_seq || !query) return {};
+  const double x = f.x(static_cast<double>(*run.timeline.program_failure_seq));
   const bool left_side = x > f.left + f.width * 0.6;
   return fmt::format(
-      "<g id=\"program-failure\" stroke=\"{0}\" fill=\"{0}\"><title>the program itself "
-      "failed here (event {1})</title>"
+      "<g id=\"program-failure\" data-event=\"{9}\" stroke=\"{0}\" fill=\"{0}\"><title>the "
+      "program itself "
+      "failed here (trace entry {1})</title>"
       "<line x1=\"{2:.1f}\" y1=\"{3:.1f}\" x2=\"{2:.1f}\" y2=\"{4:.1f}\" stroke-width=\"2\" "
       "stroke-dasharray=\"2 3\"/><path d=\"M{2:.1f},{5:.1f}l7,9l-7,9l-7,-9z\"/>"
       "<text x=\"{6:.1f}\" y=\"{7:.1f}\" text-anchor=\"{8}\" stroke=\"none\" font-size=\"13\" "
-      "font-weight=\"bold\">the program itself failed here (event {1})</text></g>\n",
-      kProgramColour, format_count(seq), x, f.top, f.bottom(), f.bottom() - 20,
-      left_side ? x - 10 : x + 10, f.top + 40, left_side ? "end" : "start");
+      "font-weight=\"bold\">the program itself failed here (trace entry {1})</text></g>\n",
+      kProgramColour, format_count(query->entry), x, f.top, f.bottom(), f.bottom() - 20,
+      left_side ? x - 10 : x + 10, f.top + 40, left_side ? "end" : "start",
+      *run.timeline.program_failure_seq);
 }
 
 void add_marks_legend(const RunReport& run, std::vector<LegendItem>& items) {

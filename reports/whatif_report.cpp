@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "allocators/torch/async_model.hpp"
+#include "allocators/torch/torch_options.hpp"
 #include "oomlab/units.hpp"
 #include "reports/json_values.hpp"
 #include "reports/summary_json.hpp"
@@ -32,16 +32,35 @@ double percent_change(std::uint64_t value, std::uint64_t base) {
          static_cast<double>(base);
 }
 
-std::string at_budget_text(const WhatIfAtBudget& at) {
-  if (at.outcome == Outcome::completed) return "fits";
-  if (at.outcome != Outcome::oom) return std::string(to_string(at.outcome));
-  return at.first_failure_index
-             ? fmt::format("OOM at entry {}", format_count(*at.first_failure_index))
-             : std::string("OOM");
+// backend=async's figures carry the model's measured error against PyTorch (docs/torch.md: "What
+// the model does not cover"): its frontier is a reading, not a byte-exact answer.
+std::optional<torch::FrontierRange> range_of(const WhatIfRow& row) {
+  if (!row.frontier_bytes) return std::nullopt;
+  return torch::frontier_range(row.options, *row.frontier_bytes);
 }
 
-bool fits_at_budget(const WhatIfRow& row) {
-  return row.at_budget && row.at_budget->outcome == Outcome::completed;
+// A budget within an approximate row's range: PyTorch's own frontier may lie on either side of
+// it, so the model's verdict there is no answer.
+bool uncertain_at_budget(const WhatIfResult& r, const WhatIfRow& row) {
+  const auto range = range_of(row);
+  return range && r.budget_bytes && range->low_bytes <= *r.budget_bytes &&
+         *r.budget_bytes < range->high_bytes;
+}
+
+std::string at_budget_text(const WhatIfResult& r, const WhatIfRow& row) {
+  const WhatIfAtBudget& at = *row.at_budget;
+  const bool uncertain = uncertain_at_budget(r, row);
+  if (at.outcome == Outcome::completed) return uncertain ? "may fit" : "fits";
+  if (at.outcome != Outcome::oom) return std::string(to_string(at.outcome));
+  const std::string oom =
+      at.first_failure_index ? fmt::format("OOM at entry {}", format_count(*at.first_failure_index))
+                             : std::string("OOM");
+  return uncertain ? "may " + oom : oom;
+}
+
+bool fits_at_budget(const WhatIfResult& r, const WhatIfRow& row) {
+  return row.at_budget && row.at_budget->outcome == Outcome::completed &&
+         !uncertain_at_budget(r, row);
 }
 
 // "a", "a and b", "a, b and c".
@@ -62,27 +81,12 @@ std::string to_set(const WhatIfRow& row) {
   return row.fraction ? conf + " with torch.cuda.set_per_process_memory_fraction" : conf;
 }
 
-// backend=async's figures carry the model's measured error against PyTorch (docs/torch.md: "What
-// the model does not cover"): its frontier is a reading, not a byte-exact answer.
-bool approximate(const WhatIfRow& row) {
-  return row.options.choice("backend") == "async";
-}
-
-// Where PyTorch's own frontier lies given the model's, for an approximate row.
-std::pair<std::uint64_t, std::uint64_t> frontier_range(std::uint64_t model) {
-  const auto scaled = [&](double by) {
-    return static_cast<std::uint64_t>(static_cast<double>(model) * by);
-  };
-  return {scaled(1.0 / (1.0 + torch::kAsyncModelAbove)),
-          scaled(1.0 / (1.0 - torch::kAsyncModelBelow))};
-}
-
 std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
   if (!row.frontier_bytes) return fmt::format("over {}", format_bytes(r.upper_bytes));
-  if (!approximate(row)) return format_bytes(*row.frontier_bytes);
-  const auto [low, high] = frontier_range(*row.frontier_bytes);
-  return fmt::format("~{} ({}..{})", format_bytes(*row.frontier_bytes), format_bytes(low),
-                     format_bytes(high));
+  const auto range = range_of(row);
+  if (!range) return format_bytes(*row.frontier_bytes);
+  return fmt::format("~{} ({}..{})", format_bytes(*row.frontier_bytes),
+                     format_bytes(range->low_bytes), format_bytes(range->high_bytes));
 }
 
 // The frontiers: the best setting against native, or that none does better.
@@ -127,12 +131,21 @@ std::string budget_answer(const WhatIfResult& r) {
                          : std::string(),
                      at.cause ? fmt::format(" ({})", to_string(*at.cause)) : std::string());
   std::vector<std::string> fitting;
+  std::vector<std::string> maybe;
   for (const WhatIfRow& row : r.rows) {
-    if (&row != &native && fits_at_budget(row))
+    if (&row != &native && fits_at_budget(r, row))
       fitting.push_back(fmt::format("{} ({})", row.name, to_set(row)));
+    if (&row != &native && uncertain_at_budget(r, row)) maybe.push_back(row.name);
   }
-  if (!fitting.empty())
-    return out + fmt::format(", {} fit{}", listed(fitting), fitting.size() == 1 ? "s" : "");
+  const std::string may_fit =
+      maybe.empty() ? std::string()
+                    : fmt::format(" ({} may fit: the budget is within the range of {} frontier)",
+                                  listed(maybe), maybe.size() == 1 ? "its" : "their");
+  if (!fitting.empty()) {
+    return out +
+           fmt::format(", {} fit{}{}", listed(fitting), fitting.size() == 1 ? "s" : "", may_fit);
+  }
+  out += may_fit;
   out += "; none of these settings fits in it";
   if (r.best && *r.rows[*r.best].frontier_bytes > *r.budget_bytes) {
     const WhatIfRow& best = r.rows[*r.best];
@@ -160,12 +173,14 @@ std::string vs_native_text(const WhatIfResult& r, const WhatIfRow& row) {
   return (change > 0 ? "+" : "-") + percent_text(std::fabs(change));
 }
 
-json at_budget_json(const std::optional<WhatIfAtBudget>& at) {
+json at_budget_json(const WhatIfResult& r, const WhatIfRow& row) {
+  const std::optional<WhatIfAtBudget>& at = row.at_budget;
   if (!at) return nullptr;
   return {{"outcome", to_string(at->outcome)},
           {"first_failure_index", or_null(at->first_failure_index)},
           {"cause", at->cause ? json(to_string(*at->cause)) : json(nullptr)},
-          {"request_bytes", at->outcome == Outcome::oom ? json(at->request_bytes) : json(nullptr)}};
+          {"request_bytes", at->outcome == Outcome::oom ? json(at->request_bytes) : json(nullptr)},
+          {"uncertain", uncertain_at_budget(r, row)}};
 }
 
 }  // namespace
@@ -204,7 +219,7 @@ WhatIfTable whatif_table(const WhatIfResult& r) {
   for (const WhatIfRow& row : r.rows) {
     std::vector<std::string> cells = {row.name, frontier_text(r, row), vs_native_text(r, row)};
     if (r.budget_bytes) {
-      cells.push_back(row.at_budget ? at_budget_text(*row.at_budget) : "-");
+      cells.push_back(row.at_budget ? at_budget_text(r, row) : "-");
       cells.push_back(cause_text(row));
     }
     table.rows.push_back(std::move(cells));
@@ -241,9 +256,9 @@ std::string whatif_text(const WhatIfResult& r) {
 
 // An approximate row's range, where PyTorch's measured frontier was on every job checked.
 json range_json(const WhatIfRow& row) {
-  if (!row.frontier_bytes || !approximate(row)) return nullptr;
-  const auto [low, high] = frontier_range(*row.frontier_bytes);
-  return json::array({low, high});
+  const auto range = range_of(row);
+  if (!range) return nullptr;
+  return json::array({range->low_bytes, range->high_bytes});
 }
 
 json whatif_json(const WhatIfResult& r) {
@@ -257,7 +272,7 @@ json whatif_json(const WhatIfResult& r) {
                     {"frontier_range_bytes", range_json(row)},
                     {"failing_bytes", row.failing_bytes},
                     {"trials", row.trials},
-                    {"at_budget", at_budget_json(row.at_budget)}});
+                    {"at_budget", at_budget_json(r, row)}});
   }
   return {{"schema", kWhatIfSchema},
           {"oomlab", version_json()},

@@ -31,6 +31,25 @@ bool has_note(const BudgetReading& r, const std::string& part) {
                      [&](const std::string& n) { return n.find(part) != std::string::npos; });
 }
 
+// "a100" is one letter from A10G, but whoever typed it meant one of the A100s.
+TEST(BudgetText, AMistypedCardSuggestsTheCardsItsNameBegins) {
+  const Cli a100 = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "a100", "--no-out"});
+  EXPECT_EQ(a100.code, 2) << a100.err;
+  EXPECT_NE(a100.err.find("(did you mean 'A100-40GB' or 'A100-80GB'?)"), std::string::npos)
+      << a100.err;
+  EXPECT_EQ(a100.err.find("A10G"), std::string::npos) << a100.err;
+  const Cli t5 = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "T5", "--no-out"});
+  EXPECT_EQ(t5.code, 2) << t5.err;
+  EXPECT_NE(t5.err.find("(did you mean 'T4'?)"), std::string::npos) << t5.err;
+}
+
+// Notes print sizes in EiB: such a budget is read, and clamped as any budget over the card.
+TEST(BudgetText, AnExbibyteBudgetIsReadAndClampedNotRefused) {
+  const Cli r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "1EiB", "--no-out"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("budget 1.00 EiB is more than the"), std::string::npos) << r.err;
+}
+
 // 1.9 GiB is 1,945.6 MiB: the nearest 2 MiB page ends at 1,946 MiB.
 TEST(BudgetText, AFractionOfAByteIsRoundedToTheNearestPageWithANote) {
   const BudgetReading r = read_budget("1.9GiB");

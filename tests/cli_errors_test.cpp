@@ -106,7 +106,7 @@ std::vector<BadInvocation> name_cases() {
        "compare: unknown option '--force'"},
       {{"frontier", "leak", "-a", "sim", "--timeout"}, 2, "frontier: --timeout needs a value"},
       {{"frontier", "leak", "-a", "sim", "--timeout=0"}, 2, "--timeout: '0'"},
-      {{"frontier", "leak", "-a", "sim", "--out", "/proc/oomlab-nope"}, 2, "--out: cannot create"},
+      {{"frontier", "leak", "-a", "sim", "--out", "/proc/oomlab-nope"}, 5, "--out: cannot create"},
       // Missing and conflicting arguments
       {{"run"}, 2, "scenario is required"},
       {{"compare"}, 2, "baseline is required"},
@@ -144,14 +144,14 @@ std::vector<BadInvocation> file_cases() {
       {{"report", "@/nonexistent"}, 2, "no such file or folder"},
       {{"report", "@/empty.csv"}, 2, "not valid JSON"},
       {{"report", "@/fifo"}, 2, "not a regular file"},
-      // Outputs that cannot be written: refused before the run
+      // Outputs that cannot be written: refused before the run, with exit 5 as after it
       {{"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-nope"},
-       2,
+       5,
        "--out: cannot create"},
-      {{"run", "fragmentation", "-a", "sim", "--json", "@/nope/x.json"}, 2, "--json: cannot write"},
-      {{"run", "fragmentation", "-a", "sim", "--csv", "@/folder"}, 2, "is a folder, not a file"},
+      {{"run", "fragmentation", "-a", "sim", "--json", "@/nope/x.json"}, 5, "--json: cannot write"},
+      {{"run", "fragmentation", "-a", "sim", "--csv", "@/folder"}, 5, "is a folder, not a file"},
       {{"run", "fragmentation", "-a", "sim", "--junit", "@/nope/x.xml"},
-       2,
+       5,
        "--junit: cannot write"},
       // Plugins
       {{"list", "--plugin", "@/nonexistent.so"}, 2, "no such file"},
@@ -220,7 +220,7 @@ const std::vector<BadInvocation>& catalogue() {
         {{"exec", "--devices=0,1", "--budgets=0=2GiB", "--", "true"},
          2,
          "--budgets: device 1 of --devices has no budget"},
-        {{"exec", "--json", "@/nosuch/x.json", "--", "true"}, 2, "--json: cannot write"},
+        {{"exec", "--json", "@/nosuch/x.json", "--", "true"}, 5, "--json: cannot write"},
         {{"exec", "--expect-oom", "--expect-no-oom", "--", "true"}, 2, "cannot be given together"},
         {{"exec", "--snapshot-stacks=all", "--", "true"}, 2, "--snapshot-stacks: 'all' is not"},
         {{"exec", "--snapshot-entries=0", "--", "true"}, 2, "--snapshot-entries: '0' is not"},

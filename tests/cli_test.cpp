@@ -230,10 +230,11 @@ TEST(Cli, CsvAndJsonCopiesAreWritten) {
   EXPECT_EQ(nlohmann::json::parse(json).at("schema"), "oomlab.run.v1");
 }
 
-TEST(Cli, UnwritableOutFolderIsBadUsage) {
+// An output that cannot be written is exit 5 for every command, found before the run.
+TEST(Cli, UnwritableOutFolderIsExitFiveBeforeTheRun) {
   const Outcome o =
       oomlab({"run", "fragmentation", "-a", "sim", "--out", "/proc/oomlab-cannot-be-here"});
-  EXPECT_EQ(o.code, 2);
+  EXPECT_EQ(o.code, 5);
   EXPECT_NE(o.err.find("--out: cannot create folder"), std::string::npos) << o.err;
 }
 

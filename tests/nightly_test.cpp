@@ -4,6 +4,7 @@
 // cheap cell or two (64 MiB, one repeat).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -172,6 +173,40 @@ TEST(Nightly, AScenarioListWithoutReplayRuns) {
   ASSERT_EQ(matrix.at("cells").size(), 1U);
   EXPECT_EQ(matrix.at("cells").at(0).at("outcome"), "oom");
   EXPECT_TRUE(matrix.at("config").at("params").empty());
+}
+
+// --out was emptied with `rm -rf`: a folder of someone's files went without a word.
+TEST(Nightly, AnOutFolderHoldingOtherFilesIsRefusedAndLeftAsItWas) {
+  const fs::path folder = fresh_folder("foreign_out");
+  fs::create_directories(folder / "mine");
+  {
+    std::ofstream notes(folder / "mine" / "notes.txt");
+    notes << "my notes\n";
+  }
+  const cli::ChildResult night = Night{folder, folder / "baselines", {}}.run("mine");
+  EXPECT_EQ(night.exit_code, 2) << night.err_tail << night.out;
+  EXPECT_EQ(read_text(folder / "mine" / "notes.txt"), "my notes\n");
+  EXPECT_FALSE(fs::exists(folder / "mine" / "matrix"));
+  EXPECT_NE(night.err_tail.find("nightly: --out mine holds files this script did not write"),
+            std::string::npos)
+      << night.err_tail;
+  EXPECT_EQ(std::count(night.err_tail.begin(), night.err_tail.end(), '\n'), 1) << night.err_tail;
+  EXPECT_FALSE(fs::exists(folder / "baselines")) << "nothing ran";
+}
+
+// Its own earlier output (marked .oomlab-nightly), an empty folder or a new one are written anew.
+TEST(Nightly, ANightReplacesItsOwnEarlierOutputAndTakesAnEmptyFolder) {
+  const fs::path folder = fresh_folder("own_out");
+  fs::create_directories(folder / "empty");
+  const Night night{folder, folder / "baselines", {}};
+  const cli::ChildResult first = night.run("empty");
+  ASSERT_EQ(first.exit_code, 0) << first.err_tail << first.out;
+  EXPECT_TRUE(fs::exists(folder / "empty" / ".oomlab-nightly"));
+  { std::ofstream(folder / "empty" / "stale.txt") << "from the first night\n"; }
+  const cli::ChildResult second = night.run("empty");
+  EXPECT_EQ(second.exit_code, 0) << second.err_tail << second.out;
+  EXPECT_FALSE(fs::exists(folder / "empty" / "stale.txt")) << "the folder was replaced";
+  EXPECT_TRUE(fs::exists(folder / "empty" / "matrix" / "matrix.json"));
 }
 
 // Started from elsewhere, the nightly still finds oomlab's trace; the key names the file and

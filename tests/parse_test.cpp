@@ -37,6 +37,22 @@ TEST(ParseSize, AcceptsIecSiAndShorthandUnits) {
   EXPECT_EQ(parse_size("0").value, 0U);
 }
 
+// Notes print sizes up to EiB (format_bytes): every unit printed is one the parser takes back.
+TEST(ParseSize, ReadsBackEveryUnitSizesArePrintedIn) {
+  EXPECT_EQ(parse_size("1EiB").value, 1ULL << 60U);
+  EXPECT_EQ(parse_size("2PiB").value, 2ULL << 50U);
+  EXPECT_EQ(parse_size("1.5E").value, 3ULL << 59U);
+  EXPECT_EQ(parse_size("3PB").value, 3'000'000'000'000'000U);
+  EXPECT_EQ(parse_size("15EiB").value, 15ULL << 60U);
+  EXPECT_EQ(parse_budget("1EiB").bytes.value, 1ULL << 60U);
+  for (const char* over : {"16EiB", "16.0EiB", "19EB"}) {
+    const std::string message = usage_error([&] { (void)parse_size(over); });
+    EXPECT_NE(message.find("is too large a size: the largest is 16 EiB less one byte"),
+              std::string::npos)
+        << over << ": " << message;
+  }
+}
+
 TEST(ParseSize, IsExactWhereFloatingPointWouldNotBe) {
   EXPECT_EQ(parse_size("0.1GB").value, 100'000'000U);
   EXPECT_EQ(parse_size("0.5KiB").value, 512U);

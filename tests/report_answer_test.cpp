@@ -143,8 +143,17 @@ TEST(ReportAnswer, CompletedReplayMarksWhereTheProgramItselfFailed) {
   const std::string marker = "<g id=\"program-failure\"";
   const auto at = html.find(marker);
   ASSERT_NE(at, std::string::npos) << "no marker where the program failed";
-  const auto event_at = html.find("(event ", at) + 7;
-  const std::uint64_t seq = std::stoull(html.substr(event_at, html.find(')', event_at) - event_at));
+  // Labelled as the text names it (a trace entry), never by the chart's own event number.
+  const std::string mark = html.substr(at, html.find("</g>", at) - at);
+  EXPECT_NE(
+      mark.find(fmt::format(
+          "failed here (trace entry {})",
+          format_count(static_cast<std::uint64_t>(metric(summary, "trace_first_failure_index"))))),
+      std::string::npos)
+      << mark;
+  EXPECT_EQ(mark.find("(event "), std::string::npos) << mark;
+  const auto event_at = html.find("data-event=\"", at) + 12;
+  const std::uint64_t seq = std::stoull(html.substr(event_at, html.find('"', event_at) - event_at));
   // That event in events.csv is the program's failed request, re-made.
   std::ifstream events(dir / "events.csv");
   std::string row;

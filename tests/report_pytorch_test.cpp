@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "allocators/torch/torch_options.hpp"
+#include "device/cards.hpp"
 #include "reports/html_report.hpp"
 #include "reports/human_summary.hpp"
 #include "reports/markdown_report.hpp"
@@ -61,6 +62,38 @@ TEST(ReportPytorch, CappedJobShowsPyTorchsFiguresAndMessage) {
                         "but unallocated"),
               std::string::npos);
   }
+}
+
+// "GPU 0 has a total capacity of 80.00 GiB" for a 1.5 GiB budget: the card is the budget's (a
+// named card's memory, a size's own); under a fraction cap the card is the whole modelled one.
+TEST(ReportPytorch, PyTorchsMessageNamesTheCardOfTheBudgetNotTheModelledMachine) {
+  const std::uint64_t budget = 1536_MiB;
+  const RunResult r = torch_replay("grow_native", budget);
+  ASSERT_TRUE(r.oom && r.oom->cache);
+  EXPECT_EQ(r.oom->device_total_bytes, budget);
+  EXPECT_NE(pytorch_message(*r.oom).find("GPU 0 has a total capacity of 1.50 GiB of which "),
+            std::string::npos)
+      << pytorch_message(*r.oom);
+  bool found = false;
+  for (const ReportRow& row : oom_rows(*r.oom)) {
+    if (row.label != "Device free") continue;
+    found = true;
+    EXPECT_TRUE(row.value.ends_with(" of 1.50 GiB")) << row.value;
+  }
+  EXPECT_TRUE(found);
+
+  RunConfig card = testing::make_run_config("fragmentation", "torch", 0);  // OOMs on any card
+  card.budget = {.kind = BudgetRequest::Kind::card, .card = card_named("T4")};
+  card.probe = false;
+  const RunResult t4 = run_scenario(card);
+  ASSERT_TRUE(t4.oom && t4.oom->cache);
+  EXPECT_EQ(t4.oom->device_total_bytes, card_named("T4")->total_bytes);
+  EXPECT_NE(pytorch_message(*t4.oom).find("total capacity of 15.00 GiB"), std::string::npos)
+      << pytorch_message(*t4.oom);
+
+  const RunResult capped = torch_replay("grow_cap2g_native", 2'147'483'648, "fraction");
+  ASSERT_TRUE(capped.oom && capped.oom->cache);
+  EXPECT_EQ(capped.oom->device_total_bytes, 80_GiB) << "a fraction caps the whole card";
 }
 
 // A replay's OOM is named by the trace's own entry everywhere a reader sees it (the headline,

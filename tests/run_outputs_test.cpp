@@ -1,9 +1,11 @@
-// Where a run's and a matrix's files go: --no-out writes no folder, --out refuses a folder that
-// holds a run or a matrix unless --force, and a matrix stopped right after a cell keeps that
-// cell's outcome.
+// Where a command's files go: --no-out writes no folder, --out refuses a folder that holds a run,
+// a matrix, a frontier or a what-if unless --force, an output that cannot be written is exit 5
+// with the system's reason, `matrix --junit -` is stdout, and a matrix stopped right after a cell
+// keeps that cell's outcome.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +111,66 @@ TEST(OutFolder, AMatrixFolderIsRefusedUnlessForcedAndItsCellsAreReplaced) {
   EXPECT_EQ(again.exit_code, 0) << again.err_tail << again.out;
   const json doc = json::parse(read_text(out / "matrix.json"));
   EXPECT_EQ(doc.at("cells").at(0).at("outcome"), "oom") << "the cell's own folder was replaced";
+}
+
+// whatif and frontier overwrote an earlier result where run refused: one rule, one --force.
+TEST(OutFolder, WhatIfAndFrontierRefuseAnEarlierResultUnlessForcedAsRunDoes) {
+  const fs::path folder = fresh_folder("searches");
+  const std::string sample = testing::test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle";
+  const std::vector<std::vector<std::string>> commands = {
+      {"whatif", "--trace", sample, "--quiet", "--out", (folder / "w").string()},
+      {"frontier", "leak", "-a", "sim", "-p", "steps=100", "-p", "leak=8MiB", "--budget", "4GiB",
+       "--quiet", "--out", (folder / "f").string()}};
+  for (const auto& command : commands) {
+    SCOPED_TRACE(command.front());
+    ASSERT_EQ(oomlab(command).exit_code, 0);
+    const cli::ChildResult refused = oomlab(command);
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err_tail.find(command.front() == "whatif"
+                                        ? "already holds a what-if (whatif.json): give a new "
+                                          "folder, or --force to replace it"
+                                        : "already holds a frontier (frontier.json)"),
+              std::string::npos)
+        << refused.err_tail;
+    EXPECT_EQ(refused.err_tail.find(" B "), std::string::npos) << "refused before any trial";
+    std::vector<std::string> forced = command;
+    forced.emplace_back("--force");
+    EXPECT_EQ(oomlab(forced).exit_code, 0);
+  }
+}
+
+// A read-only file system is exit 5 with its own reason, before the work, whichever command.
+TEST(OutFolder, AReadOnlyFileSystemIsExitFiveNamedAsSuchForEveryCommand) {
+  const fs::path ro = fresh_folder("read_only");
+  if (::mount("tmpfs", ro.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a read-only tmpfs (needs root, as CI has)";
+  const std::string sample = testing::test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle";
+  const std::vector<std::vector<std::string>> commands = {
+      {"run", "fragmentation", "-a", "sim", "--budget", "64MiB", "--no-out", "--json",
+       (ro / "x.json").string()},
+      {"run", "fragmentation", "-a", "sim", "--budget", "64MiB", "--out", (ro / "run").string()},
+      {"whatif", "--trace", sample, "--out", (ro / "w").string()},
+      {"frontier", "leak", "-a", "sim", "-p", "steps=100", "--junit", (ro / "f.xml").string()},
+      {"matrix", "-s", "fragmentation", "-a", "sim", "--budget", "64MiB", "--junit",
+       (ro / "m.xml").string(), "--out", (fresh_folder("read_only_matrix") / "m").string()}};
+  for (const auto& command : commands) {
+    const cli::ChildResult r = oomlab(command);
+    EXPECT_EQ(r.exit_code, 5) << command.front() << ": " << r.err_tail;
+    EXPECT_NE(r.err_tail.find("Read-only file system"), std::string::npos) << r.err_tail;
+    EXPECT_EQ(r.err_tail.find("permission denied"), std::string::npos) << r.err_tail;
+  }
+  ::umount2(ro.c_str(), MNT_DETACH);
+}
+
+// `matrix --junit -` wrote a file named "-": the XML goes alone to stdout, as compare's does.
+TEST(OutFolder, MatrixJunitDashIsTheXmlAloneOnStdout) {
+  const fs::path cwd = fresh_folder("junit_dash");
+  const cli::ChildResult r =
+      oomlab_in(cwd, "matrix -s fragmentation -a sim --budget 64MiB --out m --junit - --quiet");
+  EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0U) << r.out;
+  EXPECT_FALSE(fs::exists(cwd / "-"));
+  EXPECT_NE(r.err_tail.find("fragmentation"), std::string::npos) << "the table: " << r.err_tail;
 }
 
 pid_t spawn_quiet(const std::vector<std::string>& argv) {

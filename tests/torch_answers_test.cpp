@@ -162,6 +162,28 @@ TEST(PyTorchSpelling, AValuePyTorchWouldRefuseIsExitTwoNamingIt) {
   EXPECT_NE(r.err.find("--alloc-conf"), std::string::npos) << r.err;
 }
 
+// garbage_collection_threshold acts only under a fraction cap: asked for without one, the run and
+// the frontier say it did nothing, and how to ask for a fraction.
+TEST(PyTorchSpelling, AGarbageCollectionThresholdWithoutAFractionIsSaidToDoNothing) {
+  const std::string inert =
+      "garbage_collection_threshold=0.8 has no effect unless the budget is "
+      "a memory fraction";
+  const Cli run = oomlab({"run", "fragmentation", "-a", "torch", "--alloc-conf",
+                          "garbage_collection_threshold:0.8", "--budget", "64MiB", "--no-out"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find(inert), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("-a torch:budget_by=fraction"), std::string::npos) << run.err;
+  const Cli frontier = oomlab({"frontier", "replay", "--trace", kSample.string(), "--alloc-conf",
+                               "garbage_collection_threshold:0.8", "--json", "-", "--quiet"});
+  EXPECT_EQ(frontier.code, 0) << frontier.err;
+  EXPECT_NE(frontier.err.find(inert), std::string::npos) << frontier.err;
+  const Cli fraction =
+      oomlab({"run", "fragmentation", "-a", "torch:budget_by=fraction", "--alloc-conf",
+              "garbage_collection_threshold:0.8", "--budget", "64MiB", "--no-out"});
+  EXPECT_EQ(fraction.code, 0) << fraction.err;
+  EXPECT_EQ(fraction.err.find("has no effect"), std::string::npos) << fraction.err;
+}
+
 // With the default allocator a snapshot is replayed by the model of the allocator that recorded
 // it: its frontier is PyTorch's allocator's (8.70 GiB for the sample), not the sim's (8.40 GiB).
 TEST(Auto, APyTorchSnapshotIsReplayedThroughTheModelOfPyTorchsAllocatorAndSaysSo) {
@@ -304,6 +326,69 @@ TEST(AsyncRange, PyTorchsMeasuredAsyncFrontierLiesInTheRangeWhatIfGivesForEveryJ
     }
   }
   EXPECT_EQ(checked, 4);
+}
+
+const json& row_of(const json& whatif, const std::string& name) {
+  for (const json& row : whatif.at("rows")) {
+    if (row.at("name") == name) return row;
+  }
+  throw std::runtime_error("no " + name + " row in " + whatif.dump());
+}
+
+const json& async_row(const json& whatif) {
+  return row_of(whatif, "backend=async");
+}
+
+// Within its range the async row's verdict is the model's guess: PyTorch's own frontier may lie
+// on either side of the budget, so the row "may fit" and is never among those that fit.
+TEST(AsyncRange, ABudgetWithinTheAsyncRowsRangeMayFitAndIsNeverSaidToFit) {
+  const Cli first = oomlab({"whatif", "--trace", kSample.string(), "--json", "-", "--quiet"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  const json whatif = json::parse(first.out);
+  const json& row = async_row(whatif);
+  const std::uint64_t frontier = row.at("frontier_bytes");
+  const std::uint64_t low = row.at("frontier_range_bytes").at(0);
+  const std::uint64_t high = row.at("frontier_range_bytes").at(1);
+  const auto at = [&](std::uint64_t budget) {
+    const Cli w = oomlab(
+        {"whatif", "--trace", kSample.string(), "--budget", std::to_string(budget), "--json", "-"});
+    EXPECT_EQ(w.code, 0) << w.err;
+    return std::pair{json::parse(w.out), w.err};
+  };
+  // Above the model's frontier, under the range's top: the model fits, PyTorch may not.
+  const auto [above, table] = at(frontier + (high - frontier) / 2);
+  EXPECT_EQ(async_row(above).at("at_budget").at("outcome"), "completed");
+  EXPECT_EQ(async_row(above).at("at_budget").at("uncertain"), true);
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with("backend=async  ")) EXPECT_NE(line.find("may fit"), std::string::npos);
+  }
+  // Where native runs out of memory: the async row is never among the settings that fit.
+  const std::uint64_t native = row_of(whatif, "native").at("frontier_bytes");
+  ASSERT_LT(low, native);
+  const auto [below, ignored] = at(low + (native - low) / 2);
+  const std::string answer = below.at("answer");
+  EXPECT_EQ(answer.find("backend=async (PYTORCH_CUDA_ALLOC_CONF"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("backend=async may fit"), std::string::npos) << answer;
+}
+
+// `frontier` of the async backend is the same approximate figure whatif's row gives, and says so.
+TEST(AsyncRange, TheFrontierOfTheAsyncBackendIsApproximateAsInWhatIf) {
+  const Cli f = oomlab({"frontier", "replay", "--trace", kSample.string(), "-a",
+                        "torch:backend:cudaMallocAsync", "--json", "-", "--quiet"});
+  ASSERT_EQ(f.code, 0) << f.err;
+  const json doc = json::parse(f.out);
+  const std::uint64_t frontier = doc.at("frontier_bytes");
+  const json& range = doc.at("frontier_range_bytes");
+  ASSERT_TRUE(range.is_array()) << doc.dump();
+  EXPECT_LT(range.at(0).get<std::uint64_t>(), frontier);
+  EXPECT_GT(range.at(1).get<std::uint64_t>(), frontier);
+  EXPECT_NE(f.err.find(": completes at ~"), std::string::npos) << f.err;
+  EXPECT_NE(f.err.find("PyTorch's own frontier lies in"), std::string::npos) << f.err;
+  const Cli native = oomlab(
+      {"frontier", "replay", "--trace", kSample.string(), "-a", "torch", "--json", "-", "--quiet"});
+  ASSERT_EQ(native.code, 0) << native.err;
+  EXPECT_TRUE(json::parse(native.out).at("frontier_range_bytes").is_null());
 }
 
 }  // namespace

@@ -69,6 +69,29 @@ TEST(TorchTrace, TheProgramsOwnEmptyCacheIsReplayed) {
   fs::remove(path);
 }
 
+// An action oomlab does not know (a newer PyTorch's) was skipped without a word: one caveat
+// names each such action and how many entries it had; PyTorch's own ignored ones are not named.
+TEST(TorchTrace, EntriesOfAnUnknownActionAreCountedAndNamedInOneCaveat) {
+  const fs::path path = snapshot(
+      "unknown_action",
+      json::array({entry("segment_alloc", kA, 20_MiB), entry("alloc", kA, 4_MiB),
+                   entry("alloc_v2", kA + 4_MiB, 2_MiB), entry("free_requested", kA, 4_MiB),
+                   entry("alloc_v2", kA + 6_MiB, 2_MiB), entry("checkpoint", 0, 0),
+                   entry("free_completed", kA, 4_MiB)}));
+  const trace::Trace t = trace::load(path, {});
+  std::vector<std::string> named;
+  for (const std::string& caveat : trace::trace_caveats(t)) {
+    if (caveat.find("does not know") != std::string::npos) named.push_back(caveat);
+  }
+  ASSERT_EQ(named.size(), 1U);
+  EXPECT_NE(named[0].find("3 snapshot entries of an action oomlab does not know ('alloc_v2' (2 "
+                          "entries), 'checkpoint' (1 entry)) were skipped"),
+            std::string::npos)
+      << named[0];
+  EXPECT_EQ(named[0].find("free_requested"), std::string::npos) << named[0];
+  fs::remove(path);
+}
+
 // A cached segment given back on the way to a new one past the most the program ever held was
 // PyTorch's retry: replayed under the same cap the model retries by itself; with room to spare
 // it has no reason to, and the note names where the snapshot and the model part.

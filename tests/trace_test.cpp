@@ -249,6 +249,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadTrace{"empty.csv", "", "the trace is empty"},
         BadTrace{"other.txt", "hello\n", "not a trace oomlab knows"},
+        // gzip's magic number: a snapshot saved as .pickle.gz was "not a pickle" without a word
+        BadTrace{"snapshot.pickle.gz", std::string("\x1f\x8b\x08\x00\x00\x00\x00\x00", 8),
+                 "gzip-compressed: decompress it first (gunzip "},
         BadTrace{"rmm_few.csv", kRmmHeader + "1,10:00:00.0,allocate,0x10\n", ":2: too few columns"},
         BadTrace{"rmm_hex.csv", kRmmHeader + "1,10:00:00.0,allocate,0xZZ,64,0\n",
                  ":2: Pointer: '0xZZ' is not a hexadecimal"},

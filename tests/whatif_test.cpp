@@ -20,6 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using namespace oomlab::literals;
 
 const fs::path kSample = fs::path(testing::test_data_dir()) / "pytorch_gpt_fp32_snapshot.pickle";
 const fs::path kJobs = fs::path(testing::test_data_dir()) / "pytorch";
@@ -144,6 +145,20 @@ TEST(WhatIf, AtTheOriginalBudgetNativeFailsWherePyTorchDid) {
   fs::remove_all(out);
 }
 
+// "garbage_collection_threshold=0.8 (fraction cap) fits in 3.60 GiB" was the answer to which card:
+// a cap on the modelled card is no card.
+TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
+  const auto row = [](std::string name, std::uint64_t frontier, bool fraction) {
+    return WhatIfRow{.name = std::move(name), .fraction = fraction, .frontier_bytes = frontier};
+  };
+  const std::vector<WhatIfRow> rows = {
+      row("native", 4_GiB, false),
+      row("garbage_collection_threshold=0.8 (fraction cap)", 3_GiB + 600_MiB, true),
+      row("expandable_segments", 3_GiB + 800_MiB, false)};
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 2U);
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::fraction), 1U);
+}
+
 TEST(WhatIf, StopsWhenAsked) {
   const std::atomic<bool> stop{true};
   EXPECT_THROW((void)what_if({.trace = kJobs / "grow_native.pickle", .stop = &stop}), Interrupted);
@@ -184,8 +199,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadWhatIf{{"--trace", "@sample", "--level", "tensr"},
                   "--level: 'tensr' is not a level (did you mean 'tensor'?): whatif takes tensor"},
         BadWhatIf{{"@sample"}, "give the snapshot with --trace (oomlab whatif --trace "},
-        BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"},
-        BadWhatIf{{"--trace", "@sample", "--json", "/nonexistent/w.json"}, "no folder"}));
+        BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"}));
+
+// An output that cannot be written is exit 5 for every command, and found before the replays.
+TEST(WhatIf, AnUnwritableJsonIsExitFiveBeforeAnyReplay) {
+  const Cli r = oomlab({"whatif", "--trace", kSample.string(), "--json", "/nonexistent/w.json"});
+  EXPECT_EQ(r.code, 5) << r.err;
+  EXPECT_NE(r.err.find("--json: cannot write /nonexistent/w.json: no folder"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
 
 }  // namespace
 }  // namespace oomlab

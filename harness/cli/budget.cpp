@@ -2,6 +2,7 @@
 // the reading may surprise: a fraction of a byte rounded to the page, an SI unit where an IEC one
 // was common.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -50,9 +51,14 @@ std::string si_note(std::string_view written, const SizeText& size, std::uint64_
 // sizes gone wrong, and read_size_text says so.
 void refuse_near_card(std::string_view body) {
   std::vector<std::string> names;
-  for (const Card& card : known_cards())
+  std::vector<std::string> starting;  // "a100": A100-40GB and A100-80GB, not A10G one letter off
+  for (const Card& card : known_cards()) {
     names.emplace_back(card.name);
-  const std::string near = did_you_mean(body, names);
+    if (lower(card.name).starts_with(lower(body))) starting.emplace_back(card.name);
+  }
+  const std::string near =
+      starting.empty() ? did_you_mean(body, names)
+                       : fmt::format(" (did you mean '{}'?)", fmt::join(starting, "' or '"));
   const bool digit = std::any_of(body.begin(), body.end(), [](char c) {
     return std::isdigit(static_cast<unsigned char>(c)) != 0;
   });

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 
+#include "allocators/backends.hpp"
 #include "cli/cli_messages.hpp"
 #include "cli/commands.hpp"
 #include "cli/exec_cli.hpp"
@@ -99,7 +100,9 @@ void add_whatif(CLI::App& app, Parsed& p) {
   w->add_option("--json", o.json,
                 "also write oomlab.whatif.v1 JSON to FILE; '-' prints it alone on stdout and the "
                 "table on stderr");
-  w->add_option("--out,-o", o.out, "folder for whatif.json, report.html and report.md");
+  w->add_option("--out,-o", o.out,
+                "folder for whatif.json, report.html and report.md; not one that holds one");
+  w->add_flag("--force", o.force, "--out may name a folder holding a what-if: replace it");
   w->add_option("--level", o.level, "what is replayed: tensor (the program's requests)")
       ->capture_default_str();
   w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
@@ -112,6 +115,14 @@ void add_whatif(CLI::App& app, Parsed& p) {
               "the smallest caps on the modelled card, not the smallest cards");
   w->add_flag("--quiet,-q", o.quiet, "only the answer line");
   w->footer(whatif_footer());
+}
+
+// Every allocator of the catalogue, as --allocators takes them.
+std::string allocator_names() {
+  std::vector<std::string_view> names;
+  for (const BackendInfo& b : backend_catalog())
+    names.push_back(b.name);
+  return fmt::format("{}", fmt::join(names, ", "));
 }
 
 void add_matrix(CLI::App& app, Parsed& p) {
@@ -128,7 +139,7 @@ void add_matrix(CLI::App& app, Parsed& p) {
                 "NAME=COMMAND: a program as a cell (repeatable), run by `oomlab exec` under "
                 "--budget through /bin/sh -c, recorded and compared like the scenario cells");
   m->add_option("--allocators,-a", o.allocators,
-                "comma list of cuda, async, managed, sim (NAME:opt=v allowed)")
+                fmt::format("comma list of {} (NAME:opt=v allowed)", allocator_names()))
       ->capture_default_str();
   m->add_option("--budget,-b", o.budget, "each cell's budget: a size, N% of the device, or all")
       ->capture_default_str();
@@ -148,7 +159,9 @@ void add_matrix(CLI::App& app, Parsed& p) {
   m->add_option("--out,-o", o.out,
                 "folder for matrix.json and the cells (default oomlab-runs/<UTC time>-matrix)");
   m->add_flag("--force", o.force, "--out may name a folder holding a matrix: replace it");
-  m->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
+  m->add_option("--junit", o.junit,
+                "also write JUnit XML to FILE, one testcase per cell; '-' prints it alone (the "
+                "table on stderr)");
   m->add_flag("--quiet,-q", o.quiet, "only the table");
   m->footer(matrix_footer());
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/out_folder.hpp"  // check_destination, before any run
 #include "run/run_result.hpp"
 #include "run/runner.hpp"
 
@@ -132,6 +133,7 @@ struct WhatIfOptions {
   std::string budget;  // empty: the snapshot's own, when it recorded one
   std::string json;    // FILE or '-'
   std::string out;     // folder for whatif.json, report.html and report.md
+  bool force = false;  // --out may name a folder that holds a what-if
   std::string level = "tensor";
   std::string device = "0";
   std::string alloc_conf;  // a row of the user's own settings, PyTorch's spelling
@@ -160,10 +162,6 @@ class Console;
 // Probes the machine once for the config and turns `auto` into async or sim (with a notice).
 void resolve_allocator(RunConfig& config, Console& console);
 int info_command(bool as_json, std::ostream& out, std::ostream& err);
-
-// Refuses (Error(usage)) an output FILE whose folder is missing or not writable, or that is a
-// folder, before any run: a result is not made only to be lost. "" and "-" pass.
-void check_destination(std::string_view flag, const std::string& path);
 
 // What a finished run means for the exit code; `why` says it when the code is not 0.
 int exit_code_for(const RunResult& result, const RunOptions& options, std::string* why);

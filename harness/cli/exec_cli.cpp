@@ -92,7 +92,8 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   sub->add_option("--confirm", o.confirm,
                   "N: run the frontier and the budget under it N more times each")
       ->capture_default_str();
-  sub->add_option("--out,-o", o.out, "folder for frontier.json");
+  sub->add_option("--out,-o", o.out, "folder for frontier.json; not one that holds one");
+  sub->add_flag("--force", o.force, "--out may name a folder holding a frontier: replace it");
   add_program_options(sub, o);
   sub->footer(frontier_exec_footer());
 }
@@ -116,7 +117,8 @@ void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
   sub->add_option("--confirm", o.confirm,
                   "N: run the answer and the value above it N more times each")
       ->capture_default_str();
-  sub->add_option("--out,-o", o.out, "folder for fit.json");
+  sub->add_option("--out,-o", o.out, "folder for fit.json; not one that holds one");
+  sub->add_flag("--force", o.force, "--out may name a folder holding a fit: replace it");
   add_program_options(sub, o);
   sub->footer(fit_exec_footer());
 }

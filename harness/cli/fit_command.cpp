@@ -31,7 +31,7 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
   check_fit_parameter(range, o.run.scenario, Registry::global().find(o.run.scenario)->params,
                       o.run.params);
   check_destination("--json", o.run.json);
-  prepare_out_folder(o.run.out);
+  prepare_out_folder(o.run.out, o.run.force, "fit.json");
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;

@@ -27,7 +27,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   check_fit_command(range, o.command);
   const unsigned confirm = parse_confirm(o.confirm);
   check_destination("--json", o.json);
-  prepare_out_folder(o.out);
+  prepare_out_folder(o.out, o.force, "fit.json");
   config.notice = [&](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
   std::unique_ptr<ExecDevices> devices =

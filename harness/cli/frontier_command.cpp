@@ -42,6 +42,12 @@ std::string torch_settings_text(const FrontierResult& r) {
   return out;
 }
 
+// backend=async's frontier is the model's reading, as whatif's row says: where PyTorch's own lies.
+std::optional<torch::FrontierRange> approximate_range(const FrontierResult& r) {
+  if (r.allocator != "torch" || !r.answer) return std::nullopt;
+  return torch::frontier_range(r.allocator_options, *r.answer);
+}
+
 // The answer in one line: the frontier, or why there is none.
 std::string answer_line(const FrontierResult& result, const std::string& name,
                         const std::string& timeout) {
@@ -53,13 +59,20 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
         runs_text(result.trials.size()));
   }
   if (result.answer) {
-    return fmt::format("{}: completes at {} ({} B) and above, not at {} B (to {}; {}){}", name,
-                       format_bytes(*result.answer), format_count(*result.answer),
-                       format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
-                       runs_text(result.trials.size()),
-                       result.lower_bound ? "; a lower bound for the whole job: the trace stops at "
-                                            "the program's OOM"
-                                          : "");
+    const auto range = approximate_range(result);
+    return fmt::format(
+        "{}: completes at {}{} ({} B) and above, not at {} B (to {}; {}){}{}", name,
+        range ? "~" : "", format_bytes(*result.answer), format_count(*result.answer),
+        format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
+        runs_text(result.trials.size()),
+        result.lower_bound ? "; a lower bound for the whole job: the trace stops at "
+                             "the program's OOM"
+                           : "",
+        range ? fmt::format("; approximate: backend=async is a model of the "
+                            "driver's pool from measurements, and PyTorch's own "
+                            "frontier lies in {}..{} (docs/torch.md)",
+                            format_bytes(range->low_bytes), format_bytes(range->high_bytes))
+              : "");
   }
   const Trial& t = result.trials.front();
   return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
@@ -69,7 +82,7 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
 }
 
 void write_frontier_junit(const FrontierResult& result, const std::string& scenario,
-                          const std::string& answer, const std::string& path) {
+                          const std::string& answer, const std::string& path, std::ostream& out) {
   double seconds = 0;
   for (const Trial& t : result.trials)
     seconds += t.seconds;
@@ -84,7 +97,7 @@ void write_frontier_junit(const FrontierResult& result, const std::string& scena
   std::ostringstream xml;
   write_junit(xml, "oomlab frontier", std::span<const JUnitCase>(&c, 1));
   try {
-    write_output_file(path, xml.str());
+    emit_output(path, xml.str(), out);
   } catch (const Error& e) {
     throw Error(ErrorKind::io, fmt::format("--junit: {}", e.what()));
   }
@@ -104,7 +117,9 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
     console.notice(note);
   check_destination("--json", o.json);
   check_destination("--junit", o.junit);
-  prepare_out_folder(o.out);
+  if (to_stdout(o.json) && to_stdout(o.junit))
+    throw_usage("only one of --json and --junit can be '-' (stdout)");
+  prepare_out_folder(o.out, o.force, "frontier.json");
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;
@@ -131,13 +146,13 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
       .simulated = result.simulated,
       .lower_bound = result.lower_bound,
       .kept_back_bytes = kept_back_bytes(result.device ? &*result.device : nullptr)};
-  std::ostream& said = words_stream(o.json, out, err);
+  std::ostream& said = words_stream(to_stdout(o.junit) ? o.junit : o.json, out, err);
   said << answer << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
   const std::string json = frontier_json(subject, result, kDevicePageBytes, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", json, out);
-  if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit);
+  if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit, out);
   if (result.timed_out) return kExitCellFailed;
   return result.answer ? kExitOk : kExitCheckFailed;
 }

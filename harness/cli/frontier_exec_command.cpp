@@ -79,7 +79,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   if (resolution < kDevicePageBytes)
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
-  prepare_out_folder(o.out);
+  prepare_out_folder(o.out, o.force, "frontier.json");
   config.notice = [&](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
   std::unique_ptr<ExecDevices> devices =

@@ -18,6 +18,7 @@
 #include "cli/commands.hpp"
 #include "cli/matrix_plan.hpp"
 #include "cli/output_failures.hpp"
+#include "cli/output_flag.hpp"
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -214,6 +215,7 @@ int exit_code_of(const std::vector<MatrixCell>& cells, bool stopped) {
 
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& /*argv*/,
                    std::ostream& out, std::ostream& err) {
+  check_destination("--junit", options.junit);  // before the cells: their result is not to be lost
   const MatrixPlan plan = plan_matrix(options, err);
   if (!options.quiet) {
     err << fmt::format(
@@ -234,14 +236,16 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
   const bool stopped = StopOnSignal::flag()->load();
   OutputFailures failures;
   const bool written = failures.attempt([&] { write_matrix_json(plan, cells); });
-  out << matrix_table(cells);
+  // --junit - is the XML alone on stdout, as compare's: the table goes to stderr then.
+  std::ostream& words = words_stream(options.junit, out, err);
+  words << matrix_table(cells);
   if (written)
-    out << fmt::format("matrix.json and one folder per cell in {}/\n", plan.out.string());
+    words << fmt::format("matrix.json and one folder per cell in {}/\n", plan.out.string());
   if (!options.junit.empty()) {
     failures.attempt([&] {
       std::ostringstream xml;
       write_junit(xml, "oomlab matrix", junit_cases(cells));
-      write_output_file(options.junit, xml.str());
+      emit_output(options.junit, xml.str(), out);
     });
   }
   const int code = exit_code_of(cells, stopped);

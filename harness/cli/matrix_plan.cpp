@@ -5,11 +5,14 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
+#include <span>
 
 #include "allocators/backends.hpp"
 #include "cli/child_process.hpp"
+#include "cli/out_folder.hpp"
 #include "cli/parse.hpp"
 #include "device/device.hpp"
 #include "io/file_digest.hpp"
@@ -220,29 +223,10 @@ PlannedCell plan_cell(const MatrixOptions& o, const Registry::Entry& scenario,
   return cell;
 }
 
-// The matrix's folder, made. One that holds a matrix is refused, or with --force its record and
-// reports go first (the cells' folders are then replaced one by one as they run).
-void prepare_folder(const fs::path& folder, bool force) {
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec || !fs::is_directory(folder)) {
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
-                            ec ? ec.message() : "a file of that name exists"));
-  }
-  if (!fs::exists(folder / "matrix.json", ec)) return;
-  if (!force) {
-    throw_usage(fmt::format(
-        "--out: {} already holds a matrix (matrix.json): give a new folder, or --force to "
-        "replace it",
-        folder.string()));
-  }
-  for (const char* name : {"matrix.json", "report.html", "report.md"}) {
-    if (fs::remove(folder / name, ec); ec) {
-      throw Error(ErrorKind::io, fmt::format("--force: cannot remove {}: {}",
-                                             (folder / name).string(), ec.message()));
-    }
-  }
-}
+// A matrix's record and reports: a folder holding one is refused, or with --force they go first
+// (the cells' folders are then replaced one by one as they run).
+constexpr std::array<std::string_view, 3> kMatrixFiles = {"matrix.json", "report.html",
+                                                          "report.md"};
 
 fs::path default_folder() {
   const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -335,7 +319,9 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   plan.scenario_count = scenarios.size();
   plan.allocator_count = allocators.size();
   plan.out = o.out.empty() ? default_folder() : fs::path(o.out);
-  prepare_folder(plan.out, o.force);
+  claim_out_folder(
+      plan.out, o.force,
+      {.what = "a matrix", .marks = std::span(kMatrixFiles).first(1), .replaced = kMatrixFiles});
   plan.self = self_executable();
   const auto device =
       std::find_if(env.devices.begin(), env.devices.end(),

@@ -10,6 +10,7 @@
 #include <span>
 #include <sstream>
 
+#include "cli/out_folder.hpp"
 #include "cli/output_flag.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -37,44 +38,7 @@ fs::path default_run_folder(const std::string& scenario, std::string_view alloca
   return folder;
 }
 
-// Two runs in one folder would mix: refused, or with --force the old run's files go first.
-void claim_folder(const fs::path& folder, bool force) {
-  std::error_code ec;
-  const auto* const held =
-      std::find_if(kRunFolderFiles.begin(), kRunFolderFiles.end(),
-                   [&](std::string_view name) { return fs::exists(folder / name, ec); });
-  if (held == kRunFolderFiles.end()) return;
-  if (!force) {
-    throw_usage(fmt::format(
-        "--out: {} already holds a run ({}): give a new folder, or --force to replace it",
-        folder.string(), *held));
-  }
-  for (const std::string_view name : kReplacedFiles) {
-    if (fs::remove(folder / name, ec); ec) {
-      throw Error(ErrorKind::io, fmt::format("--force: cannot remove {}: {}",
-                                             (folder / name).string(), ec.message()));
-    }
-  }
-}
-
 }  // namespace
-
-void check_destination(std::string_view flag, const std::string& path) {
-  if (!to_file(path)) return;
-  const fs::path file(path);
-  const fs::path folder = file.has_parent_path() ? file.parent_path() : fs::path(".");
-  std::error_code ec;
-  if (fs::is_directory(file, ec))
-    throw_usage(fmt::format("{}: {} is a folder, not a file", flag, path));
-  if (!fs::is_directory(folder, ec))
-    throw_usage(fmt::format("{}: cannot write {}: no folder {}", flag, path, folder.string()));
-  // A file is written beside its target and renamed over it, so its folder must be writable;
-  // a device or a FIFO (/dev/null, /dev/stdout) is written in place.
-  const bool in_place = fs::exists(file, ec) && !fs::is_regular_file(file, ec);
-  const bool writable =
-      ::access(in_place ? file.c_str() : folder.c_str(), W_OK) == 0;  // NOLINT: POSIX
-  if (!writable) throw_usage(fmt::format("{}: cannot write {}: permission denied", flag, path));
-}
 
 void check_destinations(const RunOptions& o) {
   check_destination("--json", o.json);
@@ -84,14 +48,11 @@ void check_destinations(const RunOptions& o) {
 
 std::optional<fs::path> prepare_run_folder(const RunOptions& o, std::string_view allocator) {
   if (o.no_out) return std::nullopt;
-  fs::path folder = o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
-  if (!o.out.empty()) claim_folder(folder, o.force);
-  std::error_code ec;
-  fs::create_directories(folder, ec);
-  if (ec || !fs::is_directory(folder)) {
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", folder.string(),
-                            ec ? ec.message() : "a file of that name exists"));
-  }
+  const fs::path folder =
+      o.out.empty() ? default_run_folder(o.scenario, allocator) : fs::path(o.out);
+  // Two runs in one folder would mix: refused, or with --force the old run's files go first.
+  claim_out_folder(folder, o.force,
+                   {.what = "a run", .marks = kRunFolderFiles, .replaced = kReplacedFiles});
   return folder;
 }
 

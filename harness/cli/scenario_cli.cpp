@@ -57,9 +57,12 @@ void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program) {
   frontier->add_flag("--quiet,-q", run.quiet, "only the answer");
   frontier->add_option("--timeout", run.timeout,
                        "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
-  frontier->add_option("--out,-o", run.out, "folder for frontier.json");
-  frontier->add_option("--junit", run.junit,
-                       "also write the answer as JUnit XML to FILE (one testcase)");
+  frontier->add_option("--out,-o", run.out, "folder for frontier.json; not one that holds one");
+  frontier->add_flag("--force", run.force,
+                     "--out may name a folder holding a frontier: replace it");
+  frontier->add_option(
+      "--junit", run.junit,
+      "also write the answer as JUnit XML to FILE (one testcase); '-' prints it alone");
   frontier->footer(frontier_footer());
 }
 
@@ -86,7 +89,8 @@ void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
   fit->add_flag("--quiet,-q", o.run.quiet, "only the answer");
   fit->add_option("--timeout", o.run.timeout,
                   "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
-  fit->add_option("--out,-o", o.run.out, "folder for fit.json");
+  fit->add_option("--out,-o", o.run.out, "folder for fit.json; not one that holds one");
+  fit->add_flag("--force", o.run.force, "--out may name a folder holding a fit: replace it");
   fit->footer(fit_footer());
 }
 

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <array>
+#include <span>
+
 #include "cli/commands.hpp"
+#include "cli/out_folder.hpp"
 #include "cli/output_flag.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -62,14 +66,13 @@ std::string cards_line(std::uint64_t bytes, std::uint64_t kept_back) {
   return fmt::format("cards that hold {}: {} {}", format_bytes(bytes), fmt::join(names, ", "), how);
 }
 
-void prepare_out_folder(const std::string& out) {
+void prepare_out_folder(const std::string& out, bool force, std::string_view file_name) {
   if (out.empty()) return;
-  std::error_code ec;
-  fs::create_directories(out, ec);
-  if (ec || !fs::is_directory(out)) {
-    throw_usage(fmt::format("--out: cannot create folder {}: {}", out,
-                            ec ? ec.message() : "a file of that name exists"));
-  }
+  const std::array<std::string_view, 3> files = {file_name, "report.html", "report.md"};
+  claim_out_folder(out, force,
+                   {.what = file_name == "fit.json" ? "a fit" : "a frontier",
+                    .marks = std::span(files).first(1),
+                    .replaced = files});
 }
 
 void write_search_json(const std::string& json_flag, const std::string& out_folder,

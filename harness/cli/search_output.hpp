@@ -28,8 +28,9 @@ namespace oomlab::cli {
 // idle: approximations)" or that none of the table's cards holds it.
 [[nodiscard]] std::string cards_line(std::uint64_t bytes, std::uint64_t kept_back);
 
-// --out: the folder made (or refused) before the first trial.
-void prepare_out_folder(const std::string& out);
+// --out: the folder made before the first trial; one holding `file_name` (an earlier search's
+// frontier.json or fit.json) is refused unless `force`, which removes it and its reports.
+void prepare_out_folder(const std::string& out, bool force, std::string_view file_name);
 // The JSON on stdout (--json -), to --json FILE and to --out DIR/NAME.
 void write_search_json(const std::string& json_flag, const std::string& out_folder,
                        const std::string& file_name, const std::string& text, std::ostream& out);

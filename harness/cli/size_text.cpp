@@ -12,10 +12,12 @@ namespace oomlab::cli {
 
 namespace {
 
-constexpr std::string_view kUnitsHelp = "B, KiB, MiB, GiB, TiB (or K, M, G, T), KB, MB, GB, TB";
+// Every unit format_bytes prints is read back (EiB included: 1EiB fits in 64 bits, 16EiB not).
+constexpr std::string_view kUnitsHelp =
+    "B, KiB, MiB, GiB, TiB, PiB, EiB (or K, M, G, T, P, E), KB, MB, GB, TB, PB, EB";
 
 std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text) {
-  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 14> kUnits = {{
+  static constexpr std::array<std::pair<std::string_view, std::uint64_t>, 20> kUnits = {{
       {"", 1},
       {"b", 1},
       {"k", 1ULL << 10U},
@@ -30,6 +32,12 @@ std::uint64_t unit_multiplier(std::string_view unit_text, std::string_view text)
       {"t", 1ULL << 40U},
       {"tib", 1ULL << 40U},
       {"tb", 1000ULL * 1000 * 1000 * 1000},
+      {"p", 1ULL << 50U},
+      {"pib", 1ULL << 50U},
+      {"pb", 1000ULL * 1000 * 1000 * 1000 * 1000},
+      {"e", 1ULL << 60U},
+      {"eib", 1ULL << 60U},
+      {"eb", 1000ULL * 1000 * 1000 * 1000 * 1000 * 1000},
   }};
   const std::string unit = lower(trim(unit_text));
   for (const auto& [name, multiplier] : kUnits) {
@@ -87,13 +95,16 @@ SizeText read_size_text(std::string_view text) {
                 .multiplier = unit_multiplier(unit, text)};
   if (number.fraction.size() > 18) throw_usage(fmt::format("'{}' has too many decimals", text));
   // Exactly: (whole * 10^digits + fraction) * unit / 10^digits.
+  const auto too_large = [&] {
+    throw_usage(fmt::format("'{}' is too large a size: the largest is 16 EiB less one byte ({} B)",
+                            text, UINT64_MAX));
+  };
   Wide whole = 0;
   for (const char c : number.whole) {
     whole = whole * 10 + static_cast<unsigned>(c - '0');
-    if (whole > UINT64_MAX) throw_usage(fmt::format("'{}' is too large a size", text));
+    if (whole > UINT64_MAX) too_large();
   }
-  if (whole * size.multiplier > UINT64_MAX)
-    throw_usage(fmt::format("'{}' is too large a size", text));
+  if (whole * size.multiplier > UINT64_MAX) too_large();
   Wide fraction = 0;
   for (const char c : number.fraction) {
     fraction = fraction * 10 + static_cast<unsigned>(c - '0');

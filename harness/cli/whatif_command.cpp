@@ -2,11 +2,14 @@
 // OOM, on the model of PyTorch's caching allocator; one table, the answer first.
 #include <fmt/format.h>
 
+#include <array>
 #include <filesystem>
 #include <fstream>
+#include <span>
 
 #include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
+#include "cli/out_folder.hpp"
 #include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/signals.hpp"
@@ -30,6 +33,7 @@ void check_pytorch_snapshot(const fs::path& path) {
   std::string head(64, '\0');
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
+  trace::refuse_compressed(path, head);
   const trace::Format format = trace::detect_format(head);
   if (format == trace::Format::pytorch) return;
   throw Error(ErrorKind::input,
@@ -82,6 +86,10 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
   return request;
 }
 
+// A what-if's record and its reports.
+constexpr std::array<std::string_view, 3> kWhatIfFiles = {"whatif.json", "report.html",
+                                                          "report.md"};
+
 void write_out_folder(const fs::path& folder, const WhatIfResult& result, const std::string& json) {
   write_output_file(folder / "whatif.json", json);
   write_output_file(folder / "report.html", whatif_html(result));
@@ -92,6 +100,11 @@ void write_out_folder(const fs::path& folder, const WhatIfResult& result, const 
 
 int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err) {
   WhatIfRequest request = request_from(o);
+  if (!o.out.empty()) {  // before the replays: their result is not to be lost
+    claim_out_folder(
+        o.out, o.force,
+        {.what = "a what-if", .marks = std::span(kWhatIfFiles).first(1), .replaced = kWhatIfFiles});
+  }
   if (!o.budget.empty()) {
     for (const std::string& note : read_budget(o.budget).notes)
       err << "oomlab: note: " << note << '\n';

@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "oomlab/recorded_settings.hpp"
@@ -75,6 +76,8 @@ struct PytorchTrace {
   bool release_at_end = false;  // the program emptied its cache after its last request
   std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first
   std::optional<RecordedAllocatorSettings> allocator_settings;
+  // Entries of an action oomlab does not know (a newer PyTorch's), skipped: each action, how many.
+  std::vector<std::pair<std::string, std::uint64_t>> unknown_actions;
 
   // What the snapshot says of single events, by the event's position in Trace::events:
   // the frames of each (an index into `stacks`; Event::kNone, or past the end, for none),

@@ -100,11 +100,12 @@ std::vector<BackendInfo> make_catalog() {
     if (b.serves_upstream) upstreams.push_back(b.name);
   }
   catalog.push_back(torch::torch_backend_info(upstreams));
-  catalog.push_back(
-      {.kind = BackendKind::automatic,
-       .name = "auto",
-       .summary = "async where a CUDA device is present, otherwise sim (with a notice)",
-       .needs_device = false});
+  catalog.push_back({.kind = BackendKind::automatic,
+                     .name = "auto",
+                     .summary =
+                         "torch for a PyTorch snapshot (replay --trace), else async where a CUDA "
+                         "device is present, otherwise sim (with a notice)",
+                     .needs_device = false});
   return catalog;
 }
 

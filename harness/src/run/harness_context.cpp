@@ -257,6 +257,9 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
   rec.device_total_bytes = state.device_total_bytes;
   if (const auto* cache = allocator_.capability<CachingAllocator>())
     rec.cache = cache->cache_state();
+  // A fraction cap (PyTorch's allowed memory) caps a whole card: the budget is not the card then.
+  if (settings_.card_bytes != 0 && (!rec.cache || rec.cache->allowed_bytes == 0))
+    rec.device_total_bytes = settings_.card_bytes;
   std::optional<bool> fits_now;
   if (settings_.probe) {
     fits_now = allocator_.probe(bytes, settings_.stream) == AllocStatus::ok;

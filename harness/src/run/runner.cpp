@@ -94,6 +94,14 @@ void collect(const HarnessContext& ctx, const Recording& recording, RunResult& r
   result.events = recording.events();
 }
 
+// On the sim, the card a budget stands for: a named card's memory, a card of a size's own; 0 for
+// N% and all, which are of the modelled card.
+std::uint64_t simulated_card_bytes(const BudgetRequest& request, std::uint64_t budget) {
+  if (request.kind == BudgetRequest::Kind::card && request.card != nullptr)
+    return request.card->total_bytes;
+  return request.kind == BudgetRequest::Kind::bytes ? budget : 0;
+}
+
 ContextSettings context_settings(const RunConfig& config, const RunPlan& plan, std::uint64_t budget,
                                  DeviceHold& hold, const std::atomic<bool>& timed_out,
                                  RunResult& result) {
@@ -106,6 +114,7 @@ ContextSettings context_settings(const RunConfig& config, const RunPlan& plan, s
       .simulated = plan.simulated,
       .verify = plan.simulated ? VerifyMode::off : config.verify,
       .device_free_at_start = plan.simulated ? budget : hold.free_at_start,
+      .card_bytes = plan.simulated ? simulated_card_bytes(config.budget, budget) : 0,
       .stop = config.stop,
       .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,
       .mismatch_counter = hold.counter ? &*hold.counter : nullptr,

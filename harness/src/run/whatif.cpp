@@ -220,12 +220,16 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
   }
 }
 
+}  // namespace
+
 // On a tie a named setting wins over "as recorded" (which is one of them, or several at once):
-// the answer should name what to set.
-std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows) {
+// the answer should name what to set. Asked for a card, a fraction cap's figure is no card's.
+std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
+                                             BudgetQuestion question) {
   std::optional<std::size_t> best;
   const auto consider = [&](std::size_t i) {
     if (!rows[i].frontier_bytes) return;
+    if (question == BudgetQuestion::card && rows[i].fraction) return;
     if (!best || *rows[i].frontier_bytes < *rows[*best].frontier_bytes) best = i;
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -236,8 +240,6 @@ std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows)
   }
   return best;
 }
-
-}  // namespace
 
 WhatIfResult what_if(const WhatIfRequest& request) {
   const auto start = std::chrono::steady_clock::now();
@@ -260,7 +262,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
       settings(request, *trace, result.upper_bytes, result.notes);
   result.rows = run_rows(rows, base_config(request), *trace, result.upper_bytes,
                          result.budget_bytes, request.threads);
-  result.best = smallest_frontier(result.rows);
+  result.best = smallest_frontier(result.rows, result.question);
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     if (result.rows[i].name == "native") result.native = i;
   }

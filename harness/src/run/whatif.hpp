@@ -60,7 +60,7 @@ struct WhatIfResult {
   BudgetQuestion question = BudgetQuestion::card;
   std::vector<std::string> notes;
   std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
-  // The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
+  // smallest_frontier's row.
   std::optional<std::size_t> best;
   bool lower_bound =
       false;  // the snapshot stops at the program's OOM: every figure is a lower bound
@@ -69,6 +69,12 @@ struct WhatIfResult {
 };
 
 inline constexpr std::uint64_t kWhatIfCardBytes = 80ULL << 30U;
+
+// The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
+// Asked for the smallest card (BudgetQuestion::card), a row asked under a fraction cap is not a
+// candidate: its figure is a cap on the modelled card, not a card.
+[[nodiscard]] std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
+                                                           BudgetQuestion question);
 
 // Throws Error(input) naming the file when it cannot be read or is not a PyTorch snapshot, and
 // Interrupted when `stop` is set during the search.

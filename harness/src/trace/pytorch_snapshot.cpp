@@ -38,6 +38,12 @@ std::optional<Kind> classify(std::string_view action) {
   return std::nullopt;
 }
 
+// Entries PyTorch writes that a replay has no use for: a free asked for (its block goes back at
+// free_completed), and the mark of a snapshot taken.
+bool ignored_action(std::string_view action) {
+  return action == "free_requested" || action == "snapshot";
+}
+
 // Where in the snapshot a value is, formatted only for a message.
 struct At {
   std::string_view list;  // "device_traces[0]", "segments"
@@ -164,6 +170,7 @@ class SnapshotReader {
       const std::optional<Kind> kind = classify(*action);
       if (!kind) {
         ++snapshot_.other_entries;
+        if (!ignored_action(*action)) ++snapshot_.unknown_actions[std::string(*action)];
         continue;
       }
       SnapshotEntry e{.kind = *kind, .index = i};

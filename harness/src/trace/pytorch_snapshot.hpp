@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,8 +52,10 @@ struct SnapshotSegment {
 };
 
 struct Snapshot {
-  LargeArray<SnapshotEntry> entries;      // hundreds of thousands: huge pages
-  std::uint64_t other_entries = 0;        // free_requested, snapshot, ...
+  LargeArray<SnapshotEntry> entries;  // hundreds of thousands: huge pages
+  std::uint64_t other_entries = 0;    // free_requested, snapshot, ...
+  // Among them, entries of an action oomlab does not know, by action: skipped, and said.
+  std::map<std::string, std::uint64_t> unknown_actions;
   std::vector<SnapshotSegment> segments;  // of this device
   std::vector<std::vector<std::string>> stacks;
   std::optional<RecordedAllocatorSettings> settings;

@@ -379,6 +379,10 @@ Trace build_pytorch_trace(const std::filesystem::path& path, const Snapshot& sna
                           Level level) {
   Trace trace = Assembler(path, snapshot, level).assemble();
   trace.ignored += snapshot.other_entries;
+  if (trace.pytorch) {
+    trace.pytorch->unknown_actions.assign(snapshot.unknown_actions.begin(),
+                                          snapshot.unknown_actions.end());
+  }
   trace.source_entries = snapshot.entries.size() + snapshot.other_entries;
   return trace;
 }

@@ -239,6 +239,14 @@ Format detect_format(std::string_view head) {
   return Format::automatic;  // unknown
 }
 
+void refuse_compressed(const std::filesystem::path& path, std::string_view head) {
+  if (head.size() < 2 || static_cast<unsigned char>(head[0]) != 0x1f ||
+      static_cast<unsigned char>(head[1]) != 0x8b)
+    return;
+  throw Error(ErrorKind::input, fmt::format("{}: gzip-compressed: decompress it first (gunzip {})",
+                                            path.string(), path.string()));
+}
+
 std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
                                          const LoadOptions& options) {
   struct Key {
@@ -282,6 +290,7 @@ Trace load(const std::filesystem::path& path, const LoadOptions& options) {
   std::string head(4096, '\0');  // room for a byte-order mark and blank lines before a header
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
+  refuse_compressed(path, head);
   Format format = options.format;
   if (format == Format::automatic) {
     format = detect_format(head);

@@ -31,6 +31,10 @@ namespace oomlab::trace {
 // (after a UTF-8 byte-order mark and blank lines, if any).
 [[nodiscard]] Format detect_format(std::string_view head);
 
+// A file that starts with gzip's magic number (1f 8b) is refused, Error(input) naming it and how
+// to decompress it: no importer reads a compressed file, and each would say only "not a pickle".
+void refuse_compressed(const std::filesystem::path& path, std::string_view head);
+
 // What every importer feeds its events to: numbers streams and threads in order of first
 // appearance, makes times relative to the first event, and links every free to the allocation
 // it frees as it comes (a free of an address that is not allocated is counted, and kept

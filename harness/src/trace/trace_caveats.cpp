@@ -15,6 +15,22 @@ namespace oomlab::trace {
 
 namespace {
 
+// "'alloc_v2' (3 entries), 'mark' (1 entry)": a newer PyTorch's entries, which a replay skips.
+std::string unknown_actions(const PytorchTrace& pytorch) {
+  std::string actions;
+  std::uint64_t total = 0;
+  for (const auto& [action, count] : pytorch.unknown_actions) {
+    actions += fmt::format("{}'{}' ({} entr{})", actions.empty() ? "" : ", ", action,
+                           format_count(count), count == 1 ? "y" : "ies");
+    total += count;
+  }
+  return fmt::format(
+      "{} snapshot entr{} of an action oomlab does not know ({}) {} skipped: what {} did to "
+      "memory is not replayed, so an answer read from this trace may be off by it",
+      format_count(total), total == 1 ? "y" : "ies", actions, total == 1 ? "was" : "were",
+      total == 1 ? "it" : "they");
+}
+
 std::string late_start(const Trace& trace) {
   std::uint64_t live = 0;
   for (std::uint32_t i = 0; i < trace.initial_events; ++i)
@@ -116,6 +132,8 @@ std::string convolutions(std::uint64_t count) {
 
 std::vector<std::string> trace_caveats(const Trace& trace) {
   std::vector<std::string> out;
+  if (trace.pytorch && !trace.pytorch->unknown_actions.empty())
+    out.push_back(unknown_actions(*trace.pytorch));
   if (trace.initial_events > 0) out.push_back(late_start(trace));
   if (ends_at_failure(trace)) out.push_back(stops_at_oom(trace));
   if (const std::vector<std::uint64_t> sizes = survived_failure_sizes(trace); !sizes.empty()) {

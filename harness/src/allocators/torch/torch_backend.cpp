@@ -1,5 +1,7 @@
 #include "allocators/torch/torch_backend.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "allocators/device_factories.hpp"
@@ -50,6 +52,16 @@ std::unique_ptr<Allocator> make_torch(const Params& options, const BackendSite& 
 std::vector<std::string> settle_torch(Params& options, const RecordedAllocatorSettings* recorded) {
   ResolvedTorch resolved = resolve_torch(options, recorded);
   check_upstream(resolved.effective, resolved.config.expandable_segments);
+  // PyTorch collects cached blocks only as its fraction cap fills: on a card of its own the
+  // setting does nothing, and a run that looks like it tried it must say so.
+  if (resolved.config.garbage_collection_threshold != 0.0 &&
+      resolved.config.budget_by != BudgetBy::fraction) {
+    resolved.notes.push_back(fmt::format(
+        "torch: garbage_collection_threshold={:g} has no effect unless the budget is a memory "
+        "fraction (PyTorch collects only under torch.cuda.set_per_process_memory_fraction): ask "
+        "for one with -a torch:budget_by=fraction (the budget is then the fraction's cap)",
+        resolved.config.garbage_collection_threshold));
+  }
   options = std::move(resolved.effective);
   return std::move(resolved.notes);
 }

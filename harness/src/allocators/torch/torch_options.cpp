@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "allocators/backends.hpp"
+#include "allocators/torch/async_model.hpp"
 #include "oomlab/error.hpp"
 
 namespace oomlab::torch {
@@ -164,6 +165,15 @@ std::string alloc_conf(const Params& p) {
         fmt::format("roundup_power2_divisions:{}", p.integer("roundup_power2_divisions")));
   }
   return fmt::format("{}", fmt::join(items, ","));
+}
+
+std::optional<FrontierRange> frontier_range(const Params& options, std::uint64_t model_bytes) {
+  if (options.choice("backend") != "async") return std::nullopt;
+  const auto scaled = [&](double by) {
+    return static_cast<std::uint64_t>(static_cast<double>(model_bytes) * by);
+  };
+  return FrontierRange{.low_bytes = scaled(1.0 / (1.0 + kAsyncModelAbove)),
+                       .high_bytes = scaled(1.0 / (1.0 - kAsyncModelBelow))};
 }
 
 namespace {

@@ -3,6 +3,8 @@
 // with the user's options over them.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +33,17 @@ void check_upstream(const Params& options, bool expandable_segments);
 // ("expandable_segments:True,max_split_size_mb:128"); "" when none does. PyTorch's own settings
 // only: budget_by, upstream, total and large_segment_size are oomlab's.
 [[nodiscard]] std::string alloc_conf(const Params& p);
+
+// Where PyTorch's own frontier lies given the model's `model_bytes`, when the model's figure is
+// approximate: under backend=async (a model of the driver's pool from measurements,
+// async_model.hpp) the range in which PyTorch's measured frontier fell on every job checked. None
+// when the model's figure is byte-exact (the native allocator).
+struct FrontierRange {
+  std::uint64_t low_bytes = 0;
+  std::uint64_t high_bytes = 0;
+};
+[[nodiscard]] std::optional<FrontierRange> frontier_range(const Params& options,
+                                                          std::uint64_t model_bytes);
 
 struct ResolvedTorch {
   TorchConfig config;
