@@ -80,7 +80,8 @@ std::string oom_where_text(const OomRecord& oom) {
 
 std::string oom_where_lines(const OomRecord& oom, bool program_run) {
   if (!oom.frames.empty()) return fmt::format("where      {}\n", oom_where_text(oom));
-  if (!program_run || !oom.program) return {};
+  // A program whose snapshot was read (it has holders) but holds no stacks: say how to get them.
+  if (!program_run || !oom.program || oom.holders.empty()) return {};
   return "where      not known: no stack was recorded at the failing request and the program "
          "printed no traceback (record stacks with --snapshot-stacks python)\n";
 }

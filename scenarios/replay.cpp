@@ -292,6 +292,7 @@ class Replay final : public Scenario {
             ctx.release_on(stream, again);
           } else {
             ++refused_again_;
+            verdict.refused_again(index);
           }
           return true;
         }

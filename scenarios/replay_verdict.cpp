@@ -27,8 +27,10 @@ std::string describe_place(const trace::Event& e) {
 
 ReplayVerdict::ReplayVerdict(const trace::Trace& trace)
     : trace_(trace),
-      program_first_failure_(trace::fatal_failure_at(trace)),
-      program_failures_(trace.demand.failures - trace::survived_failure_sizes(trace).size()),
+      program_first_failure_(trace.demand.first_failure_at),
+      program_failures_(trace.demand.failures),
+      program_fatal_(trace::fatal_failure_at(trace)),
+      fatal_failures_(trace.demand.failures - trace::survived_failure_sizes(trace).size()),
       peak_live_{trace.demand.peak_live_bytes, trace.demand.peak_live_at},
       peak_with_failed_{trace.demand.peak_with_failed_bytes, trace.demand.peak_with_failed_at} {
 }
@@ -47,6 +49,11 @@ void ReplayVerdict::reproduced(std::uint32_t position) {
   if (reproduced_++ == 0) first_reproduced_ = position;
 }
 
+void ReplayVerdict::refused_again(std::uint32_t position) {
+  seen(position);
+  if (refused_again_++ == 0) first_refused_again_ = position;
+}
+
 void ReplayVerdict::report(RunContext& ctx) const {
   ctx.metric("trace_failures", static_cast<double>(program_failures_));
   if (program_first_failure_ != kNowhere) {
@@ -62,9 +69,9 @@ void ReplayVerdict::report(RunContext& ctx) const {
     ctx.metric("first_failure_t_ns", static_cast<double>(at(first_failure_).t_ns));
   }
   if (first_failure_ != kNowhere || program_first_failure_ != kNowhere) {
-    // The OOM the run reports is the program's own first failure, made again.
+    // The OOM the run reports is the failure that ended the program, made again.
     const bool same = broke_at_ == kNowhere && first_reproduced_ != kNowhere &&
-                      first_reproduced_ == program_first_failure_;
+                      first_reproduced_ == program_fatal_;
     ctx.metric("failed_at_same_place", same ? 1.0 : 0.0);
   }
   ctx.metric("peak_live_bytes", static_cast<double>(peak_live_.bytes));
@@ -73,11 +80,10 @@ void ReplayVerdict::report(RunContext& ctx) const {
     ctx.note(broke_note());
   } else if (first_reproduced_ != kNowhere) {
     ctx.note(reproduced_note());
-  } else if (program_first_failure_ != kNowhere) {
+  } else if (program_fatal_ != kNowhere) {
     ctx.note(fmt::format(
         "the program failed at {} ({}), and the replay did not: it fits this budget and allocator",
-        describe_place(at(program_first_failure_)),
-        format_bytes(at(program_first_failure_).bytes)));
+        describe_place(at(program_fatal_)), format_bytes(at(program_fatal_).bytes)));
   }
   if (peak_live_.at != kNowhere) ctx.note(peaks_note());
 }
@@ -86,9 +92,16 @@ void ReplayVerdict::report(RunContext& ctx) const {
 // failures, before it (made again: failed again or not) and after it (never reached).
 std::string ReplayVerdict::broke_note() const {
   std::string program;
-  const std::uint32_t first = program_first_failure_;
-  if (first == kNowhere) {
-    program = "the program never failed";
+  const std::uint32_t first = program_fatal_;
+  if (first == kNowhere && refused_again_ > 0) {
+    program = fmt::format(
+        "before it, {} request(s) the program survived being refused were refused here too (the "
+        "first at {}), and the replay went on as the program did",
+        refused_again_, describe_place(at(first_refused_again_)));
+  } else if (first == kNowhere) {
+    program = program_failures_ > 0 ? "the program never failed for good (it survived every "
+                                      "refusal in its trace)"
+                                    : "the program never failed";
   } else if (first > broke_at_) {
     program = fmt::format("the program failed later, at {}", describe_place(at(first)));
   } else if (reproduced_ > 0) {
@@ -106,13 +119,15 @@ std::string ReplayVerdict::broke_note() const {
 
 // Only the program's own failed requests failed: the OOM reproduced.
 std::string ReplayVerdict::reproduced_note() const {
-  const std::string where = first_reproduced_ == program_first_failure_
+  // The program's first failure it did not survive (the same as its first failure but for
+  // refusals it survived).
+  const std::string where = first_reproduced_ == program_fatal_
                                 ? std::string("where the program first failed")
                                 : fmt::format("the program's first failure, at {}, fits here",
-                                              describe_place(at(program_first_failure_)));
-  const std::string count = program_failures_ > 1
+                                              describe_place(at(program_fatal_)));
+  const std::string count = fatal_failures_ > 1
                                 ? fmt::format(" ({} of its {} failed requests failed again)",
-                                              reproduced_, program_failures_)
+                                              reproduced_, fatal_failures_)
                                 : std::string();
   return fmt::format(
       "the OOM reproduced: the program's own failed request of {}, at {}, failed again, {}{}; "

@@ -22,6 +22,8 @@ class ReplayVerdict {
   void broke(std::uint32_t position);
   // One of the program's own failed requests, made again, failed again.
   void reproduced(std::uint32_t position);
+  // A failed request the program survived, made again, refused again: it goes on.
+  void refused_again(std::uint32_t position);
 
   // The metrics (first_failure_*, reproduced_failures, trace_failures, trace_first_failure_*,
   // failed_at_same_place, peak_live_bytes, peak_with_failed_bytes) and the notes that say them.
@@ -45,9 +47,13 @@ class ReplayVerdict {
   std::uint32_t broke_at_ = kNowhere;
   std::uint32_t first_reproduced_ = kNowhere;
   std::uint64_t reproduced_ = 0;
-  // The whole trace.
+  std::uint32_t first_refused_again_ = kNowhere;
+  std::uint64_t refused_again_ = 0;
+  // The whole trace: its failed requests, and the first it did not survive (its OOM).
   std::uint32_t program_first_failure_ = kNowhere;
   std::uint64_t program_failures_ = 0;
+  std::uint32_t program_fatal_ = kNowhere;
+  std::uint64_t fatal_failures_ = 0;
   Peak peak_live_;
   Peak peak_with_failed_;
 };

@@ -88,8 +88,8 @@ CliOutcome oomlab_cli(std::vector<std::string> args) {
 }
 
 // The case: the program's own 1 GiB request failed at line 42 and it went on; replayed
-// at 1 GiB that request fails again, and the replay really breaks at line 250 on a request of
-// 768 MiB the program got.
+// at 1 GiB that request is refused again (a refusal it survived, so the replay goes on), and the
+// replay really breaks at line 250 on a request of 768 MiB the program got.
 fs::path failure_at_42_break_at_250() {
   std::vector<RmmRow> rows{{"allocate", "0x7f0000000000", 512_MiB}};  // line 2
   add_filler(rows, 19);                                               // lines 3 to 40
@@ -113,14 +113,15 @@ TEST(ReplayVerdicts, TheOomIsTheRequestThatEndedTheReplayNotTheProgramsOwnFailur
   EXPECT_EQ(r.oom->request_label, "trace allocation");
   EXPECT_EQ(metric(r, "first_failure_index"), 40.0) << "the first failed request, of any kind";
   EXPECT_EQ(metric(r, "first_failure_line"), 42.0);
-  EXPECT_EQ(metric(r, "reproduced_failures"), 1.0);
+  EXPECT_EQ(metric(r, "reproduced_failures"), 0.0) << "the program survived it: not its OOM";
+  EXPECT_EQ(metric(r, "survived_refused_again"), 1.0);
   EXPECT_EQ(metric(r, "trace_failures"), 1.0);
   EXPECT_EQ(metric(r, "trace_first_failure_index"), 40.0);
   EXPECT_EQ(metric(r, "failed_at_same_place"), 0.0);
   EXPECT_TRUE(has_note(r, "the replay broke at entry 248 (line 250)")) << all_notes(r);
   EXPECT_TRUE(has_note(r,
-                       "1 of the program's own failed requests failed again (the OOM "
-                       "reproduced), the first at entry 40 (line 42)"))
+                       "before it, 1 request(s) the program survived being refused were refused "
+                       "here too (the first at entry 40 (line 42)"))
       << all_notes(r);
   EXPECT_FALSE(has_note(r, "where the program first failed")) << all_notes(r);
 }
@@ -161,13 +162,30 @@ TEST(ReplayVerdicts, OnlyTheProgramsOwnFailuresFailing_TheFirstOfThemIsTheOomRep
   EXPECT_EQ(metric(r, "first_failure_index"), 3.0);
   EXPECT_EQ(metric(r, "trace_failures"), 3.0);
   EXPECT_EQ(metric(r, "trace_first_failure_index"), 1.0);
-  EXPECT_EQ(metric(r, "failed_at_same_place"), 0.0) << "its first failure fits at 1 GiB";
+  // Entry 1 was a refusal the program survived (it allocated after it); its OOM was entry 3.
+  EXPECT_EQ(metric(r, "failed_at_same_place"), 1.0) << "entry 1 fits at 1 GiB; entry 3 does not";
   EXPECT_TRUE(has_note(r,
                        "the OOM reproduced: the program's own failed request of 512 MiB, at "
-                       "entry 3 (line 5)"))
+                       "entry 3 (line 5), 0.000300 s into the trace, failed again, where the "
+                       "program first failed"))
       << all_notes(r);
-  EXPECT_TRUE(has_note(r, "the program's first failure, at entry 1 (line 3)")) << all_notes(r);
-  EXPECT_TRUE(has_note(r, "(2 of its 3 failed requests failed again)")) << all_notes(r);
+  EXPECT_TRUE(has_note(r, "(2 of its 2 failed requests failed again)")) << all_notes(r);
+}
+
+TEST(ReplayVerdicts, ARefusalTheProgramSurvivedIsNotWhereItFirstFailed) {
+  // As above, with the OOM at entry 3 fitting too: only what the program survived fails here.
+  const fs::path file =
+      write_file("survived_only.csv", rmm_log({{"allocate", "0x10000000", 512_MiB},
+                                               {"allocate failure", "(nil)", 768_MiB},
+                                               {"allocate", "0x40000000", 256_MiB},
+                                               {"allocate failure", "(nil)", 128_MiB},
+                                               {"free", "0x40000000", 256_MiB},
+                                               {"free", "0x10000000", 512_MiB}}));
+  const RunResult r = replay(file, 1_GiB);
+  EXPECT_EQ(r.outcome, Outcome::completed);
+  EXPECT_EQ(metric(r, "survived_refused_again"), 1.0);
+  EXPECT_EQ(metric(r, "reproduced_failures"), 0.0);
+  EXPECT_TRUE(has_note(r, "the program failed at entry 3 (line 5)")) << all_notes(r);
 }
 
 TEST(ReplayVerdicts, TheProgramsFailuresAreCountedOverTheWholeTraceNotThePartReplayed) {

@@ -125,19 +125,24 @@ TEST(RmmLog, ThreadsStreamsTimesAndLinksAcrossMidnight) {
   EXPECT_NE(t.events[2].slot, t.events[0].slot);
 }
 
-TEST(RmmLog, AllocateFailureIsTheProgramsOwnOom) {
+TEST(RmmLog, AnAllocateFailureTheProgramWentOnFromIsRefusedAgainNotItsOom) {
+  // The program allocated again after its 1 GiB request failed: it survived the refusal, so a
+  // replay that refuses it too goes on, as the program did (issue 33).
   const trace::Trace t = trace::load(kData / "rmm_allocate_failure.csv", {});
   EXPECT_EQ(t.events[2].op, trace::Op::failed);
   EXPECT_FALSE(t.pytorch) << "an RMM log has no PyTorch part";
   EXPECT_EQ(t.events[2].bytes, 1_GiB);
+  EXPECT_TRUE(trace::survived_failure(t, 2));
+  EXPECT_EQ(trace::fatal_failure_at(t), trace::Event::kNone);
   const RunResult r = replay(kData / "rmm_allocate_failure.csv", 1_GiB);
-  EXPECT_EQ(r.outcome, Outcome::oom);
-  EXPECT_EQ(metric(r, "first_failure_index"), 2.0);
+  EXPECT_EQ(r.outcome, Outcome::completed);
+  EXPECT_EQ(metric(r, "first_failure_index"), 2.0) << "refused again, and counted";
   EXPECT_EQ(metric(r, "first_failure_line"), 4.0);
-  EXPECT_EQ(metric(r, "failed_at_same_place"), 1.0);
+  EXPECT_EQ(metric(r, "survived_refused_again"), 1.0);
+  EXPECT_EQ(metric(r, "failed_at_same_place"), 0.0) << "the program never failed for good";
   const RunResult big = replay(kData / "rmm_allocate_failure.csv", 4_GiB);
   EXPECT_EQ(big.outcome, Outcome::completed) << "with more memory the failed request fits";
-  EXPECT_EQ(metric(big, "failed_at_same_place"), 0.0);
+  EXPECT_EQ(metric(big, "survived_refused_again"), 0.0);
 }
 
 TEST(OomlabTrace, ARunsEventsReplayAsTheyAre) {

@@ -84,9 +84,9 @@ std::string size_counts(std::vector<std::uint64_t> sizes) {
 
 std::string survived(const std::vector<std::uint64_t>& sizes) {
   return fmt::format(
-      "the program survived {} refused request{} ({}): it asked for less and went on, as cuDNN "
-      "does when a convolution's workspace is refused; a replay asks for each again where it "
-      "was asked and, refused, goes on as the program did. Such requests adapt to the memory "
+      "the program survived {} refused request{} ({}): it went on asking (for less, as cuDNN "
+      "does when a convolution's workspace is refused), and a replay asks for each again where "
+      "it was asked and, refused, goes on as the program did. Such requests adapt to the memory "
       "left, so on a smaller card they may be smaller still: a frontier read from this trace is "
       "an upper bound for them",
       sizes.size(), sizes.size() == 1 ? "" : "s", size_counts(sizes));
