@@ -163,8 +163,9 @@ std::string oom_section(const OomRecord& oom) {
            html_kv_table(largest_live_rows(oom), "largest-live");
   }
   if (!oom.holders.empty()) {
-    out += "<h3>What filled memory at the OOM (live bytes by the frame that allocated them)</h3>\n" +
-           html_kv_table(holder_rows(oom), "oom-holders");
+    out +=
+        "<h3>What filled memory at the OOM (live bytes by the frame that allocated them)</h3>\n" +
+        html_kv_table(holder_rows(oom), "oom-holders");
   }
   return out + "</section>\n";
 }

@@ -50,11 +50,10 @@ std::string source_of(const OomRecord& oom) {
 
 std::string oom_where_text(const OomRecord& oom) {
   if (oom.frames.empty()) return {};
-  const auto user =
-      !oom.user_frame.empty()
-          ? std::find(oom.frames.begin(), oom.frames.end(), oom.user_frame)
-          : std::find_if(oom.frames.begin(), oom.frames.end(),
-                         [](const std::string& f) { return trace::user_frame(f); });
+  const auto user = !oom.user_frame.empty()
+                        ? std::find(oom.frames.begin(), oom.frames.end(), oom.user_frame)
+                        : std::find_if(oom.frames.begin(), oom.frames.end(),
+                                       [](const std::string& f) { return trace::user_frame(f); });
   std::string text;
   if (user == oom.frames.end()) {
     text = fmt::format("no frame in the user's own files among the {} recorded; innermost {}",
@@ -100,9 +99,9 @@ std::string oom_holder_lines(const OomRecord& oom) {
 std::vector<ReportRow> holder_rows(const OomRecord& oom) {
   std::vector<ReportRow> rows;
   for (const trace::MemoryHolder& h : oom.holders) {
-    rows.push_back({format_bytes(h.bytes), fmt::format("{} ({} block{})", h.where,
-                                                       format_count(h.blocks),
-                                                       h.blocks == 1 ? "" : "s")});
+    rows.push_back(
+        {format_bytes(h.bytes), fmt::format("{} ({} block{})", h.where, format_count(h.blocks),
+                                            h.blocks == 1 ? "" : "s")});
   }
   return rows;
 }

@@ -170,8 +170,7 @@ TEST(Cli, AnRmmLogReplaysWithItsFailingEventAndMeetsExpectNoOomWhereTheProgramWe
   EXPECT_EQ(doc.at("outcome"), "completed");
   EXPECT_EQ(doc.at("metrics").at("first_failure_index"), 2);
   EXPECT_EQ(doc.at("metrics").at("first_failure_line"), 4);
-  EXPECT_NE(o.err.find("the program survived 1 refused request (1 of 1.00 GiB)"),
-            std::string::npos)
+  EXPECT_NE(o.err.find("the program survived 1 refused request (1 of 1.00 GiB)"), std::string::npos)
       << o.err;
   EXPECT_NE(o.err.find("1 of the 1 requests the program survived being refused were refused "
                        "here too"),

@@ -53,7 +53,9 @@ OomScanner scanned(const std::string& run) {
   return scanner;
 }
 
-std::string all_notes(const RunResult& r) { return fmt::format("{}", fmt::join(r.notes, "; ")); }
+std::string all_notes(const RunResult& r) {
+  return fmt::format("{}", fmt::join(r.notes, "; "));
+}
 
 TEST(CapturedDiagnosis, AnOomInCublasIsNamedAsTheLibrarysAndNeverAsTheProgramCompleting) {
   RunResult run = captured_run("gpt2_b7_12GiB");
@@ -96,9 +98,8 @@ TEST(CapturedDiagnosis, TheProgramsTracebackNamesTheUsersLineWhenNoStacksWereRec
   ASSERT_GE(tb.size(), 3U);
   // Innermost first: the autograd engine, then torch, then the user's line.
   EXPECT_NE(tb.front().frame.find("_engine_run_backward"), std::string::npos) << tb.front().frame;
-  const auto user = std::find_if(tb.begin(), tb.end(), [](const TracebackFrame& f) {
-    return trace::user_frame(f.frame);
-  });
+  const auto user = std::find_if(
+      tb.begin(), tb.end(), [](const TracebackFrame& f) { return trace::user_frame(f.frame); });
   ASSERT_NE(user, tb.end());
   EXPECT_TRUE(user->frame.starts_with("main (")) << user->frame;
   EXPECT_TRUE(user->frame.ends_with("gpt2_train.py:33)")) << user->frame;
@@ -171,10 +172,9 @@ TEST(CapturedDiagnosis, RefusalsTheProgramSurvivedAreNotItsOom) {
   // replay goes on: the run's OOM is the one that ended the program.
   const std::optional<std::uint64_t> budget = trace::recorded_device_budget(t);
   ASSERT_TRUE(budget);
-  const testing::CliRun out =
-      testing::run_in_process({"oomlab", "run", "replay", "--trace", snapshot.string(), "-a",
-                               "torch", "--budget", std::to_string(*budget), "--no-probe",
-                               "--no-out", "--json", "-"});
+  const testing::CliRun out = testing::run_in_process(
+      {"oomlab", "run", "replay", "--trace", snapshot.string(), "-a", "torch", "--budget",
+       std::to_string(*budget), "--no-probe", "--no-out", "--json", "-"});
   ASSERT_EQ(out.code, 0) << out.err;
   const nlohmann::json result = nlohmann::json::parse(out.out);
   ASSERT_TRUE(result.at("oom").is_object()) << out.out;

@@ -101,10 +101,8 @@ inline ProgramModel full_model(const std::filesystem::path& folder) {
                                .held = false,
                                .line = "torch.OutOfMemoryError",
                                .duration_ms = 900.25};
-  m.library_oom = LibraryOom{.library = "cuBLAS",
-                             .entry = 4321,
-                             .allocated_bytes = 1100_MiB,
-                             .cached_free_bytes = 12_MiB};
+  m.library_oom = LibraryOom{
+      .library = "cuBLAS", .entry = 4321, .allocated_bytes = 1100_MiB, .cached_free_bytes = 12_MiB};
   return m;
 }
 

@@ -30,10 +30,10 @@ struct ProgramBlock {
 // Where a replayed program's failing request stands in its trace, and what it held then: a
 // replay's OOM record names the trace entry, not the run's own event.
 struct ProgramRequest {
-  std::uint64_t trace_entry = 0;            // 0-based, as the trace file counts its entries
-  std::optional<std::uint64_t> trace_line;  // text formats: its line in the file
-  std::vector<std::string> frames;          // its Python stack, innermost first, when recorded
-  std::vector<ProgramBlock> largest_live;   // the largest blocks live then, when recorded
+  std::uint64_t trace_entry = 0;             // 0-based, as the trace file counts its entries
+  std::optional<std::uint64_t> trace_line;   // text formats: its line in the file
+  std::vector<std::string> frames;           // its Python stack, innermost first, when recorded
+  std::vector<ProgramBlock> largest_live;    // the largest blocks live then, when recorded
   std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
 };
 

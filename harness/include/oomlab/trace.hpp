@@ -158,8 +158,8 @@ struct MemoryHolder {
 // code or the library that called PyTorch: a diffusers module, a transformers layer), else the
 // innermost frame; blocks allocated without frames (none recorded, or on autograd's backward
 // thread) make one group. The `most` largest groups, largest first.
-[[nodiscard]] std::vector<MemoryHolder> memory_holders(const Trace& trace,
-                                                       std::uint32_t position, std::size_t most);
+[[nodiscard]] std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t position,
+                                                       std::size_t most);
 
 // Whether a frame ("name (file:line)", as traces hold them) is in the user's own files: not in
 // an installed package (site-packages, dist-packages), Python's own library, a frozen module or

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "exec/rank_attribution.hpp"
 #include "exec/oom_place.hpp"
+#include "exec/rank_attribution.hpp"
 #include "exec/snapshot_shim.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"

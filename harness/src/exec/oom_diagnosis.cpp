@@ -89,9 +89,9 @@ ProgramOomDiagnosis from_cache_figures(const ProgramOom& oom) {
   const bool fragmented = cached + device_free >= request;
   std::string evidence;
   if (!oom.device_free_bytes) {
-    evidence = fmt::format("{} reserved by {} but unallocated {} {} requested",
-                           two_decimal_size(cached), oom.framework, fragmented ? ">=" : "<",
-                           two_decimal_size(request));
+    evidence =
+        fmt::format("{} reserved by {} but unallocated {} {} requested", two_decimal_size(cached),
+                    oom.framework, fragmented ? ">=" : "<", two_decimal_size(request));
   } else {
     evidence = fmt::format(
         "{} reserved by {} but unallocated + {} free on the device = {} {} {} requested{}",

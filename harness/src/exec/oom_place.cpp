@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <span>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -63,7 +63,8 @@ void choose_user_frame(OomRecord& oom, const ProgramRun& program,
     return [under](const std::string& f) { return trace::user_frame(f, under); };
   };
   auto user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user(roots));
-  if (user == oom.frames.end()) user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user({}));
+  if (user == oom.frames.end())
+    user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user({}));
   oom.user_frame.clear();
   oom.user_line.clear();
   if (user == oom.frames.end()) return;

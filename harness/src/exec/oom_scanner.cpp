@@ -127,7 +127,8 @@ void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest)
   const bool replaces = !found_ || (found_->may_be_retried && !candidate.may_be_retried) ||
                         (same_kind && candidate.richness() > found_->richness()) || raised_tie;
   if (replaces) {
-    std::vector<TracebackFrame> traceback = found_ ? found_->traceback : std::vector<TracebackFrame>{};
+    std::vector<TracebackFrame> traceback =
+        found_ ? found_->traceback : std::vector<TracebackFrame>{};
     found_ = candidate;
     if (found_->traceback.empty()) found_->traceback = std::move(traceback);
     found_is_latest_ = candidate_is_latest;

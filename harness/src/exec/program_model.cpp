@@ -6,11 +6,11 @@
 #include <chrono>
 #include <utility>
 
+#include "exec/library_oom.hpp"
+#include "exec/oom_place.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
-#include "exec/library_oom.hpp"
-#include "exec/oom_place.hpp"
 #include "run/torch_settings.hpp"
 #include "run/whatif.hpp"
 #include "trace/trace.hpp"

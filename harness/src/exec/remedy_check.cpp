@@ -98,8 +98,7 @@ void check_library_room(const ExecConfig& config, ExecDevices& devices, RunResul
   RemedyCheck capped{
       .setting = "allocator cap",
       .allocator_cap_bytes = cap,
-      .memory_fraction =
-          total > 0 ? static_cast<double>(cap) / static_cast<double>(total) : 0.0};
+      .memory_fraction = total > 0 ? static_cast<double>(cap) / static_cast<double>(total) : 0.0};
   rerun(config, devices, result, capped);
   m.remedy_check = std::move(capped);
 }
@@ -124,15 +123,15 @@ std::string check_remedy(const ExecConfig& config, ExecDevices& devices, RunResu
 std::string remedy_check_line(const RemedyCheck& c) {
   std::string set;
   if (c.allocator_cap_bytes) {
-    set = fmt::format("PyTorch's allocator capped at {} ({}={}, as "
-                      "torch.cuda.set_per_process_memory_fraction({:.4f}) does on this card)",
-                      format_bytes(*c.allocator_cap_bytes), kCapVariable, *c.allocator_cap_bytes,
-                      c.memory_fraction);
+    set = fmt::format(
+        "PyTorch's allocator capped at {} ({}={}, as "
+        "torch.cuda.set_per_process_memory_fraction({:.4f}) does on this card)",
+        format_bytes(*c.allocator_cap_bytes), kCapVariable, *c.allocator_cap_bytes,
+        c.memory_fraction);
   } else {
-    set = fmt::format("{}={}{}", kAllocConfVariable, c.alloc_conf,
-                      c.replaced.empty()
-                          ? ""
-                          : fmt::format(" (replacing the program's '{}')", c.replaced));
+    set = fmt::format(
+        "{}={}{}", kAllocConfVariable, c.alloc_conf,
+        c.replaced.empty() ? "" : fmt::format(" (replacing the program's '{}')", c.replaced));
   }
   std::string verdict;
   if (c.held) {

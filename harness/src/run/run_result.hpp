@@ -79,7 +79,7 @@ struct OomRecord {
   std::vector<ProgramBlock> largest_live;
   std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
   std::optional<ProgramMessage> program;     // exec: the program's own words
-  std::vector<SettingCheck> remedies;     // torch replays: each setting at the run's budget
+  std::vector<SettingCheck> remedies;        // torch replays: each setting at the run's budget
   std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;

@@ -21,8 +21,7 @@ namespace {
 std::string_view file_of(std::string_view frame) {
   const std::size_t open = frame.rfind(" (");
   const std::size_t colon = frame.rfind(':');
-  if (open == std::string_view::npos || colon == std::string_view::npos || colon < open)
-    return {};
+  if (open == std::string_view::npos || colon == std::string_view::npos || colon < open) return {};
   return frame.substr(open + 2, colon - open - 2);
 }
 
@@ -58,7 +57,9 @@ bool in_torch(std::string_view frame) {
   return path.starts_with("torch/");
 }
 
-bool python_frame(std::string_view frame) { return file_of(frame).ends_with(".py"); }
+bool python_frame(std::string_view frame) {
+  return file_of(frame).ends_with(".py");
+}
 
 // The frame a block's memory is charged to, in words: "forward (diffusers/models/resnet.py)".
 std::string holder_of(const std::vector<std::string>& frames) {
@@ -71,8 +72,9 @@ std::string holder_of(const std::vector<std::string>& frames) {
   });
   const auto python = std::find_if(frames.begin(), frames.end(),
                                    [](const std::string& f) { return python_frame(f); });
-  const std::string& chosen =
-      outside != frames.end() ? *outside : python != frames.end() ? *python : frames.front();
+  const std::string& chosen = outside != frames.end()  ? *outside
+                              : python != frames.end() ? *python
+                                                       : frames.front();
   const std::string_view file = file_of(chosen);
   const std::string_view package = package_path(file);
   const std::string_view shown = !package.empty() ? package : last_parts(file);
@@ -112,13 +114,11 @@ std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t posit
   std::unordered_map<std::uint32_t, std::string> by_stack;  // a stack's holder, worked out once
   for (const std::uint32_t event : slot_event) {
     if (event == Event::kNone) continue;
-    const std::uint32_t stack =
-        trace.pytorch && event < trace.pytorch->event_stacks.size()
-            ? trace.pytorch->event_stacks[event]
-            : Event::kNone;
+    const std::uint32_t stack = trace.pytorch && event < trace.pytorch->event_stacks.size()
+                                    ? trace.pytorch->event_stacks[event]
+                                    : Event::kNone;
     auto [known, added] = by_stack.try_emplace(stack);
-    if (added)
-      known->second = holder_of(trace.pytorch ? trace.pytorch->frames_of(event) : kNone);
+    if (added) known->second = holder_of(trace.pytorch ? trace.pytorch->frames_of(event) : kNone);
     MemoryHolder& group = groups[known->second];
     group.where = known->second;
     group.bytes += trace.events[event].bytes;

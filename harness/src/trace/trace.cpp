@@ -146,8 +146,7 @@ std::vector<std::uint64_t> survived_failure_sizes(const Trace& trace) {
 
 std::uint32_t fatal_failure_at(const Trace& trace) {
   if (trace.demand.failures == 0) return Event::kNone;
-  if (!survived_failure(trace, trace.demand.first_failure_at))
-    return trace.demand.first_failure_at;
+  if (!survived_failure(trace, trace.demand.first_failure_at)) return trace.demand.first_failure_at;
   if (!ends_at_failure(trace)) return Event::kNone;
   for (std::uint32_t i = trace.demand.last_alloc_at + 1; i < trace.events.size(); ++i) {
     if (trace.events[i].op == Op::failed) return i;

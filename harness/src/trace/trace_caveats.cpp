@@ -78,7 +78,8 @@ std::string size_counts(std::vector<std::uint64_t> sizes) {
   std::vector<std::string> parts;
   for (std::size_t i = 0; i < counts.size() && i < kShown; ++i)
     parts.push_back(fmt::format("{} of {}", counts[i].first, format_bytes(counts[i].second)));
-  if (counts.size() > kShown) parts.push_back(fmt::format("{} other sizes", counts.size() - kShown));
+  if (counts.size() > kShown)
+    parts.push_back(fmt::format("{} other sizes", counts.size() - kShown));
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
