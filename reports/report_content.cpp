@@ -147,7 +147,7 @@ std::vector<ReportRow> oom_rows(const OomRecord& oom) {
     rows.push_back({"PyTorch says", pytorch_message(oom)});
   }
   if (const std::string where = oom_where_text(oom); !where.empty())
-    rows.push_back({"Where", where});
+    rows.push_back({"In the code", where});
   if (!d.advice.empty()) rows.push_back({"Advice", d.advice});
   return rows;
 }

@@ -83,13 +83,14 @@ TEST_F(GpuExecSnapshot, NoSnapshotLeavesTheProgramAlone) {
 
 TEST_F(GpuExecSnapshot, TheShimCapsPyTorchsAllocatorWhenAskedToLeaveALibraryRoom) {
   // --check-remedy's cap for an OOM beside the allocator: the shim sets it at CUDA's first use,
-  // and PyTorch itself then refuses past it ("1.00 GiB allowed"), well inside the budget.
+  // and PyTorch itself then refuses past it ("1024.00 MiB allowed", as PyTorch formats 1 GiB), well
+  // inside the budget.
   const fs::path out = fs::temp_directory_path() / "oomlab_gpu_exec_snapshot_cap";
   const json s =
       exec(out, {"--budget", "8GiB"}, "grow", {"env", "OOMLAB_ALLOCATOR_CAP_BYTES=1073741824"});
   ASSERT_EQ(s.value("outcome", ""), "oom") << s.dump();
   const std::string line = s["oom"]["program"]["line"].get<std::string>();
-  EXPECT_NE(line.find("1.00 GiB allowed"), std::string::npos) << line;
+  EXPECT_NE(line.find("1024.00 MiB allowed"), std::string::npos) << line;
 }
 
 }  // namespace

@@ -100,6 +100,13 @@ void check_library_room(const ExecConfig& config, ExecDevices& devices, RunResul
       .allocator_cap_bytes = cap,
       .memory_fraction = total > 0 ? static_cast<double>(cap) / static_cast<double>(total) : 0.0};
   rerun(config, devices, result, capped);
+  if (capped.outcome == Outcome::oom && capped.line.find(" allowed;") != std::string::npos) {
+    m.notes.push_back(fmt::format(
+        "with {} given room, the program ran out in PyTorch's own allocator under its cap: the "
+        "job needs more than this budget as it is, so the remedy is a smaller batch (or a "
+        "larger card)",
+        m.library_oom->library));
+  }
   m.remedy_check = std::move(capped);
 }
 
