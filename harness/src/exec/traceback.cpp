@@ -39,21 +39,21 @@ std::optional<std::string> frame_line(std::string_view line) {
 
 }  // namespace
 
-void TracebackReader::feed(std::string_view raw) {
-  const std::string_view line = unmarked(raw);
-  if (line.find("Traceback (most recent call last):") != std::string_view::npos) {
+void TracebackReader::feed(std::string_view line) {
+  const std::string_view text = unmarked(line);
+  if (text.find("Traceback (most recent call last):") != std::string_view::npos) {
     reading_ = true;
     block_.clear();
     return;
   }
   if (!reading_) return;
-  if (auto frame = frame_line(line)) {
+  if (auto frame = frame_line(text)) {
     block_.push_back({.frame = std::move(*frame), .code = {}});
     return;
   }
-  if (line.starts_with(' ') || line.empty()) {  // the code under a frame, or its ^^^ marks
-    const std::size_t first = line.find_first_not_of(' ');
-    const std::string_view code = first == std::string_view::npos ? "" : line.substr(first);
+  if (text.starts_with(' ') || text.empty()) {  // the code under a frame, or its ^^^ marks
+    const std::size_t first = text.find_first_not_of(' ');
+    const std::string_view code = first == std::string_view::npos ? "" : text.substr(first);
     const bool marks = code.find_first_not_of("^~ ") == std::string_view::npos;
     if (!block_.empty() && block_.back().code.empty() && !marks) block_.back().code = code;
     return;
