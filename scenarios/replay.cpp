@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -87,17 +88,24 @@ class Replay final : public Scenario {
     if (p.integer("device") > 1024) throw_usage("replay: device must be at most 1024");
   }
 
+  [[nodiscard]] bool replays_traces() const override { return true; }
+
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
     const std::string& format = p.choice("format");
-    level_ = p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor;
-    trace_ = trace::load_shared(p.text("trace"),
-                                {.format = format == "oomlab"    ? trace::Format::oomlab
-                                           : format == "rmm"     ? trace::Format::rmm
-                                           : format == "pytorch" ? trace::Format::pytorch
-                                                                 : trace::Format::automatic,
-                                 .level = level_,
-                                 .device = static_cast<std::uint32_t>(p.integer("device")),
-                                 .check_stop = check_stop});
+    adopt(p, std::make_shared<const trace::Trace>(trace::load(
+                 p.text("trace"), {.format = format == "oomlab"    ? trace::Format::oomlab
+                                             : format == "rmm"     ? trace::Format::rmm
+                                             : format == "pytorch" ? trace::Format::pytorch
+                                                                   : trace::Format::automatic,
+                                   .level = level_of(p),
+                                   .device = static_cast<std::uint32_t>(p.integer("device")),
+                                   .check_stop = check_stop})));
+  }
+
+  // A trace already read (a search's trials, whatif's settings: one read for all of them).
+  void adopt(const Params& p, const std::shared_ptr<const trace::Trace>& trace) override {
+    level_ = level_of(p);
+    trace_ = trace;
     if (p.flag("strict") && trace_->unknown_frees > 0) {
       throw Error(
           ErrorKind::input,
@@ -106,6 +114,8 @@ class Replay final : public Scenario {
                       trace_->source.string(), trace_->first_unknown_free, trace_->unknown_frees));
     }
   }
+
+  [[nodiscard]] std::shared_ptr<const trace::Trace> input_trace() const override { return trace_; }
 
   // A PyTorch snapshot's at the tensor level (none recorded: PyTorch's defaults). Its segment
   // level is what the caching allocator got, which no model of it serves again.
@@ -169,6 +179,10 @@ class Replay final : public Scenario {
   }
 
  private:
+  static trace::Level level_of(const Params& p) {
+    return p.choice("level") == "segment" ? trace::Level::segment : trace::Level::tensor;
+  }
+
   struct Held {
     Block block;
     std::uint32_t event = 0;  // the allocation's index in Trace::events, for the leak report

@@ -361,7 +361,9 @@ TEST(AsyncRange, ABudgetWithinTheAsyncRowsRangeMayFitAndIsNeverSaidToFit) {
   EXPECT_EQ(async_row(above).at("at_budget").at("uncertain"), true);
   std::istringstream lines(table);
   for (std::string line; std::getline(lines, line);) {
-    if (line.starts_with("backend=async  ")) EXPECT_NE(line.find("may fit"), std::string::npos);
+    if (line.starts_with("backend=async  ")) {
+      EXPECT_NE(line.find("may fit"), std::string::npos);
+    }
   }
   // Where native runs out of memory: the async row is never among the settings that fit.
   const std::uint64_t native = row_of(whatif, "native").at("frontier_bytes");

@@ -22,7 +22,8 @@ void Registry::add(const Factory& factory) {
     throw Error(ErrorKind::input, fmt::format("scenario '{}' is registered twice", name));
   }
   entries_.push_back(Entry{std::move(name), std::string(sample->summary()),
-                           std::string(sample->details()), sample->params(), factory});
+                           std::string(sample->details()), sample->params(), factory,
+                           sample->replays_traces()});
   std::sort(entries_.begin(), entries_.end(),
             [](const Entry& a, const Entry& b) { return a.name < b.name; });
 }
@@ -36,6 +37,12 @@ const Registry::Entry* Registry::find(std::string_view name) const {
 std::unique_ptr<Scenario> Registry::create(std::string_view name) const {
   const Entry* entry = find(name);
   return entry == nullptr ? nullptr : entry->factory();
+}
+
+const Registry::Entry* Registry::trace_player() const {
+  const auto it = std::find_if(entries_.begin(), entries_.end(),
+                               [](const Entry& e) { return e.replays_traces; });
+  return it == entries_.end() ? nullptr : &*it;
 }
 
 std::vector<std::string> Registry::names() const {

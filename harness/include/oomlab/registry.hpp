@@ -24,6 +24,7 @@ class Registry {
     std::string details;
     ParamSpec params;
     Factory factory;
+    bool replays_traces = false;  // Scenario::replays_traces()
   };
 
   // The registry built-in scenarios register into at static initialisation.
@@ -36,6 +37,9 @@ class Registry {
   [[nodiscard]] const Entry* find(std::string_view name) const;
   [[nodiscard]] const std::vector<Entry>& entries() const { return entries_; }
   [[nodiscard]] std::vector<std::string> names() const;
+  // The scenario that replays a trace already read (Scenario::replays_traces()), the first by
+  // name when several do; null when none is registered.
+  [[nodiscard]] const Entry* trace_player() const;
 
  private:
   std::vector<Entry> entries_;

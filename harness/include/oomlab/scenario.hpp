@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@
 #include "oomlab/rng.hpp"
 
 namespace oomlab {
+
+namespace trace {
+struct Trace;
+}  // namespace trace
 
 // Element types of the cast kernel: what mixed-precision training keeps its working copies in.
 enum class Precision : std::uint8_t { fp32, fp16, bf16, fp8_e4m3 };
@@ -187,6 +192,20 @@ class Scenario {
       const {
     return std::nullopt;
   }
+
+  // A scenario that replays a trace (oomlab/trace.hpp) says so: the registry's trace player.
+  // A run asked to replay a trace already read (a typed request: RunConfig::trace) is made of it
+  // and hands it the trace through adopt() in place of prepare(); no file is read again.
+  [[nodiscard]] virtual bool replays_traces() const { return false; }
+  // In place of prepare(), for a trace already read, with the scenario's parameters (its trace's
+  // own are not read). Only a scenario that replays_traces() is asked; the default refuses.
+  virtual void adopt(const Params& /*params*/,
+                     const std::shared_ptr<const trace::Trace>& /*trace*/) {
+    throw Error(ErrorKind::internal, std::string(name()) + " replays no trace");
+  }
+  // After prepare() or adopt(): the trace it replays, read-only, for the next run of the same
+  // request to adopt (a search's trials read their trace once); null for a scenario without one.
+  [[nodiscard]] virtual std::shared_ptr<const trace::Trace> input_trace() const { return nullptr; }
 };
 
 }  // namespace oomlab

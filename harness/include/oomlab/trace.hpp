@@ -134,12 +134,6 @@ struct LoadOptions {
 // Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with
 // "file:line: what" (or "file: byte N: what") for anything it cannot read.
 [[nodiscard]] Trace load(const std::filesystem::path& path, const LoadOptions& options);
-// The same, read once per process: the last trace loaded is kept, and handed out again while
-// the file (size and modification time) and the options are the same. A frontier's trials, or a
-// what-if's settings, parse their trace once.
-[[nodiscard]] std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
-                                                       const LoadOptions& options);
-
 // Whether the trace stops at the program's own failed request, with nothing asked for after it
 // (a snapshot dumped at the OOM): what the program would have done next is not in it.
 [[nodiscard]] bool ends_at_failure(const Trace& trace);

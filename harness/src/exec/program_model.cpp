@@ -164,11 +164,9 @@ void fill_rows(ProgramModel& m, const WhatIfResult& whatif) {
 }  // namespace
 
 ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& snapshot,
-                            bool holds_the_oom, const SnapshotPlace& place,
-                            const ModelOptions& options) {
+                            const std::shared_ptr<const trace::Trace>& trace, bool holds_the_oom,
+                            const SnapshotPlace& place, const ModelOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  const std::shared_ptr<const trace::Trace> trace =
-      trace::load_shared(snapshot, {.device = place.device});
   if (trace->format != trace::Format::pytorch) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not a PyTorch memory snapshot", snapshot.string()));
@@ -193,6 +191,7 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
                        : kDevicePageBytes;
   const WhatIfResult whatif = what_if(
       {.trace = snapshot,
+       .loaded = trace,
        .device = place.device,
        .budget = BudgetRequest{.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{m.budget_bytes}},
        .stop = options.stop,
@@ -329,11 +328,11 @@ void model_program(RunResult& run, const ModelOptions& options) {
   }
   try {
     for (const std::size_t i : order) {
+      const auto trace = std::make_shared<const trace::Trace>(
+          trace::load(snapshots[i], {.device = facts[i]->device}));  // once, for all of it
       ProgramModel m =
-          model_snapshot(run, snapshots[i], i == primary, place_of(run, facts, i), options);
-      if (i == primary && run.oom)
-        describe_failure(*run.oom, *trace::load_shared(snapshots[i], {.device = facts[i]->device}),
-                         *run.program);
+          model_snapshot(run, snapshots[i], trace, i == primary, place_of(run, facts, i), options);
+      if (i == primary && run.oom) describe_failure(*run.oom, *trace, *run.program);
       if (run.program->devices.size() > 1 && facts[i]->device < run.program->devices.size())
         m.device = run.program->devices[facts[i]->device];
       run.models.push_back(std::move(m));

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -28,11 +29,14 @@ struct SnapshotPlace {
   std::uint64_t peak_reserved_of_all = 0;  // their allocators' peaks, summed
 };
 
-// What one snapshot says, given the run it came from (its program's figures) and its place.
-// Throws Error(input) for a file that is not a PyTorch snapshot, and Interrupted on a stop.
+// What one snapshot says, given the run it came from (its program's figures) and its place:
+// `trace` is the snapshot at `snapshot`, read already (its device's trace). Throws Error(input)
+// for a trace that is not a PyTorch snapshot's, and Interrupted on a stop.
 [[nodiscard]] ProgramModel model_snapshot(const RunResult& run,
-                                          const std::filesystem::path& snapshot, bool holds_the_oom,
-                                          const SnapshotPlace& place, const ModelOptions& options);
+                                          const std::filesystem::path& snapshot,
+                                          const std::shared_ptr<const trace::Trace>& trace,
+                                          bool holds_the_oom, const SnapshotPlace& place,
+                                          const ModelOptions& options);
 
 // Every snapshot of run.program into run.models, each replayed on its own device's budget with
 // the memory outside its allocator measured on that device, the one that matters most first: the

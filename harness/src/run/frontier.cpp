@@ -30,7 +30,8 @@ FrontierResult find_frontier(const RunConfig& base, std::uint64_t resolution_byt
   const TrialAt run_at = [&](std::optional<std::uint64_t> budget) {
     if (budget) config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{*budget}};
     const RunResult run = run_scenario(config);
-    config.notice = nullptr;  // the first run's notices are enough
+    config.notice = nullptr;                            // the first run's notices are enough
+    if (!config.trace) config.trace = run.input_trace;  // read once: the trials adopt it
     if (run.outcome == Outcome::error) {
       throw Error(ErrorKind::device, fmt::format("the run at a budget of {} ended in {}: {}",
                                                  format_bytes(run.budget_bytes),

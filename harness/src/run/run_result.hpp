@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "allocators/backends.hpp"
 #include "analysis/oom_analysis.hpp"
 #include "device/device.hpp"
 #include "oomlab/params.hpp"
@@ -266,7 +268,11 @@ struct RunResult {
   Params params;
   std::uint64_t seed = 0;
   std::string allocator;
+  BackendKind backend = BackendKind::automatic;  // `allocator`, typed (automatic: none ran)
   Params allocator_options;
+  // The trace the scenario replayed, as read (null: none): a later run of the same request
+  // adopts it (RunConfig::trace) instead of reading the file again.
+  std::shared_ptr<const trace::Trace> input_trace;
   std::uint64_t budget_bytes = 0;
   std::uint64_t ballast_bytes = 0;
   std::optional<std::uint64_t>

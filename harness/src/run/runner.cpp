@@ -221,7 +221,12 @@ bool prepare_input(const RunConfig& config, Scenario& scenario, RunResult& resul
   try {
     const auto start = std::chrono::steady_clock::now();
     const Ticker ticker(config.progress_interval, loading_tick(config, start));
-    scenario.prepare(config.params, check_stop);
+    if (config.trace) {
+      scenario.adopt(config.params, config.trace);
+    } else {
+      scenario.prepare(config.params, check_stop);
+    }
+    result.input_trace = scenario.input_trace();
     return true;
   } catch (const TimedOut&) {
     result.outcome = Outcome::timeout;
@@ -237,20 +242,32 @@ bool prepare_input(const RunConfig& config, Scenario& scenario, RunResult& resul
   return false;
 }
 
+// The scenario a run drives: the registry's trace player for a typed replay, else the one named.
+const Registry::Entry& scenario_entry(const RunConfig& config) {
+  const Registry& registry = Registry::global();
+  const Registry::Entry* entry =
+      config.trace ? registry.trace_player() : registry.find(config.scenario);
+  if (entry == nullptr && config.trace)
+    throw Error(ErrorKind::internal, "a trace to replay, but no scenario replays traces");
+  if (entry == nullptr) throw_usage(fmt::format("unknown scenario '{}'", config.scenario));
+  return *entry;
+}
+
 }  // namespace
 
 RunResult run_scenario(const RunConfig& config) {
-  const std::unique_ptr<Scenario> scenario = Registry::global().create(config.scenario);
-  if (!scenario) throw_usage(fmt::format("unknown scenario '{}'", config.scenario));
+  const Registry::Entry& entry = scenario_entry(config);
+  const std::unique_ptr<Scenario> scenario = entry.factory();
   scenario->validate(config.params);
 
   RunResult result;
   result.environment = config.environment ? *config.environment : probe_environment();
-  result.scenario = config.scenario;
+  result.scenario = entry.name;
   result.params = config.params;
   result.seed = config.seed;
   RunPlan plan = plan_allocator(config, result.environment, result);
   result.allocator = backend_info(plan.kind).name;
+  result.backend = plan.kind;
   result.allocator_options = plan.allocator_options;
 
   std::atomic<bool> timed_out{false};
@@ -258,6 +275,7 @@ RunResult run_scenario(const RunConfig& config) {
   if (!prepare_input(config, *scenario, result, timed_out)) return result;
   settle_plan(config, *scenario, plan, result);  // a model's settings from the loaded trace
   result.allocator = backend_info(plan.kind).name;
+  result.backend = plan.kind;
   result.allocator_options = plan.allocator_options;
   result.simulated = plan.simulated;
 

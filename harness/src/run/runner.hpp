@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,8 +48,11 @@ struct ProgressSnapshot {
 
 // Everything a run needs, typed: the CLI builds it from the user's text.
 struct RunConfig {
-  std::string scenario;
-  Params params;  // complete: the scenario's defaults with the user's values over them
+  std::string scenario;  // a registered scenario's name (the CLI's); unused when `trace` is set
+  Params params;         // complete: the scenario's defaults with the user's values over them
+  // A typed replay: this trace, already read, replayed by the registry's trace player with
+  // `params` (its parameters; their trace is not read again). Null: `scenario` by name.
+  std::shared_ptr<const trace::Trace> trace;
   std::uint64_t seed = 1;
   BackendKind allocator = BackendKind::automatic;
   Params allocator_options;  // the backend's options (ignored for automatic: its pick's defaults)

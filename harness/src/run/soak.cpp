@@ -55,6 +55,7 @@ SoakResult soak(const RunConfig& config, std::uint32_t cycles,
   std::string events_error;  // the first cycle's: the record the last cycle's summary carries
   for (std::uint32_t i = 0; i < cycles; ++i) {
     RunResult r = run_scenario(i == 0 ? config : quiet);
+    if (!quiet.trace) quiet.trace = r.input_trace;  // the cycles after the first adopt its trace
     if (i == 0) events_error = r.events_error;
     r.events_error = events_error;
     SoakCycle c{.outcome = r.outcome,

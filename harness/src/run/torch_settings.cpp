@@ -12,8 +12,9 @@
 namespace oomlab {
 
 Params torch_native_options(std::uint64_t card_bytes) {
-  Params p(find_backend("torch")->options);
-  for (const ParamDef& d : find_backend("torch")->options)
+  const ParamSpec& spec = backend_info(BackendKind::torch).options;
+  Params p(spec);
+  for (const ParamDef& d : spec)
     p.set(d.name, d.default_value);
   p.set("upstream", std::string("sim"));
   p.set("total", Bytes{card_bytes});
@@ -88,8 +89,8 @@ namespace {
 
 // Whether the run replayed a trace on the model of PyTorch's allocator.
 bool replayed_on_torch(const RunConfig& config, const RunResult& result) {
-  return result.allocator == "torch" && result.oom && result.oom->trace_entry &&
-         config.scenario == "replay";
+  return result.backend == BackendKind::torch && result.oom && result.oom->trace_entry &&
+         (config.trace || result.input_trace);
 }
 
 }  // namespace
@@ -105,8 +106,10 @@ void check_remedies(const RunConfig& config, RunResult& result) {
   std::erase_if(settings, [&](const TorchSetting& s) {
     return question == BudgetQuestion::card && s.fraction;
   });
+  RunConfig again = config;
+  if (!again.trace) again.trace = result.input_trace;  // the run's trace, read once
   const std::vector<WhatIfAtBudget> at =
-      settings_at_budget(config, settings, result.budget_bytes, 0);
+      settings_at_budget(again, settings, result.budget_bytes, 0);
   OomRecord& oom = *result.oom;
   oom.remedies.clear();
   for (std::size_t i = 0; i < settings.size(); ++i) {

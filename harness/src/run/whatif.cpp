@@ -45,7 +45,7 @@ torch::ResolvedTorch resolved(const Params& options, const trace::Trace& trace) 
 
 // The torch model over the simulated card, nothing else chosen: the snapshot's settings fill in.
 Params torch_on_card(std::uint64_t card_bytes) {
-  Params p(find_backend("torch")->options);
+  Params p(backend_info(BackendKind::torch).options);
   p.set("upstream", std::string("sim"));
   p.set("total", Bytes{card_bytes});
   return p;
@@ -121,11 +121,14 @@ std::vector<TorchSetting> settings(const WhatIfRequest& request, const trace::Tr
 
 // The run every trial starts from: the replay of the trace on torch over the sim, no probes, no
 // events written, no notices (the rows' settings are the table's to say).
-RunConfig base_config(const WhatIfRequest& request) {
+RunConfig base_config(const WhatIfRequest& request,
+                      const std::shared_ptr<const trace::Trace>& trace) {
   RunConfig config;
-  config.scenario = "replay";
-  config.params = Params(Registry::global().find("replay")->params);
-  config.params.set("trace", request.trace.string());
+  const Registry::Entry* player = Registry::global().trace_player();
+  if (player == nullptr) throw Error(ErrorKind::internal, "no scenario replays traces");
+  config.trace = trace;  // read once, here: every trial adopts it
+  config.params = Params(player->params);
+  config.params.set("trace", request.trace.string());  // the record's: the file is not read again
   config.params.set("device", std::int64_t{request.device});
   config.allocator = BackendKind::torch;
   config.probe = false;
@@ -244,7 +247,9 @@ std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
 WhatIfResult what_if(const WhatIfRequest& request) {
   const auto start = std::chrono::steady_clock::now();
   const std::shared_ptr<const trace::Trace> trace =
-      trace::load_shared(request.trace, {.device = request.device});
+      request.loaded ? request.loaded
+                     : std::make_shared<const trace::Trace>(
+                           trace::load(request.trace, {.device = request.device}));
   if (trace->format != trace::Format::pytorch) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not a PyTorch memory snapshot (it reads as {}): whatif replays "
@@ -260,7 +265,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
     result.notes.push_back(caveat);
   const std::vector<TorchSetting> rows =
       settings(request, *trace, result.upper_bytes, result.notes);
-  result.rows = run_rows(rows, base_config(request), *trace, result.upper_bytes,
+  result.rows = run_rows(rows, base_config(request, trace), *trace, result.upper_bytes,
                          result.budget_bytes, request.threads);
   result.best = smallest_frontier(result.rows, result.question);
   for (std::size_t i = 0; i < result.rows.size(); ++i) {

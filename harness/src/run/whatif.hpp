@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +31,9 @@ enum class WhatIfBudgetSource : std::uint8_t {
 
 struct WhatIfRequest {
   std::filesystem::path trace;
+  // The snapshot already read (its device's trace, at the tensor level): no file is read. Null:
+  // `trace` is read.
+  std::shared_ptr<const trace::Trace> loaded;
   std::uint32_t device = 0;                        // whose device trace
   std::optional<BudgetRequest> budget;             // none: the snapshot's, when it recorded one
   BudgetQuestion question = BudgetQuestion::card;  // cards, or caps of a memory fraction

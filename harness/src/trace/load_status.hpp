@@ -1,5 +1,5 @@
 // How far the trace being read has got: a progress line reads it from another thread while a
-// trace of gigabytes loads (a process reads one trace at a time: load_shared holds a lock).
+// trace of gigabytes loads (one at a time: the commands read a trace once, before their runs).
 #pragma once
 
 #include <cstdint>

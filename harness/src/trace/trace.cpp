@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <mutex>
 #include <utility>
 
 #include "oomlab/error.hpp"
@@ -244,38 +243,6 @@ void refuse_compressed(const std::filesystem::path& path, std::string_view head)
     return;
   throw Error(ErrorKind::input, fmt::format("{}: gzip-compressed: decompress it first (gunzip {})",
                                             path.string(), path.string()));
-}
-
-std::shared_ptr<const Trace> load_shared(const std::filesystem::path& path,
-                                         const LoadOptions& options) {
-  struct Key {
-    std::filesystem::path path;
-    std::uintmax_t size = 0;
-    std::filesystem::file_time_type modified;
-    Format format = Format::automatic;
-    Level level = Level::tensor;
-    std::uint32_t device = 0;
-    bool operator==(const Key&) const = default;
-  };
-  static std::mutex mutex;
-  static Key cached_key;
-  static std::shared_ptr<const Trace> cached;
-  std::error_code ec;
-  Key key{.path = std::filesystem::absolute(path, ec),
-          .size = std::filesystem::file_size(path, ec),
-          .modified = std::filesystem::last_write_time(path, ec),
-          .format = options.format,
-          .level = options.level,
-          .device = options.device};
-  const std::lock_guard lock(mutex);
-  if (!ec && cached && key == cached_key) return cached;
-  cached.reset();  // the old one goes before the new one is read
-  auto trace = std::make_shared<const Trace>(load(path, options));
-  if (!ec) {
-    cached_key = std::move(key);
-    cached = trace;
-  }
-  return trace;
 }
 
 Trace load(const std::filesystem::path& path, const LoadOptions& options) {
