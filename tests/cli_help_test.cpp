@@ -12,7 +12,7 @@
 
 #include "cli/child_process.hpp"
 #include "cli/cli.hpp"
-#include "reports/compare.hpp"
+#include "reports/matrix/compare.hpp"
 #include "test_support.hpp"
 
 namespace oomlab::cli {

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
-#include "reports/compare.hpp"
-#include "reports/junit.hpp"
+#include "reports/matrix/compare.hpp"
+#include "reports/writers/junit.hpp"
 
 namespace oomlab {
 namespace {

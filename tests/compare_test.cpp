@@ -1,6 +1,6 @@
 // `oomlab compare` below the command line: every verdict, the tolerance at its edges and widened
 // by measured spreads, and loading and refusing inputs (compare_cli_test.cpp has the command).
-#include "reports/compare.hpp"
+#include "reports/matrix/compare.hpp"
 
 #include <gtest/gtest.h>
 

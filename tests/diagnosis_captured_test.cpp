@@ -16,9 +16,9 @@
 #include "exec/program_model.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
-#include "reports/program_summary.hpp"
-#include "reports/report_input.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/program_summary.hpp"
+#include "reports/run/report_input.hpp"
+#include "reports/run/summary_json.hpp"
 #include "test_support.hpp"
 #include "trace/trace.hpp"
 

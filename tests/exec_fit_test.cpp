@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "fake_exec_devices.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 
 namespace {
 

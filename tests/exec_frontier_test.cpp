@@ -14,7 +14,7 @@
 #include <optional>
 
 #include "fake_exec_devices.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 
 namespace {
 

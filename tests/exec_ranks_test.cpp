@@ -15,10 +15,10 @@
 #include "exec/exec_run.hpp"
 #include "fake_exec_devices.hpp"
 #include "oomlab/units.hpp"
-#include "reports/device_timelines.hpp"
-#include "reports/program_summary.hpp"
-#include "reports/run_report.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/program_summary.hpp"
+#include "reports/run/run_report.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/writers/device_timelines.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -12,12 +12,12 @@
 #include "exec/oom_message.hpp"
 #include "exec/program_model.hpp"
 #include "oomlab/units.hpp"
-#include "reports/html_report.hpp"
-#include "reports/junit.hpp"
-#include "reports/markdown_report.hpp"
-#include "reports/program_summary.hpp"
-#include "reports/run_report.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/program_summary.hpp"
+#include "reports/run/run_report.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/writers/html_report.hpp"
+#include "reports/writers/junit.hpp"
+#include "reports/writers/markdown_report.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

@@ -1,16 +1,16 @@
 // `exec` on several devices, in words: the console summary and the report speak of each device
 // against its own budget, lead with the failing device (the failing rank's, else the one closest
 // to its budget), and print no what-if table without rows. A run on one device reads as before.
-#include "reports/program_devices.hpp"
+#include "reports/run/program_devices.hpp"
 
 #include <gtest/gtest.h>
 
 #include <regex>
 
-#include "reports/html_report.hpp"
-#include "reports/markdown_report.hpp"
-#include "reports/program_summary.hpp"
-#include "reports/report_content.hpp"
+#include "reports/run/program_summary.hpp"
+#include "reports/writers/html_report.hpp"
+#include "reports/writers/markdown_report.hpp"
+#include "reports/writers/report_content.hpp"
 
 namespace oomlab {
 namespace {

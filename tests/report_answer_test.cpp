@@ -11,8 +11,8 @@
 
 #include "cli/cli.hpp"
 #include "oomlab/units.hpp"
-#include "reports/report_writer.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/writers/report_writer.hpp"
 #include "run/run_result.hpp"
 #include "test_support.hpp"
 

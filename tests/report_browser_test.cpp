@@ -14,8 +14,8 @@
 #include <sstream>
 #include <thread>
 
-#include "reports/report_writer.hpp"
-#include "reports/svg_chart.hpp"
+#include "reports/writers/report_writer.hpp"
+#include "reports/writers/svg_chart.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "oomlab/units.hpp"
-#include "reports/report_content.hpp"
-#include "reports/run_report.hpp"
-#include "reports/svg_chart.hpp"
-#include "reports/svg_frame.hpp"
+#include "reports/run/run_report.hpp"
+#include "reports/writers/report_content.hpp"
+#include "reports/writers/svg_chart.hpp"
+#include "reports/writers/svg_frame.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

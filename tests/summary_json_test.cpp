@@ -1,9 +1,9 @@
 // summary.json follows the oomlab.run.v1 contract of docs/outputs.md: every field, with its type.
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
 
 #include <gtest/gtest.h>
 
-#include "reports/program_summary.hpp"
+#include "reports/run/program_summary.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 

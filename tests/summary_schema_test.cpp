@@ -7,10 +7,10 @@
 
 #include "full_run_result.hpp"
 #include "oomlab/error.hpp"
-#include "reports/compare.hpp"
-#include "reports/report_content.hpp"
-#include "reports/run_report.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/matrix/compare.hpp"
+#include "reports/run/run_report.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/writers/report_content.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

@@ -12,8 +12,8 @@
 #include "cli/parse.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/compare.hpp"
-#include "reports/junit.hpp"
+#include "reports/matrix/compare.hpp"
+#include "reports/writers/junit.hpp"
 
 namespace oomlab::cli {
 

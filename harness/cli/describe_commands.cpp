@@ -13,7 +13,7 @@
 #include "device/device.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/version.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
 
 namespace oomlab::cli {
 

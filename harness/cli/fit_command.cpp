@@ -11,7 +11,7 @@
 #include "cli/signals.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 #include "run/fit.hpp"
 
 namespace oomlab::cli {
@@ -52,6 +52,7 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
       .params = config.params,
       .seed = config.seed,
       .allocator = result.allocator,
+      .backend = result.backend,
       .allocator_options = result.allocator_options,
       .simulated = result.simulated,
       .environment = result.environment,

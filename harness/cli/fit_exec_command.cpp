@@ -13,7 +13,7 @@
 #include "exec/exec_fit.hpp"
 #include "exec/exec_frontier.hpp"
 #include "oomlab/error.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {
 

@@ -16,9 +16,9 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
-#include "reports/junit.hpp"
-#include "reports/search_json.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/searches/search_json.hpp"
+#include "reports/writers/junit.hpp"
 #include "run/frontier.hpp"
 
 namespace oomlab::cli {
@@ -142,6 +142,7 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
       .params = config.params,
       .seed = config.seed,
       .allocator = result.allocator,
+      .backend = result.backend,
       .allocator_options = result.allocator_options,
       .simulated = result.simulated,
       .lower_bound = result.lower_bound,

@@ -15,7 +15,7 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "record/formats.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {
 

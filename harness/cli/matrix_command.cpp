@@ -22,9 +22,9 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/junit.hpp"
-#include "reports/matrix_json.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/matrix/matrix_json.hpp"
+#include "reports/run/summary_json.hpp"
+#include "reports/writers/junit.hpp"
 
 namespace oomlab::cli {
 

@@ -19,7 +19,7 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
 
 namespace oomlab::cli {
 

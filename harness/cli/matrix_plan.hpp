@@ -12,7 +12,7 @@
 
 #include "cli/child_process.hpp"
 #include "cli/commands.hpp"
-#include "reports/matrix_json.hpp"
+#include "reports/matrix/matrix_json.hpp"
 
 namespace oomlab::cli {
 

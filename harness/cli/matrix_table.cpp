@@ -6,8 +6,8 @@
 #include "cli/matrix_plan.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
-#include "reports/report_input.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/report_input.hpp"
+#include "reports/run/summary_json.hpp"
 
 namespace oomlab::cli {
 

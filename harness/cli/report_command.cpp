@@ -7,7 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "oomlab/error.hpp"
-#include "reports/report_writer.hpp"
+#include "reports/writers/report_writer.hpp"
 
 namespace oomlab::cli {
 

@@ -14,8 +14,8 @@
 #include "cli/output_flag.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/human_summary.hpp"
-#include "reports/junit.hpp"
+#include "reports/run/human_summary.hpp"
+#include "reports/writers/junit.hpp"
 
 namespace oomlab::cli {
 

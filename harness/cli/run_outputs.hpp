@@ -12,7 +12,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/output_failures.hpp"
-#include "reports/summary_json.hpp"
+#include "reports/run/summary_json.hpp"
 #include "run/run_result.hpp"
 
 namespace oomlab::cli {

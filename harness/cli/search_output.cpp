@@ -12,7 +12,7 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
-#include "reports/search_json.hpp"
+#include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {
 

@@ -15,7 +15,7 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/whatif_report.hpp"
+#include "reports/settings/whatif_report.hpp"
 #include "run/whatif.hpp"
 #include "trace/importers.hpp"
 #include "trace/trace.hpp"

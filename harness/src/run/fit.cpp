@@ -47,6 +47,7 @@ FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
       first = false;
       result.budget_bytes = run.budget_bytes;
       result.allocator = run.allocator;
+      result.backend = run.backend;
       result.allocator_options = run.allocator_options;
       result.simulated = run.simulated;
       result.environment = run.environment;

@@ -26,6 +26,7 @@ struct FitResult : BoundaryResult {
   FitRange range;
   std::uint64_t budget_bytes = 0;  // the first run's, resolved
   std::string allocator;
+  BackendKind backend = BackendKind::automatic;  // `allocator`, typed
   Params allocator_options;
   bool simulated = false;
   Environment environment;

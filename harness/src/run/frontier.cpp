@@ -38,6 +38,7 @@ FrontierResult find_frontier(const RunConfig& base, std::uint64_t resolution_byt
                                                  to_string(run.outcome), run.error_message));
     }
     result.allocator = run.allocator;
+    result.backend = run.backend;
     result.allocator_options = run.allocator_options;  // as the run used them
     result.simulated = run.simulated;
     result.device = run.device;

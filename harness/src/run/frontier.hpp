@@ -17,6 +17,7 @@ namespace oomlab {
 // that did not complete.
 struct FrontierResult : BoundaryResult {
   std::string allocator;
+  BackendKind backend = BackendKind::automatic;  // `allocator`, typed
   Params allocator_options;  // as the runs used them (a snapshot's settings resolved in)
   bool simulated = false;
   // The replayed trace stops at the program's own failure: what it would have needed after it is

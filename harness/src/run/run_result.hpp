@@ -1,6 +1,6 @@
 // Everything a run produced, typed: summary.json's schema. The reports layer writes these types
-// to summary.json and reads them back (reports/summary_json.hpp), the CLI turns them into an exit
-// code.
+// to summary.json and reads them back (reports/run/summary_json.hpp), the CLI turns them into an
+// exit code.
 #pragma once
 
 #include <cstdint>
