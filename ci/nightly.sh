@@ -3,12 +3,12 @@
 # the report, and `compare` against the baseline of this GPU model and driver family
 # (ci/baselines/<gpu>-<driver major>.json), or, on the night of a driver upgrade (none for this
 # driver yet), against the same GPU model's nearest older driver's, writing this driver's
-# baseline only when that comparison is clean (exit 0) and keeping the older one. Exits with the worse of the matrix's and compare's
-# codes: 0 every cell ran and nothing regressed; 1 a cell that crashed, timed out or ended in error
-# (whether or not the baseline has it: compare calls a new one `new-failure`), or a regression
-# (earlier OOM, new OOM); 6 baseline cells missing from the run or nothing matched (another budget,
-# seed or scenario list than the baseline's); 5 a file could not be written; 2 bad usage or input;
-# 130 interrupted. The failing cells are named, with their own messages, at the end.
+# baseline only when that comparison is clean (exit 0) and keeping the older one. Exits with the
+# worse of the matrix's and compare's codes: 0 every cell ran and nothing regressed; 1 a cell that
+# crashed, timed out or ended in error (whether or not the baseline has it: compare calls a new one
+# `new-failure`), or a regression (earlier OOM, new OOM); 6 baseline cells missing from the run or
+# nothing matched (another budget, seed or scenario list than the baseline's); 5 a file could not
+# be written; 2 bad usage or input; 130 interrupted. The failing cells are named, with their own messages, at the end.
 # Everything it makes lands in one folder (the CI uploads it).
 #
 #   ci/nightly.sh [--out DIR] [--bin DIR] [--refresh-baseline]

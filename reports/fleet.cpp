@@ -39,12 +39,24 @@ std::string cuda_of(const json& env) {
   return v <= 0 ? "none" : fmt::format("{}.{}", v / 1000, v % 1000 / 10);
 }
 
-// What a program cell is across interpreters: its key without the command that names them.
+// What a matrix's program cell (exec:NAME) is across interpreters: its key without the command
+// that names them. A lone exec run has no NAME: its command is what it is.
 json row_key(const CompareCell& cell) {
   json key = matching_key(cell.key);
-  if (cell.allocator == "exec" && key.contains("params") && key["params"].is_object())
+  if (cell.scenario.starts_with("exec:") && key.contains("params") && key["params"].is_object())
     key["params"].erase("command");
   return key;
+}
+
+// "fragmentation/async @ 4GiB", "exec:train @ 4GiB", or a lone exec run's "exec python3 t.py @
+// 4GiB".
+std::string row_name(const CompareCell& cell) {
+  if (cell.allocator != "exec")
+    return fmt::format("{}/{} @ {}", cell.scenario, cell.allocator, cell.budget);
+  if (cell.scenario != "exec") return fmt::format("{} @ {}", cell.scenario, cell.budget);
+  const json command = cell.key.value("params", json::object()).value("command", json());
+  return fmt::format("exec {} @ {}", command.is_string() ? command.get<std::string>() : "?",
+                     cell.budget);
 }
 
 std::string framework_names(const std::vector<FrameworkSeen>& frameworks) {
@@ -99,11 +111,7 @@ struct Builder {
     const json key = row_key(cell);
     const auto [it, added] = rows.try_emplace(key.dump(), rows.size());
     if (added) {
-      fleet.rows.push_back(
-          {.key = key,
-           .name = cell.allocator == "exec"
-                       ? fmt::format("{} @ {}", cell.scenario, cell.budget)
-                       : fmt::format("{}/{} @ {}", cell.scenario, cell.allocator, cell.budget)});
+      fleet.rows.push_back({.key = key, .name = row_name(cell)});
       row_inputs.emplace_back();
     }
     row_inputs[it->second].insert(input);

@@ -137,9 +137,9 @@ std::string fleet_table(const Fleet& fleet) {
 std::string fleet_markdown(const Fleet& fleet) {
   std::string out;
   auto it = std::back_inserter(out);
-  fmt::format_to(
-      it, "# oomlab fleet\n\n**{}** · {} environments · tolerance {} on the OOM point\n\n",
-      md(fleet_conclusion(fleet)), fleet.environments.size(), tolerance_text(fleet.tolerance));
+  fmt::format_to(it, "# oomlab fleet\n\n**{}** · {} input{} · tolerance {} on the OOM point\n\n",
+                 md(fleet_conclusion(fleet)), fleet.inputs.size(),
+                 fleet.inputs.size() == 1 ? "" : "s", tolerance_text(fleet.tolerance));
   bool first = true;
   for (const FleetStep& s : fleet.steps) {
     if (!is_regression(s.verdict.verdict)) continue;

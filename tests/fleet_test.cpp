@@ -141,6 +141,33 @@ TEST(Fleet, AProgramUnderTwoPytorchVersionsOnOneRunnerIsComparedAcrossThem) {
   EXPECT_NE(text.find("exec:train @ "), std::string::npos) << text;
 }
 
+// A lone `exec` run (a summary.json) has no NAME: two programs are two rows, never compared
+// with each other.
+TEST(Fleet, LoneProgramRunsAreKeptApartByTheirCommands) {
+  const auto run = [](const std::string& command, const std::string& driver) {
+    CompareCell cell{.key = {{"scenario", "exec"},
+                             {"allocator", "exec"},
+                             {"options", json::object()},
+                             {"params", {{"command", command}}},
+                             {"budget", 1024}},
+                     .scenario = "exec",
+                     .allocator = "exec",
+                     .budget = "1.00 KiB",
+                     .outcome = "completed"};
+    return CompareInput{.path = command + driver,
+                        .kind = "run",
+                        .environment = {{"device", {{"name", kH100}}}, {"driver", driver}},
+                        .cells = {cell}};
+  };
+  const Fleet fleet =
+      compare_fleet({run("python3 a.py", "570.86.15"), run("python3 b.py", "580.159.04")}, 0.02);
+  EXPECT_EQ(fleet.rows.size(), 2U) << fleet_table(fleet);
+  // b.py is never judged against a.py: the newer runner only lacks a.py.
+  ASSERT_EQ(fleet.steps.size(), 1U) << fleet_table(fleet);
+  EXPECT_EQ(fleet.steps[0].verdict.verdict, Verdict::missing);
+  EXPECT_EQ(fleet.rows[0].name, "exec python3 a.py @ 1.00 KiB");
+}
+
 TEST(Fleet, ACellANewerDriversRunnerLacksIsMissing) {
   json newer = runner(kH100, "580.159.04");
   newer["cells"].erase(newer["cells"].begin());
