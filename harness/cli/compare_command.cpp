@@ -60,8 +60,14 @@ std::string junit_text(const Comparison& comparison) {
 
 // BASELINE CURRENT, exactly; more files are a fleet's.
 void check_files(const CompareOptions& o) {
-  if (o.files.empty()) throw_usage("compare: baseline is required (compare BASELINE CURRENT)");
-  if (o.files.size() == 1) throw_usage("compare: current is required (compare BASELINE CURRENT)");
+  for (const auto& [count, name] : {std::pair{0U, "baseline"}, {1U, "current"}}) {
+    if (o.files.size() == count) {
+      throw_usage(
+          fmt::format("compare: {} is required: oomlab compare takes BASELINE CURRENT and "
+                      "options (see oomlab compare --help)",
+                      name));
+    }
+  }
   if (o.files.size() > 2) {
     throw_usage(
         fmt::format("compare: {} files given: compare takes BASELINE CURRENT (for the "
