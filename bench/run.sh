@@ -26,7 +26,7 @@ while (($#)); do
     *) dir="$1"; shift ;;
   esac
 done
-programs=(overhead sim allocator replay memory startup)
+programs=(overhead sim allocator replay memory startup fleet)
 for p in "${programs[@]}"; do
   [[ -x "$dir/oomlab_${p}_bench" ]] || { echo "bench/run.sh: $dir/oomlab_${p}_bench not found" >&2; exit 2; }
 done
@@ -61,6 +61,7 @@ run allocator --benchmark_repetitions=3 --benchmark_report_aggregates_only=true 
 run replay --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 run memory
 run startup --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.5
+run fleet --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 if ((peers)); then
   echo "bench: peers/rmm_csv_peer.py (a 2M-row RMM log: pandas read_csv, oomlab's load, oomlab run replay)" >&2
   python3 "$root/bench/peers/rmm_csv_peer.py" --bench "$dir/oomlab_replay_bench" --oomlab "$dir/../oomlab" \

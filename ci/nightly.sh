@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # The nightly job of a GPU runner: build, `oomlab info`, the matrix with fixed seeds and budget,
 # the report, and `compare` against the baseline of this GPU model and driver family
-# (ci/baselines/<gpu>-<driver major>.json). Exits with the worse of the matrix's and compare's
-# codes: 0 every cell ran and nothing regressed; 1 a cell that crashed, timed out or ended in error
-# (whether or not the baseline has it: compare calls a new one `new-failure`), or a regression
-# (earlier OOM, new OOM); 6 baseline cells missing from the run or nothing matched (another budget,
-# seed or scenario list than the baseline's); 5 a file could not be written; 2 bad usage or input;
-# 130 interrupted. The failing cells are named, with their own messages, at the end.
+# (ci/baselines/<gpu>-<driver major>.json), or, on the night of a driver upgrade (none for this
+# driver yet), against the same GPU model's nearest older driver's, writing this driver's
+# baseline only when that comparison is clean (exit 0) and keeping the older one. Exits with the
+# worse of the matrix's and compare's codes: 0 every cell ran and nothing regressed; 1 a cell that
+# crashed, timed out or ended in error (whether or not the baseline has it: compare calls a new one
+# `new-failure`), or a regression (earlier OOM, new OOM); 6 baseline cells missing from the run or
+# nothing matched (another budget, seed or scenario list than the baseline's); 5 a file could not
+# be written; 2 bad usage or input; 130 interrupted. The failing cells are named, with their own messages, at the end.
 # Everything it makes lands in one folder (the CI uploads it).
 #
 #   ci/nightly.sh [--out DIR] [--bin DIR] [--refresh-baseline]
@@ -16,8 +18,9 @@
 #                        one; any other is refused (exit 2) and left as it was
 #   --bin DIR            use the oomlab binary in DIR instead of building (ci/stage-gpu.sh's .gpu)
 #   --refresh-baseline   write this run as the baseline for this GPU and driver family (the
-#                        workflow's manual trigger); without a baseline the run becomes one. A run
-#                        with a failing cell is never written as the baseline: it exits 1.
+#                        workflow's manual trigger), without comparing; with no baseline for this
+#                        GPU at or below its driver the run becomes one. A run with a failing cell
+#                        is never written as the baseline: it exits 1.
 #
 # Settings (environment): NIGHTLY_SCENARIOS=all NIGHTLY_ALLOCATORS=cuda,async,managed
 # NIGHTLY_BUDGET=4GiB NIGHTLY_SEED=1 NIGHTLY_REPEAT=3 NIGHTLY_TIMEOUT=600 NIGHTLY_TOLERANCE=2%
@@ -93,11 +96,19 @@ echo "== oomlab info"
 
 # The baseline's name: the GPU model and the driver's major version ("NVIDIA H100 80GB HBM3",
 # 580.159.04 -> nvidia-h100-80gb-hbm3-580), so each runner label compares with its own kind.
-gpu=$(sed -n 's/^ *"name": "\(.*\)",*$/\1/p' "$out/info.json" | head -n 1)
-driver=$(sed -n 's/^ *"driver": "\([0-9]*\)\..*$/\1/p' "$out/info.json" | head -n 1)
-gpu=$(tr 'A-Z' 'a-z' <<<"${gpu:-no-gpu}" | sed 's/[^a-z0-9]\{1,\}/-/g; s/^-//; s/-$//')
-baseline="$baselines/$gpu-${driver:-none}.json"
+# Without one for this driver (the night of an upgrade) the night compares with the same GPU
+# model's nearest older driver's baseline and writes its own only if that comparison is clean.
+pick_code=0
+pick=$("$oomlab" compare --pick-baseline "$baselines" "$out/info.json") || pick_code=$?
+if ((pick_code != 0)); then echo "nightly: cannot choose a baseline in $baselines" >&2; exit 2; fi
+baseline=$(sed -n 's/^own=//p' <<<"$pick")
+chosen=$(sed -n 's/^baseline=//p' <<<"$pick")
+upgrade=$(sed -n 's/^upgrade=//p' <<<"$pick")
 echo "baseline: $baseline"
+echo "nightly: $(sed -n 's/^note=//p' <<<"$pick")"
+if [[ "$upgrade" == yes ]]; then
+  echo "nightly: a driver upgrade: comparing with $chosen"
+fi
 
 echo "== matrix ($scenarios x $allocators, budget $budget, seed $seed, $repeat runs a cell)"
 matrix_code=0
@@ -119,7 +130,7 @@ say_failed_cells() {
 echo "== report"
 "$oomlab" report "$out/matrix"
 
-if ((refresh == 1)) || [[ ! -f "$baseline" ]]; then
+if ((refresh == 1)) || [[ -z "$chosen" ]]; then
   if ((cells_failed == 1)); then
     say_failed_cells
     echo "nightly: did not write the baseline $baseline: a baseline holds only cells that ran"
@@ -132,9 +143,9 @@ if ((refresh == 1)) || [[ ! -f "$baseline" ]]; then
   exit "$matrix_code"
 fi
 
-echo "== compare with $baseline (tolerance $tolerance)"
+echo "== compare with $chosen (tolerance $tolerance)"
 compare_code=0
-"$oomlab" compare "$baseline" "$out/matrix" --tolerance="$tolerance" --markdown "$out/compare.md" \
+"$oomlab" compare "$chosen" "$out/matrix" --tolerance="$tolerance" --markdown "$out/compare.md" \
   --json "$out/compare.json" --junit "$out/compare.junit.xml" | tee "$out/compare.txt" || compare_code=$?
 # The worse of the two: a failing cell or a regression (1) before anything compare says otherwise
 # (6 incomplete, 2 a bad baseline, 5 a file not written), then the matrix's own 5.
@@ -145,5 +156,17 @@ elif ((compare_code == 0)); then
   code=$matrix_code
 fi
 if ((cells_failed == 1)); then say_failed_cells; fi
+# The night of an upgrade: the new driver's baseline only from a clean comparison; the older
+# driver's stays as it was.
+if [[ "$upgrade" == yes ]]; then
+  if ((code == 0)); then
+    mkdir -p "$(dirname "$baseline")"
+    cp "$out/matrix/matrix.json" "$baseline"
+    cp "$out/matrix/matrix.json" "$out/baseline.json"
+    echo "nightly: the comparison with $chosen is clean: wrote the baseline $baseline (commit it); $chosen is kept"
+  else
+    echo "nightly: did not write the baseline $baseline: the comparison with $chosen is not clean (exit $code)"
+  fi
+fi
 echo "nightly: compare exited $compare_code (matrix exited $matrix_code): the night exits $code"
 exit "$code"

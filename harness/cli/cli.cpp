@@ -183,10 +183,10 @@ void add_compare(CLI::App& app, Parsed& p) {
       "compare",
       "verdicts per cell between a baseline and a current run or matrix; exit 1 on a regression");
   CompareOptions& o = p.compare;
-  c->add_option("baseline", o.baseline, "summary.json, matrix.json, or a folder holding one")
-      ->required();
-  c->add_option("current", o.current, "summary.json, matrix.json, or a folder holding one")
-      ->required();
+  c->add_option("files", o.files,
+                "BASELINE CURRENT: each a summary.json, a matrix.json, or a folder holding one; "
+                "with --fleet, any number of runners' (and with --pick-baseline, one info.json, "
+                "summary.json or matrix.json)");
   c->add_option("--tolerance", o.tolerance,
                 "how far the OOM point (bytes and step) may move and still be 'same', e.g. 2% "
                 "(wider where --repeat measured a spread)")
@@ -197,6 +197,13 @@ void add_compare(CLI::App& app, Parsed& p) {
   c->add_option("--junit", o.junit, "also write JUnit XML to FILE, one testcase per cell");
   c->add_flag("--allow-missing", o.allow_missing,
               "baseline cells missing from the current, or no cell matched, do not fail (exit 6)");
+  c->add_flag("--fleet", o.fleet,
+              "every FILE is one runner's: one row per cell, one column per environment (GPU, "
+              "driver, CUDA, framework), each compared with the previous version on its GPU "
+              "model");
+  c->add_option("--pick-baseline", o.pick_baseline,
+                "DIR: print the nightly's baseline in DIR for the GPU and driver FILE ran on "
+                "(its own, else the nearest older driver's of the same GPU model) and exit");
   c->footer(compare_footer());
 }
 

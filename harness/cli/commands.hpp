@@ -118,7 +118,10 @@ struct ReportOptions {
 // `oomlab compare BASELINE CURRENT`: verdicts per cell; exit 1 on any regression, 6 when baseline
 // cells are missing from the current or nothing matched.
 struct CompareOptions {
-  std::string baseline;
+  std::vector<std::string> files;  // BASELINE CURRENT; with --fleet, any number of runners'
+  bool fleet = false;
+  std::string pick_baseline;  // --pick-baseline DIR: the nightly's baseline for files[0]
+  std::string baseline;       // files[0] and files[1] without --fleet
   std::string current;
   std::string tolerance = "2%";
   std::string json;            // FILE or '-'
@@ -155,6 +158,12 @@ int matrix_command(const MatrixOptions& options, const std::vector<std::string>&
                    std::ostream& out, std::ostream& err);
 int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err);
 int compare_command(const CompareOptions& options, std::ostream& out, std::ostream& err);
+// --fleet (fleet_command.cpp): every file one runner's; exit 1 on a regression between versions,
+// 6 on cells missing from a newer version (unless --allow-missing).
+int compare_fleet_command(const CompareOptions& o, double tolerance, std::ostream& out,
+                          std::ostream& err);
+// --pick-baseline DIR FILE: baseline=, own= and note= lines for ci/nightly.sh; exit 0.
+int pick_baseline_command(const CompareOptions& o, std::ostream& out);
 
 // The typed run the options describe (shared by run and frontier); `auto` stays to be resolved.
 [[nodiscard]] RunConfig config_from(const RunOptions& options);

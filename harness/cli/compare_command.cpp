@@ -58,14 +58,38 @@ std::string junit_text(const Comparison& comparison) {
   return xml.str();
 }
 
+// BASELINE CURRENT, exactly; more files are a fleet's.
+void check_files(const CompareOptions& o) {
+  for (const auto& [count, name] : {std::pair{0U, "baseline"}, {1U, "current"}}) {
+    if (o.files.size() == count) {
+      throw_usage(
+          fmt::format("compare: {} is required: oomlab compare takes BASELINE CURRENT and "
+                      "options (see oomlab compare --help)",
+                      name));
+    }
+  }
+  if (o.files.size() > 2) {
+    throw_usage(
+        fmt::format("compare: {} files given: compare takes BASELINE CURRENT (for the "
+                    "runners of a fleet, give --fleet)",
+                    o.files.size()));
+  }
+}
+
 }  // namespace
 
-int compare_command(const CompareOptions& o, std::ostream& out, std::ostream& err) {
-  const double tolerance = parse_tolerance(o.tolerance);
-  const int on_stdout = static_cast<int>(to_stdout(o.json)) +
-                        static_cast<int>(to_stdout(o.markdown)) +
-                        static_cast<int>(to_stdout(o.junit));
+int compare_command(const CompareOptions& options, std::ostream& out, std::ostream& err) {
+  if (!options.pick_baseline.empty()) return pick_baseline_command(options, out);
+  const double tolerance = parse_tolerance(options.tolerance);
+  const int on_stdout = static_cast<int>(to_stdout(options.json)) +
+                        static_cast<int>(to_stdout(options.markdown)) +
+                        static_cast<int>(to_stdout(options.junit));
   if (on_stdout > 1) throw_usage("only one of --json, --markdown and --junit can be '-' (stdout)");
+  if (options.fleet) return compare_fleet_command(options, tolerance, out, err);
+  check_files(options);
+  CompareOptions o = options;
+  o.baseline = options.files[0];
+  o.current = options.files[1];
   const Comparison comparison =
       compare(load("baseline", o.baseline), load("current", o.current), tolerance);
 

@@ -177,11 +177,17 @@ PlannedCell plan_exec_cell(const MatrixOptions& o, const std::string& spec, int 
   return cell;
 }
 
+// A NAME given again with another command is the same program another way (another interpreter,
+// framework version or allocator setting): its own cell, keyed by its command, and compared with
+// the others of its NAME by `compare --fleet`. The same NAME and command twice is refused.
 void add_exec_cells(const MatrixOptions& o, MatrixPlan& plan, std::set<std::string>& ids) {
+  std::set<std::string> specs;
   for (const std::string& spec : o.execs) {
     PlannedCell cell = plan_exec_cell(o, spec, plan.devices.front());
-    if (!ids.insert(cell.id).second)
-      throw_usage(fmt::format("--exec: '{}' is given twice", cell.scenario.substr(5)));
+    if (!specs.insert(spec).second) throw_usage(fmt::format("--exec: '{}' is given twice", spec));
+    const std::string id = cell.id;
+    for (int n = 2; !ids.insert(cell.id).second; ++n)
+      cell.id = fmt::format("{}-{}", id, n);
     plan.cells.push_back(std::move(cell));
   }
 }

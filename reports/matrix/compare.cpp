@@ -248,6 +248,30 @@ bool Comparison::environments_differ() const {
                      [](const EnvironmentRow& r) { return r.warns; });
 }
 
+CellVerdict judge_cells(const CompareCell& baseline, const CompareCell& current, double tolerance) {
+  CellVerdict v;
+  v.baseline = baseline;
+  v.current = current;
+  judge(v, tolerance);
+  return v;
+}
+
+CellVerdict unmatched_cell(const CompareCell& current) {
+  CellVerdict v;
+  v.current = current;
+  if (failed(current.outcome)) {
+    // No baseline to excuse it: a program cell that cannot start fails the night it first runs.
+    v.verdict = Verdict::new_failure;
+    v.reason = failure_reason(
+        current,
+        fmt::format("new failure: in the current only, where it ended '{}'", current.outcome));
+  } else {
+    v.verdict = Verdict::added;
+    v.reason = "in the current only";
+  }
+  return v;
+}
+
 Comparison compare(CompareInput baseline, CompareInput current, double tolerance) {
   Comparison out;
   out.tolerance = tolerance;
@@ -276,25 +300,21 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
     out.cells.push_back(std::move(v));
   }
   for (std::size_t i = 0; i < current.cells.size(); ++i) {
-    if (matched[i]) continue;
-    CellVerdict v;
-    v.current = current.cells[i];
-    if (failed(v.current->outcome)) {
-      // No baseline to excuse it: a program cell that cannot start fails the night it first runs.
-      v.verdict = Verdict::new_failure;
-      v.reason = failure_reason(
-          *v.current,
-          fmt::format("new failure: in the current only, where it ended '{}'", v.current->outcome));
-    } else {
-      v.verdict = Verdict::added;
-      v.reason = "in the current only";
-    }
-    out.cells.push_back(std::move(v));
+    if (!matched[i]) out.cells.push_back(unmatched_cell(current.cells[i]));
   }
   pair_option_differences(out.cells);
   out.baseline = std::move(baseline);
   out.current = std::move(current);
   return out;
+}
+
+std::string driver_change(const Comparison& comparison) {
+  const json& b = comparison.baseline.environment;
+  const json& c = comparison.current.environment;
+  const std::string before = text_of(b, "driver");
+  const std::string after = text_of(c, "driver");
+  if (device_name(b) != device_name(c) || before == after) return "";
+  return fmt::format("driver {} → {}", before, after);
 }
 
 std::string environment_warning(const Comparison& comparison) {

@@ -43,7 +43,13 @@ struct CompareCell {
   std::optional<Spread> event_spread;
   double duration_ms = 0;
   std::string why;  // for crash/timeout/error: the signal, the error, the child's last line
+  // A program cell's frameworks as the exec shim recorded them (summary.program.frameworks).
+  std::vector<FrameworkSeen> frameworks;
 };
+
+// "torch 2.11.0 (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)", several joined by ", ";
+// "" when none was recorded.
+[[nodiscard]] std::string frameworks_text(const std::vector<FrameworkSeen>& frameworks);
 
 // A baseline or a current: the file read, its environment, its cells in file order.
 struct CompareInput {
@@ -150,11 +156,22 @@ struct Comparison {
 // relative (0.02 for 2%), 0 to 1.
 [[nodiscard]] Comparison compare(CompareInput baseline, CompareInput current, double tolerance);
 
+// One cell's verdict against an earlier one of the same key (both present), as compare() judges.
+[[nodiscard]] CellVerdict judge_cells(const CompareCell& baseline, const CompareCell& current,
+                                      double tolerance);
+// The verdict of a cell with nothing earlier to compare it with: `added`, or `new-failure` where
+// it crashed, timed out or ended in error.
+[[nodiscard]] CellVerdict unmatched_cell(const CompareCell& current);
+
 // Pairs each missing cell with an added one whose key differs only in its allocator's options,
 // and names those options on both (compare_options.cpp; compare() calls it).
 void pair_option_differences(std::vector<CellVerdict>& cells);
 // "page=2MiB in the baseline, page=4MiB in the current", "" when the cell has no such pair.
 [[nodiscard]] std::string options_differ_text(const CellVerdict& verdict);
+
+// "driver 570.86.15 → 580.159.04" when both sides ran on the same GPU model under two drivers
+// (the night of a driver upgrade), else "".
+[[nodiscard]] std::string driver_change(const Comparison& comparison);
 
 // "comparing different environments: device NVIDIA H100 80GB HBM3 vs NVIDIA H200; ..." or "".
 [[nodiscard]] std::string environment_warning(const Comparison& comparison);

@@ -90,6 +90,7 @@ std::string failure_text(const json& cell, const json& summary) {
 json run_key(const JsonFields& doc, CompareCell& cell) {
   if (read_run_kind(doc) == RunKind::program) {
     const ProgramRun program = read_program(doc.object("program"), {});
+    cell.frameworks = program.frameworks;
     cell.scenario = "exec";
     cell.allocator = "exec";
     return {{"scenario", cell.scenario},
@@ -134,6 +135,10 @@ CompareCell matrix_cell(const JsonFields& value) {
   cell.budget = budget_text(budget != raw.end() ? *budget : cell.key.value("budget", json()));
   cell.outcome = outcome_of(value);
   const std::optional<JsonFields> summary = value.optional_object("summary");
+  if (summary) {
+    if (const std::optional<JsonFields> program = summary->optional_object("program"))
+      cell.frameworks = read_frameworks(*program);
+  }
   if (cell.outcome == "oom") {
     if (!summary) value.fail("summary", "the run's summary, since the outcome is oom");
     cell.oom = oom_of(*summary, cell.outcome);

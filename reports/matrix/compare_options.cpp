@@ -1,6 +1,7 @@
 // Cells that differ only in their allocator's options: a baseline cell missing from the current and
 // an added one, the same in scenario, allocator, params and budget, named with the options that
-// differ (as `--allocator` spells their values), so that their two rows do not read as one cell.
+// differ (as `--allocator` spells their values), so that their two rows do not read as one cell;
+// and a program cell's label, which names its frameworks' versions (both, where they differ).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -101,6 +102,17 @@ std::string options_differ_text(const CellVerdict& verdict) {
                      fmt::join(current, ", "));
 }
 
+std::string frameworks_text(const std::vector<FrameworkSeen>& frameworks) {
+  std::vector<std::string> parts;
+  parts.reserve(frameworks.size());
+  for (const FrameworkSeen& f : frameworks) {
+    parts.push_back(f.allocator_settings.empty()
+                        ? fmt::format("{} {}", f.name, f.version)
+                        : fmt::format("{} {} ({})", f.name, f.version, f.allocator_settings));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string CellVerdict::allocator_label() const {
   const CompareCell& c = cell();
   std::vector<std::string> shown;
@@ -108,6 +120,15 @@ std::string CellVerdict::allocator_label() const {
     const std::string text = option_assignment(d.option, baseline ? d.baseline : d.current);
     // A matrix's label is the allocator as asked ("sim:page=4MiB"): it may say it already.
     if (c.allocator.find(text) == std::string::npos) shown.push_back(text);
+  }
+  // A program cell names its framework: both versions where the two sides ran different ones.
+  const std::string before = baseline ? frameworks_text(baseline->frameworks) : "";
+  const std::string after = current ? frameworks_text(current->frameworks) : "";
+  if (before != after && baseline && current) {
+    shown.push_back(fmt::format("{} → {}", before.empty() ? "(none seen)" : before,
+                                after.empty() ? "(none seen)" : after));
+  } else if (!(before.empty() ? after : before).empty()) {
+    shown.push_back(before.empty() ? after : before);
   }
   if (shown.empty()) return c.allocator;
   return fmt::format("{} ({})", c.allocator, fmt::join(shown, ", "));

@@ -64,6 +64,12 @@ Row row_of(const CellVerdict& v) {
            point_text(v, v.current), change_text(v), std::string(to_string(v.verdict))}};
 }
 
+// "driver 570.86.15 → 580.159.04 (the same GPU model under two drivers)\n", or "".
+std::string upgrade_line(const Comparison& comparison) {
+  const std::string change = driver_change(comparison);
+  return change.empty() ? "" : change + " (the same GPU model under two drivers)\n";
+}
+
 std::string input_line(std::string_view side, const CompareInput& input) {
   return fmt::format("{:<9} {} ({}, {} cell{})", side, input.path, input.kind, input.cells.size(),
                      input.cells.size() == 1 ? "" : "s");
@@ -208,9 +214,10 @@ void write_markdown_reasons(std::string& out, const Comparison& comparison) {
 }  // namespace
 
 std::string compare_table(const Comparison& comparison) {
-  std::string out = fmt::format(
-      "oomlab compare · tolerance {}\n{}\n{}\n\n", tolerance_text(comparison.tolerance),
-      input_line("baseline", comparison.baseline), input_line("current", comparison.current));
+  std::string out = fmt::format("oomlab compare · tolerance {}\n{}{}\n{}\n\n",
+                                tolerance_text(comparison.tolerance), upgrade_line(comparison),
+                                input_line("baseline", comparison.baseline),
+                                input_line("current", comparison.current));
   write_environments(out, comparison.environment);
   out += '\n';
   std::vector<Row> rows;
@@ -245,6 +252,8 @@ std::string compare_markdown(const Comparison& comparison) {
   fmt::format_to(
       it, "# oomlab compare\n\n**{}** · tolerance {} on the OOM point (live bytes, step)\n\n",
       md(conclusion(comparison)), tolerance_text(comparison.tolerance));
+  if (const std::string change = driver_change(comparison); !change.empty())
+    fmt::format_to(it, "**{}** (the same GPU model under two drivers)\n\n", md(change));
   if (const std::string warning = environment_warning(comparison); !warning.empty()) {
     fmt::format_to(it, "> **Warning:** {}\n\n", md(warning));
   }
@@ -279,6 +288,7 @@ ojson compare_json(const Comparison& comparison) {
   j["current"] = input_json(comparison.current);
   j["tolerance"] = comparison.tolerance;
   j["environments_differ"] = comparison.environments_differ();
+  j["driver_change"] = driver_change(comparison);
   j["environment_differences"] = ojson::array();
   for (const EnvironmentRow& r : comparison.environment) {
     if (r.differs) {

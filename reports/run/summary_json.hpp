@@ -60,6 +60,8 @@ struct SummaryParams {
                                                   const std::filesystem::path& folder);
 [[nodiscard]] ProgramRun read_program(const JsonFields& program,
                                       const std::filesystem::path& folder);
+// summary.program.frameworks (what the exec shim saw imported); [] when absent (older files).
+[[nodiscard]] std::vector<FrameworkSeen> read_frameworks(const JsonFields& program);
 // exec: one snapshot through the model ("model" of summary.json and of frontier exec's JSON);
 // its snapshot named relative to `folder` when it lies in it.
 [[nodiscard]] nlohmann::ordered_json model_json(const ProgramModel& model,

@@ -86,7 +86,27 @@ LibraryOom read_library_oom(const JsonFields& l) {
           .cached_free_bytes = l.count("cached_free_bytes")};
 }
 
+json frameworks_json(const std::vector<FrameworkSeen>& frameworks) {
+  json out = json::array();
+  for (const FrameworkSeen& f : frameworks) {
+    out.push_back(
+        {{"name", f.name}, {"version", f.version}, {"allocator_settings", f.allocator_settings}});
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<FrameworkSeen> read_frameworks(const JsonFields& program) {
+  std::vector<FrameworkSeen> frameworks;
+  if (!program.has("frameworks")) return frameworks;
+  for (const JsonFields& f : program.objects("frameworks")) {
+    frameworks.push_back({.name = f.text("name"),
+                          .version = f.optional_text("version"),
+                          .allocator_settings = f.optional_text("allocator_settings")});
+  }
+  return frameworks;
+}
 
 json program_json(const ProgramRun& p, const std::filesystem::path& folder) {
   json snapshots = json::array();
@@ -109,7 +129,8 @@ json program_json(const ProgramRun& p, const std::filesystem::path& folder) {
                   {"stdout", text_or_null(p.stdout_file)},
                   {"stderr", text_or_null(p.stderr_file)},
                   {"snapshots", snapshots},
-                  {"snapshot_note", text_or_null(p.snapshot_note)}};
+                  {"snapshot_note", text_or_null(p.snapshot_note)},
+                  {"frameworks", frameworks_json(p.frameworks)}};
   add_program_ranks_json(program, p);
   return program;
 }
@@ -136,6 +157,7 @@ ProgramRun read_program(const JsonFields& program, const std::filesystem::path& 
   for (const std::string& name : program.texts("snapshots"))
     p.snapshots.push_back(from_run_file(name, folder));
   p.snapshot_note = program.optional_text("snapshot_note");
+  p.frameworks = read_frameworks(program);
   read_program_ranks(program, p);
   return p;
 }

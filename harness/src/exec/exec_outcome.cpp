@@ -243,6 +243,7 @@ void settle_snapshots(const ExecConfig& config, const SnapshotShim* shim, RunRes
     return;
   }
   SnapshotFindings found = shim->findings();
+  p.frameworks = std::move(found.frameworks);
   p.snapshots = std::move(found.files);
   p.snapshot_note = std::move(found.note);
   if (p.snapshots.empty()) return;  // the note names the failure

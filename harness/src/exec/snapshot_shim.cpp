@@ -27,7 +27,14 @@ struct ShimEvent {
   std::string event;
   std::string detail;
   std::string file;
+  std::string version;   // a framework's
+  std::string settings;  // a framework's allocator settings
 };
+
+std::string text_field(const nlohmann::json& line, const char* name) {
+  const auto it = line.find(name);
+  return it != line.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
 
 std::vector<ShimEvent> read_status(const fs::path& path) {
   std::vector<ShimEvent> events;
@@ -36,10 +43,11 @@ std::vector<ShimEvent> read_status(const fs::path& path) {
   while (std::getline(in, line)) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("event") || !j["event"].is_string()) continue;
-    ShimEvent e{.event = j["event"].get<std::string>()};
-    if (j.contains("detail") && j["detail"].is_string()) e.detail = j["detail"].get<std::string>();
-    if (j.contains("file") && j["file"].is_string()) e.file = j["file"].get<std::string>();
-    events.push_back(std::move(e));
+    events.push_back({.event = j["event"].get<std::string>(),
+                      .detail = text_field(j, "detail"),
+                      .file = text_field(j, "file"),
+                      .version = text_field(j, "version"),
+                      .settings = text_field(j, "settings")});
   }
   return events;
 }
@@ -127,6 +135,12 @@ SnapshotFindings SnapshotShim::findings() const {
         e.file.find('/') == std::string::npos && fs::is_regular_file(snapshots_ / e.file))
       names.insert(e.file);
     if (e.event == "failed" && failures.insert(e.detail).second) found.failures.push_back(e.detail);
+    const FrameworkSeen framework{
+        .name = e.detail, .version = e.version, .allocator_settings = e.settings};
+    if (e.event == "framework" && !e.detail.empty() &&
+        std::find(found.frameworks.begin(), found.frameworks.end(), framework) ==
+            found.frameworks.end())
+      found.frameworks.push_back(framework);
   }
   for (const std::string& name : names)
     found.files.push_back(snapshots_ / name);

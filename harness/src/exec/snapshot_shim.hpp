@@ -19,6 +19,7 @@ struct SnapshotFindings {
   std::vector<std::filesystem::path> files;  // the snapshots written, full paths, by name
   std::string note;                          // why there is none; empty when there are some
   std::vector<std::string> failures;         // the shim's own failures, each once
+  std::vector<FrameworkSeen> frameworks;     // each (name, version, settings) once, as first seen
 };
 
 class SnapshotShim {

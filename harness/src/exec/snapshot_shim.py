@@ -24,7 +24,10 @@ Environment (set by oomlab):
   OOMLAB_SNAPSHOT_DIR      the folder the snapshots go to (unset: the shim only chains)
   OOMLAB_SNAPSHOT_STATUS   the status file: one JSON object a line, {"pid", "event", "detail"}
                            and "file" for a snapshot written; events: python, torch-import,
-                           torch, recording, unsupported, failed, oom, exit, kept
+                           torch, recording, unsupported, failed, oom, exit, kept, and
+                           framework (detail: torch, cupy, jax or rmm; "version", and
+                           "settings": its allocator's variables as set, at torch's import or,
+                           for the others, at exit)
   OOMLAB_SNAPSHOT_STACKS   none (default: no stacks, the cheapest history) or python (the Python
                            stack of each allocation)
   OOMLAB_SNAPSHOT_ENTRIES  the most history entries PyTorch keeps (unset: PyTorch's default)
@@ -65,8 +68,8 @@ def _json_string(text):
     return "".join(out)
 
 
-def _status(event, detail="", file_name=None):
-    """Appends one line to the status file; never raises."""
+def _status(event, detail="", file_name=None, extra=()):
+    """Appends one line to the status file; never raises. `extra`: more (name, text) fields."""
     path = os.environ.get("OOMLAB_SNAPSHOT_STATUS")
     if not path:
         return
@@ -75,6 +78,8 @@ def _status(event, detail="", file_name=None):
                   '"detail": ' + _json_string(str(detail))]
         if file_name is not None:
             fields.append('"file": ' + _json_string(file_name))
+        for name, text in extra:
+            fields.append(_json_string(name) + ": " + _json_string(str(text)))
         line = ("{" + ", ".join(fields) + "}\n").encode("utf-8", "replace")
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -83,6 +88,33 @@ def _status(event, detail="", file_name=None):
             os.close(fd)
     except Exception:  # the status is a courtesy: the program must not notice its failure
         pass
+
+
+# The variables that set each framework's allocator, as the frameworks document them.
+_ALLOCATOR_VARIABLES = {
+    "torch": ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"),
+    "cupy": ("CUPY_GPU_MEMORY_LIMIT",),
+    "jax": ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+            "XLA_PYTHON_CLIENT_ALLOCATOR"),
+    "rmm": (),
+}
+
+
+def _framework_seen(name, module):
+    """One "framework" line: its version and its allocator's settings from the environment."""
+    settings = ["%s=%s" % (variable, os.environ[variable])
+                for variable in _ALLOCATOR_VARIABLES.get(name, ())
+                if os.environ.get(variable)]
+    _status("framework", name, extra=(("version", getattr(module, "__version__", "?")),
+                                      ("settings", " ".join(settings))))
+
+
+def _frameworks_at_exit():
+    """The frameworks beside torch (CuPy, JAX, RMM) that the process imported, seen at its end."""
+    for name in ("cupy", "jax", "rmm"):
+        module = sys.modules.get(name)
+        if module is not None:
+            _framework_seen(name, module)
 
 
 def _failure(what, error):
@@ -318,6 +350,7 @@ def _arm(torch):
         _State.torch = torch
         sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TorchFinder)]
         _status("torch", getattr(torch, "__version__", "?"))
+        _framework_seen("torch", torch)
         lazy_call = getattr(getattr(torch, "cuda", None), "_lazy_call", None)
         if lazy_call is None:
             _status("unsupported", "torch %s lacks torch.cuda._lazy_call"
@@ -387,6 +420,8 @@ class _TorchFinder(object):
 
 def _install():
     _status("python", sys.version.split()[0])
+    import atexit
+    atexit.register(_frameworks_at_exit)
     torch = sys.modules.get("torch")
     if torch is not None:  # imported before us (a .pth file): arm now
         _arm(torch)

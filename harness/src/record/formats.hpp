@@ -9,6 +9,7 @@ namespace oomlab {
 inline constexpr std::string_view kRunSchema = "oomlab.run.v1";            // summary.json
 inline constexpr std::string_view kMatrixSchema = "oomlab.matrix.v1";      // matrix.json
 inline constexpr std::string_view kCompareSchema = "oomlab.compare.v1";    // compare --json
+inline constexpr std::string_view kFleetSchema = "oomlab.fleet.v1";        // compare --fleet --json
 inline constexpr std::string_view kFrontierSchema = "oomlab.frontier.v1";  // frontier --json
 inline constexpr std::string_view kSoakSchema = "oomlab.soak.v1";          // soak.json
 inline constexpr std::string_view kWhatIfSchema = "oomlab.whatif.v1";      // whatif --json

@@ -157,6 +157,17 @@ struct FailingRank {
 };
 
 // A program run by `exec`: how it ended and what its device memory did.
+// A framework the exec shim saw a program's Python processes import: its name ("torch", "cupy",
+// "jax", "rmm"), its version as the framework reports it ("2.11.0+cu130"), and the settings of
+// its allocator the process ran with, as the environment spelled them
+// ("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"; empty: the framework's defaults).
+struct FrameworkSeen {
+  std::string name;
+  std::string version;
+  std::string allocator_settings;
+  bool operator==(const FrameworkSeen&) const = default;
+};
+
 struct ProgramRun {
   std::vector<std::string> command;
   std::vector<int> devices;
@@ -178,8 +189,9 @@ struct ProgramRun {
   // is none when there is none ("the program never imported torch", ...).
   std::vector<std::filesystem::path> snapshots;
   std::string snapshot_note;
-  std::vector<DeviceRun> device_runs;  // one per device, in --devices' order
-  std::vector<RankRun> ranks;          // a distributed job's ranks (empty for one process)
+  std::vector<FrameworkSeen> frameworks;  // in the order first seen; empty: none, or no shim
+  std::vector<DeviceRun> device_runs;     // one per device, in --devices' order
+  std::vector<RankRun> ranks;             // a distributed job's ranks (empty for one process)
   std::optional<FailingRank> failing_rank;
   // The job was left waiting after an OOM and ended by oomlab (after --grace, s).
   std::optional<double> waiting_ended_after_s;
