@@ -28,9 +28,14 @@ fi
 
 # Debug information of line tables and function names (-g1): backtraces and profiles keep their
 # file:line, and a first build on two cores takes 28% less time than with -g (bench/NOTES.md).
+# A unity build (CMAKE_UNITY_BUILD): each library's sources compile in batches of 8, so the
+# headers they share (nlohmann/json, fmt, CLI11) are parsed and their templates compiled once a
+# batch, not once a file: the engine's and CLI's compile takes ~60% less CPU (docs/development.md).
+# The tests and benchmarks compile one file at a time (their CMakeLists.txt say why).
 # shellcheck disable=SC2086  # OOMLAB_CMAKE_ARGS is a list of options
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" ${OOMLAB_CMAKE_ARGS:-} >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
+  ${OOMLAB_CMAKE_ARGS:-} >/dev/null
 if (($# > 0)); then
   cmake --build "$root/build" --parallel --target oomlab
   exec "$root/build/oomlab" "$@"

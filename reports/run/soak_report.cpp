@@ -56,9 +56,8 @@ std::vector<std::string> soak_problems(const SoakResult& soak) {
 }
 
 nlohmann::ordered_json soak_json(const SoakResult& soak, std::uint32_t asked) {
-  using json = nlohmann::ordered_json;
   const Spread spread = oom_spread(soak);
-  json cycles = json::array();
+  nlohmann::ordered_json cycles = nlohmann::ordered_json::array();
   for (const SoakCycle& c : soak.cycles) {
     cycles.push_back(
         {{"outcome", to_string(c.outcome)},
@@ -67,8 +66,10 @@ nlohmann::ordered_json soak_json(const SoakResult& soak, std::uint32_t asked) {
          {"allocations", c.allocations},
          {"frees", c.frees},
          {"rss_bytes", c.rss_bytes},
-         {"device_free_before", c.cleanup ? json(c.cleanup->device_free_before) : json(nullptr)},
-         {"device_free_after", c.cleanup ? json(c.cleanup->device_free_after) : json(nullptr)},
+         {"device_free_before", c.cleanup ? nlohmann::ordered_json(c.cleanup->device_free_before)
+                                          : nlohmann::ordered_json(nullptr)},
+         {"device_free_after", c.cleanup ? nlohmann::ordered_json(c.cleanup->device_free_after)
+                                         : nlohmann::ordered_json(nullptr)},
          {"duration_ms", c.duration_ms}});
   }
   const std::vector<std::string> problems = soak_problems(soak);
