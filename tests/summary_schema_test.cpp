@@ -156,7 +156,7 @@ TEST(SummarySchema, CompareAndTheReportReadAnExecOfEitherShapeAlike) {
 }
 
 TEST(SummarySchema, RecordedSummariesOfEarlierVersionsStillRead) {
-  const fs::path data = OOMLAB_TEST_DATA;
+  const fs::path data = testing::test_data_dir();
   // Written before device_total_bytes, evidence, leak, events and cleanup existed.
   const nlohmann::json h100 =
       read_json_file(data / "compare" / "h100_run_growing-batch_async.json");
