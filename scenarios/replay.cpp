@@ -16,6 +16,7 @@
 #include "oomlab/program_replay.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
+#include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
 #include "replay_verdict.hpp"
 #include "segment_match.hpp"
@@ -91,12 +92,9 @@ class Replay final : public Scenario {
   [[nodiscard]] bool replays_traces() const override { return true; }
 
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
-    const std::string& format = p.choice("format");
+    const trace::FormatInfo* named = trace::find_format(p.choice("format"));  // null: auto
     adopt(p, std::make_shared<const trace::Trace>(trace::load(
-                 p.text("trace"), {.format = format == "oomlab"    ? trace::Format::oomlab
-                                             : format == "rmm"     ? trace::Format::rmm
-                                             : format == "pytorch" ? trace::Format::pytorch
-                                                                   : trace::Format::automatic,
+                 p.text("trace"), {.format = named ? named->format : trace::Format::automatic,
                                    .level = level_of(p),
                                    .device = static_cast<std::uint32_t>(p.integer("device")),
                                    .check_stop = check_stop})));
@@ -121,8 +119,8 @@ class Replay final : public Scenario {
   // level is what the caching allocator got, which no model of it serves again.
   [[nodiscard]] std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
       const override {
-    if (!trace_ || !trace_->pytorch || level_ != trace::Level::tensor) return std::nullopt;
-    return trace_->pytorch->allocator_settings.value_or(RecordedAllocatorSettings{});
+    if (!trace_ || !trace_->recorded || level_ != trace::Level::tensor) return std::nullopt;
+    return trace_->recorded->allocator_settings.value_or(RecordedAllocatorSettings{});
   }
 
   void run(RunContext& ctx) override {
@@ -142,7 +140,7 @@ class Replay final : public Scenario {
     if (model != nullptr) hint_segment_addresses(*model);
     const auto n = static_cast<std::uint32_t>(trace_->events.size());
     std::uint32_t i = 0;
-    if (trace_->pytorch && !trace_->pytorch->initial_segments.empty()) {
+    if (trace_->recorded && !trace_->recorded->initial_segments.empty()) {
       i = trace_->initial_events;
       if (!place_initial_state(ctx, program, streams, held, verdict)) {
         report(ctx, 0, held);
@@ -154,7 +152,7 @@ class Replay final : public Scenario {
     // The events before which the program emptied its cache (torch.cuda.empty_cache()), in order.
     static const std::vector<std::uint32_t> kNone;
     const std::vector<std::uint32_t>& emptied =
-        trace_->pytorch ? trace_->pytorch->emptied_cache_before : kNone;
+        trace_->recorded ? trace_->recorded->emptied_cache_before : kNone;
     auto next_emptied = std::lower_bound(emptied.begin(), emptied.end(), i);
     for (; i < n; ++i) {
       const trace::Event& e = events[i];
@@ -170,7 +168,7 @@ class Replay final : public Scenario {
     }
     if (i == n) {
       match.before();
-      if (trace_->pytorch && trace_->pytorch->release_at_end) program.trim();
+      if (trace_->recorded && trace_->recorded->release_at_end) program.trim();
       match.after(n);
     }
     report(ctx, i, held);
@@ -191,12 +189,12 @@ class Replay final : public Scenario {
   // The addresses the driver gave the program's segments (those there before the history, then
   // each segment_alloc), for a model of its allocator to break ties between blocks as it did.
   void hint_segment_addresses(CachingAllocator& model) const {
-    if (!trace_->pytorch) return;
+    if (!trace_->recorded) return;
     std::vector<DeviceCall> recorded;
-    for (const trace::InitialSegment& s : trace_->pytorch->initial_segments) {
+    for (const trace::InitialSegment& s : trace_->recorded->initial_segments) {
       if (!s.expandable) recorded.push_back({DeviceCallKind::segment_alloc, s.bytes, s.address});
     }
-    for (const trace::SegmentEntry& e : trace_->pytorch->segment_entries) {
+    for (const trace::SegmentEntry& e : trace_->recorded->segment_entries) {
       if (e.action == trace::SegmentAction::alloc)
         recorded.push_back({DeviceCallKind::segment_alloc, e.bytes, e.address});
     }
@@ -208,7 +206,7 @@ class Replay final : public Scenario {
   bool place_initial_state(RunContext& ctx, ProgramReplay& program,
                            const std::vector<Stream>& streams, std::vector<Held>& held,
                            ReplayVerdict& verdict) {
-    const std::vector<trace::InitialSegment>& initial = trace_->pytorch->initial_segments;
+    const std::vector<trace::InitialSegment>& initial = trace_->recorded->initial_segments;
     std::vector<PlacedSegment> segments;
     for (const trace::InitialSegment& s : initial) {
       PlacedSegment placed{.address = s.address,
@@ -250,12 +248,12 @@ class Replay final : public Scenario {
         .trace_entry = failing.index,
         .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
     constexpr std::size_t kHolders = 10;
-    if (trace_->pytorch) request.holders = trace::memory_holders(*trace_, failing_at, kHolders);
-    if (!trace_->pytorch || trace_->pytorch->stacks.empty()) {
+    if (trace_->recorded) request.holders = trace::memory_holders(*trace_, failing_at, kHolders);
+    if (!trace_->recorded || trace_->recorded->stacks.empty()) {
       program.describe_oom(std::move(request));
       return;
     }
-    const trace::PytorchTrace& pytorch = *trace_->pytorch;
+    const trace::RecordedState& pytorch = *trace_->recorded;
     std::vector<const Held*> live;
     for (const Held& h : held) {
       if (h.block.ok()) live.push_back(&h);

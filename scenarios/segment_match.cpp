@@ -92,7 +92,7 @@ std::string segment_calls_text(std::vector<DeviceCall> calls) {
 }
 
 SegmentMatch::SegmentMatch(const trace::Trace& trace, const std::vector<DeviceCall>* calls)
-    : trace_(trace), calls_(trace.pytorch ? calls : nullptr) {
+    : trace_(trace), calls_(trace.recorded ? calls : nullptr) {
 }
 
 std::string SegmentMatch::describe(const std::vector<Call>& calls) {
@@ -107,7 +107,7 @@ void SegmentMatch::after(std::uint32_t position) {
   if (!active()) return;
   std::vector<Call> recorded;
   std::uint64_t first_index = 0;
-  const auto& entries = trace_.pytorch->segment_entries;
+  const auto& entries = trace_.recorded->segment_entries;
   for (; cursor_ < entries.size() && entries[cursor_].before <= position; ++cursor_) {
     if (recorded.empty()) first_index = entries[cursor_].index;
     recorded.push_back({kind_of(entries[cursor_].action), entries[cursor_].bytes});

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "allocators/budget_cap.hpp"
 #include "allocators/device_usage_cap.hpp"
@@ -23,7 +24,7 @@ std::unique_ptr<Allocator> torch_model(std::uint64_t budget, const char* upstrea
                                        Stream stream = {}) {
   Params options(find_backend("torch")->options);
   options.set("upstream", std::string(upstream));
-  return make_backend(BackendKind::torch, options,
+  return make_backend(torch::torch_kind(), options,
                       {.budget_bytes = budget, .device = device, .stream = stream});
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "allocators/budget_cap.hpp"
 #include "allocators/sim_allocator.hpp"
@@ -110,7 +111,7 @@ std::unique_ptr<Allocator> make_for_contract(std::optional<int> device, Stream s
     Params options(find_backend("torch")->options);
     Backend::configure(options);
     find_backend("torch")->validate(options);
-    return make_backend(BackendKind::torch, options, site);
+    return make_backend(torch::torch_kind(), options, site);
   } else {
     const BackendInfo& info = *find_backend(Backend::kName);
     return make_backend(info.kind, Params(info.options), site);

@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "analysis/oom_analysis.hpp"
 #include "exec/oom_message.hpp"
@@ -55,7 +56,7 @@ std::unique_ptr<Allocator> sim(std::uint64_t budget) {
 }
 
 std::unique_ptr<Allocator> torch_model(std::uint64_t budget) {
-  return make_backend(BackendKind::torch, Params(find_backend("torch")->options),
+  return make_backend(torch::torch_kind(), Params(find_backend("torch")->options),
                       {.budget_bytes = budget});
 }
 

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "exec/oom_message.hpp"
-#include "exec/program_model.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
+#include "pytorch/exec/program_model.hpp"
 #include "reports/run/program_summary.hpp"
 #include "reports/run/report_input.hpp"
 #include "reports/run/summary_json.hpp"

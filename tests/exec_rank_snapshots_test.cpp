@@ -11,8 +11,8 @@
 
 #include "exec/exec_run.hpp"
 #include "exec/program.hpp"
-#include "exec/program_model.hpp"
 #include "fake_exec_devices.hpp"
+#include "pytorch/exec/program_model.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -10,8 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/oom_message.hpp"
-#include "exec/program_model.hpp"
 #include "oomlab/units.hpp"
+#include "pytorch/exec/program_model.hpp"
+#include "pytorch/exec/remedy_check.hpp"
 #include "reports/run/program_summary.hpp"
 #include "reports/run/run_report.hpp"
 #include "reports/run/summary_json.hpp"
@@ -69,6 +70,9 @@ class ModelRecord : public ::testing::Test {
                     .outcome = Outcome::oom,
                     .held = false,
                     .line = "torch.OutOfMemoryError: CUDA out of memory."};
+    // As check_remedy leaves it: the framework words the whole check once.
+    run_.models.front().remedy_check->summary =
+        remedy_check_line(*run_.models.front().remedy_check);
   }
   void TearDown() override { fs::remove_all(folder_); }
 

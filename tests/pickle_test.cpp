@@ -1,7 +1,7 @@
 // The pickle reader: containers filled in batches keep their items in order, a value's byte is
 // found again when a message needs it, and a broken snapshot is refused in one line at its byte.
 // The address set the snapshot's history is walked with agrees with std::unordered_set.
-#include "trace/pickle.hpp"
+#include "pytorch/trace/pickle.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 // it (its budget, PyTorch's own OOM message from captures.jsonl, NVML's peak), and the model must
 // find the program's own OOM entry, the memory outside the allocator, and advise only a setting
 // it shows completing.
-#include "exec/program_model.hpp"
+#include "pytorch/exec/program_model.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>

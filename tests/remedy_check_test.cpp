@@ -2,7 +2,7 @@
 // the grow job (captures.jsonl) and fails unless PYTORCH_CUDA_ALLOC_CONF holds a given value; its
 // snapshot is the job's real one. The model names a setting, the program runs again at the same
 // budget with exactly that setting's string, and the record says whether the claim held.
-#include "exec/remedy_check.hpp"
+#include "pytorch/exec/remedy_check.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,9 +12,9 @@
 #include <nlohmann/json.hpp>
 
 #include "exec/oom_message.hpp"
-#include "exec/program_model.hpp"
 #include "fake_exec_devices.hpp"
 #include "oomlab/units.hpp"
+#include "pytorch/exec/program_model.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

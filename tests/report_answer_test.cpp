@@ -12,7 +12,7 @@
 #include "cli/cli.hpp"
 #include "oomlab/units.hpp"
 #include "reports/run/summary_json.hpp"
-#include "reports/writers/report_writer.hpp"
+#include "cli/report_writer.hpp"
 #include "run/run_result.hpp"
 #include "test_support.hpp"
 

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <thread>
 
-#include "reports/writers/report_writer.hpp"
+#include "cli/report_writer.hpp"
 #include "reports/writers/svg_chart.hpp"
 #include "test_support.hpp"
 

@@ -7,12 +7,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "allocators/torch/torch_options.hpp"
 #include "device/cards.hpp"
+#include "pytorch/model/torch_options.hpp"
+#include "pytorch/reports/whatif_report.hpp"
 #include "reports/run/human_summary.hpp"
 #include "reports/run/run_report.hpp"
 #include "reports/run/summary_json.hpp"
-#include "reports/settings/whatif_report.hpp"
 #include "reports/writers/html_report.hpp"
 #include "reports/writers/markdown_report.hpp"
 #include "reports/writers/report_content.hpp"

@@ -15,7 +15,7 @@
 #include "reports/writers/html_report.hpp"
 #include "reports/writers/markdown_report.hpp"
 #include "reports/writers/report_content.hpp"
-#include "reports/writers/report_writer.hpp"
+#include "cli/report_writer.hpp"
 #include "reports/writers/svg_chart.hpp"
 #include "test_support.hpp"
 

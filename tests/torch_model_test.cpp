@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "allocators/sim_allocator.hpp"
-#include "allocators/torch/allocator_device_memory.hpp"
-#include "allocators/torch/torch_allocator.hpp"
+#include "pytorch/model/allocator_device_memory.hpp"
+#include "pytorch/model/torch_allocator.hpp"
 
 namespace oomlab::torch {
 namespace {

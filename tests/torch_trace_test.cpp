@@ -59,8 +59,8 @@ TEST(TorchTrace, TheProgramsOwnEmptyCacheIsReplayed) {
                             entry("free_completed", kB, 18_MiB), entry("segment_free", kB, 18_MiB),
                             entry("alloc", kA + 4_MiB, 2_MiB)}));
   const trace::Trace t = trace::load(path, {});
-  ASSERT_TRUE(t.pytorch);
-  EXPECT_EQ(t.pytorch->emptied_cache_before, std::vector<std::uint32_t>{3})
+  ASSERT_TRUE(t.recorded);
+  EXPECT_EQ(t.recorded->emptied_cache_before, std::vector<std::uint32_t>{3})
       << "the segment was given back before the fourth request (the third alloc)";
   const RunResult r = torch_replay(path, 1_GiB);
   EXPECT_EQ(metric(r, "segment_calls"), 3.0);

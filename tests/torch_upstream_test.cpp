@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "oomlab/error.hpp"
 
@@ -49,14 +50,14 @@ TEST(TorchUpstreams, AreEveryBackendThatServesOneAndNotTorchItself) {
 }
 
 TEST(TorchUpstreams, TheRunsMemoryIsTheUpstreams) {
-  EXPECT_EQ(memory_source(BackendKind::torch, torch_over("managed")), BackendKind::managed);
+  EXPECT_EQ(memory_source(torch::torch_kind(), torch_over("managed")), BackendKind::managed);
   EXPECT_EQ(memory_source(BackendKind::cuda, Params{}), BackendKind::cuda);
-  EXPECT_FALSE(uses_device(BackendKind::torch, torch_over("sim")));
+  EXPECT_FALSE(uses_device(torch::torch_kind(), torch_over("sim")));
   for (const char* device : {"cuda", "async", "managed"})
-    EXPECT_TRUE(uses_device(BackendKind::torch, torch_over(device))) << device;
-  EXPECT_TRUE(holds_ballast(BackendKind::torch, torch_over("cuda")));
-  EXPECT_TRUE(holds_ballast(BackendKind::torch, torch_over("async")));
-  EXPECT_FALSE(holds_ballast(BackendKind::torch, torch_over("managed")))
+    EXPECT_TRUE(uses_device(torch::torch_kind(), torch_over(device))) << device;
+  EXPECT_TRUE(holds_ballast(torch::torch_kind(), torch_over("cuda")));
+  EXPECT_TRUE(holds_ballast(torch::torch_kind(), torch_over("async")));
+  EXPECT_FALSE(holds_ballast(torch::torch_kind(), torch_over("managed")))
       << "managed memory is capped by oomlab, not held to the budget by a ballast";
 }
 
@@ -87,7 +88,7 @@ TEST(TorchUpstreams, ARecordedExpandableSettingOverAsyncIsRefusedBeforeTheRun) {
   Params options = torch_over("async");
   const RecordedAllocatorSettings recorded{.expandable_segments = true};
   try {
-    static_cast<void>(backend_info(BackendKind::torch).settle(options, &recorded));
+    static_cast<void>(backend_info(torch::torch_kind()).settle(options, &recorded));
     FAIL() << "settle must refuse the recorded expandable_segments over async";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::usage);

@@ -1,5 +1,6 @@
 // Traces: the reference figures of docs/traces.md, each importer on our own small traces,
 // every kind of bad input refused with its place, and replay's streams, pace and frontier.
+#include "pytorch/trace/pytorch_import.hpp"
 #include "trace/trace.hpp"
 
 #include <gtest/gtest.h>
@@ -86,11 +87,11 @@ TEST(PyTorchSnapshot, PickleAndJsonGiveTheSameTrace) {
     ASSERT_EQ(a.events[i].bytes, b.events[i].bytes) << i;
     ASSERT_EQ(a.events[i].index, b.events[i].index) << i;
     ASSERT_EQ(a.events[i].slot, b.events[i].slot) << i;
-    ASSERT_EQ(a.pytorch->frames_of(i), b.pytorch->frames_of(i)) << i;
-    ASSERT_EQ(a.pytorch->device_free_at(i), b.pytorch->device_free_at(i)) << i;
+    ASSERT_EQ(a.recorded->frames_of(i), b.recorded->frames_of(i)) << i;
+    ASSERT_EQ(a.recorded->device_free_at(i), b.recorded->device_free_at(i)) << i;
   }
-  EXPECT_EQ(a.pytorch->emptied_cache_before, b.pytorch->emptied_cache_before);
-  EXPECT_EQ(a.format, trace::Format::pytorch);
+  EXPECT_EQ(a.recorded->emptied_cache_before, b.recorded->emptied_cache_before);
+  EXPECT_EQ(a.format, trace::pytorch_format());
   EXPECT_EQ(a.ignored, 5538U + 121 + 37) << "free_requested and segment entries at tensor level";
 }
 
@@ -130,7 +131,7 @@ TEST(RmmLog, AnAllocateFailureTheProgramWentOnFromIsRefusedAgainNotItsOom) {
   // replay that refuses it too goes on, as the program did (issue 33).
   const trace::Trace t = trace::load(kData / "rmm_allocate_failure.csv", {});
   EXPECT_EQ(t.events[2].op, trace::Op::failed);
-  EXPECT_FALSE(t.pytorch) << "an RMM log has no PyTorch part";
+  EXPECT_FALSE(t.recorded) << "an RMM log has no PyTorch part";
   EXPECT_EQ(t.events[2].bytes, 1_GiB);
   EXPECT_TRUE(trace::survived_failure(t, 2));
   EXPECT_EQ(trace::fatal_failure_at(t), trace::Event::kNone);

@@ -11,9 +11,9 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
+#include "pytorch/settings/whatif.hpp"
 #include "run/frontier.hpp"
 #include "run/runner.hpp"
-#include "run/whatif.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

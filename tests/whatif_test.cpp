@@ -1,7 +1,7 @@
 // `oomlab whatif`: a PyTorch snapshot under several settings of the model of PyTorch's caching
 // allocator, one table with the answer first; its frontiers are `oomlab frontier`'s, its budget
 // is said or its absence explained, and bad input is exit 2 with one line.
-#include "run/whatif.hpp"
+#include "pytorch/settings/whatif.hpp"
 
 #include <gtest/gtest.h>
 

@@ -13,10 +13,10 @@
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
 #include "exec/exec_run.hpp"
-#include "exec/program_model.hpp"
-#include "exec/remedy_check.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
+#include "pytorch/exec/program_model.hpp"
+#include "pytorch/exec/remedy_check.hpp"
 
 namespace oomlab::cli {
 

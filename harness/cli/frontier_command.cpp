@@ -6,7 +6,6 @@
 #include <span>
 #include <sstream>
 
-#include "allocators/torch/torch_options.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/output_flag.hpp"
@@ -15,6 +14,7 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
+#include "pytorch/model/torch_options.hpp"
 #include "record/formats.hpp"
 #include "reports/run/summary_json.hpp"
 #include "reports/searches/search_json.hpp"

@@ -12,6 +12,7 @@
 #include "cli/alloc_conf.hpp"
 #include "cli/size_text.hpp"
 #include "oomlab/error.hpp"
+#include "pytorch/model/torch_backend.hpp"
 
 namespace oomlab::cli {
 
@@ -230,7 +231,7 @@ AllocatorChoice parse_allocator(std::string_view text) {
                             did_you_mean(name, names), fmt::join(names, ", ")));
   }
   std::vector<std::string> assignments;
-  if (colon != std::string_view::npos && info->kind == BackendKind::torch) {
+  if (colon != std::string_view::npos && info->kind == torch::torch_kind()) {
     // PyTorch's own spelling too: -a torch:expandable_segments:True,max_split_size_mb:128.
     const std::string_view rest = body.substr(colon + 1);
     if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "cli/commands.hpp"
+#include "cli/report_writer.hpp"
 #include "oomlab/error.hpp"
-#include "reports/writers/report_writer.hpp"
 
 namespace oomlab::cli {
 

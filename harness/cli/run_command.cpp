@@ -25,12 +25,13 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace_format.hpp"
+#include "pytorch/settings/torch_settings.hpp"
 #include "reports/run/soak_report.hpp"
 #include "reports/run/summary_json.hpp"
 #include "run/run_plan.hpp"
 #include "run/runner.hpp"
 #include "run/soak.hpp"
-#include "run/torch_settings.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab::cli {
@@ -158,20 +159,25 @@ int exit_code_for(const RunResult& r, const RunOptions& o, std::string* why) {
 
 namespace {
 
-// Whether the run replays a PyTorch snapshot at the tensor level (the head of --trace says so):
-// `auto` then means the model of PyTorch's allocator. A file that cannot be read is the
-// scenario's to refuse, with its own words.
-bool replays_pytorch_snapshot(const Params& params) {
+// The backend that models the allocator the run's trace recorded, when its format names one and
+// the replay is at the tensor level (the head of --trace, or --format, says which format): `auto`
+// then means that model. "" otherwise; a file that cannot be read is the scenario's to refuse,
+// with its own words.
+std::string recorded_allocator_model(const Params& params) {
   const auto& v = params.values();
-  if (!v.contains("trace") || params.text("trace").empty()) return false;
-  if (v.contains("level") && params.choice("level") != "tensor") return false;
+  if (!v.contains("trace") || params.text("trace").empty()) return {};
+  if (v.contains("level") && params.choice("level") != "tensor") return {};
   std::ifstream file(params.text("trace"), std::ios::binary);
   std::string head(64, '\0');
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
-  if (v.contains("format") && params.choice("format") != "auto")
-    return params.choice("format") == "pytorch";
-  return !head.empty() && trace::detect_format(head) == trace::Format::pytorch;
+  const trace::FormatInfo* format = nullptr;
+  if (v.contains("format") && params.choice("format") != "auto") {
+    format = trace::find_format(params.choice("format"));
+  } else if (!head.empty()) {
+    format = trace::format_info(trace::detect_format(head));
+  }
+  return format != nullptr ? format->replayed_by : std::string();
 }
 
 }  // namespace
@@ -179,13 +185,15 @@ bool replays_pytorch_snapshot(const Params& params) {
 // `auto` becomes a concrete backend here, with that backend's default options, so that the run
 // folder is named after what really runs; the probed environment goes on to the runner.
 void resolve_allocator(RunConfig& config, Console& console) {
-  const bool snapshot =
-      config.allocator == BackendKind::automatic && replays_pytorch_snapshot(config.params);
+  const std::string model = config.allocator == BackendKind::automatic
+                                ? recorded_allocator_model(config.params)
+                                : std::string();
+  const bool snapshot = !model.empty();
   const bool host_only = snapshot || (config.allocator != BackendKind::automatic &&
                                       !uses_device(config.allocator, config.allocator_options));
   config.environment = host_only ? probe_host_environment() : probe_environment();
   ResolvedAllocator choice =
-      snapshot ? torch_for_snapshot()
+      snapshot ? model_of_recorded_allocator(model)
                : resolve_automatic(config.allocator, config.allocator_options, *config.environment);
   config.allocator = choice.kind;
   config.allocator_options = std::move(choice.options);

@@ -15,8 +15,9 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "reports/settings/whatif_report.hpp"
-#include "run/whatif.hpp"
+#include "pytorch/reports/whatif_report.hpp"
+#include "pytorch/settings/whatif.hpp"
+#include "pytorch/trace/pytorch_import.hpp"
 #include "trace/importers.hpp"
 #include "trace/trace.hpp"
 
@@ -35,7 +36,7 @@ void check_pytorch_snapshot(const fs::path& path) {
   head.resize(static_cast<std::size_t>(file.gcount()));
   trace::refuse_compressed(path, head);
   const trace::Format format = trace::detect_format(head);
-  if (format == trace::Format::pytorch) return;
+  if (format == trace::pytorch_format()) return;
   throw Error(ErrorKind::input,
               fmt::format("{}: not a PyTorch memory snapshot{}: whatif replays what "
                           "torch.cuda.memory._dump_snapshot() writes",

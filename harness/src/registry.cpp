@@ -45,6 +45,92 @@ const Registry::Entry* Registry::trace_player() const {
   return it == entries_.end() ? nullptr : &*it;
 }
 
+namespace {
+
+void check_name(std::string_view what, const std::string& name) {
+  if (name.empty()) throw Error(ErrorKind::input, fmt::format("a {} has an empty name", what));
+}
+
+// Into `list`, kept in order of `number`, after any entry of the same number.
+template <typename Entry, typename Number>
+void insert_in_order(std::list<Entry>& list, Entry entry, Number number) {
+  auto it = list.begin();
+  while (it != list.end() && number(*it) <= number(entry))
+    ++it;
+  list.insert(it, std::move(entry));
+}
+
+}  // namespace
+
+BackendKind Registry::add_backend(BackendInfo info) {
+  check_name("backend", info.name);
+  for (const BackendInfo& b : backends_) {
+    if (b.name == info.name) {
+      throw Error(ErrorKind::input, fmt::format("backend '{}' is registered twice", info.name));
+    }
+  }
+  if (info.make == nullptr && info.kind != BackendKind::automatic) {
+    throw Error(ErrorKind::input, fmt::format("backend '{}' has no factory", info.name));
+  }
+  if (info.kind == BackendKind::registered) {
+    if (next_backend_ == static_cast<std::uint8_t>(BackendKind::registered)) {
+      throw Error(ErrorKind::input, fmt::format("backend '{}': too many backends", info.name));
+    }
+    info.kind = static_cast<BackendKind>(next_backend_++);
+  }
+  const BackendKind kind = info.kind;
+  insert_in_order(backends_, std::move(info),
+                  [](const BackendInfo& b) { return static_cast<int>(b.kind); });
+  return kind;
+}
+
+trace::Format Registry::add_trace_format(trace::FormatInfo info) {
+  check_name("trace format", info.name);
+  for (const trace::FormatInfo& f : formats_) {
+    if (f.name == info.name) {
+      throw Error(ErrorKind::input,
+                  fmt::format("trace format '{}' is registered twice", info.name));
+    }
+  }
+  if (info.load == nullptr || info.detect == nullptr) {
+    throw Error(ErrorKind::input,
+                fmt::format("trace format '{}' needs both a detector and an importer", info.name));
+  }
+  if (info.format == trace::Format::registered) {
+    if (next_format_ == static_cast<std::uint8_t>(trace::Format::registered)) {
+      throw Error(ErrorKind::input, fmt::format("trace format '{}': too many formats", info.name));
+    }
+    info.format = static_cast<trace::Format>(next_format_++);
+  }
+  const trace::Format format = info.format;
+  insert_in_order(formats_, std::move(info),
+                  [](const trace::FormatInfo& f) { return static_cast<int>(f.format); });
+  return format;
+}
+
+void Registry::add_oom_dialect(OomDialect dialect) {
+  check_name("OOM message dialect", dialect.framework);
+  if (dialect.recognise == nullptr) {
+    throw Error(ErrorKind::input,
+                fmt::format("the OOM dialect of '{}' has no recogniser", dialect.framework));
+  }
+  // Higher ranks first; among equals, in the order added.
+  const auto it = std::find_if(dialects_.begin(), dialects_.end(),
+                               [&](const OomDialect& d) { return d.rank < dialect.rank; });
+  dialects_.insert(it, std::move(dialect));
+}
+
+void Registry::add_framework(Framework framework) {
+  check_name("framework", framework.name);
+  for (const Framework& f : frameworks_) {
+    if (f.name == framework.name) {
+      throw Error(ErrorKind::input,
+                  fmt::format("framework '{}' is registered twice", framework.name));
+    }
+  }
+  frameworks_.push_back(std::move(framework));
+}
+
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
   out.reserve(entries_.size());

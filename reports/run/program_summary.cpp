@@ -4,7 +4,6 @@
 #include <fmt/ranges.h>
 
 #include "exec/exec_run.hpp"
-#include "exec/remedy_check.hpp"
 #include "reports/run/oom_place_text.hpp"
 #include "reports/run/program_devices.hpp"
 #include "reports/run/program_ranks.hpp"
@@ -62,7 +61,7 @@ void write_model(std::string& out, const RunResult& r) {
                  format_bytes(m.budget_bytes));
   write_whatif(out, m);
   if (!r.oom && !m.advice.empty()) fmt::format_to(it, "advice     {}\n", m.advice);
-  if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", remedy_check_line(*m.remedy_check));
+  if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", m.remedy_check->summary);
   for (const std::string& caveat : m.caveats)
     fmt::format_to(it, "note       {}\n", caveat);
   for (const std::string& note : m.notes)

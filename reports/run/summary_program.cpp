@@ -1,6 +1,5 @@
 // summary.json's "program" (how a program run by `exec` ended and what its memory did) and
 // "model" (what the model of PyTorch's allocator said of its snapshot), written and read back.
-#include "exec/remedy_check.hpp"
 #include "reports/run/summary_fields.hpp"
 #include "reports/run/summary_json.hpp"
 #include "reports/run/summary_ranks.hpp"
@@ -56,7 +55,7 @@ json remedy_check_json(const std::optional<RemedyCheck>& c) {
           {"allocator_cap_bytes", or_null(c->allocator_cap_bytes)},
           {"memory_fraction", c->allocator_cap_bytes ? json(c->memory_fraction) : json(nullptr)},
           {"duration_ms", c->duration_ms},
-          {"summary", remedy_check_line(*c)}};
+          {"summary", c->summary}};
 }
 
 RemedyCheck read_remedy_check(const JsonFields& c) {
@@ -68,7 +67,8 @@ RemedyCheck read_remedy_check(const JsonFields& c) {
           .outcome = named(c, "outcome", kOutcomes),
           .held = c.flag("held"),
           .line = c.optional_text("line"),
-          .duration_ms = c.optional_number("duration_ms").value_or(0)};
+          .duration_ms = c.optional_number("duration_ms").value_or(0),
+          .summary = c.optional_text("summary")};
 }
 
 json library_oom_json(const std::optional<LibraryOom>& l) {

@@ -45,7 +45,7 @@ std::vector<ReportRow> program_rows(const JsonFields& top) {
   return rows;
 }
 
-std::string duration_text(double ms) {
+std::string search_duration_text(double ms) {
   return ms < 1000 ? fmt::format("{:.0f} ms", ms) : fmt::format("{:.1f} s", ms / 1000);
 }
 
@@ -115,7 +115,7 @@ std::vector<std::vector<std::string>> frontier_trials_table(const FrontierReport
                                     format_bytes(t.budget_bytes),
                                     outcome_label(t.outcome),
                                     t.cause.empty() ? "-" : t.cause,
-                                    duration_text(t.duration_ms)};
+                                    search_duration_text(t.duration_ms)};
     if (program) {
       row.push_back(t.peak_bytes ? format_bytes(*t.peak_bytes) : "-");
       row.push_back(t.oom_line.empty() ? "-" : t.oom_line);

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "allocators/torch/torch_options.hpp"
+#include "allocators/backends.hpp"
 #include "device/cards.hpp"
 #include "exec/exec_run.hpp"
 #include "record/formats.hpp"
@@ -78,11 +78,12 @@ json not_monotonic_json(const BoundaryResult& r, bool program, bool fit) {
   return {{"failed", trial(r.not_monotonic->first)}, {"completed", trial(r.not_monotonic->second)}};
 }
 
-// As whatif's rows: [low, high] where PyTorch's own frontier lies when the model's is approximate
-// (torch with backend=async), null when it is exact.
+// As whatif's rows: [low, high] where the real allocator's frontier lies when the backend's is
+// approximate (BackendInfo::frontier_range), null when it is exact.
 json frontier_range_json(const SearchSubject& s, const std::optional<std::uint64_t>& frontier) {
-  if (s.backend != BackendKind::torch || !frontier) return nullptr;
-  const auto range = torch::frontier_range(s.allocator_options, *frontier);
+  const BackendInfo& backend = backend_info(s.backend);
+  if (backend.frontier_range == nullptr || !frontier) return nullptr;
+  const auto range = backend.frontier_range(s.allocator_options, *frontier);
   if (!range) return nullptr;
   return json::array({range->low_bytes, range->high_bytes});
 }

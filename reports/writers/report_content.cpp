@@ -8,7 +8,6 @@
 
 #include "analysis/oom_analysis.hpp"
 #include "exec/exec_run.hpp"
-#include "exec/remedy_check.hpp"
 #include "oomlab/units.hpp"
 #include "reports/run/oom_place_text.hpp"
 #include "reports/run/program_devices.hpp"
@@ -195,7 +194,7 @@ std::vector<ReportRow> model_rows(const ProgramModel& m) {
        fmt::format("{}: the run's budget less the memory outside the allocator",
                    format_bytes(m.budget_bytes))}};
   if (!m.advice.empty()) rows.push_back({"Advice", m.advice});
-  if (m.remedy_check) rows.push_back({"Remedy checked", remedy_check_line(*m.remedy_check)});
+  if (m.remedy_check) rows.push_back({"Remedy checked", m.remedy_check->summary});
   rows.push_back({"Snapshot", m.snapshot.empty() ? "-" : m.snapshot.string()});
   return rows;
 }

@@ -2,7 +2,7 @@
 // starts with '{'), at both levels.
 #include <string>
 
-#include "trace/importers.hpp"
+#include "pytorch/trace/pytorch_import.hpp"
 #include "trace_fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

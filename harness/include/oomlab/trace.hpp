@@ -2,8 +2,9 @@
 // events.csv, RMM's log, a PyTorch snapshot): the allocations, frees and failed requests a
 // program made, in order, each with the place in its file it came from. Frees are linked to the
 // allocation they free when the trace is loaded, so that a replay never looks an address up.
-// What only a PyTorch snapshot records (the segments, the device calls, the Python stacks, the
-// allocator's settings) is its own part, PytorchTrace. The importers are harness/src/trace/.
+// What only a snapshot of a caching allocator records (the segments, the device calls, the
+// program's stacks, the allocator's settings: a PyTorch snapshot's) is its own part,
+// RecordedState. The engine's importers are harness/src/trace/, a framework's in its folder.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +23,9 @@
 
 namespace oomlab::trace {
 
-enum class Format : std::uint8_t { automatic, oomlab, rmm, pytorch };
+// The engine's formats have names here; a registered one (oomlab/trace_format.hpp) gets a number
+// from kFirstRegisteredFormat on.
+enum class Format : std::uint8_t { automatic, oomlab, rmm, registered = 254 };
 // PyTorch: what the program asked for, or what its allocator got from the driver.
 enum class Level : std::uint8_t { tensor, segment };
 
@@ -67,8 +70,9 @@ struct InitialSegment {
   std::vector<Live> blocks;
 };
 
-// What a PyTorch snapshot records beyond the requests: its caching allocator's state and calls.
-struct PytorchTrace {
+// What a snapshot of a caching allocator records beyond the requests: the allocator's state and
+// calls, the program's frames, its settings (a PyTorch snapshot has all of them).
+struct RecordedState {
   // Tensor level: the segments there before the first entry, holding the first initial_events
   // events (at the segment level those events are the segments themselves, and this is empty).
   std::vector<InitialSegment> initial_segments;
@@ -113,13 +117,15 @@ struct Trace {
   // The first events are what was live before the history began (Event::preexisting).
   std::uint32_t initial_events = 0;
   Demand demand;
-  std::optional<PytorchTrace> pytorch;  // a PyTorch snapshot's own part; none for other formats
+  // What a snapshot of a caching allocator records beyond the requests (a framework's snapshot,
+  // such as PyTorch's); none for formats that record only requests.
+  std::optional<RecordedState> recorded;
 };
 
 // A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
 [[nodiscard]] inline const RecordedAllocatorSettings* allocator_settings(const Trace& trace) {
-  return trace.pytorch && trace.pytorch->allocator_settings ? &*trace.pytorch->allocator_settings
-                                                            : nullptr;
+  return trace.recorded && trace.recorded->allocator_settings ? &*trace.recorded->allocator_settings
+                                                              : nullptr;
 }
 
 struct LoadOptions {

@@ -25,7 +25,7 @@ struct Event {
 
   // An event holds what every format records. What only one format records is the format's own
   // (a PyTorch snapshot's frames, emptied caches and the device's free memory at a failed
-  // request: PytorchTrace, by the event's position). Addresses are not kept: a free is linked to
+  // request: RecordedState, by the event's position). Addresses are not kept: a free is linked to
   // its allocation by their slot.
   std::uint64_t bytes = 0;
   std::uint64_t t_ns = 0;   // since the trace's first event

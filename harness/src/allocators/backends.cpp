@@ -3,11 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
 
 #include "allocators/device_factories.hpp"
 #include "allocators/sim_allocator.hpp"
-#include "allocators/torch/torch_backend.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
 
 namespace oomlab {
 
@@ -83,43 +84,53 @@ BackendInfo sim_backend() {
       }};
 }
 
-std::vector<BackendInfo> make_catalog() {
-  std::vector<BackendInfo> catalog;
-  catalog.push_back({.kind = BackendKind::cuda,
-                     .name = "cuda",
-                     .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
-                     .holds_ballast = true,
-                     .serves_upstream = true,
-                     .make = &make_cuda_backend});
-  catalog.push_back(async_backend());
-  catalog.push_back(managed_backend());
-  catalog.push_back(sim_backend());
-  // The adaptor over any of those (its `upstream` choices are their names).
-  std::vector<std::string> upstreams;
-  for (const BackendInfo& b : catalog) {
-    if (b.serves_upstream) upstreams.push_back(b.name);
+void add_engine_backends(Registry& registry) {
+  registry.add_backend({.kind = BackendKind::cuda,
+                        .name = "cuda",
+                        .summary = "cudaMalloc / cudaFree; the budget is held by a ballast",
+                        .holds_ballast = true,
+                        .serves_upstream = true,
+                        .make = &make_cuda_backend});
+  registry.add_backend(async_backend());
+  registry.add_backend(managed_backend());
+  registry.add_backend(sim_backend());
+}
+
+// auto's rule in words: first the models of a recorded allocator, each for what it replays.
+BackendInfo auto_backend(const Registry& registry) {
+  std::string rule;
+  for (const BackendInfo& b : registry.backends()) {
+    if (!b.replays.empty()) rule += fmt::format("{} for {}, else ", b.name, b.replays);
   }
-  catalog.push_back(torch::torch_backend_info(upstreams));
-  catalog.push_back({.kind = BackendKind::automatic,
-                     .name = "auto",
-                     .summary =
-                         "torch for a PyTorch snapshot (replay --trace), else async where a CUDA "
-                         "device is present, otherwise sim (with a notice)",
-                     .needs_device = false});
-  return catalog;
+  return {.kind = BackendKind::automatic,
+          .name = "auto",
+          .summary = rule + "async where a CUDA device is present, otherwise sim (with a notice)",
+          .needs_device = false};
 }
 
 }  // namespace
 
-const std::vector<BackendInfo>& backend_catalog() {
-  static const std::vector<BackendInfo> kCatalog = make_catalog();
-  return kCatalog;
+const std::list<BackendInfo>& backend_catalog() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Registry& registry = Registry::global();
+    add_engine_backends(registry);
+    for (const Framework& framework : registry.frameworks()) {
+      if (framework.add_backends != nullptr) framework.add_backends(registry);
+    }
+    registry.add_backend(auto_backend(registry));
+  });
+  return Registry::global().backends();
 }
 
 const BackendInfo& backend_info(BackendKind kind) {
   const auto& catalog = backend_catalog();
-  return *std::find_if(catalog.begin(), catalog.end(),
-                       [&](const BackendInfo& b) { return b.kind == kind; });
+  const auto it = std::find_if(catalog.begin(), catalog.end(),
+                               [&](const BackendInfo& b) { return b.kind == kind; });
+  if (it == catalog.end()) {
+    throw Error(ErrorKind::internal, fmt::format("no backend numbered {}", static_cast<int>(kind)));
+  }
+  return *it;
 }
 
 const BackendInfo* find_backend(std::string_view name) {

@@ -1,66 +1,28 @@
-// The allocator backends a run can use: names, one-line summaries and typed options, for the CLI
-// to check user input against and for `oomlab list`; and the factories the runner builds them
-// with (one factory each, in the catalogue). Below the CLI a backend is its BackendKind, never its
-// name.
+// The allocator backends a run can use (oomlab/backend.hpp): the catalogue, which is the
+// registry's list once the engine's own and the frameworks' backends are in it; the CLI checks
+// user input against it and `oomlab list` shows it; the runner builds each through its factory.
+// Below the CLI a backend is its BackendKind, never its name.
 #pragma once
 
 #include <cstdint>
+#include <list>
 #include <memory>
-#include <optional>
-#include <string>
 #include <string_view>
-#include <vector>
 
-#include "oomlab/allocator.hpp"
-#include "oomlab/params.hpp"
-#include "oomlab/recorded_settings.hpp"
+#include "oomlab/backend.hpp"
 
 namespace oomlab {
 
-enum class BackendKind : std::uint8_t { cuda, async, managed, sim, torch, automatic };
-
-// Where a backend is built: the budget it serves, and on a device the device and the run's stream.
-struct BackendSite {
-  std::uint64_t budget_bytes = 0;
-  std::optional<int> device;  // none: a simulated run
-  Stream stream;
-  // The settings of the allocator the run's input was recorded with (a PyTorch snapshot's), for
-  // a model of that allocator; null when the input recorded none.
-  const RecordedAllocatorSettings* recorded = nullptr;
-};
-
-struct BackendInfo {
-  BackendKind kind;
-  std::string name;
-  std::string summary;
-  ParamSpec options;
-  bool needs_device = true;    // with its default options (an adaptor's: its upstream's)
-  bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
-  // Can hand an adaptor backend (torch) the memory it serves from: an allocation of any size, on
-  // the run's stream. Every backend but an adaptor and auto.
-  bool serves_upstream = false;
-  void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
-  // Builds it (null for auto, which is resolved before anything is built). A device backend
-  // throws Error(no_device) in a build without CUDA.
-  std::unique_ptr<Allocator> (*make)(const Params& options, const BackendSite& site) = nullptr;
-  // An adaptor's: the backend its options name as its upstream, where its memory comes from
-  // (null: the backend takes its memory itself).
-  BackendKind (*upstream)(const Params& options) = nullptr;
-  // Takes the defaults of options the user left alone from the recorded settings, saying so in
-  // the notes it returns (null: the backend takes nothing from them).
-  std::vector<std::string> (*settle)(Params& options,
-                                     const RecordedAllocatorSettings* recorded) = nullptr;
-};
-
-// cuda, async, managed, sim, torch — and auto, which resolves to async or sim.
-[[nodiscard]] const std::vector<BackendInfo>& backend_catalog();
+// cuda, async, managed, sim, what the registered frameworks and plugins add, and auto, which
+// resolves to one of them. The first call puts the engine's own in the registry, then each
+// registered framework's (Framework::add_backends).
+[[nodiscard]] const std::list<BackendInfo>& backend_catalog();
 [[nodiscard]] const BackendInfo& backend_info(BackendKind kind);
 // For the CLI: the backend a user named, or nullptr.
 [[nodiscard]] const BackendInfo* find_backend(std::string_view name);
 
 // The one way a backend is built: its catalogue entry's factory. `managed` comes back already
-// capped (BudgetCap at managed_cap_bytes); `torch` over the upstream its options name (any entry
-// that serves_upstream), built by this same call.
+// capped (BudgetCap at managed_cap_bytes); an adaptor builds its upstream through this same call.
 [[nodiscard]] std::unique_ptr<Allocator> make_backend(BackendKind kind, const Params& options,
                                                       const BackendSite& site);
 [[nodiscard]] std::unique_ptr<Allocator> make_sim_backend(const Params& options,

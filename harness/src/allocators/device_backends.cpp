@@ -8,7 +8,6 @@
 #include "allocators/device_factories.hpp"
 #include "allocators/device_usage_cap.hpp"
 #include "allocators/managed_allocator.hpp"
-#include "allocators/torch/cuda_vmm_memory.hpp"
 #include "device/cuda_check.hpp"
 #include "kernels/kernels.hpp"
 #include "oomlab/error.hpp"
@@ -72,12 +71,6 @@ std::unique_ptr<Allocator> make_managed_backend(const Params& options, const Bac
   auto device_capped = std::make_unique<DeviceUsageCap>(std::move(managed), cap);
   return std::make_unique<BudgetCap>(std::move(device_capped), cap,
                                      ManagedAllocator::kCapGranularity);
-}
-
-std::unique_ptr<torch::DeviceMemory> make_device_pages(
-    const BackendSite& site, std::unique_ptr<torch::DeviceMemory> segments) {
-  return std::make_unique<torch::CudaVmmMemory>(device_of(site, "torch"), site.stream,
-                                                std::move(segments));
 }
 
 }  // namespace oomlab

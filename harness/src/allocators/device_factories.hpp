@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "allocators/backends.hpp"
-#include "allocators/torch/device_memory.hpp"
 
 namespace oomlab {
 
@@ -16,9 +15,5 @@ namespace oomlab {
                                                             const BackendSite& site);
 [[nodiscard]] std::unique_ptr<Allocator> make_managed_backend(const Params& options,
                                                               const BackendSite& site);
-// PyTorch's expandable segments on the site's device: pages of the CUDA virtual-memory API, plain
-// segments still from `segments`.
-[[nodiscard]] std::unique_ptr<torch::DeviceMemory> make_device_pages(
-    const BackendSite& site, std::unique_ptr<torch::DeviceMemory> segments);
 
 }  // namespace oomlab

@@ -40,9 +40,4 @@ std::unique_ptr<Allocator> make_managed_backend(const Params& /*options*/,
   no_cuda("managed");
 }
 
-std::unique_ptr<torch::DeviceMemory> make_device_pages(
-    const BackendSite& /*site*/, std::unique_ptr<torch::DeviceMemory> /*segments*/) {
-  no_cuda("torch");
-}
-
 }  // namespace oomlab

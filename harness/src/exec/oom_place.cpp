@@ -87,11 +87,11 @@ void describe_failure(OomRecord& oom, const trace::Trace& trace, const ProgramRu
     at = last == trace::Event::kNone ? static_cast<std::uint32_t>(trace.events.size()) : last + 1;
   }
   oom.holders = trace::memory_holders(trace, at, kHolders);
-  if (fatal == trace::Event::kNone || !trace.pytorch || trace.pytorch->frames_of(fatal).empty())
+  if (fatal == trace::Event::kNone || !trace.recorded || trace.recorded->frames_of(fatal).empty())
     return;
   const std::string kept_frame = oom.user_frame;
   const std::string kept_line = oom.user_line;
-  oom.frames = trace.pytorch->frames_of(fatal);
+  oom.frames = trace.recorded->frames_of(fatal);
   oom.frames_from = "snapshot";
   choose_user_frame(oom, program);
   if (oom.user_frame == kept_frame && !kept_line.empty()) oom.user_line = kept_line;

@@ -21,13 +21,14 @@ ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
   return choice;
 }
 
-ResolvedAllocator torch_for_snapshot() {
-  return {.kind = BackendKind::torch,
-          .options = Params(backend_info(BackendKind::torch).options),
-          .notice =
-              "a PyTorch snapshot: replayed through 'torch', oomlab's model of PyTorch's "
-              "caching allocator, on a simulated card (no GPU used); -a async, cuda or sim "
-              "replays its requests on that allocator instead"};
+ResolvedAllocator model_of_recorded_allocator(std::string_view name) {
+  for (const BackendInfo& b : backend_catalog()) {
+    if (b.auto_notice.empty() || (!name.empty() && b.name != name)) continue;
+    return {.kind = b.kind, .options = Params(b.options), .notice = b.auto_notice};
+  }
+  throw Error(ErrorKind::internal,
+              fmt::format("no backend models a recorded allocator{}",
+                          name.empty() ? "" : fmt::format(" named '{}'", name)));
 }
 
 RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
@@ -44,10 +45,10 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
                  RunResult& result) {
   const auto recorded = scenario.recorded_allocator_settings();
   if (plan.automatic && recorded) {
-    ResolvedAllocator torch = torch_for_snapshot();
-    plan.kind = torch.kind;
-    plan.allocator_options = std::move(torch.options);
-    notify(config, result, std::move(torch.notice));
+    ResolvedAllocator model = model_of_recorded_allocator();
+    plan.kind = model.kind;
+    plan.allocator_options = std::move(model.options);
+    notify(config, result, std::move(model.notice));
   } else if (!plan.pending_notice.empty()) {
     notify(config, result, std::move(plan.pending_notice));
   }

@@ -37,15 +37,16 @@ struct ResolvedAllocator {
 [[nodiscard]] ResolvedAllocator resolve_automatic(BackendKind kind, const Params& options,
                                                   const Environment& environment);
 
-// What `auto` becomes for a PyTorch snapshot replayed at the tensor level: torch, the model of
-// the allocator that recorded it, with its default options and the notice that says so.
-[[nodiscard]] ResolvedAllocator torch_for_snapshot();
+// What `auto` becomes for a trace that recorded its allocator (a framework's snapshot replayed at
+// the tensor level): the backend that models that allocator (BackendInfo::auto_notice; `name`,
+// when given, picks it by the name its format gives), with its default options and its notice.
+[[nodiscard]] ResolvedAllocator model_of_recorded_allocator(std::string_view name = {});
 
 // The allocator the run uses: `auto` resolved (noting the fallback to sim), with its options.
 [[nodiscard]] RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
                                      RunResult& result);
-// Once the scenario's input is read: `auto` on a PyTorch snapshot becomes torch (the model of
-// the allocator that recorded it), the backend takes its defaults from the trace's recorded
+// Once the scenario's input is read: `auto` on a trace that recorded its allocator's settings
+// becomes the model of that allocator, the backend takes its defaults from the trace's recorded
 // settings (BackendInfo::settle, noting where they came from), and whether a device is used.
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
                  RunResult& result);

@@ -227,6 +227,7 @@ struct RemedyCheck {
   bool held = false;
   std::string line;  // its OOM line, or why it failed otherwise
   double duration_ms = 0.0;
+  std::string summary;  // the whole check in one line, as the framework words it
   bool operator==(const RemedyCheck&) const = default;
 };
 

@@ -114,11 +114,11 @@ std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t posit
   std::unordered_map<std::uint32_t, std::string> by_stack;  // a stack's holder, worked out once
   for (const std::uint32_t event : slot_event) {
     if (event == Event::kNone) continue;
-    const std::uint32_t stack = trace.pytorch && event < trace.pytorch->event_stacks.size()
-                                    ? trace.pytorch->event_stacks[event]
+    const std::uint32_t stack = trace.recorded && event < trace.recorded->event_stacks.size()
+                                    ? trace.recorded->event_stacks[event]
                                     : Event::kNone;
     auto [known, added] = by_stack.try_emplace(stack);
-    if (added) known->second = holder_of(trace.pytorch ? trace.pytorch->frames_of(event) : kNone);
+    if (added) known->second = holder_of(trace.recorded ? trace.recorded->frames_of(event) : kNone);
     MemoryHolder& group = groups[known->second];
     group.where = known->second;
     group.bytes += trace.events[event].bytes;

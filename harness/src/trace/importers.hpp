@@ -1,5 +1,5 @@
-// The importers behind trace::load(), one a format; and the field readers they share, each of
-// which throws Error(input) naming the place ("file:line: ...").
+// The engine's importers behind trace::load() (a framework's are in its folder); and the field
+// readers they share, each of which throws Error(input) naming the place ("file:line: ...").
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,6 @@ namespace oomlab::trace {
 // Each calls `poll` as it reads (StopPoll): what stops a long load.
 [[nodiscard]] Trace load_oomlab_csv(const std::filesystem::path& path, StopPoll poll = {});
 [[nodiscard]] Trace load_rmm_csv(const std::filesystem::path& path, StopPoll poll = {});
-[[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
-                                          std::uint32_t device, StopPoll poll = {});
 
 // The same from text already in memory (`path` for messages): what the fuzzers drive. The CSVs
 // may have a UTF-8 byte-order mark, CRLF line ends and blank lines.
@@ -26,8 +24,6 @@ namespace oomlab::trace {
                                      StopPoll poll = {});
 [[nodiscard]] Trace parse_rmm_csv(const std::filesystem::path& path, std::istream& in,
                                   StopPoll poll = {});
-[[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content,
-                                           Level level, std::uint32_t device, StopPoll poll = {});
 
 // The place a field came from, for messages.
 struct Place {

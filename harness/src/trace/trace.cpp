@@ -13,17 +13,9 @@
 namespace oomlab::trace {
 
 std::string_view to_string(Format format) {
-  switch (format) {
-    case Format::automatic:
-      return "auto";
-    case Format::oomlab:
-      return "oomlab";
-    case Format::rmm:
-      return "rmm";
-    case Format::pytorch:
-      return "pytorch";
-  }
-  return "?";
+  if (format == Format::automatic) return "auto";
+  const FormatInfo* info = format_info(format);
+  return info != nullptr ? std::string_view(info->name) : std::string_view("?");
 }
 
 TraceBuilder::TraceBuilder(Format format, std::filesystem::path source) {
@@ -153,13 +145,13 @@ std::uint32_t fatal_failure_at(const Trace& trace) {
   return Event::kNone;
 }
 
-const std::vector<std::string>& PytorchTrace::frames_of(std::size_t event) const {
+const std::vector<std::string>& RecordedState::frames_of(std::size_t event) const {
   static const std::vector<std::string> kNoFrames;
   if (event >= event_stacks.size() || event_stacks[event] >= stacks.size()) return kNoFrames;
   return stacks[event_stacks[event]];
 }
 
-std::optional<std::uint64_t> PytorchTrace::device_free_at(std::size_t event) const {
+std::optional<std::uint64_t> RecordedState::device_free_at(std::size_t event) const {
   const auto at = std::lower_bound(
       failed_requests.begin(), failed_requests.end(), event,
       [](const FailedRequest& f, std::size_t position) { return f.event < position; });
@@ -168,12 +160,12 @@ std::optional<std::uint64_t> PytorchTrace::device_free_at(std::size_t event) con
 }
 
 std::optional<std::uint64_t> recorded_device_budget(const Trace& trace) {
-  if (trace.format != Format::pytorch || !trace.pytorch) return std::nullopt;
+  if (!trace.recorded) return std::nullopt;
   const auto found = std::find_if(trace.events.begin(), trace.events.end(),
                                   [](const Event& e) { return e.op == Op::failed; });
   if (found == trace.events.end()) return std::nullopt;
   const Event oom = *found;
-  const std::optional<std::uint64_t> free = trace.pytorch->device_free_at(found.position());
+  const std::optional<std::uint64_t> free = trace.recorded->device_free_at(found.position());
   if (!free || *free >= oom.bytes) return std::nullopt;
   return recorded_reserved_before(trace, static_cast<std::uint32_t>(found.position())) + *free;
 }
@@ -185,8 +177,8 @@ namespace {
 template <typename Seen>
 void walk_reserved(const Trace& trace, std::uint32_t until, const Seen& seen) {
   std::uint64_t reserved = 0;
-  static const PytorchTrace kNone;
-  const PytorchTrace& own = trace.pytorch ? *trace.pytorch : kNone;
+  static const RecordedState kNone;
+  const RecordedState& own = trace.recorded ? *trace.recorded : kNone;
   if (own.initial_segments.empty() && own.segment_entries.empty()) {  // the segment level
     for (std::uint32_t i = 0; i < until; ++i) {
       seen(reserved);
@@ -225,15 +217,9 @@ std::uint64_t recorded_peak_reserved(const Trace& trace) {
 }
 
 Format detect_format(std::string_view head) {
-  if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80)
-    return Format::pytorch;                                     // pickle PROTO
-  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);  // a UTF-8 byte-order mark
-  const auto first = head.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return Format::automatic;
-  if (head[first] == '{') return Format::pytorch;  // its JSON dump
-  head.remove_prefix(first);  // blank lines before the header: the CSV readers skip them too
-  if (head.starts_with("Thread,Time,Action,Pointer,Size,Stream")) return Format::rmm;
-  if (head.starts_with("seq,t_ns,step,phase,op,bytes,ptr")) return Format::oomlab;
+  for (const FormatInfo& f : formats()) {
+    if (f.detect(head)) return f.format;
+  }
   return Format::automatic;  // unknown
 }
 
@@ -261,26 +247,15 @@ Trace load(const std::filesystem::path& path, const LoadOptions& options) {
   if (format == Format::automatic) {
     format = detect_format(head);
     if (format == Format::automatic) {
-      throw Error(
-          ErrorKind::input,
-          fmt::format("{}: not a trace oomlab knows (an events.csv, an RMM log, or a PyTorch "
-                      "snapshot as pickle or JSON): name it with --format",
-                      path.string()));
+      throw Error(ErrorKind::input,
+                  fmt::format("{}: not a trace oomlab knows ({}): name it with --format",
+                              path.string(), known_formats()));
     }
   }
-  StopPoll poll(options.check_stop);
-  poll.now();
-  switch (format) {
-    case Format::oomlab:
-      return load_oomlab_csv(path, std::move(poll));
-    case Format::rmm:
-      return load_rmm_csv(path, std::move(poll));
-    case Format::pytorch:
-      return load_pytorch_snapshot(path, options.level, options.device, std::move(poll));
-    case Format::automatic:
-      break;
-  }
-  throw Error(ErrorKind::internal, "no importer for the format");
+  const FormatInfo* info = format_info(format);
+  if (info == nullptr) throw Error(ErrorKind::internal, "no importer for the format");
+  if (options.check_stop) options.check_stop();
+  return info->load(path, options);
 }
 
 }  // namespace oomlab::trace

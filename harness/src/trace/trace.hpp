@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oomlab/trace.hpp"
+#include "oomlab/trace_format.hpp"
 #include "trace/live_addresses.hpp"
 
 namespace oomlab::trace {

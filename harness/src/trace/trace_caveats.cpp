@@ -16,7 +16,7 @@ namespace oomlab::trace {
 namespace {
 
 // "'alloc_v2' (3 entries), 'mark' (1 entry)": a newer PyTorch's entries, which a replay skips.
-std::string unknown_actions(const PytorchTrace& pytorch) {
+std::string unknown_actions(const RecordedState& pytorch) {
   std::string actions;
   std::uint64_t total = 0;
   for (const auto& [action, count] : pytorch.unknown_actions) {
@@ -37,7 +37,7 @@ std::string late_start(const Trace& trace) {
     live += trace.events[i].bytes;
   const std::vector<InitialSegment> none;
   const std::vector<InitialSegment>& segments =
-      trace.pytorch ? trace.pytorch->initial_segments : none;
+      trace.recorded ? trace.recorded->initial_segments : none;
   std::uint64_t held = 0;
   for (const InitialSegment& s : segments)
     held += s.bytes;
@@ -104,14 +104,14 @@ bool convolution_frame(std::string_view frame) {
 
 // How many allocations were made inside a convolution, by their recorded frames.
 std::uint64_t convolution_requests(const Trace& trace) {
-  if (!trace.pytorch || trace.pytorch->stacks.empty()) return 0;
-  std::vector<char> of_convolution(trace.pytorch->stacks.size(), 0);
+  if (!trace.recorded || trace.recorded->stacks.empty()) return 0;
+  std::vector<char> of_convolution(trace.recorded->stacks.size(), 0);
   for (std::size_t s = 0; s < of_convolution.size(); ++s) {
-    const auto& frames = trace.pytorch->stacks[s];
+    const auto& frames = trace.recorded->stacks[s];
     of_convolution[s] = std::any_of(frames.begin(), frames.end(), convolution_frame) ? 1 : 0;
   }
   std::uint64_t count = 0;
-  const std::vector<std::uint32_t>& stacks = trace.pytorch->event_stacks;
+  const std::vector<std::uint32_t>& stacks = trace.recorded->event_stacks;
   for (std::size_t i = 0; i < stacks.size() && i < trace.events.size(); ++i) {
     if (stacks[i] < of_convolution.size() && of_convolution[stacks[i]] != 0 &&
         trace.events[i].op == Op::alloc)
@@ -133,8 +133,8 @@ std::string convolutions(std::uint64_t count) {
 
 std::vector<std::string> trace_caveats(const Trace& trace) {
   std::vector<std::string> out;
-  if (trace.pytorch && !trace.pytorch->unknown_actions.empty())
-    out.push_back(unknown_actions(*trace.pytorch));
+  if (trace.recorded && !trace.recorded->unknown_actions.empty())
+    out.push_back(unknown_actions(*trace.recorded));
   if (trace.initial_events > 0) out.push_back(late_start(trace));
   if (ends_at_failure(trace)) out.push_back(stops_at_oom(trace));
   if (const std::vector<std::uint64_t> sizes = survived_failure_sizes(trace); !sizes.empty()) {

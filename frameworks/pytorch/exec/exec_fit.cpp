@@ -1,0 +1,217 @@
+#include "pytorch/exec/exec_fit.hpp"
+
+#include <fmt/format.h>
+#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX
+
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+
+#include "oomlab/units.hpp"
+#include "pytorch/exec/exec_frontier.hpp"
+
+namespace oomlab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Where the trials' snapshots go, one folder each: the search's own, removed at its end. Empty
+// when none could be made (the trials then record none, and the search goes unguided).
+class ScratchFolder {
+ public:
+  ScratchFolder() {
+    std::string pattern = (fs::temp_directory_path() / "oomlab-fit-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~ScratchFolder() {
+    std::error_code ec;
+    if (!path_.empty()) fs::remove_all(path_, ec);
+  }
+  ScratchFolder(const ScratchFolder&) = delete;
+  ScratchFolder& operator=(const ScratchFolder&) = delete;
+  ScratchFolder(ScratchFolder&&) = delete;
+  ScratchFolder& operator=(ScratchFolder&&) = delete;
+  [[nodiscard]] const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// What the model said of each completed run (value, whole-process need), and what it could not.
+class Needs {
+ public:
+  void add(std::uint64_t value, std::uint64_t need) { needs_.emplace_back(value, need); }
+  void missing(std::string why) { missing_ = std::move(why); }
+  [[nodiscard]] Prediction predict(std::uint64_t budget, const std::string& name) const {
+    if (needs_.size() < 3) {
+      if (!missing_.empty()) return {.note = "no prediction: " + missing_};
+      return {.note = "no prediction: the model needs three runs that completed, on a line"};
+    }
+    const std::size_t n = needs_.size();
+    if (auto off = off_the_line(needs_[n - 3], needs_[n - 2], needs_[n - 1], name))
+      return {.note = "no prediction yet: " + *off};
+    return predict_largest(needs_[n - 2], needs_[n - 1], budget, name);
+  }
+
+ private:
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> needs_;
+  std::string missing_;
+};
+
+}  // namespace
+
+std::vector<std::string> command_at(const std::vector<std::string>& command,
+                                    const std::string& name, std::uint64_t value) {
+  const std::string placeholder = "{" + name + "}";
+  const std::string text = std::to_string(value);
+  std::vector<std::string> out = command;
+  for (std::string& word : out) {
+    for (std::size_t at = word.find(placeholder); at != std::string::npos;
+         at = word.find(placeholder, at + text.size()))
+      word.replace(at, placeholder.size(), text);
+  }
+  return out;
+}
+
+std::string fit_variable(const std::string& name) {
+  std::string out = "OOMLAB_FIT_";
+  for (const char c : name)
+    out += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<std::string> off_the_line(std::pair<std::uint64_t, std::uint64_t> a,
+                                        std::pair<std::uint64_t, std::uint64_t> b,
+                                        std::pair<std::uint64_t, std::uint64_t> c,
+                                        const std::string& name) {
+  const auto slope = [](std::pair<std::uint64_t, std::uint64_t> x,
+                        std::pair<std::uint64_t, std::uint64_t> y) {
+    return (static_cast<long double>(y.second) - static_cast<long double>(x.second)) /
+           static_cast<long double>(y.first - x.first);
+  };
+  if (b.first <= a.first || c.first <= b.first) return "the runs' values do not increase";
+  const long double first = slope(a, b);
+  const long double second = slope(b, c);
+  if (second > 0 && std::fabs(second - first) <= kLineTolerance * second) return std::nullopt;
+  return fmt::format("the model's need grew {} for each 1 of {} from {}={} to {}, {} from {} to {}",
+                     format_bytes(static_cast<std::uint64_t>(std::max<long double>(first, 0))),
+                     name, name, a.first, b.first,
+                     format_bytes(static_cast<std::uint64_t>(std::max<long double>(second, 0))),
+                     b.first, c.first);
+}
+
+Prediction predict_largest(std::pair<std::uint64_t, std::uint64_t> smaller,
+                           std::pair<std::uint64_t, std::uint64_t> larger, std::uint64_t budget,
+                           const std::string& name) {
+  const auto [v1, n1] = smaller;
+  const auto [v2, n2] = larger;
+  if (v2 <= v1 || n2 <= n1) {
+    return {.note = fmt::format(
+                "no prediction: the model's need at {}={} ({}) is no more than at {}={} ({})", name,
+                v2, format_bytes(n2), name, v1, format_bytes(n1))};
+  }
+  const long double per = static_cast<long double>(n2 - n1) / static_cast<long double>(v2 - v1);
+  const long double room = static_cast<long double>(budget) - static_cast<long double>(n1);
+  const long double reach = static_cast<long double>(v1) + std::floor(room / per);
+  const std::uint64_t value = reach <= 0 ? 0 : static_cast<std::uint64_t>(reach);
+  return {.value = value,
+          .note = fmt::format("predicted {}={}: the model's whole-process need is {} at {}={} and "
+                              "{} at {}={}, {} more for each 1 of {}; a budget of {} holds {}={}",
+                              name, value, format_bytes(n1), name, v1, format_bytes(n2), name, v2,
+                              format_bytes(static_cast<std::uint64_t>(per)), name,
+                              format_bytes(budget), name, value)};
+}
+
+namespace {
+
+// Fresh runs of the program, one at each value asked; while the model still needs them, each
+// records a snapshot of its own, read through the model and then removed.
+class FitRuns {
+ public:
+  FitRuns(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search,
+          FitResult& result)
+      : base_(base), config_(base), devices_(devices), search_(search), result_(result) {
+    config_.folder.clear();  // trials keep no files; the table holds what matters
+    config_.out_fd = -1;
+    config_.err_fd = -1;
+  }
+
+  [[nodiscard]] bool guided() const {
+    return search_.need_of && base_.snapshot.enabled && !scratch_.path().empty();
+  }
+
+  Trial run(std::uint64_t value) {
+    const std::string& name = search_.range.name;
+    config_.command = command_at(base_.command, name, value);
+    config_.program_environment = base_.program_environment;
+    config_.program_environment.emplace_back(fit_variable(name), std::to_string(value));
+    const bool snapshot = guided() && !predicted_;
+    config_.snapshot.enabled = snapshot;
+    config_.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
+    RunResult run = run_exec(config_, devices_);
+    config_.notice = nullptr;  // the first run's notices are enough
+    if (first_) {
+      first_ = false;
+      result_.budget_bytes = run.budget_bytes;
+      result_.environment = run.environment;
+      result_.device = run.device;
+    }
+    if (snapshot && run.outcome == Outcome::completed) read_need(run, value);
+    std::error_code ec;
+    if (snapshot) fs::remove_all(config_.snapshot.folder, ec);  // read: no longer needed
+    Trial trial = program_trial(run);
+    trial.value = value;
+    return trial;
+  }
+
+  Prediction predict() {
+    Prediction p = needs_.predict(result_.budget_bytes, search_.range.name);
+    predicted_ = predicted_ || p.value.has_value();  // later runs record no snapshot
+    return p;
+  }
+
+ private:
+  void read_need(RunResult& run, std::uint64_t value) {
+    if (const std::optional<std::uint64_t> need = search_.need_of(run)) {
+      needs_.add(value, *need);
+      return;
+    }
+    needs_.missing(fmt::format(
+        "the run at {}={} gave the model nothing to read{}", search_.range.name, value,
+        run.program && !run.program->snapshot_note.empty() ? " (" + run.program->snapshot_note + ")"
+                                                           : ""));
+  }
+
+  const ExecConfig& base_;
+  ExecConfig config_;
+  ExecDevices& devices_;
+  const ExecFitSearch& search_;
+  FitResult& result_;
+  const ScratchFolder scratch_;
+  Needs needs_;
+  bool predicted_ = false;
+  bool first_ = true;
+  unsigned runs_ = 0;
+};
+
+}  // namespace
+
+FitResult fit_exec(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search) {
+  FitResult result;
+  result.range = search.range;
+  result.allocator = "exec";
+  FitRuns runs(base, devices, search, result);
+  ValueSearch values{.lo = search.range.lo,
+                     .hi = search.range.hi,
+                     .confirm = search.confirm,
+                     .on_trial = search.on_trial};
+  if (runs.guided()) values.predict = [&](const std::vector<Trial>&) { return runs.predict(); };
+  static_cast<BoundaryResult&>(result) =
+      search_values(values, [&](std::optional<std::uint64_t> value) {
+        return runs.run(value.value_or(search.range.lo));
+      });
+  return result;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,111 @@
+#include "pytorch/exec/exec_frontier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "exec/snapshot_folder.hpp"
+#include "oomlab/units.hpp"
+#include "pytorch/exec/program_model.hpp"
+
+namespace oomlab {
+
+namespace {
+
+// How the prediction was made, from the model of the top run's snapshot when there is one.
+std::string prediction_note(const RunResult& top, const std::optional<std::uint64_t>& predicted) {
+  if (!predicted) {
+    if (top.program && top.program->snapshots.empty()) {
+      return fmt::format(
+          "no prediction: the top run left no snapshot{}",
+          top.program->snapshot_note.empty() ? "" : " (" + top.program->snapshot_note + ")");
+    }
+    return "no prediction: the model gave no frontier for the top run's snapshot";
+  }
+  if (top.models.empty()) return fmt::format("predicted {}", format_bytes(*predicted));
+  const ProgramModel& m = top.models.front();
+  const ModelRow* row = as_ran_row(m);
+  return fmt::format(
+      "predicted {} ({} B): the model's frontier for {} ({}) plus {} the process held outside "
+      "PyTorch's allocator ({})",
+      format_bytes(*predicted), format_count(*predicted), row->setting,
+      format_bytes(row->model_frontier_bytes.value_or(0)), format_bytes(m.outside_allocator_bytes),
+      m.outside_measured);
+}
+
+}  // namespace
+
+Trial program_trial(const RunResult& run) {
+  Trial trial{.value = run.budget_bytes,
+              .budget_bytes = run.budget_bytes,
+              .outcome = run.outcome,
+              .peak_bytes = run.program ? run.program->peak_bytes : 0,
+              .used_bytes = run.program ? run.program->peak_used_bytes : 0,
+              .exit_code = run.program ? run.program->exit_code : -1,
+              .seconds = run.duration_ms / 1e3};
+  // On several devices the budget is each one's: the probe starts from the fullest device.
+  if (run.program && run.program->device_runs.size() > 1) {
+    trial.peak_bytes = 0;
+    trial.used_bytes = 0;
+    for (const DeviceRun& d : run.program->device_runs) {
+      trial.peak_bytes = std::max(trial.peak_bytes, d.peak_bytes);
+      trial.used_bytes = std::max(trial.used_bytes, d.peak_used_bytes);
+    }
+  }
+  if (run.program && run.program->failing_rank) {
+    trial.message = run.program->failing_rank->verdict;
+  }
+  if (run.oom) {
+    trial.cause = run.oom->diagnosis.cause;
+    if (run.oom->request_bytes > 0) trial.request_bytes = run.oom->request_bytes;
+    if (run.oom->program) {
+      if (trial.message.empty()) trial.message = run.oom->program->line;
+      trial.free_bytes = run.oom->program->device_free_bytes;
+    }
+  } else if (run.outcome != Outcome::completed) {
+    trial.message = run.error_message;
+  }
+  return trial;
+}
+
+std::optional<std::uint64_t> predict_from_snapshots(RunResult& run, const std::atomic<bool>* stop) {
+  model_program(run, {.stop = stop});
+  return predicted_frontier(run.models);
+}
+
+ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
+                                const ExecSearch& search) {
+  ExecFrontier result;
+  const SnapshotFolder snapshots;  // the top run's, for the model
+  ExecConfig config = base;
+  config.folder.clear();  // trials keep no files; the table holds what matters
+  config.out_fd = -1;
+  config.err_fd = -1;
+  config.snapshot.folder = snapshots.path();
+  config.snapshot.enabled = base.snapshot.enabled && !snapshots.path().empty();
+  const TrialAt run_at = [&](std::optional<std::uint64_t> budget) {
+    if (budget) config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{*budget}};
+    RunResult run = run_exec(config, devices);
+    config.notice = nullptr;          // the first run's notices are enough
+    config.snapshot.enabled = false;  // only the top run's snapshot is read
+    Trial trial = program_trial(run);
+    if (!result.top) result.top = std::move(run);
+    return trial;
+  };
+  BudgetSearch budgets{.resolution_bytes = search.resolution_bytes,
+                       .confirm = search.confirm,
+                       .probe_margin_bytes = kDevicePageBytes,
+                       .on_trial = search.on_trial};
+  budgets.predict = [&](const Trial&) {
+    RunResult& top = *result.top;
+    const std::optional<std::uint64_t> predicted =
+        search.predict ? search.predict(top) : predict_from_snapshots(top, base.stop);
+    Prediction p{.value = predicted, .note = prediction_note(top, predicted)};
+    if (search.on_prediction) search.on_prediction(p.note);
+    return p;
+  };
+  static_cast<BoundaryResult&>(result) = search_budgets(budgets, run_at);
+  return result;
+}
+
+}  // namespace oomlab

@@ -1,0 +1,53 @@
+// PyTorch, registered: what it brings to oomlab (the wing's rooms are in ARCHITECTURE.md). The
+// model of its caching allocator as the backend `torch`, its memory snapshots as the trace format
+// `pytorch`.
+#include <string>
+#include <vector>
+
+#include "oomlab/registry.hpp"
+#include "pytorch/model/torch_backend.hpp"
+#include "pytorch/trace/pytorch_import.hpp"
+
+namespace oomlab {
+
+namespace {
+
+// Over any backend that can serve an adaptor (the engine's are in the catalogue by now).
+void add_backends(Registry& registry) {
+  std::vector<std::string> upstreams;
+  for (const BackendInfo& b : registry.backends()) {
+    if (b.serves_upstream) upstreams.push_back(b.name);
+  }
+  registry.add_backend(torch::torch_backend_info(upstreams));
+}
+
+void add_trace_formats(Registry& registry) {
+  registry.add_trace_format(
+      {.name = trace::kPytorchFormatName,
+       .described_as = "a PyTorch snapshot as pickle or JSON",
+       .detect = &trace::is_pytorch_snapshot,
+       .load =
+           [](const std::filesystem::path& path, const trace::LoadOptions& options) {
+             return trace::load_pytorch_snapshot(path, options.level, options.device,
+                                                 trace::StopPoll(options.check_stop));
+           },
+       .replayed_by = torch::kBackendName,
+       .has_levels = true});
+}
+
+Framework describe_pytorch() {
+  return {.name = "PyTorch",
+          .summary =
+              "its CUDA caching allocator modelled (torch), its memory snapshots read "
+              "(pytorch)",
+          .add_backends = &add_backends,
+          .add_trace_formats = &add_trace_formats};
+}
+
+}  // namespace
+
+}  // namespace oomlab
+
+namespace oomlab {
+OOMLAB_REGISTER_FRAMEWORK(pytorch)
+}  // namespace oomlab

@@ -1,0 +1,87 @@
+// What if the program had run with other allocator settings? One PyTorch snapshot replayed
+// through the model of PyTorch's caching allocator (`torch` over the sim) under the settings
+// users reach for when they run out of memory: for each, the smallest budget at which the replay
+// completes (its frontier) and, when a budget is known, what happens at that budget.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/oom_analysis.hpp"
+#include "oomlab/params.hpp"
+#include "pytorch/settings/torch_settings.hpp"
+#include "run/run_result.hpp"
+#include "run/runner.hpp"
+
+namespace oomlab {
+
+// Where the budget of the what-if came from.
+enum class WhatIfBudgetSource : std::uint8_t {
+  none,      // not known: only frontiers are shown
+  given,     // --budget
+  snapshot,  // the snapshot's OOM found the device full: what the program had then
+};
+[[nodiscard]] std::string_view to_string(WhatIfBudgetSource source);
+
+struct WhatIfRequest {
+  std::filesystem::path trace;
+  // The snapshot already read (its device's trace, at the tensor level): no file is read. Null:
+  // `trace` is read.
+  std::shared_ptr<const trace::Trace> loaded;
+  std::uint32_t device = 0;                        // whose device trace
+  std::optional<BudgetRequest> budget;             // none: the snapshot's, when it recorded one
+  BudgetQuestion question = BudgetQuestion::card;  // cards, or caps of a memory fraction
+  // The user's own settings (--alloc-conf), a row of their own named by `own_name`.
+  std::optional<Params> own_options;
+  std::string own_name;
+  const std::atomic<bool>* stop = nullptr;
+  unsigned threads = 0;  // 0: as many as the machine has cores, at most one per setting
+};
+
+struct WhatIfRow {
+  std::string name;        // "native", "expandable_segments", "max_split_size=128MiB", ...
+  Params options;          // as the run used them (the snapshot's settings resolved under them)
+  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for it ("" for PyTorch's defaults)
+  bool fraction = false;   // its budgets are fraction caps on the modelled card
+  std::optional<std::uint64_t> frontier_bytes;  // none: not even the modelled card completes
+  std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
+  std::size_t trials = 0;
+  std::optional<WhatIfAtBudget> at_budget;
+};
+
+struct WhatIfResult {
+  std::filesystem::path trace;
+  std::uint64_t entries = 0;      // the snapshot's device-trace entries, of every kind
+  std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
+  std::optional<std::uint64_t> budget_bytes;
+  WhatIfBudgetSource budget_source = WhatIfBudgetSource::none;
+  BudgetQuestion question = BudgetQuestion::card;
+  std::vector<std::string> notes;
+  std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
+  // smallest_frontier's row.
+  std::optional<std::size_t> best;
+  bool lower_bound =
+      false;  // the snapshot stops at the program's OOM: every figure is a lower bound
+  std::optional<std::size_t> native;  // the row of PyTorch's defaults
+  double duration_ms = 0.0;
+};
+
+inline constexpr std::uint64_t kWhatIfCardBytes = 80ULL << 30U;
+
+// The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
+// Asked for the smallest card (BudgetQuestion::card), a row asked under a fraction cap is not a
+// candidate: its figure is a cap on the modelled card, not a card.
+[[nodiscard]] std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
+                                                           BudgetQuestion question);
+
+// Throws Error(input) naming the file when it cannot be read or is not a PyTorch snapshot, and
+// Interrupted when `stop` is set during the search.
+[[nodiscard]] WhatIfResult what_if(const WhatIfRequest& request);
+
+}  // namespace oomlab

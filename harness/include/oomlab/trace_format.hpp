@@ -1,0 +1,53 @@
+// A trace format as the registry holds it: how a file of it is recognised and read. oomlab's own
+// events.csv and RMM's log are the engine's; a framework adds its own (Framework::
+// add_trace_formats) and a plugin its own (Registry::add_trace_format). `trace::load` detects a
+// file's format by asking each in turn and reads it with that one's importer, which builds the
+// Trace with a TraceBuilder (oomlab/trace_builder.hpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <list>
+#include <string>
+#include <string_view>
+
+#include "oomlab/trace.hpp"
+
+namespace oomlab::trace {
+
+inline constexpr std::uint8_t kFirstRegisteredFormat = 16;
+
+struct FormatInfo {
+  Format format = Format::registered;  // the registry sets a registered one's
+  std::string name;                    // as --format names it
+  // What such a file is, for messages: "an events.csv", "an RMM log".
+  std::string described_as;
+  // Whether a file that starts with `head` (its first 4 KiB, as read) is one of these.
+  bool (*detect)(std::string_view head) = nullptr;
+  // Reads it, calling options.check_stop now and then; throws Error(input) with "file:line: what"
+  // (or "file: byte N: what") for anything it cannot read.
+  Trace (*load)(const std::filesystem::path& path, const LoadOptions& options) = nullptr;
+  // The backend (its name) that models the allocator such a trace was recorded under: `auto`
+  // replays the trace through it ("": auto's usual rule).
+  std::string replayed_by;
+  // Whether the trace can be read at the tensor level, which --level picks (else: one level).
+  bool has_levels = false;
+};
+
+// `head` past a UTF-8 byte-order mark and the blank lines before a header (what the CSV readers
+// skip too).
+[[nodiscard]] inline std::string_view first_content(std::string_view head) {
+  if (head.starts_with("\xEF\xBB\xBF")) head.remove_prefix(3);
+  const auto first = head.find_first_not_of(" \t\r\n");
+  return first == std::string_view::npos ? std::string_view{} : head.substr(first);
+}
+
+// The formats `trace::load` knows, in number order: the engine's (oomlab, rmm), then what the
+// registered frameworks add (Framework::add_trace_formats, on the first call) and plugins'.
+[[nodiscard]] const std::list<FormatInfo>& formats();
+[[nodiscard]] const FormatInfo* format_info(Format format);
+[[nodiscard]] const FormatInfo* find_format(std::string_view name);  // by its --format name
+// "an events.csv, an RMM log, or a PyTorch snapshot as pickle or JSON", for messages.
+[[nodiscard]] std::string known_formats();
+
+}  // namespace oomlab::trace
