@@ -6,12 +6,12 @@
 #include <memory>
 #include <vector>
 
-#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "allocators/budget_cap.hpp"
 #include "allocators/device_usage_cap.hpp"
 #include "device/device.hpp"
 #include "oomlab/caching_allocator.hpp"
+#include "pytorch/model/torch_backend.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

@@ -7,11 +7,11 @@
 #include <set>
 #include <vector>
 
-#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "allocators/budget_cap.hpp"
 #include "allocators/sim_allocator.hpp"
 #include "device/device.hpp"
+#include "pytorch/model/torch_backend.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {

@@ -6,7 +6,6 @@
 #include <set>
 #include <vector>
 
-#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "analysis/oom_analysis.hpp"
 #include "exec/oom_message.hpp"
@@ -15,6 +14,7 @@
 #include "oomlab/program_replay.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/scenario.hpp"
+#include "pytorch/model/torch_backend.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
 

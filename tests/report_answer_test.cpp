@@ -10,9 +10,9 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "cli/report_writer.hpp"
 #include "oomlab/units.hpp"
 #include "reports/run/summary_json.hpp"
-#include "cli/report_writer.hpp"
 #include "run/run_result.hpp"
 #include "test_support.hpp"
 

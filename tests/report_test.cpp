@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "cli/report_writer.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "reports/matrix/matrix_report.hpp"
@@ -15,7 +16,6 @@
 #include "reports/writers/html_report.hpp"
 #include "reports/writers/markdown_report.hpp"
 #include "reports/writers/report_content.hpp"
-#include "cli/report_writer.hpp"
 #include "reports/writers/svg_chart.hpp"
 #include "test_support.hpp"
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "pytorch/model/torch_backend.hpp"
 #include "allocators/backends.hpp"
 #include "oomlab/error.hpp"
+#include "pytorch/model/torch_backend.hpp"
 
 namespace oomlab {
 namespace {

@@ -1,6 +1,5 @@
 // Traces: the reference figures of docs/traces.md, each importer on our own small traces,
 // every kind of bad input refused with its place, and replay's streams, pace and frontier.
-#include "pytorch/trace/pytorch_import.hpp"
 #include "trace/trace.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +11,7 @@
 #include <sstream>
 
 #include "oomlab/error.hpp"
+#include "pytorch/trace/pytorch_import.hpp"
 #include "run/frontier.hpp"
 #include "run/runner.hpp"
 #include "test_support.hpp"
