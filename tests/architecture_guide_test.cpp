@@ -1,13 +1,20 @@
 // ARCHITECTURE.md's "Where to add things" followed literally: an allocator adaptor, a scenario
-// and an OOM message, each written here as a newcomer would and shown to work.
+// and an OOM message, each written here as a newcomer would and shown to work; and a framework,
+// Toy (tests/toy_framework/: a model of its allocator and its trace format, in a folder of its
+// own, touching no engine file), driven through the real binary.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <vector>
 
 #include "allocators/backends.hpp"
 #include "analysis/oom_analysis.hpp"
+#include "cli/child_process.hpp"
+#include "cli/commands.hpp"
 #include "exec/oom_message.hpp"
 #include "oomlab/allocator.hpp"
 #include "oomlab/caching_allocator.hpp"
@@ -233,3 +240,122 @@ TEST(ArchitectureGuideOomMessage, OomlabsOwnCauseComesFromDiagnoseOnEvidence) {
 
 }  // namespace
 }  // namespace oomlab
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+oomlab::cli::ChildResult oomlab_with(std::vector<std::string> args, bool plugin = true) {
+  if (plugin) {
+    args.insert(args.begin(), oomlab::testing::test_plugin("toy_framework"));
+    args.insert(args.begin(), "--plugin");
+  }
+  args.insert(args.begin(), oomlab::testing::oomlab_binary());
+  return oomlab::cli::run_child(args, {.timeout = std::chrono::seconds(60)});
+}
+
+// Three blocks of 1.5 MiB live at once, then all freed.
+fs::path toy_trace(const std::string& name, const std::string& extra = {}) {
+  const fs::path path = oomlab::testing::fresh_temp_folder("toy_framework_" + name) / "job.toy";
+  std::ofstream(path) << "# oomlab toy trace\n"
+                      << "alloc 1572864 0x1000\nalloc 1572864 0x2000\n"
+                      << extra << "alloc 1572864 0x3000\n"
+                      << "free 0x1000\nfree 0x2000\nfree 0x3000\n";
+  return path;
+}
+
+json replay(const fs::path& trace, const std::string& allocator, const std::string& budget) {
+  const oomlab::cli::ChildResult r = oomlab_with({"run", "replay", "--trace", trace.string(), "-a",
+                                                  allocator, "--budget", budget, "--json", "-"});
+  EXPECT_TRUE(r.exit_code == oomlab::cli::kExitOk || r.exit_code == oomlab::cli::kExitCheckFailed)
+      << r.exit_code << ": " << r.err_tail;
+  return json::parse(r.out, nullptr, false);
+}
+
+TEST(ArchitectureGuideFramework, ListShowsTheBackendAndTheFormatItAdds) {
+  const oomlab::cli::ChildResult text = oomlab_with({"list"});
+  ASSERT_EQ(text.exit_code, oomlab::cli::kExitOk) << text.err_tail;
+  const auto formats = text.out.find("Trace formats");
+  ASSERT_NE(formats, std::string::npos) << text.out;
+  const auto slab = text.out.find("  slab ");
+  ASSERT_NE(slab, std::string::npos) << text.out;
+  EXPECT_LT(slab, formats) << "slab is listed among the allocators";
+  EXPECT_NE(text.out.find("  toy ", formats), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("  pytorch ", formats), std::string::npos) << text.out;
+
+  const oomlab::cli::ChildResult doc = oomlab_with({"list", "--json"});
+  ASSERT_EQ(doc.exit_code, oomlab::cli::kExitOk) << doc.err_tail;
+  const json j = json::parse(doc.out);
+  std::vector<std::string> allocators;
+  std::vector<std::string> trace_formats;
+  for (const json& a : j["allocators"])
+    allocators.push_back(a["name"]);
+  for (const json& f : j["trace_formats"])
+    trace_formats.push_back(f["name"]);
+  EXPECT_NE(std::find(allocators.begin(), allocators.end(), "slab"), allocators.end());
+  EXPECT_EQ(allocators.back(), "auto") << "auto stays last";
+  EXPECT_EQ(trace_formats, (std::vector<std::string>{"oomlab", "rmm", "pytorch", "toy"}));
+  ASSERT_FALSE(j["frameworks"].empty());
+  std::vector<std::string> frameworks;
+  for (const json& f : j["frameworks"])
+    frameworks.push_back(f["name"]);
+  EXPECT_EQ(frameworks, (std::vector<std::string>{"PyTorch", "Toy"}));
+}
+
+// On slab:slab=4MiB each block costs 4 MiB, so the third does not fit in 10 MiB; on the sim's
+// 2 MiB pages all three do (6 MiB). The format is detected by its header, the backend built by
+// the plugin's factory.
+TEST(ArchitectureGuideFramework, ReplaysItsTraceOnItsBackendAndOnTheSim) {
+  const fs::path trace = toy_trace("replay");
+  const json slab = replay(trace, "slab:slab=4MiB", "10MiB");
+  ASSERT_TRUE(slab.is_object());
+  EXPECT_EQ(slab["allocator"]["name"], "slab");
+  EXPECT_EQ(slab["outcome"], "oom") << slab.dump(1);
+  EXPECT_EQ(slab["oom"]["request_bytes"], 1572864);
+
+  const json sim = replay(trace, "sim", "10MiB");
+  ASSERT_TRUE(sim.is_object());
+  EXPECT_EQ(sim["outcome"], "completed") << sim.dump(1);
+}
+
+TEST(ArchitectureGuideFramework, ScenariosRunOnItsBackend) {
+  const oomlab::cli::ChildResult r =
+      oomlab_with({"run", "fragmentation", "-a", "slab", "--budget", "64MiB", "--json", "-"});
+  ASSERT_TRUE(r.exit_code == oomlab::cli::kExitOk || r.exit_code == oomlab::cli::kExitCheckFailed)
+      << r.err_tail;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["allocator"]["name"], "slab");
+  EXPECT_EQ(j["outcome"], "oom");
+}
+
+// auto replays a toy trace through Toy's own model, as it replays a PyTorch snapshot through
+// torch: the format names the backend (FormatInfo::replayed_by), the backend its notice.
+TEST(ArchitectureGuideFramework, AutoReplaysItsTracesThroughItsModel) {
+  const oomlab::cli::ChildResult r = oomlab_with(
+      {"run", "replay", "--trace", toy_trace("auto").string(), "--budget", "5MiB", "--json", "-"});
+  ASSERT_TRUE(r.exit_code == oomlab::cli::kExitOk || r.exit_code == oomlab::cli::kExitCheckFailed)
+      << r.err_tail;
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["allocator"]["name"], "slab");
+  EXPECT_EQ(j["outcome"], "oom") << "3 blocks of 2 MiB slabs in 5 MiB";
+  EXPECT_NE(r.err_tail.find("a toy trace: replayed through 'slab'"), std::string::npos)
+      << r.err_tail;
+}
+
+TEST(ArchitectureGuideFramework, ItsImportersErrorsNameTheLineAndWithoutItTheFileIsUnknown) {
+  const fs::path bad = toy_trace("bad", "alloc lots 0x4000\n");
+  const oomlab::cli::ChildResult r = oomlab_with({"run", "replay", "--trace", bad.string()});
+  EXPECT_EQ(r.exit_code, oomlab::cli::kExitUsage);
+  EXPECT_NE(r.err_tail.find("job.toy:4: 'lots' is not a number"), std::string::npos) << r.err_tail;
+
+  const oomlab::cli::ChildResult bare =
+      oomlab_with({"run", "replay", "--trace", toy_trace("bare").string()}, false);
+  EXPECT_EQ(bare.exit_code, oomlab::cli::kExitUsage);
+  EXPECT_NE(bare.err_tail.find("not a trace oomlab knows (an events.csv, an RMM log, or a "
+                               "PyTorch snapshot as pickle or JSON)"),
+            std::string::npos)
+      << bare.err_tail;
+}
+
+}  // namespace

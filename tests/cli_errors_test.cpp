@@ -162,7 +162,9 @@ std::vector<BadInvocation> file_cases() {
       {{"list", "--plugin", oomlab::testing::test_plugin("no_entry")},
        2,
        "exports no extern \"C\" oomlab_register"},
-      {{"list", "--plugin", oomlab::testing::test_plugin("empty")}, 2, "registered no scenario"},
+      {{"list", "--plugin", oomlab::testing::test_plugin("empty")},
+       2,
+       "registered no scenario (nor a backend, a trace format or an OOM dialect)"},
       {{"list", "--plugin", oomlab::testing::test_plugin("duplicate")},
        2,
        "registers scenario 'fragmentation', a name "

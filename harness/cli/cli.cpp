@@ -15,6 +15,7 @@
 #include "cli/scenario_cli.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace_format.hpp"
 #include "plugin/plugin_loader.hpp"
 
 namespace oomlab::cli {
@@ -299,6 +300,9 @@ std::vector<std::string> load_plugins(const std::vector<std::string>& args) {
     const std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
     const std::string key = ec ? path : canonical.string();
     if (std::find(loaded_before.begin(), loaded_before.end(), key) == loaded_before.end()) {
+      // The built-in catalogues first: a plugin's names are checked against all of them.
+      static_cast<void>(backend_catalog());
+      static_cast<void>(trace::formats());
       static_cast<void>(load_plugin(path, Registry::global()));
       loaded_before.push_back(key);
     }

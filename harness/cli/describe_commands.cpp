@@ -12,6 +12,7 @@
 #include "device/cards.hpp"
 #include "device/device.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace_format.hpp"
 #include "oomlab/version.hpp"
 #include "reports/run/summary_json.hpp"
 
@@ -137,6 +138,12 @@ int list_command(bool as_json, bool cards, std::ostream& out) {
                                    {"needs_device", b.needs_device},
                                    {"options", spec_json(b.options)}});
     }
+    doc["trace_formats"] = json::array();
+    for (const auto& f : trace::formats())
+      doc["trace_formats"].push_back({{"name", f.name}, {"what", f.described_as}});
+    doc["frameworks"] = json::array();
+    for (const auto& f : Registry::global().frameworks())
+      doc["frameworks"].push_back({{"name", f.name}, {"summary", f.summary}});
     out << doc.dump(2) << '\n';
     return kExitOk;
   }
@@ -148,6 +155,12 @@ int list_command(bool as_json, bool cards, std::ostream& out) {
   for (const auto& b : backend_catalog()) {
     out << fmt::format("  {:<16} {}\n", b.name, b.summary) << param_lines(b.options, "      ");
   }
+  out << "\nTrace formats (oomlab run replay --trace FILE [--format NAME])\n";
+  for (const auto& f : trace::formats())
+    out << fmt::format("  {:<16} {}\n", f.name, f.described_as);
+  out << "\nFrameworks (what each brings)\n";
+  for (const auto& f : Registry::global().frameworks())
+    out << fmt::format("  {:<16} {}\n", f.name, f.summary);
   return kExitOk;
 }
 

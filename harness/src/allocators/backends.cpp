@@ -170,7 +170,9 @@ bool holds_ballast(BackendKind kind, const Params& options) {
 }
 
 std::uint64_t simulated_total_bytes(BackendKind /*kind*/, const Params& options) {
-  return options.bytes("total");
+  if (options.values().contains("total")) return options.bytes("total");
+  // A backend that models no card of its own (a plugin's): the sim's card.
+  return Params(backend_info(BackendKind::sim).options).bytes("total");
 }
 
 }  // namespace oomlab

@@ -34,7 +34,8 @@ namespace oomlab {
 [[nodiscard]] bool uses_device(BackendKind kind, const Params& options);
 // Whether the driver holds such a run to its budget (a ballast takes the rest of the device).
 [[nodiscard]] bool holds_ballast(BackendKind kind, const Params& options);
-// The card a simulated run models: what --budget=N% and all refer to.
+// The card a simulated run models: what --budget=N% and all refer to (its `total` option, else
+// the sim's).
 [[nodiscard]] std::uint64_t simulated_total_bytes(BackendKind kind, const Params& options);
 // What `managed` may charge (requests rounded up to 64 KiB) at `budget_bytes`: less than the
 // budget by the room its driver bookkeeping takes (managed_allocator.hpp).

@@ -18,12 +18,41 @@ std::string_view to_string(Format format) {
   return info != nullptr ? std::string_view(info->name) : std::string_view("?");
 }
 
-TraceBuilder::TraceBuilder(Format format, std::filesystem::path source) {
+TraceBuilder::TraceBuilder(Format format, std::filesystem::path source)
+    : state_(std::make_unique<State>(format, std::move(source))) {
+}
+TraceBuilder::~TraceBuilder() = default;
+TraceBuilder::TraceBuilder(TraceBuilder&&) noexcept = default;
+TraceBuilder& TraceBuilder::operator=(TraceBuilder&&) noexcept = default;
+
+void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
+                       std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index,
+                       std::uint64_t line) {
+  state_->add(op, bytes, address, stream, thread, t_ns, index, line);
+}
+
+void TraceBuilder::ignore() {
+  ++state_->trace_.ignored;
+}
+
+std::uint32_t TraceBuilder::stream_number(std::uint64_t stream) {
+  return State::number(state_->trace_.streams, stream);
+}
+
+Trace& TraceBuilder::trace() {
+  return state_->trace_;
+}
+
+Trace TraceBuilder::finish() {
+  return state_->finish();
+}
+
+TraceBuilder::State::State(Format format, std::filesystem::path source) {
   trace_.format = format;
   trace_.source = std::move(source);
 }
 
-std::uint32_t TraceBuilder::number(std::vector<std::uint64_t>& seen, std::uint64_t handle) {
+std::uint32_t TraceBuilder::State::number(std::vector<std::uint64_t>& seen, std::uint64_t handle) {
   // Few streams and threads, and the same one again most of the time: a short scan, last first.
   for (std::size_t i = seen.size(); i-- > 0;) {
     if (seen[i] == handle) return static_cast<std::uint32_t>(i);
@@ -32,9 +61,9 @@ std::uint32_t TraceBuilder::number(std::vector<std::uint64_t>& seen, std::uint64
   return static_cast<std::uint32_t>(seen.size() - 1);
 }
 
-void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
-                       std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index,
-                       std::uint64_t line) {
+void TraceBuilder::State::add(Op op, std::uint64_t bytes, std::uint64_t address,
+                              std::uint64_t stream, std::uint64_t thread, std::uint64_t t_ns,
+                              std::uint64_t index, std::uint64_t line) {
   if (trace_.events.empty()) first_t_ns_ = t_ns;
   if (trace_.events.size() >= Event::kNone) {
     throw Error(ErrorKind::input, fmt::format("{}: more than {} events: too large a trace",
@@ -65,14 +94,14 @@ void TraceBuilder::add(Op op, std::uint64_t bytes, std::uint64_t address, std::u
   if ((trace_.events.size() & 4095U) == 0) loading::events(trace_.events.size());
 }
 
-std::uint32_t TraceBuilder::take_slot() {
+std::uint32_t TraceBuilder::State::take_slot() {
   if (free_slots_.empty()) return trace_.slots++;
   const std::uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
   return slot;
 }
 
-void TraceBuilder::count_demand(const Event& e, std::uint32_t position) {
+void TraceBuilder::State::count_demand(const Event& e, std::uint32_t position) {
   Demand& d = trace_.demand;
   switch (e.op) {
     case Op::alloc:
@@ -101,7 +130,7 @@ void TraceBuilder::count_demand(const Event& e, std::uint32_t position) {
   }
 }
 
-Trace TraceBuilder::finish() {
+Trace TraceBuilder::State::finish() {
   Demand& d = trace_.demand;
   if (d.peak_live_bytes >= d.peak_with_failed_bytes) {
     d.peak_with_failed_bytes = d.peak_live_bytes;

@@ -1,6 +1,6 @@
-// What the importers build a Trace with (oomlab/trace.hpp is the Trace itself, and how it is
-// loaded), and what the harness reads from a PyTorch snapshot's trace beyond a replay: the budget
-// its OOM implies, and what its allocator had reserved.
+// The state behind the importers' TraceBuilder (oomlab/trace_builder.hpp; oomlab/trace.hpp is the
+// Trace itself, and how it is loaded), and what the harness reads from a PyTorch snapshot's trace
+// beyond a replay: the budget its OOM implies, and what its allocator had reserved.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "oomlab/trace.hpp"
+#include "oomlab/trace_builder.hpp"
 #include "oomlab/trace_format.hpp"
 #include "trace/live_addresses.hpp"
 
@@ -36,29 +37,16 @@ namespace oomlab::trace {
 // to decompress it: no importer reads a compressed file, and each would say only "not a pickle".
 void refuse_compressed(const std::filesystem::path& path, std::string_view head);
 
-// What every importer feeds its events to: numbers streams and threads in order of first
-// appearance, makes times relative to the first event, and links every free to the allocation
-// it frees as it comes (a free of an address that is not allocated is counted, and kept
-// unlinked).
-// A zero-byte allocation (RMM logs it with a (nil) pointer) holds nothing: it gets no slot, is
-// never a live block, and its free, if any, frees nothing.
-class TraceBuilder {
- public:
-  TraceBuilder(Format format, std::filesystem::path source);
+// The builder's state: what TraceBuilder (oomlab/trace_builder.hpp) keeps behind its pointer.
+struct TraceBuilder::State {
+  State(Format format, std::filesystem::path source);
 
   void add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t stream,
            std::uint64_t thread, std::uint64_t t_ns, std::uint64_t index, std::uint64_t line);
-  void ignore() { ++trace_.ignored; }
-  // The number add() gives a stream (for entries that are not events).
-  std::uint32_t stream_number(std::uint64_t stream) { return number(trace_.streams, stream); }
-  [[nodiscard]] Trace& trace() { return trace_; }
-  [[nodiscard]] Trace finish();
-
- private:
   static std::uint32_t number(std::vector<std::uint64_t>& seen, std::uint64_t handle);
-
   std::uint32_t take_slot();
   void count_demand(const Event& e, std::uint32_t position);
+  Trace finish();
 
   Trace trace_;
   std::vector<std::uint64_t> threads_;
