@@ -300,7 +300,9 @@ TEST(ArchitectureGuideFramework, ListShowsTheBackendAndTheFormatItAdds) {
   std::vector<std::string> frameworks;
   for (const json& f : j["frameworks"])
     frameworks.push_back(f["name"]);
-  EXPECT_EQ(frameworks, (std::vector<std::string>{"PyTorch", "Toy"}));
+  EXPECT_EQ(frameworks, (std::vector<std::string>{"CUDA.jl", "CuPy", "JAX", "PyTorch", "RMM",
+                                                  "TensorFlow", "Toy"}))
+      << "every registered framework, the plugin's too, in name order";
 }
 
 // On slab:slab=4MiB each block costs 4 MiB, so the third does not fit in 10 MiB; on the sim's

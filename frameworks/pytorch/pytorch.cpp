@@ -1,10 +1,11 @@
 // PyTorch, registered: what it brings to oomlab (the wing's rooms are in ARCHITECTURE.md). The
 // model of its caching allocator as the backend `torch`, its memory snapshots as the trace format
-// `pytorch`.
+// `pytorch`, its OOM messages as dialects exec reads.
 #include <string>
 #include <vector>
 
 #include "oomlab/registry.hpp"
+#include "pytorch/exec/oom_dialect.hpp"
 #include "pytorch/model/torch_backend.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
 
@@ -35,13 +36,19 @@ void add_trace_formats(Registry& registry) {
        .has_levels = true});
 }
 
+void add_oom_dialects(Registry& registry) {
+  for (OomDialect& dialect : pytorch_oom_dialects())
+    registry.add_oom_dialect(std::move(dialect));
+}
+
 Framework describe_pytorch() {
   return {.name = "PyTorch",
           .summary =
               "its CUDA caching allocator modelled (torch), its memory snapshots read "
               "(pytorch)",
           .add_backends = &add_backends,
-          .add_trace_formats = &add_trace_formats};
+          .add_trace_formats = &add_trace_formats,
+          .add_oom_dialects = &add_oom_dialects};
 }
 
 }  // namespace

@@ -109,15 +109,15 @@ trace::Format Registry::add_trace_format(trace::FormatInfo info) {
 }
 
 void Registry::add_oom_dialect(OomDialect dialect) {
-  check_name("OOM message dialect", dialect.framework);
+  check_name("OOM message dialect", dialect.name);
   if (dialect.recognise == nullptr) {
     throw Error(ErrorKind::input,
-                fmt::format("the OOM dialect of '{}' has no recogniser", dialect.framework));
+                fmt::format("the OOM dialect '{}' has no recogniser", dialect.name));
   }
   // Higher ranks first; among equals, in the order added.
   const auto it = std::find_if(dialects_.begin(), dialects_.end(),
                                [&](const OomDialect& d) { return d.rank < dialect.rank; });
-  dialects_.insert(it, std::move(dialect));
+  dialects_.insert(it, std::move(dialect));  // a list: what was added stays where it is
 }
 
 void Registry::add_framework(Framework framework) {
@@ -128,7 +128,10 @@ void Registry::add_framework(Framework framework) {
                   fmt::format("framework '{}' is registered twice", framework.name));
     }
   }
-  frameworks_.push_back(std::move(framework));
+  // In name order, as `oomlab list` shows them (static registration has no order of its own).
+  const auto it = std::find_if(frameworks_.begin(), frameworks_.end(),
+                               [&](const Framework& f) { return framework.name < f.name; });
+  frameworks_.insert(it, std::move(framework));
 }
 
 std::vector<std::string> Registry::names() const {

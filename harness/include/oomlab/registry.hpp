@@ -57,7 +57,7 @@ class Registry {
   trace::Format add_trace_format(trace::FormatInfo info);
   [[nodiscard]] const std::list<trace::FormatInfo>& trace_formats() const { return formats_; }
   void add_oom_dialect(OomDialect dialect);
-  [[nodiscard]] const std::vector<OomDialect>& oom_dialects() const { return dialects_; }
+  [[nodiscard]] const std::list<OomDialect>& oom_dialects() const { return dialects_; }
   // Frameworks: what each adds goes into the lists above when they are first read (the engine's
   // backend_catalog(), trace::formats(), oom_dialects()).
   void add_framework(Framework framework);
@@ -67,7 +67,7 @@ class Registry {
   std::vector<Entry> entries_;
   std::list<BackendInfo> backends_;
   std::list<trace::FormatInfo> formats_;
-  std::vector<OomDialect> dialects_;
+  std::list<OomDialect> dialects_;
   std::vector<Framework> frameworks_;
   std::uint8_t next_backend_ = kFirstRegisteredBackend;
   std::uint8_t next_format_ = trace::kFirstRegisteredFormat;

@@ -12,19 +12,11 @@ namespace {
 
 using oom_text::two_decimal_size;
 
-// The remedy for a framework's cache holding enough free memory in pieces too small.
+// The remedy for a framework's cache holding enough free memory in pieces too small: its own
+// dialect's words, else the general ones.
 std::string fragmentation_advice(std::string_view framework) {
-  if (framework == "PyTorch") {
-    return "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True so the cache can grow its "
-           "segments in place instead of splitting them";
-  }
-  if (framework == "CUDA.jl") {
-    return "return the pool's cached blocks (GC.gc(); CUDA.reclaim()) before the large "
-           "allocation, or allocate the largest arrays first";
-  }
-  if (framework == "CuPy") {
-    return "free CuPy's pool between phases (cupy.get_default_memory_pool().free_all_blocks())";
-  }
+  const OomAdvice* advice = oom_advice(framework);
+  if (advice != nullptr && !advice->fragmentation.empty()) return advice->fragmentation;
   return fmt::format(
       "{}'s cache holds enough free memory but not in one piece: allocate the "
       "largest buffers first, or release the cache before the large request",
@@ -33,33 +25,8 @@ std::string fragmentation_advice(std::string_view framework) {
 
 // The remedy when the program needs more than the budget holds.
 std::string capacity_advice(std::string_view framework) {
-  if (framework == "PyTorch") {
-    return "reduce the batch size, train in mixed precision (torch.autocast with bf16/fp16), or "
-           "recompute activations (torch.utils.checkpoint)";
-  }
-  if (framework == "TensorFlow") {
-    return "set TF_FORCE_GPU_ALLOW_GROWTH=true so TensorFlow takes memory as it needs it, then "
-           "reduce the batch size or use mixed precision (keras mixed_precision)";
-  }
-  if (framework == "JAX/XLA" || framework == "TensorFlow/XLA") {
-    return "reduce the batch size or rematerialise (jax.checkpoint); XLA_PYTHON_CLIENT_MEM_"
-           "FRACTION sets how much of the card XLA's pool may take";
-  }
-  if (framework == "CuPy") {
-    return "cap CuPy's pool (cupy.get_default_memory_pool().set_limit(...)) and process the data "
-           "in smaller chunks";
-  }
-  if (framework == "RMM") {
-    return "size RMM's pool to the budget (rmm.reinitialize(pool_allocator=True, "
-           "initial_pool_size=...)) or enable spilling (CUDF_SPILL=on)";
-  }
-  if (framework == "CUDA.jl") return "process the data in smaller arrays or batches";
-  if (framework.starts_with("cu")) {
-    return fmt::format(
-        "{} could not get memory for its handle or workspace: leave it headroom "
-        "below the budget (a smaller batch, or a smaller framework pool)",
-        framework);
-  }
+  const OomAdvice* advice = oom_advice(framework);
+  if (advice != nullptr && !advice->capacity.empty()) return advice->capacity;
   return "reduce the size of the request, or free device memory before it";
 }
 

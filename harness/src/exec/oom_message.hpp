@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,44 +13,41 @@
 
 #include "analysis/oom_analysis.hpp"
 #include "exec/traceback.hpp"
+#include "oomlab/framework.hpp"
 
 namespace oomlab {
 
-// One framework's out-of-memory report, as read from one line (and, for messages that go on
-// over the following lines, from those).
-struct ProgramOom {
-  std::string framework;  // "PyTorch", "TensorFlow", "JAX/XLA", "CuPy", "CUDA runtime", ...
-  std::string line;       // as printed: trimmed, valid UTF-8, cut to 400 bytes with "…"
-  std::optional<std::uint64_t> request_bytes;
-  std::optional<std::uint64_t> device_total_bytes;
-  std::optional<std::uint64_t> device_free_bytes;
-  std::optional<std::uint64_t> process_used_bytes;
-  std::optional<std::uint64_t> framework_allocated_bytes;
-  std::optional<std::uint64_t> framework_cached_free_bytes;  // reserved by it but unallocated
-  // A framework that sized its own pool from the device's TOTAL memory and so cannot start
-  // under a smaller budget: the setting that fixes it. Empty otherwise.
-  std::string sizing_setting;
-  // A failure the framework logs and then retries with less (TF/XLA's BFC allocator backs off
-  // after a refused region): evidence, but not yet the failure itself.
-  bool may_be_retried = false;
+// One framework's out-of-memory report (OomReport, oomlab/framework.hpp: who and its figures), as
+// read from one line (and, for messages that go on over the following lines, from those).
+struct ProgramOom : OomReport {
+  std::string line;  // as printed: trimmed, valid UTF-8, cut to 400 bytes with "…"
   // The Python traceback the OOM's exception line ended, innermost first (empty: none printed).
   std::vector<TracebackFrame> traceback;
+  // Its dialect's reader of the lines that follow (null: none carry its figures).
+  bool (*follow_up)(OomReport& report, std::string_view line) = nullptr;
 
   [[nodiscard]] int richness() const;  // how many figures it carries
 };
+
+// The dialects `recognise_oom_line` asks, highest rank first: the engine's own (the CUDA
+// libraries', CUDA's) put in the registry on the first call, then each registered framework's
+// (Framework::add_oom_dialects), and plugins'.
+[[nodiscard]] const std::list<OomDialect>& oom_dialects();
+// What the reporter's own dialect advises (null: nothing of its own).
+[[nodiscard]] const OomAdvice* oom_advice(std::string_view framework);
 
 // One line (no newline) -> the OOM it reports, if it is one. Pure, never throws, linear in the
 // line (only its first 64 KiB are read), safe on any bytes.
 [[nodiscard]] std::optional<ProgramOom> recognise_oom_line(std::string_view line);
 
-// Lines that follow an OOM line and carry more of its figures: PyTorch's cudaMallocAsync
-// backend ("Requested               : 2.00 GiB") and CUDA.jl ("Memory pool usage: ...").
-// Returns whether the line added a figure.
+// A line that follows an OOM line, read by the OOM's dialect for more of its figures (PyTorch's
+// cudaMallocAsync backend's "Requested               : 2.00 GiB", CUDA.jl's "Memory pool usage:
+// ..."). Returns whether the line added a figure.
 bool read_follow_up_figures(ProgramOom& oom, std::string_view line);
 
 // When oomlab knows the budget: a backed-off region request larger than the whole budget is an
 // allocator sizing itself from the device's total memory (JAX preallocation, TensorFlow's
-// per_process_gpu_memory_fraction); sets the setting that fixes it.
+// per_process_gpu_memory_fraction); sets the setting that fixes it (its dialect's advice).
 void note_budget(ProgramOom& oom, std::uint64_t budget_bytes);
 
 // Fed the program's output line by line (stdout and stderr interleaved). Keeps the first OOM

@@ -1,0 +1,108 @@
+// TensorFlow's OOM messages, and those of the BFC allocator it shares with XLA (the logged source
+// path tells TensorFlow's build from jaxlib's): what oomlab exec reads in a program's output.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "exec/oom_text.hpp"
+#include "oomlab/framework.hpp"
+#include "oomlab/registry.hpp"
+
+namespace oomlab {
+namespace {
+
+using oom_text::contains;
+using oom_text::size_after;
+using oom_text::size_before;
+
+OomReport report_of(std::string_view framework) {
+  OomReport report;
+  report.framework = framework;
+  return report;
+}
+
+// TF and XLA share the BFC allocator and StreamExecutor; the logged source path tells them
+// apart. TF builds XLA as external/local_xla, jaxlib as external/xla (once
+// external/org_tensorflow).
+std::string_view tf_or_xla(std::string_view line) {
+  if (contains(line, "local_xla/") || contains(line, "local_tsl/")) return "TensorFlow";
+  if (contains(line, "external/xla/") || contains(line, "external/org_tensorflow/")) {
+    return "JAX/XLA";
+  }
+  if (contains(line, "tensorflow/")) return "TensorFlow";
+  return contains(line, "xla/") ? "JAX/XLA" : "TensorFlow/XLA";
+}
+
+// tensorflow/core/framework/op_kernel.cc & allocator: "OOM when allocating tensor with
+// shape[8,64,512,512] and type float on /job:localhost/...";
+// tsl/framework/bfc_allocator.cc: "Allocator (GPU_0_bfc) ran out of memory trying to allocate
+// 1.00GiB (rounded to 1073741824)requested by op MatMul"; stream_executor/cuda/cuda_driver.cc:
+// "failed to allocate 17.79G (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY".
+std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
+  if (contains(line, "OOM when allocating tensor")) {
+    OomReport oom = report_of("TensorFlow");
+    oom.request_bytes = oom_text::tensor_bytes(line);
+    return oom;
+  }
+  // A warning logged before the caller raises (or copes): the raise that follows is the
+  // failure itself (measured: JAX 0.8 on an H100 logs it, then raises JaxRuntimeError).
+  if (contains(line, "Allocator (") && contains(line, "ran out of memory trying to allocate ")) {
+    OomReport oom = report_of(tf_or_xla(line));
+    oom.request_bytes = size_after(line, "(rounded to ");
+    if (!oom.request_bytes) oom.request_bytes = size_after(line, "trying to allocate ");
+    oom.may_be_retried = true;
+    return oom;
+  }
+  // xla/stream_executor/cuda/cuda_executor.cc, as logged on an H100 when the BFC allocator's
+  // preallocation is refused: "Failed to allocate device memory of 59.38GiB (63763906560
+  // bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory"; it then asks less.
+  if (contains(line, "Failed to allocate device memory of ")) {
+    OomReport oom = report_of(tf_or_xla(line));
+    oom.request_bytes = size_after(line, "device memory of ");
+    oom.may_be_retried = true;
+    return oom;
+  }
+  if (contains(line, "failed to allocate ") &&
+      contains(line, "from device: CUDA_ERROR_OUT_OF_MEMORY")) {
+    OomReport oom = report_of(tf_or_xla(line));
+    oom.request_bytes = size_after(line, "failed to allocate ");
+    oom.may_be_retried = true;
+    return oom;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+namespace {
+
+void add_oom_dialects(Registry& registry) {
+  registry.add_oom_dialect(
+      {.name = "TensorFlow and XLA's BFC allocator",
+       .rank = 50,
+       .recognise = &tensorflow_or_xla_allocator,
+       .advice = {{.framework = "TensorFlow",
+                   .capacity = "set TF_FORCE_GPU_ALLOW_GROWTH=true so TensorFlow takes memory as "
+                               "it needs it, then reduce the batch size or use mixed precision "
+                               "(keras mixed_precision)",
+                   .sizing_setting = "TF_FORCE_GPU_ALLOW_GROWTH=true"},
+                  // the line alone does not say which of the two built it
+                  {.framework = "TensorFlow/XLA",
+                   .capacity = "reduce the batch size or rematerialise (jax.checkpoint); "
+                               "XLA_PYTHON_CLIENT_MEM_FRACTION sets how much of the card XLA's "
+                               "pool may take",
+                   .sizing_setting = "XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX, "
+                                     "TF_FORCE_GPU_ALLOW_GROWTH=true for TensorFlow"}}});
+}
+
+Framework describe_tensorflow() {
+  return {.name = "TensorFlow",
+          .summary = "its OOM messages read by exec (and its BFC allocator's, shared with XLA)",
+          .add_oom_dialects = &add_oom_dialects};
+}
+
+}  // namespace
+
+OOMLAB_REGISTER_FRAMEWORK(tensorflow)
+
+}  // namespace oomlab
