@@ -48,7 +48,10 @@ Framework describe_pytorch() {
               "(pytorch)",
           .add_backends = &add_backends,
           .add_trace_formats = &add_trace_formats,
-          .add_oom_dialects = &add_oom_dialects};
+          .add_oom_dialects = &add_oom_dialects,
+          .packages = {"torch/"},
+          // Its symmetric memory's NVLink multicast, as exec turns NCCL's and NVSHMEM's off.
+          .program_environment = {{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}}};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace oomlab {
@@ -66,6 +67,12 @@ struct Framework {
   void (*add_backends)(Registry& registry) = nullptr;
   void (*add_trace_formats)(Registry& registry) = nullptr;
   void (*add_oom_dialects)(Registry& registry) = nullptr;
+  // Its own code's top folders as a Python frame names them ("torch/"): a block allocated there is
+  // charged to the first frame outside them, the user's code or the library that called it.
+  std::vector<std::string> packages;
+  // Set in the environment of every program `exec` runs, over any value it had: what keeps the
+  // framework's memory inside the budget's account (its NVLink multicast buffers off, say).
+  std::vector<std::pair<std::string, std::string>> program_environment;
 };
 
 }  // namespace oomlab

@@ -154,10 +154,11 @@ struct MemoryHolder {
 };
 
 // The blocks live just before event `position` (Trace::events.size(): at the end), grouped by
-// the frame that allocated them: the innermost frame outside PyTorch's own package (the user's
-// code or the library that called PyTorch: a diffusers module, a transformers layer), else the
-// innermost frame; blocks allocated without frames (none recorded, or on autograd's backward
-// thread) make one group. The `most` largest groups, largest first.
+// the frame that allocated them: the innermost frame outside the registered frameworks' own
+// packages (Framework::packages: the user's code or the library that called the framework, a
+// diffusers module, a transformers layer), else the innermost frame; blocks allocated without
+// frames (none recorded, or on autograd's backward thread) make one group. The `most` largest
+// groups, largest first.
 [[nodiscard]] std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t position,
                                                        std::size_t most);
 

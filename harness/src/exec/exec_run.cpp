@@ -15,6 +15,7 @@
 #include "exec/rank_attribution.hpp"
 #include "exec/snapshot_shim.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
 
@@ -81,6 +82,10 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
   // Last, over anything the user's or the program's environment says: NVLink multicast off.
   for (const auto& [name, value] : kMulticastOff)
     spec.environment.emplace_back(name, value);
+  for (const Framework& framework : Registry::global().frameworks()) {
+    spec.environment.insert(spec.environment.end(), framework.program_environment.begin(),
+                            framework.program_environment.end());
+  }
   return spec;
 }
 

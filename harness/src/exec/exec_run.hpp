@@ -69,11 +69,11 @@ inline constexpr std::chrono::seconds kProgramReleaseWait{10};
 [[nodiscard]] RunResult run_exec(const ExecConfig& config, ExecDevices& devices);
 
 // Set in every program's environment over any value it had: NVLink multicast (NVLS) off in
-// NCCL, PyTorch's symmetric memory and NVSHMEM. Its buffers lie outside every allocator and the
-// budget's account, and shared machines may not allow it.
-inline constexpr std::array<std::pair<const char*, const char*>, 3> kMulticastOff{{
+// NCCL and NVSHMEM, and in each framework that has its own switch
+// (Framework::program_environment). Its buffers lie outside every allocator and the budget's
+// account, and shared machines may not allow it.
+inline constexpr std::array<std::pair<const char*, const char*>, 2> kMulticastOff{{
     {"NCCL_NVLS_ENABLE", "0"},
-    {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"},
     {"NVSHMEM_DISABLE_NVLS", "1"},
 }};
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
 
 namespace oomlab::trace {
@@ -52,9 +53,15 @@ std::string_view last_parts(std::string_view file) {
   return file.substr(at + 1);
 }
 
-bool in_torch(std::string_view frame) {
+// In a registered framework's own code (Framework::packages).
+bool in_framework(std::string_view frame) {
   const std::string_view path = package_path(file_of(frame));
-  return path.starts_with("torch/");
+  for (const Framework& framework : Registry::global().frameworks()) {
+    for (const std::string& package : framework.packages) {
+      if (path.starts_with(package)) return true;
+    }
+  }
+  return false;
 }
 
 bool python_frame(std::string_view frame) {
@@ -68,7 +75,7 @@ std::string holder_of(const std::vector<std::string>& frames) {
            "_record_memory_history(stacks='python')), or allocated on autograd's backward thread";
   }
   const auto outside = std::find_if(frames.begin(), frames.end(), [](const std::string& f) {
-    return python_frame(f) && !in_torch(f);
+    return python_frame(f) && !in_framework(f);
   });
   const auto python = std::find_if(frames.begin(), frames.end(),
                                    [](const std::string& f) { return python_frame(f); });

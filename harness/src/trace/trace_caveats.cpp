@@ -16,10 +16,10 @@ namespace oomlab::trace {
 namespace {
 
 // "'alloc_v2' (3 entries), 'mark' (1 entry)": a newer PyTorch's entries, which a replay skips.
-std::string unknown_actions(const RecordedState& pytorch) {
+std::string unknown_actions(const RecordedState& recorded) {
   std::string actions;
   std::uint64_t total = 0;
-  for (const auto& [action, count] : pytorch.unknown_actions) {
+  for (const auto& [action, count] : recorded.unknown_actions) {
     actions += fmt::format("{}'{}' ({} entr{})", actions.empty() ? "" : ", ", action,
                            format_count(count), count == 1 ? "y" : "ies");
     total += count;
