@@ -31,7 +31,8 @@ fi
 # A unity build (CMAKE_UNITY_BUILD): each library's sources compile in batches of 8, so the
 # headers they share (nlohmann/json, fmt, CLI11) are parsed and their templates compiled once a
 # batch, not once a file: the engine's and CLI's compile takes ~60% less CPU (docs/development.md).
-# The tests and benchmarks compile one file at a time (their CMakeLists.txt say why).
+# The tests compile in groups of their own, the benchmarks one file at a time (their CMakeLists.txt
+# say why).
 # shellcheck disable=SC2086  # OOMLAB_CMAKE_ARGS is a list of options
 cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_UNITY_BUILD=ON \
