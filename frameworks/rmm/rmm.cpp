@@ -12,7 +12,6 @@ namespace {
 
 using oom_text::contains;
 using oom_text::size_after;
-using oom_text::size_before;
 
 OomReport report_of(std::string_view framework) {
   OomReport report;
