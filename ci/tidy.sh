@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# clang-tidy with the repository's .clang-tidy over every C++ source file of harness/, scenarios/
-# and reports/ (their headers through HeaderFilterRegex), on both cores: any warning fails.
+# clang-tidy with the repository's .clang-tidy over every C++ source file of harness/, scenarios/,
+# reports/ and frameworks/ (their headers through HeaderFilterRegex), on both cores: any warning fails.
 #   ci/tidy.sh [BUILD_DIR=build]     (a configured and built tree: its compile_commands.json and
 #                                     generated headers)
 # The stubs of a build without CUDA (no_*.cpp) are checked when BUILD_DIR has them.
@@ -32,7 +32,7 @@ root = os.getcwd()
 tidy = sys.argv[2]
 def ours(path):
     path = os.path.relpath(path, root)
-    return path.endswith(".cpp") and path.split("/")[0] in ("harness", "scenarios", "reports")
+    return path.endswith(".cpp") and path.split("/")[0] in ("harness", "scenarios", "reports", "frameworks")
 batches, singles, alone = [], [], []
 for entry in json.load(open(sys.argv[1])):
     source = os.path.join(entry["directory"], entry["file"])
