@@ -1,5 +1,6 @@
 // replay: the strongest reproduction of an OOM is what the failing program really did. The
-// trace (oomlab's events.csv, RMM's log, a PyTorch memory snapshot) is replayed against any
+// trace (any format the registry holds: oomlab's events.csv, RMM's log, a framework's) is
+// replayed against any
 // backend, each allocation and free in order, on its own stream; the program's own failed
 // requests are made again where they happened. The run says which trace entry broke it, whether
 // the program's own failures failed again (replay_verdict.hpp), the peak the program demanded,
@@ -27,19 +28,17 @@ class Replay final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "replay"; }
   [[nodiscard]] std::string_view summary() const override {
-    return "replay a real allocation trace (oomlab, RMM, PyTorch snapshot) and say where it breaks";
+    return "replay a real allocation trace (oomlab's, RMM's, a framework's snapshot) and say where "
+           "it breaks";
   }
   [[nodiscard]] std::string_view details() const override {
-    return "Reads --trace FILE (--format auto|oomlab|rmm|pytorch, detected by content): oomlab's "
-           "own "
-           "events.csv, RMM's logging_resource_adaptor CSV, or a PyTorch memory snapshot (the "
-           "pickle "
-           "_dump_snapshot() writes, read without Python, or its JSON dump). Trace pointers map to "
-           "new "
-           "allocations; streams become real streams on async; the trace's own failed requests are "
-           "made "
-           "again where they happened (a failure there does not end the replay). level=tensor "
-           "replays what a PyTorch program asked for, level=segment what its caching allocator "
+    return "Reads --trace FILE (--format: auto, detected by content, or a trace format `oomlab "
+           "list` names): oomlab's own events.csv, RMM's logging_resource_adaptor CSV, or what a "
+           "framework registers (a memory snapshot, read without Python). Trace pointers map to "
+           "new allocations; streams become real streams on async; the trace's own failed "
+           "requests are made again where they happened (a failure there does not end the "
+           "replay). For a format with levels, level=tensor replays what the program asked for, "
+           "level=segment what its caching allocator "
            "got from the driver. The first request the program got that fails ends the replay: "
            "it is the run's OOM; when only the program's own failed requests fail again, the "
            "first of those is (the OOM reproduced). Places are trace entries (0-based; text "
@@ -57,20 +56,22 @@ class Replay final : public Scenario {
          .type = ParamType::text,
          .default_value = std::string(),
          .help = "the trace file (also --trace FILE)"},
+        // Text, checked in validate(): the formats are the registry's, read after registration.
         {.name = "format",
-         .type = ParamType::choice,
+         .type = ParamType::text,
          .default_value = std::string("auto"),
-         .help = "the trace's format (also --format); auto reads it from the content",
-         .choices = {"auto", "oomlab", "rmm", "pytorch"}},
+         .help = "the trace's format (also --format): auto reads it from the content, else one of "
+                 "`oomlab list`'s trace formats"},
         {.name = "level",
          .type = ParamType::choice,
          .default_value = std::string("tensor"),
-         .help = "PyTorch: tensor (what the program asked for) or segment (what the driver gave)",
+         .help = "a format with levels: tensor (what the program asked for) or segment (what the "
+                 "driver gave)",
          .choices = {"tensor", "segment"}},
         {.name = "device",
          .type = ParamType::integer,
          .default_value = std::int64_t{0},
-         .help = "PyTorch: whose device_traces to replay",
+         .help = "a format with several devices' traces: whose to replay",
          .min_integer = 0},
         {.name = "pace",
          .type = ParamType::choice,
@@ -87,12 +88,19 @@ class Replay final : public Scenario {
   void validate(const Params& p) const override {
     if (p.text("trace").empty()) throw_usage("replay needs a trace: --trace FILE");
     if (p.integer("device") > 1024) throw_usage("replay: device must be at most 1024");
+    const std::string& format = p.text("format");
+    if (format != "auto" && trace::find_format(format) == nullptr) {
+      std::string names = "auto";
+      for (const trace::FormatInfo& f : trace::formats())
+        names += "|" + f.name;
+      throw_usage(fmt::format("--param format: '{}' is not one of {}", format, names));
+    }
   }
 
   [[nodiscard]] bool replays_traces() const override { return true; }
 
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
-    const trace::FormatInfo* named = trace::find_format(p.choice("format"));  // null: auto
+    const trace::FormatInfo* named = trace::find_format(p.text("format"));  // null: auto
     adopt(p, std::make_shared<const trace::Trace>(trace::load(
                  p.text("trace"), {.format = named ? named->format : trace::Format::automatic,
                                    .level = level_of(p),
@@ -253,7 +261,7 @@ class Replay final : public Scenario {
       program.describe_oom(std::move(request));
       return;
     }
-    const trace::RecordedState& pytorch = *trace_->recorded;
+    const trace::RecordedState& recorded = *trace_->recorded;
     std::vector<const Held*> live;
     for (const Held& h : held) {
       if (h.block.ok()) live.push_back(&h);
@@ -267,9 +275,9 @@ class Replay final : public Scenario {
       const std::uint32_t event = live[i]->event;
       largest.push_back({.bytes = live[i]->block.bytes,
                          .trace_index = trace_->events[event].index,
-                         .frames = pytorch.frames_of(event)});
+                         .frames = recorded.frames_of(event)});
     }
-    request.frames = pytorch.frames_of(failing_at);
+    request.frames = recorded.frames_of(failing_at);
     request.largest_live = std::move(largest);
     program.describe_oom(std::move(request));
   }

@@ -277,9 +277,13 @@ TEST_F(ExecSnapshot, TheShimIsTheRepositorysFileAndItsFolderGoesAtTheEnd) {
   static_cast<void>(run("shim"));
   const std::string out = read_text(dir_ / "run" / "stdout.txt");
   const std::string folder = out.substr(0, out.find('\n'));
+  const fs::path root = fs::path(data_) / "../../..";
   EXPECT_EQ(out.substr(folder.size() + 1),
-            read_text(fs::path(data_) / "../../../harness/src/exec/snapshot_shim.py"))
-      << "the binary carries the repository's shim, unchanged";
+            "== sitecustomize.py\n" + read_text(root / "harness/src/exec/shim/sitecustomize.py") +
+                "== oomlab_shim.py\n" + read_text(root / "harness/src/exec/shim/oomlab_shim.py") +
+                "== oomlab_pytorch_shim.py\n" +
+                read_text(root / "frameworks/pytorch/exec/oomlab_pytorch_shim.py"))
+      << "the binary carries the repository's shim and PyTorch's module of it, unchanged";
   EXPECT_FALSE(fs::exists(folder)) << folder;
 }
 

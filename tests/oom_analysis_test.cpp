@@ -117,7 +117,7 @@ TEST(Diagnose, NeverTransientWhereTheAllocatorIsDeterministic) {
   e.real_device = false;
   EXPECT_NE(diagnose(e).cause, Cause::transient);
   e.real_device = true;
-  e.cache = CacheState{.allocated_bytes = 32_MiB, .reserved_bytes = 64_MiB};
+  e.cache = CacheState{.framework = "pytorch", .allocated_bytes = 32_MiB, .reserved_bytes = 64_MiB};
   EXPECT_NE(diagnose(e).cause, Cause::transient);
 }
 
@@ -129,7 +129,8 @@ TEST(Diagnose, BehindPyTorchCapacityIsItsBlocksAndTheRoundedRequestAgainstWhatIt
   e.live_bytes = 7_GiB;  // what was asked for; PyTorch's blocks are larger
   e.budget_bytes = 9_GiB;
   e.device_free_now = 694_MiB;
-  e.cache = CacheState{.allocated_bytes = 7_GiB + 400_MiB,
+  e.cache = CacheState{.framework = "pytorch",
+                       .allocated_bytes = 7_GiB + 400_MiB,
                        .reserved_bytes = 7_GiB + 725_MiB,
                        .failed_device_bytes = 1_GiB,
                        .failed_request_bytes = 1_GiB};
@@ -143,6 +144,34 @@ TEST(Diagnose, BehindPyTorchCapacityIsItsBlocksAndTheRoundedRequestAgainstWhatIt
   EXPECT_NE(d.evidence.find("800 MiB free on the device"), std::string::npos) << d.evidence;
 }
 
+// The words are the framework's (CacheWords, found by CacheState::framework): PyTorch's when its
+// model kept the state, the engine's own when no registered framework has the key.
+TEST(Diagnose, ACacheIsToldInItsFrameworksWordsOrTheEnginesWhenNoneIsRegistered) {
+  OomEvidence e = base_evidence();
+  e.request_bytes = 100_MiB;
+  e.budget_bytes = 8_GiB;
+  e.device_free_now = 50_MiB;
+  e.cache = CacheState{.framework = "pytorch",
+                       .allocated_bytes = 6_GiB,
+                       .reserved_bytes = 7_GiB,
+                       .failed_device_bytes = 100_MiB,
+                       .failed_request_bytes = 100_MiB};
+  Diagnosis d = diagnose(e);
+  ASSERT_EQ(d.cause, Cause::fragmentation) << d.evidence;
+  EXPECT_EQ(d.evidence.rfind("PyTorch reserved 7.00 GiB but allocated 6.00 GiB", 0), 0U)
+      << d.evidence;
+  EXPECT_NE(d.advice.find("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"), std::string::npos)
+      << d.advice;
+  e.cache->framework = "no-such-framework";
+  d = diagnose(e);
+  ASSERT_EQ(d.cause, Cause::fragmentation) << d.evidence;
+  EXPECT_EQ(d.evidence.rfind("the caching allocator reserved 7.00 GiB but allocated 6.00 GiB", 0),
+            0U)
+      << d.evidence;
+  EXPECT_EQ(d.advice.find("PYTORCH"), std::string::npos) << d.advice;
+  EXPECT_EQ(d.evidence.find("PyTorch"), std::string::npos) << d.evidence;
+}
+
 // Under set_per_process_memory_fraction PyTorch refuses at its cap: the device's free memory is
 // no part of the story, what is left under the cap is.
 TEST(Diagnose, UnderAFractionTheEvidenceCountsWhatIsLeftUnderTheCapNotTheDevice) {
@@ -150,7 +179,8 @@ TEST(Diagnose, UnderAFractionTheEvidenceCountsWhatIsLeftUnderTheCapNotTheDevice)
   e.request_bytes = 1_GiB;
   e.budget_bytes = 8_GiB;
   e.device_free_now = 70_GiB;
-  e.cache = CacheState{.allocated_bytes = 7_GiB,
+  e.cache = CacheState{.framework = "pytorch",
+                       .allocated_bytes = 7_GiB,
                        .reserved_bytes = 7_GiB + 300_MiB,
                        .failed_device_bytes = 1_GiB,
                        .failed_request_bytes = 1_GiB,

@@ -71,9 +71,9 @@ TEST(ReportPytorch, PyTorchsMessageNamesTheCardOfTheBudgetNotTheModelledMachine)
   const RunResult r = torch_replay("grow_native", budget);
   ASSERT_TRUE(r.oom && r.oom->cache);
   EXPECT_EQ(r.oom->device_total_bytes, budget);
-  EXPECT_NE(pytorch_message(*r.oom).find("GPU 0 has a total capacity of 1.50 GiB of which "),
+  EXPECT_NE(cache_message(*r.oom).find("GPU 0 has a total capacity of 1.50 GiB of which "),
             std::string::npos)
-      << pytorch_message(*r.oom);
+      << cache_message(*r.oom);
   bool found = false;
   for (const ReportRow& row : oom_rows(*r.oom)) {
     if (row.label != "Device free") continue;
@@ -88,8 +88,8 @@ TEST(ReportPytorch, PyTorchsMessageNamesTheCardOfTheBudgetNotTheModelledMachine)
   const RunResult t4 = run_scenario(card);
   ASSERT_TRUE(t4.oom && t4.oom->cache);
   EXPECT_EQ(t4.oom->device_total_bytes, card_named("T4")->total_bytes);
-  EXPECT_NE(pytorch_message(*t4.oom).find("total capacity of 15.00 GiB"), std::string::npos)
-      << pytorch_message(*t4.oom);
+  EXPECT_NE(cache_message(*t4.oom).find("total capacity of 15.00 GiB"), std::string::npos)
+      << cache_message(*t4.oom);
 
   const RunResult capped = torch_replay("grow_cap2g_native", 2'147'483'648, "fraction");
   ASSERT_TRUE(capped.oom && capped.oom->cache);

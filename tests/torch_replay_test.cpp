@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "analysis/oom_analysis.hpp"
+#include "pytorch/model/oom_words.hpp"
 #include "run/frontier.hpp"
 #include "run/runner.hpp"
 #include "scenarios/segment_match.hpp"
@@ -126,7 +126,7 @@ TEST_P(Capped, RunsOutOfMemoryAtTheEntryPyTorchDidAndSaysWhatPyTorchSaid) {
   EXPECT_EQ(metric(r, "first_failure_index"), metric(r, "trace_first_failure_index"));
   expect_all_segment_calls_matched(r);
   ASSERT_TRUE(r.oom && r.oom->cache);
-  const std::string message = pytorch_oom_message(
+  const std::string message = torch::oom_message(
       *r.oom->cache, r.oom->request_bytes, r.oom->device_free_bytes, r.oom->device_total_bytes);
   EXPECT_NE(message.find("Tried to allocate " + job.tried + "."), std::string::npos) << message;
   EXPECT_NE(message.find(job.allocated + " is allocated by PyTorch, and " + job.unallocated +

@@ -6,6 +6,8 @@
 
 #include "oomlab/registry.hpp"
 #include "pytorch/exec/oom_dialect.hpp"
+#include "pytorch/exec/program_shim.hpp"
+#include "pytorch/model/oom_words.hpp"
 #include "pytorch/model/torch_backend.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
 
@@ -50,8 +52,13 @@ Framework describe_pytorch() {
           .add_trace_formats = &add_trace_formats,
           .add_oom_dialects = &add_oom_dialects,
           .packages = {"torch/"},
+          // Its module plumbing between two modules' forward(): not worth a reader's line.
+          .plumbing_frames = {"torch/nn/modules/module.py:"},
           // Its symmetric memory's NVLink multicast, as exec turns NCCL's and NVSHMEM's off.
-          .program_environment = {{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}}};
+          .program_environment = {{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}},
+          .cache_words = torch::cache_words(),
+          .models_snapshots = true,
+          .program_shim = torch::program_shim()};
 }
 
 }  // namespace

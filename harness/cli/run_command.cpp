@@ -172,8 +172,8 @@ std::string recorded_allocator_model(const Params& params) {
   file.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(file.gcount()));
   const trace::FormatInfo* format = nullptr;
-  if (v.contains("format") && params.choice("format") != "auto") {
-    format = trace::find_format(params.choice("format"));
+  if (v.contains("format") && params.text("format") != "auto") {
+    format = trace::find_format(params.text("format"));
   } else if (!head.empty()) {
     format = trace::format_info(trace::detect_format(head));
   }

@@ -131,7 +131,21 @@ void Registry::add_framework(Framework framework) {
   // In name order, as `oomlab list` shows them (static registration has no order of its own).
   const auto it = std::find_if(frameworks_.begin(), frameworks_.end(),
                                [&](const Framework& f) { return framework.name < f.name; });
-  frameworks_.insert(it, std::move(framework));
+  frameworks_.insert(it, std::move(framework));  // a list: what was added stays where it is
+}
+
+const CacheWords* Registry::cache_words(std::string_view key) const {
+  for (const Framework& f : frameworks_) {
+    if (f.cache_words && f.cache_words->key == key) return &*f.cache_words;
+  }
+  return nullptr;
+}
+
+const CacheWords* Registry::snapshot_words() const {
+  for (const Framework& f : frameworks_) {
+    if (f.models_snapshots && f.cache_words) return &*f.cache_words;
+  }
+  return nullptr;
 }
 
 std::vector<std::string> Registry::names() const {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "reports/run/cache_words.hpp"
 #include "reports/run/oom_place_text.hpp"
 #include "reports/run/program_summary.hpp"
 
@@ -71,20 +72,22 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, boo
   fmt::format_to(it, "advice     {}\n", d.advice);
 }
 
-// PyTorch's own figures, as its OutOfMemoryError gives them.
-std::string pytorch_line(const CacheState& c, const OomRecord& oom) {
+// The framework's own figures, as its out-of-memory error gives them.
+std::string cache_line(const CacheState& c, const OomRecord& oom) {
+  const CacheWords& words = words_of(c);
+  const auto size = [&](std::uint64_t bytes) { return size_in(words, bytes); };
   if (c.async_backend) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}, device limit {}",
-                       pytorch_size(c.allocated_bytes), pytorch_size(oom.request_bytes),
-                       pytorch_size(oom.device_total_bytes));
+                       size(c.allocated_bytes), size(oom.request_bytes),
+                       size(oom.device_total_bytes));
   }
   const std::uint64_t unallocated =
       c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
   return fmt::format(
-      "tried to allocate {} · {} allocated by PyTorch · {} reserved but unallocated{}",
-      pytorch_size(c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes),
-      pytorch_size(c.allocated_bytes), pytorch_size(unallocated),
-      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", pytorch_size(c.allowed_bytes)) : "");
+      "tried to allocate {} · {} allocated by {} · {} reserved but unallocated{}",
+      size(c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes),
+      size(c.allocated_bytes), words.owner, size(unallocated),
+      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", size(c.allowed_bytes)) : "");
 }
 
 constexpr std::size_t kFramesShown = 5;
@@ -92,7 +95,9 @@ constexpr std::size_t kFramesShown = 5;
 // The replayed program's side of the OOM: where it asked, and its largest live blocks then.
 void write_program(std::string& out, const OomRecord& oom) {
   auto it = std::back_inserter(out);
-  if (oom.cache) fmt::format_to(it, "pytorch    {}\n", pytorch_line(*oom.cache, oom));
+  if (oom.cache) {
+    fmt::format_to(it, "{:<10} {}\n", words_of(*oom.cache).key, cache_line(*oom.cache, oom));
+  }
   out += oom_where_lines(oom, false);
   const std::size_t shown = std::min(kFramesShown, oom.frames.size());
   for (std::size_t i = 0; i < shown; ++i) {

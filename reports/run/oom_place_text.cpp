@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <string_view>
 
+#include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
+#include "reports/run/cache_words.hpp"
 
 namespace oomlab {
 
@@ -35,14 +37,19 @@ std::string short_frame(std::string_view frame, int parts = 3) {
   return fmt::format("{} ({}", frame.substr(0, open), place);
 }
 
-// PyTorch's module plumbing between two modules' forward(): not worth a reader's line.
+// A framework's own code between two of the user's calls (Framework::plumbing_frames).
 bool plumbing(std::string_view frame) {
-  return frame.find("torch/nn/modules/module.py:") != std::string_view::npos;
+  for (const Framework& f : Registry::global().frameworks()) {
+    for (const std::string& mark : f.plumbing_frames) {
+      if (frame.find(mark) != std::string_view::npos) return true;
+    }
+  }
+  return false;
 }
 
 std::string source_of(const OomRecord& oom) {
   if (oom.frames_from == "traceback") return "the program's traceback";
-  if (oom.frames_from == "snapshot") return "PyTorch's snapshot";
+  if (oom.frames_from == "snapshot") return fmt::format("{}'s snapshot", snapshot_words().owner);
   return "the trace";
 }
 

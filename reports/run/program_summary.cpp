@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include "exec/exec_run.hpp"
+#include "reports/run/cache_words.hpp"
 #include "reports/run/oom_place_text.hpp"
 #include "reports/run/program_devices.hpp"
 #include "reports/run/program_ranks.hpp"
@@ -56,9 +57,9 @@ void write_model(std::string& out, const RunResult& r) {
   const ProgramModel& m = *models.front();
   fmt::format_to(it, "model      {}{} (snapshot {})\n", model_device_prefix(r, m), m.reproduction,
                  m.snapshot.filename().string());
-  fmt::format_to(it, "outside    {} held outside PyTorch's allocator ({}); the model's budget {}\n",
-                 format_bytes(m.outside_allocator_bytes), m.outside_measured,
-                 format_bytes(m.budget_bytes));
+  fmt::format_to(it, "outside    {} held outside {}'s allocator ({}); the model's budget {}\n",
+                 format_bytes(m.outside_allocator_bytes), snapshot_words().owner,
+                 m.outside_measured, format_bytes(m.budget_bytes));
   write_whatif(out, m);
   if (!r.oom && !m.advice.empty()) fmt::format_to(it, "advice     {}\n", m.advice);
   if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", m.remedy_check->summary);

@@ -53,8 +53,9 @@ struct SummaryParams {
 [[nodiscard]] OomRecord read_oom(const JsonFields& oom);
 // "trace entry 16,794" for a replay, else "event 1,033": the one numbering a reader is shown.
 [[nodiscard]] std::string oom_where(const OomRecord& oom);
-// PyTorch's own OutOfMemoryError for an OOM whose allocator kept a cache state.
-[[nodiscard]] std::string pytorch_message(const OomRecord& oom);
+// The framework's own out-of-memory error for an OOM whose allocator kept a cache state, in its
+// words (CacheWords::message; "" where it has none).
+[[nodiscard]] std::string cache_message(const OomRecord& oom);
 
 [[nodiscard]] nlohmann::ordered_json program_json(const ProgramRun& program,
                                                   const std::filesystem::path& folder);

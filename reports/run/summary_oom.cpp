@@ -1,7 +1,8 @@
-// summary.json's "oom": the OOM record written and read back, with PyTorch's cache state, a
+// summary.json's "oom": the OOM record written and read back, with a framework's cache state, a
 // replay's frames and largest blocks, a program's own message and the settings checked.
 #include <fmt/format.h>
 
+#include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
 #include "reports/run/summary_fields.hpp"
 #include "reports/run/summary_json.hpp"
@@ -36,34 +37,55 @@ LeakFit read_leak(const JsonFields& oom) {
           .predicted_oom_step = leak->optional_number("predicted_oom_step")};
 }
 
-// PyTorch's own account of the failure (its OutOfMemoryError), where a caching allocator kept one.
-json pytorch_json(const OomRecord& oom) {
-  if (!oom.cache) return nullptr;
+// A framework's own account of the failure (its out-of-memory error), where a model of its
+// caching allocator kept one.
+json cache_json(const OomRecord& oom) {
   const CacheState& c = *oom.cache;
   return {{"allocated_bytes", c.allocated_bytes},
           {"reserved_bytes", c.reserved_bytes},
           {"reserved_unallocated_bytes",
            c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0},
-          // What PyTorch says it tried: the device request that failed, else the program's.
+          // What the framework says it tried: the device request that failed, else the program's.
           {"tried_to_allocate_bytes",
            c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes},
           {"allowed_bytes", c.allowed_bytes != 0 ? json(c.allowed_bytes) : json(nullptr)},
           {"backend", c.async_backend ? "async" : "native"},
-          {"message", pytorch_message(oom)},
+          {"message", cache_message(oom)},
           {"failed_device_bytes", c.failed_device_bytes},
           {"failed_request_bytes", c.failed_request_bytes}};
+}
+
+// Each framework that words a cache's state has its key in every record (null: not its cache).
+void add_cache_json(json& out, const OomRecord& oom) {
+  bool written = false;
+  for (const Framework& f : Registry::global().frameworks()) {
+    if (!f.cache_words) continue;
+    const bool its = oom.cache && oom.cache->framework == f.cache_words->key;
+    out[f.cache_words->key] = its ? cache_json(oom) : json(nullptr);
+    written = written || its;
+  }
+  if (oom.cache && !written) out[oom.cache->framework] = cache_json(oom);
 }
 
 // The cache state back; a summary written before failed_device_bytes had its own field says it
 // only through tried_to_allocate_bytes, which is the program's request when there was none.
 std::optional<CacheState> read_cache(const JsonFields& oom, std::uint64_t request_bytes) {
-  const std::optional<JsonFields> p = oom.optional_object("pytorch");
-  if (!p) return std::nullopt;
+  // Which framework's: the first whose key the record has an object under.
+  std::string key;
+  for (const Framework& f : Registry::global().frameworks()) {
+    if (f.cache_words && oom.optional_object(f.cache_words->key)) {
+      key = f.cache_words->key;
+      break;
+    }
+  }
+  if (key.empty()) return std::nullopt;
+  const std::optional<JsonFields> p = oom.optional_object(key);
   const std::string backend = p->optional_text("backend");
   if (!backend.empty() && backend != "native" && backend != "async")
     p->fail("backend", fmt::format("native or async, not '{}'", backend));
   const std::uint64_t tried = p->optional_count("tried_to_allocate_bytes").value_or(0);
   return CacheState{
+      .framework = key,
       .allocated_bytes = p->count("allocated_bytes"),
       .reserved_bytes = p->count("reserved_bytes"),
       .failed_device_bytes =
@@ -172,10 +194,12 @@ Diagnosis read_diagnosis(const JsonFields& oom) {
 
 }  // namespace
 
-std::string pytorch_message(const OomRecord& oom) {
+std::string cache_message(const OomRecord& oom) {
   if (!oom.cache) return "";
-  return pytorch_oom_message(*oom.cache, oom.request_bytes, oom.device_free_bytes,
-                             oom.device_total_bytes);
+  const CacheWords* words = Registry::global().cache_words(oom.cache->framework);
+  if (words == nullptr || words->message == nullptr) return "";
+  return words->message(*oom.cache, oom.request_bytes, oom.device_free_bytes,
+                        oom.device_total_bytes);
 }
 
 std::string oom_where(const OomRecord& oom) {
@@ -185,41 +209,44 @@ std::string oom_where(const OomRecord& oom) {
 
 json oom_json(const OomRecord& oom) {
   const Diagnosis& d = oom.diagnosis;
-  return {{"event", oom.event},
-          {"step", oom.step},
-          {"phase", oom.phase},
-          {"t_ms", oom.t_ms},
-          {"request_bytes", oom.request_bytes},
-          {"live_bytes", oom.live_bytes},
-          {"live_count", oom.live_count},
-          {"reserved_bytes", oom.reserved_bytes},
-          {"device_free_bytes", oom.device_free_bytes},
-          {"device_total_bytes", oom.device_total_bytes},
-          {"largest_free_bytes", or_null(oom.largest_free_bytes)},
-          {"fragmentation", or_null(d.fragmentation)},
-          {"cause", to_string(d.cause)},
-          {"source", oom.source},
-          {"error", or_null(oom.error)},
-          {"advice", d.advice},
-          // Beyond the v1 minimum:
-          {"request_label", oom.request_label},
-          {"allocator_used_bytes", oom.allocator_used_bytes},
-          {"free_bytes", d.free_bytes},
-          {"external_bytes", d.external_bytes},
-          {"footprint_bytes", or_null(d.footprint_bytes)},
-          {"evidence", d.evidence},
-          {"leak", leak_json(oom.leak)},
-          {"pytorch", pytorch_json(oom)},
-          {"trace_entry", or_null(oom.trace_entry)},
-          {"trace_line", or_null(oom.trace_line)},
-          {"frames", oom.frames},
-          {"frames_from", text_or_null(oom.frames_from)},
-          {"user_frame", text_or_null(oom.user_frame)},
-          {"user_line", text_or_null(oom.user_line)},
-          {"largest_live", largest_live_json(oom.largest_live)},
-          {"holders", holders_json(oom.holders)},
-          {"program", program_message_json(oom.program)},
-          {"remedies", remedies_json(oom.remedies)}};
+  json out = {{"event", oom.event},
+              {"step", oom.step},
+              {"phase", oom.phase},
+              {"t_ms", oom.t_ms},
+              {"request_bytes", oom.request_bytes},
+              {"live_bytes", oom.live_bytes},
+              {"live_count", oom.live_count},
+              {"reserved_bytes", oom.reserved_bytes},
+              {"device_free_bytes", oom.device_free_bytes},
+              {"device_total_bytes", oom.device_total_bytes},
+              {"largest_free_bytes", or_null(oom.largest_free_bytes)},
+              {"fragmentation", or_null(d.fragmentation)},
+              {"cause", to_string(d.cause)},
+              {"source", oom.source},
+              {"error", or_null(oom.error)},
+              {"advice", d.advice},
+              // Beyond the v1 minimum:
+              {"request_label", oom.request_label},
+              {"allocator_used_bytes", oom.allocator_used_bytes},
+              {"free_bytes", d.free_bytes},
+              {"external_bytes", d.external_bytes},
+              {"footprint_bytes", or_null(d.footprint_bytes)},
+              {"evidence", d.evidence},
+              {"leak", leak_json(oom.leak)}};
+  add_cache_json(out, oom);
+  const json replayed = {{"trace_entry", or_null(oom.trace_entry)},
+                         {"trace_line", or_null(oom.trace_line)},
+                         {"frames", oom.frames},
+                         {"frames_from", text_or_null(oom.frames_from)},
+                         {"user_frame", text_or_null(oom.user_frame)},
+                         {"user_line", text_or_null(oom.user_line)},
+                         {"largest_live", largest_live_json(oom.largest_live)},
+                         {"holders", holders_json(oom.holders)},
+                         {"program", program_message_json(oom.program)},
+                         {"remedies", remedies_json(oom.remedies)}};
+  for (const auto& [key, value] : replayed.items())
+    out[key] = value;
+  return out;
 }
 
 OomRecord read_oom(const JsonFields& oom) {

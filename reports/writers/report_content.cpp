@@ -9,6 +9,7 @@
 #include "analysis/oom_analysis.hpp"
 #include "exec/exec_run.hpp"
 #include "oomlab/units.hpp"
+#include "reports/run/cache_words.hpp"
 #include "reports/run/oom_place_text.hpp"
 #include "reports/run/program_devices.hpp"
 #include "reports/run/report_input.hpp"
@@ -34,21 +35,21 @@ std::string duration_text(double ms) {
   return fmt::format("{:.1f} s", ms / 1000);
 }
 
-// PyTorch's key figures, as its OutOfMemoryError gives them.
-std::string pytorch_figures(const CacheState& c, std::uint64_t request_bytes) {
-  // What PyTorch says it tried: the device request that failed, else the program's.
+// The framework's key figures, as its out-of-memory error gives them.
+std::string cache_figures(const CacheState& c, std::uint64_t request_bytes) {
+  const CacheWords& words = words_of(c);
+  const auto size = [&](std::uint64_t bytes) { return size_in(words, bytes); };
+  // What the framework says it tried: the device request that failed, else the program's.
   const std::uint64_t tried = c.failed_device_bytes != 0 ? c.failed_device_bytes : request_bytes;
   if (c.async_backend) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}",
-                       pytorch_size(c.allocated_bytes), pytorch_size(tried));
+                       size(c.allocated_bytes), size(tried));
   }
   return fmt::format(
-      "tried to allocate {} · {} allocated by PyTorch · {} reserved but "
-      "unallocated{}",
-      pytorch_size(tried), pytorch_size(c.allocated_bytes),
-      pytorch_size(c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0),
-      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", pytorch_size(c.allowed_bytes))
-                           : std::string());
+      "tried to allocate {} · {} allocated by {} · {} reserved but unallocated{}", size(tried),
+      size(c.allocated_bytes), words.owner,
+      size(c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0),
+      c.allowed_bytes != 0 ? fmt::format(" · {} allowed", size(c.allowed_bytes)) : std::string());
 }
 
 // exec: the line the program printed, with its framework.
@@ -142,8 +143,9 @@ std::vector<ReportRow> oom_rows(const OomRecord& oom) {
   rows.push_back({"Source", source});
   if (!d.evidence.empty()) rows.push_back({"Evidence", d.evidence});
   if (oom.cache) {
-    rows.push_back({"PyTorch", pytorch_figures(*oom.cache, oom.request_bytes)});
-    rows.push_back({"PyTorch says", pytorch_message(oom)});
+    const std::string& owner = words_of(*oom.cache).owner;
+    rows.push_back({owner, cache_figures(*oom.cache, oom.request_bytes)});
+    rows.push_back({owner + " says", cache_message(oom)});
   }
   if (const std::string where = oom_where_text(oom); !where.empty())
     rows.push_back({"In the code", where});
@@ -188,7 +190,7 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
 std::vector<ReportRow> model_rows(const ProgramModel& m) {
   std::vector<ReportRow> rows = {
       {"Reproduced", m.reproduction.empty() ? "-" : m.reproduction},
-      {"Outside PyTorch's allocator",
+      {fmt::format("Outside {}'s allocator", snapshot_words().owner),
        fmt::format("{} ({})", format_bytes(m.outside_allocator_bytes), m.outside_measured)},
       {"The model's budget",
        fmt::format("{}: the run's budget less the memory outside the allocator",
@@ -200,7 +202,8 @@ std::vector<ReportRow> model_rows(const ProgramModel& m) {
 }
 
 std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
-  std::vector<std::vector<std::string>> rows = {{"Setting", "PYTORCH_CUDA_ALLOC_CONF",
+  const CacheWords& words = snapshot_words();
+  std::vector<std::vector<std::string>> rows = {{"Setting", words.settings_variable,
                                                  "At the budget", "Card for the whole process",
                                                  "Allocator's frontier"}};
   // A trace that stops at the OOM only bounds its frontiers from below.
@@ -217,10 +220,11 @@ std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
             : (r.first_failure_index
                    ? fmt::format("OOM at entry {}", format_count(*r.first_failure_index))
                    : std::string("OOM"));
-    rows.push_back({setting, r.alloc_conf.empty() ? "(PyTorch's defaults)" : r.alloc_conf, at,
-                    size(r.frontier_bytes, r.approximate),
-                    size(r.model_frontier_bytes, r.approximate) +
-                        (r.fraction_cap ? " (a fraction cap)" : "")});
+    rows.push_back(
+        {setting, r.alloc_conf.empty() ? fmt::format("({}'s defaults)", words.owner) : r.alloc_conf,
+         at, size(r.frontier_bytes, r.approximate),
+         size(r.model_frontier_bytes, r.approximate) +
+             (r.fraction_cap ? " (a fraction cap)" : "")});
   }
   return rows;
 }
@@ -287,8 +291,10 @@ std::string run_headline(const RunReport& run) {
 
 std::string model_heading(const RunResult& run, const ProgramModel& model) {
   const std::string device = model_device_prefix(run, model);
-  if (device.empty()) return "The model of PyTorch's allocator (the program's snapshot)";
-  return fmt::format("The model of PyTorch's allocator (the snapshot of the process on {})",
+  const std::string& owner = snapshot_words().owner;
+  if (device.empty())
+    return fmt::format("The model of {}'s allocator (the program's snapshot)", owner);
+  return fmt::format("The model of {}'s allocator (the snapshot of the process on {})", owner,
                      device.substr(0, device.size() - 2));
 }
 

@@ -3,6 +3,7 @@
 #include "pytorch/model/allocator_device_memory.hpp"
 #include "pytorch/model/async_model.hpp"
 #include "pytorch/model/caching_model.hpp"
+#include "pytorch/model/oom_words.hpp"
 
 namespace oomlab::torch {
 
@@ -62,7 +63,8 @@ void TorchAllocator::do_deallocate(void* ptr, std::size_t /*bytes*/, Stream /*st
 
 CacheState TorchAllocator::cache_state() const {
   const CacheStats s = model_->stats();
-  return {.allocated_bytes = s.allocated_bytes,
+  return {.framework = std::string(kCacheWordsKey),
+          .allocated_bytes = s.allocated_bytes,
           .reserved_bytes = s.reserved_bytes,
           .failed_device_bytes = s.failed_device_bytes,
           .failed_request_bytes = s.failed_request_bytes,

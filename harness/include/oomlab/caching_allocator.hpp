@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,8 @@ namespace oomlab {
 
 // What a caching allocator in front of the device says of itself, as PyTorch's OOM message does.
 struct CacheState {
+  // Whose allocator: the key of its framework's words (CacheWords, Registry::cache_words).
+  std::string framework;
   std::uint64_t allocated_bytes = 0;       // handed out to the program, in whole blocks
   std::uint64_t reserved_bytes = 0;        // held from the device
   std::uint64_t failed_device_bytes = 0;   // what the last failed request asked the device for

@@ -13,6 +13,7 @@
 namespace oomlab {
 
 class Registry;
+struct CacheState;
 
 // A framework's report of running out of GPU memory, as read from one line of a program's output:
 // who reported it and the figures the message carries (absent: the message does not say).
@@ -59,6 +60,37 @@ struct OomDialect {
   std::vector<OomAdvice> advice;  // for the reporters it names
 };
 
+// How a framework speaks of its caching allocator's state at an OOM (a CacheState whose
+// `framework` is `key`). The engine's diagnosis and the reports speak of blocks in use, memory
+// cached but free, segments and a pool's chunks; they ask these for the framework's own terms.
+struct CacheWords {
+  std::string key;    // CacheState::framework, and summary.json's oom.<key> ("pytorch")
+  std::string owner;  // as a sentence names the allocator's owner ("allocated by PyTorch")
+  // The environment variable its allocator's settings are spelled in ("PYTORCH_CUDA_ALLOC_CONF").
+  std::string settings_variable;
+  // What to do when its cache holds enough free memory for the request, in pieces it cannot
+  // reuse; and when its stream-ordered pool's chunks each keep a live block.
+  std::string fragmentation_advice;
+  std::string pool_fragmentation_advice;
+  std::string (*size)(std::uint64_t bytes) = nullptr;  // a size as the framework prints it
+  // The message its own out-of-memory error gives for this state.
+  std::string (*message)(const CacheState& cache, std::uint64_t request_bytes,
+                         std::uint64_t device_free_bytes,
+                         std::uint64_t device_total_bytes) = nullptr;
+};
+
+// exec's instrumentation of the framework's Python programs: a module that the start-up shim
+// (sitecustomize.py, written with it into a folder first on the program's PYTHONPATH) imports in
+// every Python process, running its `install()`; and why no snapshot came, read from the
+// furthest status event (oomlab_shim.status) any process wrote.
+struct ProgramShim {
+  std::string module;       // "oomlab_pytorch_shim", written as module + ".py"
+  std::string_view source;  // the module's text
+  // Its status events, furthest first, each with why no snapshot was written when it is the
+  // furthest any process got ({"torch", "the program imported torch but never initialised CUDA"}).
+  std::vector<std::pair<std::string, std::string>> stops;
+};
+
 struct Framework {
   std::string name;     // "PyTorch"
   std::string summary;  // one line, for `oomlab list`
@@ -70,9 +102,17 @@ struct Framework {
   // Its own code's top folders as a Python frame names them ("torch/"): a block allocated there is
   // charged to the first frame outside them, the user's code or the library that called it.
   std::vector<std::string> packages;
+  // Its own code between two calls of the user's: a frame containing one of these is left out
+  // when a stack is shown ("torch/nn/modules/module.py:").
+  std::vector<std::string> plumbing_frames;
   // Set in the environment of every program `exec` runs, over any value it had: what keeps the
   // framework's memory inside the budget's account (its NVLink multicast buffers off, say).
   std::vector<std::pair<std::string, std::string>> program_environment;
+  // Where it has a caching allocator oomlab models: how its state at an OOM is worded. exec's
+  // model of a program's snapshots is of the framework whose words say `models_snapshots`.
+  std::optional<CacheWords> cache_words;
+  bool models_snapshots = false;
+  std::optional<ProgramShim> program_shim;  // none: exec does not instrument its programs
 };
 
 }  // namespace oomlab

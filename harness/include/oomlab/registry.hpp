@@ -61,14 +61,19 @@ class Registry {
   // Frameworks: what each adds goes into the lists above when they are first read (the engine's
   // backend_catalog(), trace::formats(), oom_dialects()).
   void add_framework(Framework framework);
-  [[nodiscard]] const std::vector<Framework>& frameworks() const { return frameworks_; }
+  [[nodiscard]] const std::list<Framework>& frameworks() const { return frameworks_; }
+  // The words of the framework whose CacheWords::key is `key`; null when none has it.
+  [[nodiscard]] const CacheWords* cache_words(std::string_view key) const;
+  // The words of the framework whose model reads exec's program snapshots
+  // (Framework::models_snapshots); null when none does.
+  [[nodiscard]] const CacheWords* snapshot_words() const;
 
  private:
   std::vector<Entry> entries_;
   std::list<BackendInfo> backends_;
   std::list<trace::FormatInfo> formats_;
   std::list<OomDialect> dialects_;
-  std::vector<Framework> frameworks_;
+  std::list<Framework> frameworks_;
   std::uint8_t next_backend_ = kFirstRegisteredBackend;
   std::uint8_t next_format_ = trace::kFirstRegisteredFormat;
 };

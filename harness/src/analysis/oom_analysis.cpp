@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab {
@@ -163,17 +164,30 @@ void describe_cap_refusal(const OomEvidence& e, Diagnosis& d) {
 
 namespace {
 
-constexpr std::string_view kCacheAdvice =
-    "PyTorch's cache holds memory it cannot reuse for this request: set "
-    "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (or max_split_size_mb) so that freed "
-    "segments can be remapped or are not split; `oomlab whatif --trace` compares the settings "
-    "on this trace";
+// Where no framework registered words for the allocator's state: the engine's own.
+const CacheWords& engine_words() {
+  static const CacheWords words{
+      .owner = "the caching allocator",
+      .fragmentation_advice =
+          "the allocator's cache holds memory it cannot reuse for this request: let it remap or "
+          "not split its freed segments",
+      .pool_fragmentation_advice =
+          "the pool cannot give back chunks in which a block still lives: free long-lived "
+          "blocks together"};
+  return words;
+}
 
-// Fragmentation where a model of PyTorch's allocator was in front of the device: inside its cache
-// (what it reserved but did not hand out is more than the request) or between the cache and the
-// device (together they hold it, neither alone).
+const CacheWords& words_of(const CacheState& c) {
+  const CacheWords* words = Registry::global().cache_words(c.framework);
+  return words != nullptr ? *words : engine_words();
+}
+
+// Fragmentation where a model of a framework's caching allocator was in front of the device:
+// inside its cache (what it reserved but did not hand out is more than the request) or between
+// the cache and the device (together they hold it, neither alone).
 void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
   const CacheState& c = *e.cache;
+  const CacheWords& words = words_of(c);
   const std::uint64_t unallocated =
       c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
   if (c.async_backend) {
@@ -181,12 +195,10 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
         "{} free in total >= request {}, but the cudaMallocAsync pool's chunks that hold it each "
         "keep a live block (the pool reserves {})",
         format_bytes(d.free_bytes), format_bytes(e.request_bytes), format_bytes(c.reserved_bytes));
-    d.advice =
-        "the pool cannot give back chunks in which a block still lives: free long-lived tensors "
-        "together, or try the native allocator with expandable_segments:True";
+    d.advice = words.pool_fragmentation_advice;
     return;
   }
-  // Under a fraction PyTorch refuses at its cap, whatever the device has free.
+  // Under a fraction the allocator refuses at its cap, whatever the device has free.
   const std::string beside =
       c.allowed_bytes > 0 ? fmt::format("{} left under its fraction cap of {}",
                                         format_bytes(c.allowed_bytes > c.reserved_bytes
@@ -194,22 +206,23 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
                                                          : 0),
                                         format_bytes(c.allowed_bytes))
                           : fmt::format("{} free on the device", format_bytes(e.device_free_now));
-  d.evidence = unallocated >= e.request_bytes
-                   ? fmt::format(
-                         "PyTorch reserved {} but allocated {}: {} cached, more than the request "
-                         "{}, in blocks none of which fits it (fragmentation inside the cache)",
-                         format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
-                         format_bytes(unallocated), format_bytes(e.request_bytes))
-                   : fmt::format(
-                         "{} cached by PyTorch (reserved {}, allocated {}) and {} hold the "
-                         "request {} together, but neither alone (a new segment needs {})",
-                         format_bytes(unallocated), format_bytes(c.reserved_bytes),
-                         format_bytes(c.allocated_bytes), beside, format_bytes(e.request_bytes),
-                         format_bytes(c.failed_device_bytes));
-  d.advice = std::string(kCacheAdvice);
+  d.evidence =
+      unallocated >= e.request_bytes
+          ? fmt::format(
+                "{} reserved {} but allocated {}: {} cached, more than the request "
+                "{}, in blocks none of which fits it (fragmentation inside the cache)",
+                words.owner, format_bytes(c.reserved_bytes), format_bytes(c.allocated_bytes),
+                format_bytes(unallocated), format_bytes(e.request_bytes))
+          : fmt::format(
+                "{} cached by {} (reserved {}, allocated {}) and {} hold the "
+                "request {} together, but neither alone (a new segment needs {})",
+                format_bytes(unallocated), words.owner, format_bytes(c.reserved_bytes),
+                format_bytes(c.allocated_bytes), beside, format_bytes(e.request_bytes),
+                format_bytes(c.failed_device_bytes));
+  d.advice = words.fragmentation_advice;
 }
 
-// A model of PyTorch's allocator was in front: capacity in its own arithmetic (its blocks in use
+// A model of a caching allocator was in front: capacity in its own arithmetic (its blocks in use
 // and the request as it rounds them, against what it may hold: the fraction's cap, or what it
 // reserved plus what the device still has), since no setting of it places them in less; else
 // fragmentation inside or beside its cache.
@@ -223,9 +236,9 @@ void describe_cache_oom(const OomEvidence& e, Diagnosis& d) {
   if (c.allocated_bytes + request > usable) {
     d.cause = Cause::capacity;
     d.evidence = fmt::format(
-        "PyTorch's blocks in use take {} and the request {}: {} > the {} {} (no setting of its "
+        "{}'s blocks in use take {} and the request {}: {} > the {} {} (no setting of its "
         "allocator places them in less)",
-        format_bytes(c.allocated_bytes), format_bytes(request),
+        words_of(c).owner, format_bytes(c.allocated_bytes), format_bytes(request),
         format_bytes(c.allocated_bytes + request), format_bytes(usable),
         c.allowed_bytes > 0 ? "of its fraction cap"
                             : "it can hold (reserved + free on the device)");
@@ -237,36 +250,6 @@ void describe_cache_oom(const OomEvidence& e, Diagnosis& d) {
 }
 
 }  // namespace
-
-std::string pytorch_size(std::uint64_t bytes) {
-  if (bytes <= 1024) return fmt::format("{} bytes", bytes);
-  if (bytes <= 1048576) return fmt::format("{:.2f} KiB", static_cast<double>(bytes) / 1024.0);
-  if (bytes <= 1073741824ULL) {
-    return fmt::format("{:.2f} MiB", static_cast<double>(bytes) / 1048576.0);
-  }
-  return fmt::format("{:.2f} GiB", static_cast<double>(bytes) / 1073741824.0);
-}
-
-std::string pytorch_oom_message(const CacheState& c, std::uint64_t request_bytes,
-                                std::uint64_t device_free_bytes, std::uint64_t device_total_bytes) {
-  if (c.async_backend) {
-    return fmt::format(
-        "Allocation on device 0 would exceed allowed memory. (out of memory) Currently allocated "
-        ": {} Requested : {} Device limit : {} Free (according to CUDA): {}",
-        pytorch_size(c.allocated_bytes), pytorch_size(request_bytes),
-        pytorch_size(device_total_bytes), pytorch_size(device_free_bytes));
-  }
-  const std::uint64_t unallocated =
-      c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
-  return fmt::format(
-      "CUDA out of memory. Tried to allocate {}. GPU 0 has a total capacity of {} of which {} is "
-      "free. {}Of the allocated memory {} is allocated by PyTorch, and {} is reserved by PyTorch "
-      "but unallocated.",
-      pytorch_size(c.failed_device_bytes != 0 ? c.failed_device_bytes : request_bytes),
-      pytorch_size(device_total_bytes), pytorch_size(device_free_bytes),
-      c.allowed_bytes != 0 ? fmt::format("{} allowed; ", pytorch_size(c.allowed_bytes)) : "",
-      pytorch_size(c.allocated_bytes), pytorch_size(unallocated));
-}
 
 Diagnosis diagnose(const OomEvidence& e) {
   Diagnosis d;

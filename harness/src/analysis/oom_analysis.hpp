@@ -56,7 +56,7 @@ struct OomEvidence {
   std::uint64_t device_free_now = 0;
   std::uint64_t own_bytes_bound = 0;  // what this run's allocator can account for
   LeakFit leak;
-  std::optional<CacheState> cache;  // a caching allocator's own account (torch)
+  std::optional<CacheState> cache;  // a caching allocator's own account (a framework's model)
 };
 
 struct Diagnosis {
@@ -71,23 +71,15 @@ struct Diagnosis {
 };
 
 // First match wins: external-pressure, leak, capacity, transient (the same request fits right
-// after, on a real device: the sim and a model of PyTorch's allocator are deterministic),
-// fragmentation. Behind a model of PyTorch's allocator, capacity and fragmentation are decided
-// in its own arithmetic (describe_cache_oom). A refusal by oomlab's cap is capacity or
-// fragmentation against the cap. Capacity is decided against what the allocator can give: when the
-// live blocks' pages and the request's pages together exceed the limit, or the scenario's own model
-// says this part of the run needs more than the budget at its peak, no placement would have served
-// it, so the cause is capacity and no remedy for fragmentation is offered.
+// after, on a real device: the sim and a model of a caching allocator are deterministic),
+// fragmentation. Behind a model of a framework's caching allocator, capacity and fragmentation are
+// decided in its own arithmetic and told in the framework's words (CacheWords). A refusal by
+// oomlab's cap is capacity or fragmentation against the cap. Capacity is decided against what the
+// allocator can give: when the live blocks' pages and the request's pages together exceed the
+// limit, or the scenario's own model says this part of the run needs more than the budget at its
+// peak, no placement would have served it, so the cause is capacity and no remedy for fragmentation
+// is offered.
 [[nodiscard]] Diagnosis diagnose(const OomEvidence& evidence);
-
-// The message PyTorch's OutOfMemoryError gives for this state ("CUDA out of memory. Tried to
-// allocate 20.00 MiB. ... Of the allocated memory 2.65 GiB is allocated by PyTorch, and 108.48 MiB
-// is reserved by PyTorch but unallocated. ..."), sizes formatted as PyTorch formats them.
-[[nodiscard]] std::string pytorch_oom_message(const CacheState& cache, std::uint64_t request_bytes,
-                                              std::uint64_t device_free_bytes,
-                                              std::uint64_t device_total_bytes);
-// PyTorch's format_size: "512 bytes", "1.50 KiB", "108.48 MiB", "2.65 GiB".
-[[nodiscard]] std::string pytorch_size(std::uint64_t bytes);
 
 // The largest multiple of `resolution` in [0, upper_bytes] for which `probe` succeeds, by
 // bisection (allocation success is monotone in size). 0 means under one `resolution`.

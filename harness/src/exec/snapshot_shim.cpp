@@ -10,9 +10,10 @@
 #include <set>
 #include <system_error>
 
-#include "exec/snapshot_shim_source.hpp"  // generated from snapshot_shim.py
+#include "exec/shim_sources.hpp"  // generated from shim/*.py
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
 
 namespace oomlab {
 
@@ -67,11 +68,14 @@ std::string why_none(const std::vector<ShimEvent>& events) {
     return "recording started, but no process wrote a snapshot: none ran out of memory, and they "
            "ended without Python's exit handlers (os._exit or a signal)";
   }
-  if (first_of(events, "torch") != nullptr)
-    return "the program imported torch but never initialised CUDA";
-  if (first_of(events, "torch-import") != nullptr)
-    return "the program's import of torch did not complete";
-  if (first_of(events, "python") != nullptr) return "the program never imported torch";
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (!framework.program_shim) continue;
+    for (const auto& [event, why] : framework.program_shim->stops) {
+      if (first_of(events, event) != nullptr) return why;
+    }
+  }
+  if (first_of(events, "python") != nullptr)
+    return "no framework exec instruments was imported by the program";
   return "no Python process of the program loaded oomlab's shim (not a Python program, or "
          "Python run with -E, -I or -S)";
 }
@@ -88,7 +92,14 @@ SnapshotShim::SnapshotShim(const SnapshotOptions& options, const fs::path& run_f
   }
   private_ = pattern;
   try {
-    write_output_file(private_ / "sitecustomize.py", generated::kSnapshotShimSource);
+    write_output_file(private_ / "sitecustomize.py", generated::kShimSitecustomize);
+    write_output_file(private_ / "oomlab_shim.py", generated::kShimBase);
+    for (const Framework& framework : Registry::global().frameworks()) {
+      if (!framework.program_shim) continue;
+      const ProgramShim& shim = *framework.program_shim;
+      write_output_file(private_ / (shim.module + ".py"), shim.source);
+      modules_ += (modules_.empty() ? "" : ",") + shim.module;
+    }
   } catch (...) {
     std::error_code ec;
     fs::remove_all(private_, ec);
@@ -117,6 +128,7 @@ std::vector<std::pair<std::string, std::string>> SnapshotShim::environment(
   if (inherited && !inherited->empty()) python_path += ":" + *inherited;  // "" would add the cwd
   std::vector<std::pair<std::string, std::string>> env{
       {"PYTHONPATH", python_path},
+      {"OOMLAB_SHIM_MODULES", modules_},
       {"OOMLAB_SNAPSHOT_DIR", snapshots_.string()},
       {"OOMLAB_SNAPSHOT_STATUS", (private_ / kStatusFile).string()},
       {"OOMLAB_SNAPSHOT_STACKS", options_.python_stacks ? "python" : "none"}};

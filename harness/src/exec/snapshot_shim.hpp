@@ -1,7 +1,8 @@
-// exec's PyTorch memory snapshot, with no change to the program: the start-up shim
-// (snapshot_shim.py, carried in the binary) written as sitecustomize.py into a private temporary
-// folder that goes first on the program's PYTHONPATH, and, once the program has ended, what the
-// shim's status file says it wrote or why it wrote nothing. The folder goes on every way out.
+// exec's memory snapshots of a Python program, with no change to it: the start-up shim
+// (shim/sitecustomize.py and shim/oomlab_shim.py, carried in the binary) and each registered
+// framework's module (Framework::program_shim) written into a private temporary folder that goes
+// first on the program's PYTHONPATH, and, once the program has ended, what the shim's status
+// file says was written or why nothing was. The folder goes on every way out.
 #pragma once
 
 #include <filesystem>
@@ -45,7 +46,8 @@ class SnapshotShim {
 
  private:
   SnapshotOptions options_;
-  std::filesystem::path private_;  // sitecustomize.py, status.jsonl
+  std::filesystem::path private_;  // sitecustomize.py, the modules, status.jsonl
+  std::string modules_;            // OOMLAB_SHIM_MODULES: the frameworks' modules, by name
   std::filesystem::path snapshots_;
   bool temporary_ = false;
 };

@@ -83,10 +83,14 @@ def no_torch():
 
 
 def shim():
+    """The shim's folder, then each file oomlab wrote there for it, after a line naming it."""
     folder = os.path.dirname(os.environ["OOMLAB_SNAPSHOT_STATUS"])
     print(folder)
-    with open(os.path.join(folder, "sitecustomize.py")) as source:
-        sys.stdout.write(source.read())
+    modules = [m for m in os.environ["OOMLAB_SHIM_MODULES"].split(",") if m]
+    for name in ["sitecustomize", "oomlab_shim"] + modules:
+        print("== %s.py" % name)
+        with open(os.path.join(folder, name + ".py")) as source:
+            sys.stdout.write(source.read())
 
 
 MODES = {"complete": complete, "oom": oom, "survive": survive, "oom-other": oom_other,

@@ -1,11 +1,6 @@
-"""oomlab's start-up shim for the Python programs `oomlab exec` runs: PyTorch's memory snapshot,
-with no change to the program.
-
-oomlab writes this file as `sitecustomize.py` into a private folder and puts that folder first on
-PYTHONPATH, so every Python process of the program runs it at start-up (CPython's site.py imports
-`sitecustomize`). It then:
-  - runs the `sitecustomize` the environment had without it (the next one on sys.path), as site.py
-    would have, an error in it reported as site.py reports one;
+"""PyTorch's part of oomlab's start-up shim (oomlab_shim.py, sitecustomize.py): its memory
+snapshot, with no change to the program. sitecustomize.py runs `install()` in every Python
+process of the program; it then:
   - does nothing more until the program imports torch: an entry on sys.meta_path notices torch's
     import and, once it has finished, asks torch.cuda._lazy_call to start recording when the
     program first initialises CUDA (never initialising CUDA itself, so a program may still fork
@@ -17,17 +12,11 @@ PYTHONPATH, so every Python process of the program runs it at start-up (CPython'
   - writes one file per process: snapshot-rank<RANK>.pickle (or LOCAL_RANK) when set, else
     snapshot-pid<pid>.pickle, pickled as torch.cuda.memory._dump_snapshot does, through a
     temporary name and a rename, so that no half-written snapshot is ever left.
-It prints nothing and raises nothing into the program: every failure of its own is appended to
-the status file, which oomlab reads after the run.
+Its status events: torch-import, torch, capped, recording, unsupported, oom, exit, kept, and
+framework (torch, with PYTORCH_CUDA_ALLOC_CONF as set at torch's import).
 
 Environment (set by oomlab):
-  OOMLAB_SNAPSHOT_DIR      the folder the snapshots go to (unset: the shim only chains)
-  OOMLAB_SNAPSHOT_STATUS   the status file: one JSON object a line, {"pid", "event", "detail"}
-                           and "file" for a snapshot written; events: python, torch-import,
-                           torch, recording, unsupported, failed, oom, exit, kept, and
-                           framework (detail: torch, cupy, jax or rmm; "version", and
-                           "settings": its allocator's variables as set, at torch's import or,
-                           for the others, at exit)
+  OOMLAB_SNAPSHOT_DIR      the folder the snapshots go to (unset: no snapshot)
   OOMLAB_SNAPSHOT_STACKS   none (default: no stacks, the cheapest history) or python (the Python
                            stack of each allocation)
   OOMLAB_SNAPSHOT_ENTRIES  the most history entries PyTorch keeps (unset: PyTorch's default)
@@ -37,12 +26,18 @@ Environment (set by oomlab):
                            libraries beside the allocator (cuBLAS, cuDNN, NCCL). Works without a
                            snapshot folder too.
 
-Written for every Python 3 (3.6 on); Python 2 parses it and only chains.
+Python 3 only (sitecustomize.py runs it on Python 3).
 """
 import os
 import sys
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from oomlab_shim import failure as _failure
+from oomlab_shim import framework_seen as _framework_seen
+from oomlab_shim import importlib_part as _importlib_part
+from oomlab_shim import status as _status
+
+# The variables that set PyTorch's allocator, as it documents them.
+_ALLOCATOR_VARIABLES = ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF")
 
 
 class _State(object):
@@ -52,126 +47,6 @@ class _State(object):
     target = None
     oom_written = False
     torch = None
-
-
-def _json_string(text):
-    """A JSON string literal of `text`, without importing json at every Python start-up."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ord(ch) < 0x20:
-            out.append("\\u%04x" % ord(ch))
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
-def _status(event, detail="", file_name=None, extra=()):
-    """Appends one line to the status file; never raises. `extra`: more (name, text) fields."""
-    path = os.environ.get("OOMLAB_SNAPSHOT_STATUS")
-    if not path:
-        return
-    try:
-        fields = ['"pid": %d' % os.getpid(), '"event": ' + _json_string(event),
-                  '"detail": ' + _json_string(str(detail))]
-        if file_name is not None:
-            fields.append('"file": ' + _json_string(file_name))
-        for name, text in extra:
-            fields.append(_json_string(name) + ": " + _json_string(str(text)))
-        line = ("{" + ", ".join(fields) + "}\n").encode("utf-8", "replace")
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line)
-        finally:
-            os.close(fd)
-    except Exception:  # the status is a courtesy: the program must not notice its failure
-        pass
-
-
-# The variables that set each framework's allocator, as the frameworks document them.
-_ALLOCATOR_VARIABLES = {
-    "torch": ("PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"),
-    "cupy": ("CUPY_GPU_MEMORY_LIMIT",),
-    "jax": ("XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
-            "XLA_PYTHON_CLIENT_ALLOCATOR"),
-    "rmm": (),
-}
-
-
-def _framework_seen(name, module):
-    """One "framework" line: its version and its allocator's settings from the environment."""
-    settings = ["%s=%s" % (variable, os.environ[variable])
-                for variable in _ALLOCATOR_VARIABLES.get(name, ())
-                if os.environ.get(variable)]
-    _status("framework", name, extra=(("version", getattr(module, "__version__", "?")),
-                                      ("settings", " ".join(settings))))
-
-
-def _frameworks_at_exit():
-    """The frameworks beside torch (CuPy, JAX, RMM) that the process imported, seen at its end."""
-    for name in ("cupy", "jax", "rmm"):
-        module = sys.modules.get(name)
-        if module is not None:
-            _framework_seen(name, module)
-
-
-def _failure(what, error):
-    _status("failed", "%s: %s: %s" % (what, type(error).__name__, error))
-
-
-def _same_folder(entry, folder):
-    try:
-        return os.path.realpath(entry or ".") == os.path.realpath(folder)
-    except Exception:
-        return False
-
-
-def _importlib_part(frozen, name):
-    """importlib's own classes without importing the importlib package at every start-up."""
-    module = sys.modules.get(frozen)
-    found = getattr(module, name, None)
-    if found is None:
-        import importlib.machinery
-        found = getattr(importlib.machinery, name)
-    return found
-
-
-def _find_theirs():
-    """The sitecustomize this environment had without us (the next one on sys.path), or None."""
-    try:
-        path_finder = _importlib_part("_frozen_importlib_external", "PathFinder")
-        search = [entry for entry in sys.path if not _same_folder(entry, _HERE)]
-        spec = path_finder.find_spec("sitecustomize", search)
-        if spec is None or spec.loader is None:
-            return None
-        import importlib.util
-        return spec, importlib.util.module_from_spec(spec)
-    except Exception as error:
-        _failure("looking for the environment's sitecustomize", error)
-        return None
-
-
-def _chain_sitecustomize():
-    """Runs the environment's sitecustomize as CPython's site.execsitecustomize would have."""
-    found = _find_theirs()
-    if found is None:
-        return
-    spec, module = found
-    ours = sys.modules.get("sitecustomize")
-    sys.modules["sitecustomize"] = module  # a later `import sitecustomize` finds theirs
-    try:
-        spec.loader.exec_module(module)
-    except Exception as err:
-        sys.modules["sitecustomize"] = ours
-        if isinstance(err, ImportError) and err.name == "sitecustomize":
-            pass
-        elif sys.flags.verbose:
-            sys.excepthook(*sys.exc_info())
-        else:
-            sys.stderr.write("Error in sitecustomize; set PYTHONVERBOSE for traceback:\n"
-                             "%s: %s\n" % (err.__class__.__name__, err))
 
 
 def _target_name():
@@ -350,7 +225,7 @@ def _arm(torch):
         _State.torch = torch
         sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, _TorchFinder)]
         _status("torch", getattr(torch, "__version__", "?"))
-        _framework_seen("torch", torch)
+        _framework_seen("torch", torch, _ALLOCATOR_VARIABLES)
         lazy_call = getattr(getattr(torch, "cuda", None), "_lazy_call", None)
         if lazy_call is None:
             _status("unsupported", "torch %s lacks torch.cuda._lazy_call"
@@ -418,56 +293,11 @@ class _TorchFinder(object):
             _failure("watching torch's import", error)
 
 
-def _install():
-    _status("python", sys.version.split()[0])
-    import atexit
-    atexit.register(_frameworks_at_exit)
+def install():
+    """Run by sitecustomize.py at start-up: arms now if torch is already imported (a .pth file),
+    else watches for its import."""
     torch = sys.modules.get("torch")
-    if torch is not None:  # imported before us (a .pth file): arm now
+    if torch is not None:
         _arm(torch)
     else:
         sys.meta_path.insert(0, _TorchFinder())
-
-
-def _chain_python2():
-    """Python 2's site.py run of the environment's sitecustomize (and nothing more of ours)."""
-    try:
-        import imp
-        found = imp.find_module("sitecustomize", [entry for entry in sys.path
-                                                  if not _same_folder(entry, _HERE)])
-    except Exception:
-        return
-    try:
-        imp.load_module("sitecustomize", *found)
-    except ImportError:
-        pass
-    except Exception:
-        if sys.flags.verbose:
-            sys.excepthook(*sys.exc_info())
-        else:
-            sys.stderr.write("'import sitecustomize' failed; use -v for traceback\n")
-    finally:
-        if found[0] is not None:
-            found[0].close()
-
-
-def _main():
-    if sys.version_info[0] < 3:
-        _chain_python2()
-        return
-    if os.environ.get("OOMLAB_SNAPSHOT_DIR") or os.environ.get("OOMLAB_ALLOCATOR_CAP_BYTES"):
-        try:
-            _install()
-        except Exception as error:
-            _failure("installing the import watch", error)
-    _chain_sitecustomize()
-    # Our folder was needed only to find us: the program's sys.path is as it would be.
-    try:
-        sys.path[:] = [entry for entry in sys.path if not _same_folder(entry, _HERE)]
-        for entry in [key for key in sys.path_importer_cache if _same_folder(key, _HERE)]:
-            del sys.path_importer_cache[entry]
-    except Exception as error:
-        _failure("leaving sys.path as it was", error)
-
-
-_main()
