@@ -9,10 +9,11 @@
 #include <limits>
 
 #include "oomlab/units.hpp"
+#include "reports/matrix/table_text.hpp"
 
 namespace oomlab {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // unordered: its keys sorted
 
 namespace {
 
@@ -37,13 +38,9 @@ Movement movement(std::uint64_t baseline, std::uint64_t current, double toleranc
           .tolerance = tolerance};
 }
 
-std::string percent(double relative) {
-  if (std::isinf(relative)) return relative > 0 ? "+inf%" : "-inf%";
-  return fmt::format("{:+.1f}%", 100.0 * relative);
-}
-
 std::string moved(std::string_view what, const Movement& m) {
-  return fmt::format("{} {} (tolerance {:.1f}%)", what, percent(m.change), 100.0 * m.tolerance);
+  return fmt::format("{} {} (tolerance {:.1f}%)", what, change_percent(m.change),
+                     100.0 * m.tolerance);
 }
 
 // Both sides ran out of memory: compare the points.
@@ -113,7 +110,7 @@ void judge(CellVerdict& v, double tolerance) {
   }
 }
 
-std::string device_name(const json& env) {
+std::string device_name(const plain_json& env) {
   const auto device = env.find("device");
   if (device == env.end() || !device->is_object()) {
     return env.value("simulated", false) ? "none (simulated)" : "none";
@@ -121,7 +118,7 @@ std::string device_name(const json& env) {
   return device->value("name", std::string("?"));
 }
 
-std::string text_of(const json& env, const char* name) {
+std::string text_of(const plain_json& env, const char* name) {
   const auto it = env.find(name);
   if (it == env.end() || it->is_null()) return "unknown";
   if (it->is_string()) return it->get<std::string>();
@@ -130,7 +127,7 @@ std::string text_of(const json& env, const char* name) {
 }
 
 // 13000 -> "13.0 (13000)", as CUDA spells its versions.
-std::string cuda_version(const json& env, const char* name) {
+std::string cuda_version(const plain_json& env, const char* name) {
   const auto it = env.find(name);
   if (it == env.end() || !it->is_number_integer()) return text_of(env, name);
   const auto v = it->get<std::int64_t>();
@@ -138,7 +135,7 @@ std::string cuda_version(const json& env, const char* name) {
   return fmt::format("{}.{} ({})", v / 1000, v % 1000 / 10, v);
 }
 
-std::string device_memory(const json& env) {
+std::string device_memory(const plain_json& env) {
   const auto device = env.find("device");
   if (device == env.end() || !device->is_object()) return "-";
   const auto total = device->find("total_bytes");
@@ -147,7 +144,7 @@ std::string device_memory(const json& env) {
              : "?";
 }
 
-std::string version_text(const json& oomlab) {
+std::string version_text(const plain_json& oomlab) {
   if (!oomlab.is_object()) return "unknown";
   return fmt::format("{} ({})", oomlab.value("version", std::string("?")),
                      oomlab.value("git", std::string("?")));
@@ -160,8 +157,8 @@ std::vector<EnvironmentRow> environment_rows(const CompareInput& b, const Compar
     rows.push_back(
         {std::move(what), std::move(baseline), std::move(current), differs, warns && differs});
   };
-  const json& be = b.environment;
-  const json& ce = c.environment;
+  const plain_json& be = b.environment;
+  const plain_json& ce = c.environment;
   add("device", device_name(be), device_name(ce), true);
   add("memory", device_memory(be), device_memory(ce), false);
   add("driver", text_of(be, "driver"), text_of(ce, "driver"), true);
@@ -176,12 +173,12 @@ std::vector<EnvironmentRow> environment_rows(const CompareInput& b, const Compar
 
 }  // namespace
 
-json matching_key(const json& key) {
+plain_json matching_key(const plain_json& key) {
   const auto files = key.find("files");
   if (files == key.end() || !files->is_object()) return key;
-  json out = key;
+  plain_json out = key;
   out.erase("files");
-  if (!out.contains("params") || !out["params"].is_object()) out["params"] = json::object();
+  if (!out.contains("params") || !out["params"].is_object()) out["params"] = plain_json::object();
   for (const auto& [name, digest] : files->items())
     out["params"][name] = digest;
   return out;
@@ -277,13 +274,13 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
   out.tolerance = tolerance;
   out.environment = environment_rows(baseline, current);
   std::vector<bool> matched(current.cells.size(), false);
-  std::vector<json> current_keys;
+  std::vector<plain_json> current_keys;
   for (const CompareCell& c : current.cells)
     current_keys.push_back(matching_key(c.key));
   for (const CompareCell& b : baseline.cells) {
     CellVerdict v;
     v.baseline = b;
-    const json key = matching_key(b.key);
+    const plain_json key = matching_key(b.key);
     for (std::size_t i = 0; i < current.cells.size(); ++i) {
       if (!matched[i] && current_keys[i] == key) {
         matched[i] = true;
@@ -309,8 +306,8 @@ Comparison compare(CompareInput baseline, CompareInput current, double tolerance
 }
 
 std::string driver_change(const Comparison& comparison) {
-  const json& b = comparison.baseline.environment;
-  const json& c = comparison.current.environment;
+  const plain_json& b = comparison.baseline.environment;
+  const plain_json& c = comparison.current.environment;
   const std::string before = text_of(b, "driver");
   const std::string after = text_of(c, "driver");
   if (device_name(b) != device_name(c) || before == after) return "";

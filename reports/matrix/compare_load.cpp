@@ -21,7 +21,7 @@
 
 namespace oomlab {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // unordered: its keys sorted
 namespace fs = std::filesystem;
 
 namespace {
@@ -40,12 +40,12 @@ std::string outcome_of(const JsonFields& fields) {
   return outcome;
 }
 
-std::string string_or(const json& object, const char* name, std::string fallback) {
+std::string string_or(const plain_json& object, const char* name, std::string fallback) {
   const auto it = object.find(name);
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::move(fallback);
 }
 
-std::string budget_text(const json& budget) {
+std::string budget_text(const plain_json& budget) {
   if (budget.is_string()) return budget.get<std::string>();
   if (budget.is_number_unsigned()) return format_bytes(budget.get<std::uint64_t>());
   return budget.dump();
@@ -71,7 +71,7 @@ std::optional<Spread> spread_of(const JsonFields& spread, const char* name) {
 }
 
 // What made a cell fail, in one line: the error, the signal, or the child's last words.
-std::string failure_text(const json& cell, const json& summary) {
+std::string failure_text(const plain_json& cell, const plain_json& summary) {
   if (summary.is_object()) {
     if (const auto it = summary.find("error"); it != summary.end() && it->is_string())
       return it->get<std::string>();
@@ -87,7 +87,7 @@ std::string failure_text(const json& cell, const json& summary) {
 }
 
 // A program run is keyed as matrix keys a program: scenario and allocator "exec", its command.
-json run_key(const JsonFields& doc, CompareCell& cell) {
+plain_json run_key(const JsonFields& doc, CompareCell& cell) {
   if (read_run_kind(doc) == RunKind::program) {
     const ProgramRun program = read_program(doc.object("program"), {});
     cell.frameworks = program.frameworks;
@@ -95,17 +95,17 @@ json run_key(const JsonFields& doc, CompareCell& cell) {
     cell.allocator = "exec";
     return {{"scenario", cell.scenario},
             {"allocator", cell.allocator},
-            {"options", json::object()},
+            {"options", plain_json::object()},
             {"params", {{"command", command_line(program.command)}}}};
   }
   const JsonFields scenario = doc.object("scenario");
   const JsonFields allocator = doc.object("allocator");
   cell.scenario = scenario.text("name");
   cell.allocator = allocator.text("name");
-  json key = {{"scenario", cell.scenario},
-              {"allocator", cell.allocator},
-              {"options", allocator.object("options").raw()},
-              {"params", scenario.object("params").raw()}};
+  plain_json key = {{"scenario", cell.scenario},
+                    {"allocator", cell.allocator},
+                    {"options", allocator.object("options").raw()},
+                    {"params", scenario.object("params").raw()}};
   if (const std::optional<JsonFields> files = scenario.optional_object("files"))
     key["files"] = files->raw();
   return key;
@@ -121,18 +121,18 @@ CompareCell run_cell(const JsonFields& doc) {
   cell.oom = oom_of(doc, cell.outcome);
   cell.duration_ms = doc.optional_number("duration_ms").value_or(0);
   if (cell.outcome != "oom" && cell.outcome != "completed")
-    cell.why = failure_text(json::object(), doc.raw());
+    cell.why = failure_text(plain_json::object(), doc.raw());
   return cell;
 }
 
 CompareCell matrix_cell(const JsonFields& value) {
-  const json& raw = value.raw();
+  const plain_json& raw = value.raw();
   CompareCell cell;
   cell.key = value.object("key").raw();
   cell.scenario = string_or(raw, "scenario", string_or(cell.key, "scenario", "?"));
   cell.allocator = string_or(raw, "allocator", string_or(cell.key, "allocator", "?"));
   const auto budget = raw.find("budget");
-  cell.budget = budget_text(budget != raw.end() ? *budget : cell.key.value("budget", json()));
+  cell.budget = budget_text(budget != raw.end() ? *budget : cell.key.value("budget", plain_json()));
   cell.outcome = outcome_of(value);
   const std::optional<JsonFields> summary = value.optional_object("summary");
   if (summary) {
@@ -150,14 +150,14 @@ CompareCell matrix_cell(const JsonFields& value) {
   }
   cell.duration_ms = value.optional_number("duration_ms").value_or(0);
   if (cell.outcome != "oom" && cell.outcome != "completed")
-    cell.why = failure_text(raw, summary ? summary->raw() : json());
+    cell.why = failure_text(raw, summary ? summary->raw() : plain_json());
   return cell;
 }
 
-json parse_json(std::string_view text, const std::string& name) {
+plain_json parse_json(std::string_view text, const std::string& name) {
   try {
-    return json::parse(text);
-  } catch (const json::parse_error& e) {
+    return plain_json::parse(text);
+  } catch (const plain_json::parse_error& e) {
     // Line and column of the byte the parser stopped at; the detail without nlohmann's prefix.
     const std::size_t stop = std::min<std::size_t>(e.byte == 0 ? 0 : e.byte - 1, text.size());
     const std::string_view before = text.substr(0, stop);
@@ -178,7 +178,7 @@ json parse_json(std::string_view text, const std::string& name) {
 }  // namespace
 
 CompareInput parse_compare_input(std::string_view text, const std::string& name) {
-  const json doc = parse_json(text, name);
+  const plain_json doc = parse_json(text, name);
   if (!doc.is_object()) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not an oomlab result: the top level is not a JSON object", name));
@@ -196,7 +196,7 @@ CompareInput parse_compare_input(std::string_view text, const std::string& name)
   CompareInput input;
   input.path = name;
   input.environment = top.object("environment").raw();
-  input.oomlab = doc.value("oomlab", json());
+  input.oomlab = doc.value("oomlab", plain_json());
   if (*schema == kRunSchema) {
     input.kind = "run";
     input.cells.push_back(run_cell(top));
@@ -205,7 +205,7 @@ CompareInput parse_compare_input(std::string_view text, const std::string& name)
   input.kind = "matrix";
   for (const JsonFields& cell : top.objects("cells")) {
     // A cell a stopped matrix never ran: absent from this side (the verdict says "missing").
-    if (cell.raw().value("outcome", json()) == "missing") continue;
+    if (cell.raw().value("outcome", plain_json()) == "missing") continue;
     input.cells.push_back(matrix_cell(cell));
   }
   return input;

@@ -10,21 +10,21 @@
 
 namespace oomlab {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // unordered: its keys sorted
 
 namespace {
 
 constexpr std::string_view kNotSet = "(not set)";
 
-json without_options(const json& key) {
-  json out = matching_key(key);
+plain_json without_options(const plain_json& key) {
+  plain_json out = matching_key(key);
   if (out.is_object()) out.erase("options");
   return out;
 }
 
 // 4194304 -> "4MiB" for a size option, true -> "on": what a user would type after '='.
 std::string option_text(const std::string& allocator, const std::string& option,
-                        const json& value) {
+                        const plain_json& value) {
   if (value.is_string()) return value.get<std::string>();
   if (value.is_boolean()) return value.get<bool>() ? "on" : "off";
   if (const BackendInfo* backend = find_backend(allocator);
@@ -37,17 +37,18 @@ std::string option_text(const std::string& allocator, const std::string& option,
   return value.dump();
 }
 
-json options_of(const json& key) {
+plain_json options_of(const plain_json& key) {
   const auto it = key.find("options");
-  return it != key.end() && it->is_object() ? *it : json::object();
+  return it != key.end() && it->is_object() ? *it : plain_json::object();
 }
 
 // Every option set on either side with another value (or on one side only), baseline's order.
-std::vector<OptionDifference> differences(const json& baseline_key, const json& current_key) {
-  const json b = options_of(baseline_key);
-  const json c = options_of(current_key);
+std::vector<OptionDifference> differences(const plain_json& baseline_key,
+                                          const plain_json& current_key) {
+  const plain_json b = options_of(baseline_key);
+  const plain_json c = options_of(current_key);
   const std::string allocator = baseline_key.value("allocator", std::string());
-  const auto text = [&](const json& options, const std::string& name) {
+  const auto text = [&](const plain_json& options, const std::string& name) {
     const auto it = options.find(name);
     return it == options.end() ? std::string(kNotSet) : option_text(allocator, name, *it);
   };
@@ -72,7 +73,7 @@ void pair_option_differences(std::vector<CellVerdict>& cells) {
   std::vector<bool> paired(cells.size(), false);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (cells[i].verdict != Verdict::missing) continue;
-    const json key = without_options(cells[i].baseline->key);
+    const plain_json key = without_options(cells[i].baseline->key);
     for (std::size_t j = 0; j < cells.size(); ++j) {
       CellVerdict& added = cells[j];
       if (paired[j] || added.baseline || !added.current) continue;

@@ -9,6 +9,7 @@
 
 #include "oomlab/units.hpp"
 #include "reports/matrix/compare.hpp"
+#include "reports/matrix/table_text.hpp"
 #include "reports/run/summary_json.hpp"
 
 namespace oomlab {
@@ -31,19 +32,11 @@ std::string point_text(const CellVerdict& v, const std::optional<CompareCell>& c
                                              format_count(cell->oom->step));
 }
 
-std::string percent(double relative) {
-  if (std::isinf(relative)) return relative > 0 ? "+inf%" : "-inf%";
-  return fmt::format("{:+.1f}%", 100.0 * relative);
-}
-
 // Live bytes, then step (or event): "-3.1% / -2.9%".
 std::string change_text(const CellVerdict& v) {
   if (!v.live_bytes || !v.step) return "-";
-  return fmt::format("{} / {}", percent(v.live_bytes->change), percent(v.step->change));
-}
-
-std::string tolerance_text(double tolerance) {
-  return fmt::format("{:g}%", 100.0 * tolerance);
+  return fmt::format("{} / {}", change_percent(v.live_bytes->change),
+                     change_percent(v.step->change));
 }
 
 struct Row {
@@ -119,18 +112,6 @@ ojson input_json(const CompareInput& input) {
 }
 
 // Markdown table cells: no pipes, no line breaks.
-std::string md(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    if (c == '|') {
-      out += "\\|";
-    } else {
-      out += c == '\n' ? ' ' : c;
-    }
-  }
-  return out;
-}
-
 // "async @ 8GiB", made unique within the suite ("async @ 8GiB #2") where keys differ in options
 // or params that the label does not show.
 std::vector<std::string> unique_names(const Comparison& comparison) {
@@ -195,8 +176,8 @@ void write_markdown_reasons(std::string& out, const Comparison& comparison) {
   for (const CellVerdict& v : comparison.cells) {
     if (!is_regression(v.verdict)) continue;
     fmt::format_to(it, "{}- **{}/{} @ {}** ({}): {}\n", first ? "\nRegressions:\n\n" : "",
-                   md(v.cell().scenario), md(v.allocator_label()), md(v.cell().budget),
-                   to_string(v.verdict), md(v.reason));
+                   markdown_cell(v.cell().scenario), markdown_cell(v.allocator_label()),
+                   markdown_cell(v.cell().budget), to_string(v.verdict), markdown_cell(v.reason));
     first = false;
   }
   first = true;
@@ -205,8 +186,8 @@ void write_markdown_reasons(std::string& out, const Comparison& comparison) {
     fmt::format_to(
         it, "{}- {}/{} @ {}: {}\n",
         first ? "\nThe same cell with other allocator options (missing and added):\n\n" : "",
-        md(v.cell().scenario), md(v.cell().allocator), md(v.cell().budget),
-        md(options_differ_text(v)));
+        markdown_cell(v.cell().scenario), markdown_cell(v.cell().allocator),
+        markdown_cell(v.cell().budget), markdown_cell(options_differ_text(v)));
     first = false;
   }
 }
@@ -251,21 +232,21 @@ std::string compare_markdown(const Comparison& comparison) {
   auto it = std::back_inserter(out);
   fmt::format_to(
       it, "# oomlab compare\n\n**{}** · tolerance {} on the OOM point (live bytes, step)\n\n",
-      md(conclusion(comparison)), tolerance_text(comparison.tolerance));
+      markdown_cell(conclusion(comparison)), tolerance_text(comparison.tolerance));
   if (const std::string change = driver_change(comparison); !change.empty())
-    fmt::format_to(it, "**{}** (the same GPU model under two drivers)\n\n", md(change));
+    fmt::format_to(it, "**{}** (the same GPU model under two drivers)\n\n", markdown_cell(change));
   if (const std::string warning = environment_warning(comparison); !warning.empty()) {
-    fmt::format_to(it, "> **Warning:** {}\n\n", md(warning));
+    fmt::format_to(it, "> **Warning:** {}\n\n", markdown_cell(warning));
   }
   out += "| | baseline | current |\n| --- | --- | --- |\n";
   fmt::format_to(it, "| file | `{}` ({}, {} cells) | `{}` ({}, {} cells) |\n",
-                 md(comparison.baseline.path), comparison.baseline.kind,
-                 comparison.baseline.cells.size(), md(comparison.current.path),
+                 markdown_cell(comparison.baseline.path), comparison.baseline.kind,
+                 comparison.baseline.cells.size(), markdown_cell(comparison.current.path),
                  comparison.current.kind, comparison.current.cells.size());
   for (const EnvironmentRow& r : comparison.environment) {
     const std::string_view mark = r.differs ? "**" : "";
-    fmt::format_to(it, "| {} | {}{}{} | {}{}{} |\n", r.what, mark, md(r.baseline), mark, mark,
-                   md(r.current), mark);
+    fmt::format_to(it, "| {} | {}{}{} | {}{}{} |\n", r.what, mark, markdown_cell(r.baseline), mark,
+                   mark, markdown_cell(r.current), mark);
   }
   out += "\n| " + fmt::format("{}", fmt::join(kHeader, " | ")) + " |\n";
   out += "| --- | --- | --- | --- | --- | ---: | --- |\n";
@@ -274,7 +255,7 @@ std::string compare_markdown(const Comparison& comparison) {
     if (is_regression(v.verdict)) row.columns[6] = fmt::format("**{}**", row.columns[6]);
     std::vector<std::string> cells;
     for (const std::string& c : row.columns)
-      cells.push_back(md(c));
+      cells.push_back(markdown_cell(c));
     fmt::format_to(it, "| {} |\n", fmt::join(cells, " | "));
   }
   write_markdown_reasons(out, comparison);

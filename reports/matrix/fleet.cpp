@@ -15,16 +15,16 @@
 
 namespace oomlab {
 
-using json = nlohmann::json;
+using plain_json = nlohmann::json;  // unordered: its keys sorted
 
 namespace {
 
-std::string text_or_unknown(const json& env, const char* name) {
+std::string text_or_unknown(const plain_json& env, const char* name) {
   const auto it = env.find(name);
   return it != env.end() && it->is_string() ? it->get<std::string>() : "unknown";
 }
 
-std::string gpu_of(const json& env) {
+std::string gpu_of(const plain_json& env) {
   const auto device = env.find("device");
   if (device == env.end() || !device->is_object())
     return env.value("simulated", false) ? "none (simulated)" : "none";
@@ -32,7 +32,7 @@ std::string gpu_of(const json& env) {
 }
 
 // 13000 -> "13.0", as CUDA spells its versions.
-std::string cuda_of(const json& env) {
+std::string cuda_of(const plain_json& env) {
   const auto it = env.find("cuda_runtime");
   if (it == env.end() || !it->is_number_integer()) return "unknown";
   const auto v = it->get<std::int64_t>();
@@ -41,8 +41,8 @@ std::string cuda_of(const json& env) {
 
 // What a matrix's program cell (exec:NAME) is across interpreters: its key without the command
 // that names them. A lone exec run has no NAME: its command is what it is.
-json row_key(const CompareCell& cell) {
-  json key = matching_key(cell.key);
+plain_json row_key(const CompareCell& cell) {
+  plain_json key = matching_key(cell.key);
   if (cell.scenario.starts_with("exec:") && key.contains("params") && key["params"].is_object())
     key["params"].erase("command");
   return key;
@@ -54,7 +54,8 @@ std::string row_name(const CompareCell& cell) {
   if (cell.allocator != "exec")
     return fmt::format("{}/{} @ {}", cell.scenario, cell.allocator, cell.budget);
   if (cell.scenario != "exec") return fmt::format("{} @ {}", cell.scenario, cell.budget);
-  const json command = cell.key.value("params", json::object()).value("command", json());
+  const plain_json command =
+      cell.key.value("params", plain_json::object()).value("command", plain_json());
   return fmt::format("exec {} @ {}", command.is_string() ? command.get<std::string>() : "?",
                      cell.budget);
 }
@@ -91,7 +92,7 @@ struct Builder {
   std::vector<std::set<std::size_t>> row_inputs;  // the runners that ran each row
   std::vector<std::set<std::size_t>> env_inputs;  // the runners of each environment
 
-  std::size_t environment(const json& env, const CompareCell& cell, std::size_t input) {
+  std::size_t environment(const plain_json& env, const CompareCell& cell, std::size_t input) {
     FleetEnvironment e{.gpu = gpu_of(env),
                        .driver = text_or_unknown(env, "driver"),
                        .cuda_runtime = cuda_of(env),
@@ -108,7 +109,7 @@ struct Builder {
   }
 
   std::size_t row(const CompareCell& cell, std::size_t input) {
-    const json key = row_key(cell);
+    const plain_json key = row_key(cell);
     const auto [it, added] = rows.try_emplace(key.dump(), rows.size());
     if (added) {
       fleet.rows.push_back({.key = key, .name = row_name(cell)});

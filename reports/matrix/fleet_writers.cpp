@@ -8,6 +8,7 @@
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
 #include "reports/matrix/fleet.hpp"
+#include "reports/matrix/table_text.hpp"
 #include "reports/run/summary_json.hpp"
 
 namespace oomlab {
@@ -42,17 +43,6 @@ std::string column_name(std::size_t environment) {
 std::string runners_text(const FleetEnvironment& e) {
   return fmt::format("{} runner{}: {}", e.runners.size(), e.runners.size() == 1 ? "" : "s",
                      fmt::join(e.runners, ", "));
-}
-
-std::string md(std::string_view text) {
-  std::string out;
-  for (const char c : text)
-    out += c == '|' ? std::string("\\|") : std::string(1, c == '\n' ? ' ' : c);
-  return out;
-}
-
-std::string tolerance_text(double tolerance) {
-  return fmt::format("{:g}%", 100.0 * tolerance);
 }
 
 ojson step_json(const Fleet& fleet, const FleetStep& s) {
@@ -138,21 +128,22 @@ std::string fleet_markdown(const Fleet& fleet) {
   std::string out;
   auto it = std::back_inserter(out);
   fmt::format_to(it, "# oomlab fleet\n\n**{}** · {} input{} · tolerance {} on the OOM point\n\n",
-                 md(fleet_conclusion(fleet)), fleet.inputs.size(),
+                 markdown_cell(fleet_conclusion(fleet)), fleet.inputs.size(),
                  fleet.inputs.size() == 1 ? "" : "s", tolerance_text(fleet.tolerance));
   bool first = true;
   for (const FleetStep& s : fleet.steps) {
     if (!is_regression(s.verdict.verdict)) continue;
     fmt::format_to(it, "{}- **{}**\n", first ? "Regressions:\n\n" : "",
-                   md(fleet_step_text(fleet, s)));
+                   markdown_cell(fleet_step_text(fleet, s)));
     first = false;
   }
   out += first ? "" : "\n";
   out += "| | GPU | versions | runners |\n| --- | --- | --- | --- |\n";
   for (std::size_t e = 0; e < fleet.environments.size(); ++e) {
     const FleetEnvironment& env = fleet.environments[e];
-    fmt::format_to(it, "| {} | {} | {} | {} |\n", column_name(e), md(env.gpu), md(env.versions()),
-                   md(fmt::format("{}", fmt::join(env.runners, ", "))));
+    fmt::format_to(it, "| {} | {} | {} | {} |\n", column_name(e), markdown_cell(env.gpu),
+                   markdown_cell(env.versions()),
+                   markdown_cell(fmt::format("{}", fmt::join(env.runners, ", "))));
   }
   out += "\n| cell |";
   for (std::size_t e = 0; e < fleet.environments.size(); ++e)
@@ -162,11 +153,12 @@ std::string fleet_markdown(const Fleet& fleet) {
     out += " --- |";
   out += '\n';
   for (std::size_t r = 0; r < fleet.rows.size(); ++r) {
-    fmt::format_to(it, "| {} |", md(fleet.rows[r].name));
+    fmt::format_to(it, "| {} |", markdown_cell(fleet.rows[r].name));
     for (std::size_t e = 0; e < fleet.environments.size(); ++e) {
       const FleetStep* step = fleet.step_at(r, e);
       const bool bad = step != nullptr && is_regression(step->verdict.verdict);
-      fmt::format_to(it, " {}{}{} |", bad ? "**" : "", md(slot_text(fleet, r, e)), bad ? "**" : "");
+      fmt::format_to(it, " {}{}{} |", bad ? "**" : "", markdown_cell(slot_text(fleet, r, e)),
+                     bad ? "**" : "");
     }
     out += '\n';
   }

@@ -13,7 +13,7 @@ namespace oomlab {
 
 namespace {
 
-std::string percent_of(std::uint64_t part, std::uint64_t whole) {
+std::string share_of(std::uint64_t part, std::uint64_t whole) {
   if (whole == 0) return "-";
   return fmt::format("{:.1f}%", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
@@ -73,7 +73,7 @@ void write_model(std::string& out, const RunResult& r) {
   }
 }
 
-void write_oom(std::string& out, const RunResult& r) {
+void write_program_oom(std::string& out, const RunResult& r) {
   auto it = std::back_inserter(out);
   const OomRecord& oom = *r.oom;
   if (oom.program) {
@@ -118,7 +118,7 @@ void write_snapshots(std::string& out, const ProgramRun& p) {
   fmt::format_to(it, "snapshot   {}\n", fmt::join(names, ", "));
 }
 
-void write_cleanup(std::string& out, const RunResult& r) {
+void write_program_cleanup(std::string& out, const RunResult& r) {
   if (!r.cleanup) return;
   const std::int64_t missing = r.cleanup->difference();
   const std::string verdict =
@@ -132,7 +132,7 @@ void write_cleanup(std::string& out, const RunResult& r) {
 }
 
 // The first line: the budget (each device's, on several) and where the program ran.
-void write_header(std::string& out, const RunResult& r) {
+void write_program_header(std::string& out, const RunResult& r) {
   const ProgramRun& p = *r.program;
   const bool several = p.device_runs.size() > 1;
   std::string where = "no device";
@@ -164,7 +164,7 @@ void write_memory(std::string& out, const RunResult& r) {
   }
   fmt::format_to(
       it, "memory     peak {} ({} of the budget) · {} at the first sample that saw any · {}\n",
-      format_bytes(p.peak_bytes), percent_of(p.peak_bytes, r.budget_bytes),
+      format_bytes(p.peak_bytes), share_of(p.peak_bytes, r.budget_bytes),
       format_bytes(p.first_bytes), sampling);
 }
 
@@ -174,19 +174,19 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
   std::string out;
   auto it = std::back_inserter(out);
   const ProgramRun& p = *r.program;
-  write_header(out, r);
+  write_program_header(out, r);
   fmt::format_to(it, "program    {}\n", command_line(p.command));
   fmt::format_to(it, "outcome    {} ({}, {:.1f} s)\n", to_string(r.outcome), ended_text(p),
                  r.duration_ms / 1e3);
   if (!r.error_message.empty()) fmt::format_to(it, "error      {}\n", r.error_message);
   out += program_ranks_lines(p);
-  if (r.oom) write_oom(out, r);
+  if (r.oom) write_program_oom(out, r);
   if (!r.models.empty()) write_model(out, r);
   write_memory(out, r);
   write_snapshots(out, p);
   if (p.leftovers_ended > 0)
     fmt::format_to(it, "ended      {} process(es) it left behind\n", p.leftovers_ended);
-  write_cleanup(out, r);
+  write_program_cleanup(out, r);
   if (!written_to.empty()) fmt::format_to(it, "wrote      {}\n", written_to);
   return out;
 }

@@ -15,13 +15,13 @@ std::string signed_bytes(std::int64_t bytes) {
                      format_bytes(static_cast<std::uint64_t>(bytes < 0 ? -bytes : bytes)));
 }
 
-struct Spread {
+struct SoakSpread {
   std::uint64_t min = 0;
   std::uint64_t median = 0;
   std::uint64_t max = 0;
 };
 
-Spread oom_spread(const SoakResult& soak) {
+SoakSpread oom_spread(const SoakResult& soak) {
   std::vector<std::uint64_t> live;
   for (const SoakCycle& c : soak.cycles) {
     if (c.outcome == Outcome::oom) live.push_back(c.oom_live_bytes);
@@ -56,7 +56,7 @@ std::vector<std::string> soak_problems(const SoakResult& soak) {
 }
 
 nlohmann::ordered_json soak_json(const SoakResult& soak, std::uint32_t asked) {
-  const Spread spread = oom_spread(soak);
+  const SoakSpread spread = oom_spread(soak);
   nlohmann::ordered_json cycles = nlohmann::ordered_json::array();
   for (const SoakCycle& c : soak.cycles) {
     cycles.push_back(
@@ -103,7 +103,7 @@ std::string soak_text(const SoakResult& soak, std::uint32_t asked) {
                  soak.cycles.size(), asked, soak.last.scenario, soak.last.allocator,
                  format_bytes(soak.last.budget_bytes), soak.ooms(), total_ms / 1e3);
   if (soak.cycles.empty()) return text;
-  const Spread spread = oom_spread(soak);
+  const SoakSpread spread = oom_spread(soak);
   if (soak.ooms() > 0) {
     fmt::format_to(it, "oom point  live {} / {} / {} (min / median / max)\n",
                    format_bytes(spread.min), format_bytes(spread.median), format_bytes(spread.max));

@@ -27,6 +27,10 @@ namespace oomlab {
   return text.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(text);
 }
 
+// What a summary's (or a program run's) "outcome" may be.
+inline constexpr std::array kSummaryOutcomes = {Outcome::oom, Outcome::completed, Outcome::error,
+                                                Outcome::interrupted, Outcome::timeout};
+
 // The enum whose to_string is the field's text; Error(input) naming the field and the names it
 // may be otherwise.
 template <typename Enum, std::size_t N>

@@ -15,8 +15,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::array kOutcomes = {Outcome::oom, Outcome::completed, Outcome::error,
-                                  Outcome::interrupted, Outcome::timeout};
 constexpr std::array kVerifyModes = {VerifyMode::off, VerifyMode::sample, VerifyMode::all};
 constexpr std::array kKinds = {RunKind::scenario, RunKind::program};
 
@@ -284,7 +282,7 @@ RunResult read_summary(const JsonFields& summary, const std::filesystem::path& f
     r.seed = scenario.optional_count("seed").value_or(0);
     r.allocator = summary.object("allocator").text("name");
   }
-  r.outcome = named(summary, "outcome", kOutcomes);
+  r.outcome = named(summary, "outcome", kSummaryOutcomes);
   if (const std::optional<JsonFields> oom = summary.optional_object("oom")) r.oom = read_oom(*oom);
   read_figures(summary, r);
   read_integrity(summary, r);

@@ -11,9 +11,6 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-constexpr std::array kOutcomes = {Outcome::oom, Outcome::completed, Outcome::error,
-                                  Outcome::interrupted, Outcome::timeout};
-
 int small_int(const JsonFields& f, const std::string& key, int fallback) {
   const std::optional<std::int64_t> value = f.optional_integer(key);
   if (value && (*value < INT32_MIN || *value > INT32_MAX)) f.fail(key, "a small whole number");
@@ -64,7 +61,7 @@ RemedyCheck read_remedy_check(const JsonFields& c) {
           .replaced = c.optional_text("replaced"),
           .allocator_cap_bytes = c.optional_count("allocator_cap_bytes"),
           .memory_fraction = c.optional_number("memory_fraction").value_or(0),
-          .outcome = named(c, "outcome", kOutcomes),
+          .outcome = named(c, "outcome", kSummaryOutcomes),
           .held = c.flag("held"),
           .line = c.optional_text("line"),
           .duration_ms = c.optional_number("duration_ms").value_or(0),
