@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pytorch/exec/torchrun.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -87,16 +89,16 @@ constexpr const char* kTorchrunReport[] = {
 };
 
 TEST(RankLines, TorchrunsReportGivesTheRootCauseAndTheOtherFailures) {
-  oomlab::TorchrunReport report;
+  oomlab::torch::TorchrunReport report;
   for (const char* line : kTorchrunReport)
     report.feed_line(line);
   ASSERT_EQ(report.failures().size(), 2U);
-  const oomlab::TorchrunFailure& other = report.failures().front();
+  const oomlab::LauncherFailure& other = report.failures().front();
   EXPECT_FALSE(other.root_cause);
   EXPECT_EQ(other.rank, 0);
   EXPECT_EQ(other.exit_code, -15);
   EXPECT_TRUE(other.error_file.empty()) << "<N/A>";
-  const oomlab::TorchrunFailure* root = report.root_cause();
+  const oomlab::LauncherFailure* root = report.root_cause();
   ASSERT_NE(root, nullptr);
   EXPECT_EQ(root->rank, 1) << "a traceback line that looks like a field does not count";
   EXPECT_EQ(root->local_rank, 1);
@@ -116,16 +118,16 @@ TEST(RankLines, ErrorFilesOfBothShapesAreRead) {
   std::ofstream(dir / "old.json")
       << R"({"message": "RuntimeError: boom", "timestamp": 1700000000})";
   std::ofstream(dir / "bad.json") << "{not json";
-  const auto fresh = oomlab::read_elastic_error_file(dir / "new.json");
+  const auto fresh = oomlab::torch::read_elastic_error_file(dir / "new.json");
   ASSERT_TRUE(fresh);
   EXPECT_EQ(fresh->message, "OutOfMemoryError: CUDA out of memory. Tried to allocate");
   EXPECT_EQ(fresh->timestamp, 1764065523);
-  const auto old = oomlab::read_elastic_error_file(dir / "old.json");
+  const auto old = oomlab::torch::read_elastic_error_file(dir / "old.json");
   ASSERT_TRUE(old);
   EXPECT_EQ(old->message, "RuntimeError: boom");
   EXPECT_EQ(old->timestamp, 1700000000);
-  EXPECT_FALSE(oomlab::read_elastic_error_file(dir / "bad.json"));
-  EXPECT_FALSE(oomlab::read_elastic_error_file(dir / "missing.json"));
+  EXPECT_FALSE(oomlab::torch::read_elastic_error_file(dir / "bad.json"));
+  EXPECT_FALSE(oomlab::torch::read_elastic_error_file(dir / "missing.json"));
   fs::remove_all(dir);
 }
 

@@ -7,6 +7,7 @@
 #include "oomlab/registry.hpp"
 #include "pytorch/exec/oom_dialect.hpp"
 #include "pytorch/exec/program_shim.hpp"
+#include "pytorch/exec/torchrun.hpp"
 #include "pytorch/model/oom_words.hpp"
 #include "pytorch/model/torch_backend.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
@@ -58,7 +59,8 @@ Framework describe_pytorch() {
           .program_environment = {{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}},
           .cache_words = torch::cache_words(),
           .models_snapshots = true,
-          .program_shim = torch::program_shim()};
+          .program_shim = torch::program_shim(),
+          .launcher = torch::torchrun()};
 }
 
 }  // namespace

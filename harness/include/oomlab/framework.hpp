@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -91,6 +93,54 @@ struct ProgramShim {
   std::vector<std::pair<std::string, std::string>> stops;
 };
 
+// One worker's failure, as a distributed job's launcher reports it in the job's output.
+struct LauncherFailure {
+  int rank = 0;
+  std::optional<int> local_rank;
+  std::optional<int> exit_code;
+  std::optional<int> pid;
+  std::string time;         // as the launcher printed it
+  std::string error_file;   // the file the worker's error went to; empty: none
+  bool root_cause = false;  // the failure the launcher names as the first
+};
+
+// Fed the job's output line by line (any bytes; never throws); keeps every failure the launcher
+// reports.
+class LauncherReport {
+ public:
+  LauncherReport() = default;
+  virtual ~LauncherReport() = default;
+  LauncherReport(const LauncherReport&) = delete;
+  LauncherReport& operator=(const LauncherReport&) = delete;
+  LauncherReport(LauncherReport&&) = delete;
+  LauncherReport& operator=(LauncherReport&&) = delete;
+
+  virtual void feed_line(std::string_view line) = 0;
+  [[nodiscard]] const std::vector<LauncherFailure>& failures() const { return failures_; }
+  [[nodiscard]] const LauncherFailure* root_cause() const {
+    for (const LauncherFailure& f : failures_) {
+      if (f.root_cause) return &f;
+    }
+    return nullptr;
+  }
+
+ protected:
+  std::vector<LauncherFailure> failures_;
+};
+
+// A distributed job's launcher, as the framework that ships it brings it ("torchrun"): its
+// report of failed workers, the error file a failure names, and the words for the rank marks
+// on its workers' lines ("[rank1]: " a global rank, "[default1]:" a local one: exec's
+// read_rank_marks).
+struct Launcher {
+  std::string name;  // "torchrun"
+  std::unique_ptr<LauncherReport> (*report)() = nullptr;
+  // The message of the error file a failure names; none when it is missing or not such a file.
+  std::optional<std::string> (*error_message)(const std::filesystem::path& file) = nullptr;
+  std::string global_mark;  // what puts a global rank's mark ("torch.distributed's traceback mark")
+  std::string local_mark;   // what puts a local rank's ("torchrun --tee")
+};
+
 struct Framework {
   std::string name;     // "PyTorch"
   std::string summary;  // one line, for `oomlab list`
@@ -113,6 +163,7 @@ struct Framework {
   std::optional<CacheWords> cache_words;
   bool models_snapshots = false;
   std::optional<ProgramShim> program_shim;  // none: exec does not instrument its programs
+  std::optional<Launcher> launcher;         // the distributed launcher it ships, if any
 };
 
 }  // namespace oomlab

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "oomlab/registry.hpp"
+
 namespace oomlab {
 
 namespace {
@@ -9,6 +11,21 @@ namespace {
 constexpr std::size_t kRankLastLines = 5;
 
 }  // namespace
+
+ExecWatch::ExecWatch(MemoryTimeline& timeline, std::size_t devices, std::chrono::milliseconds grace)
+    : timeline_(timeline), devices_(devices), grace_(grace) {
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (framework.launcher && framework.launcher->report != nullptr)
+      launchers_.push_back({&*framework.launcher, framework.launcher->report()});
+  }
+}
+
+std::pair<const Launcher*, const LauncherFailure*> ExecWatch::root_cause() const {
+  for (const LauncherSeen& seen : launchers_) {
+    if (const LauncherFailure* root = seen.report->root_cause()) return {seen.launcher, root};
+  }
+  return {nullptr, nullptr};
+}
 
 void ExecWatch::hint(std::string_view text) {
   saw_.jax = saw_.jax || text.find("jax") != std::string_view::npos;
@@ -18,7 +35,8 @@ void ExecWatch::hint(std::string_view text) {
 void ExecWatch::line(std::string_view text, bool /*from_stderr*/) {
   const std::uint64_t now = timeline_.now_ns();
   last_line_ns_ = now;
-  torchrun_.feed_line(text);
+  for (const LauncherSeen& seen : launchers_)
+    seen.report->feed_line(text);
   const RankMark mark = read_rank_marks(text);
   scanner_.feed_line(mark.text);  // a preallocation is told from a request by the budget, later
   // XLA's own log lines do not say whether JAX or TensorFlow built it; the traceback does.
@@ -50,7 +68,10 @@ void ExecWatch::line(std::string_view text, bool /*from_stderr*/) {
 }
 
 bool ExecWatch::distributed() const {
-  if (devices_ > 1 || ranks_.size() > 1 || !torchrun_.failures().empty()) return true;
+  if (devices_ > 1 || ranks_.size() > 1) return true;
+  if (std::any_of(launchers_.begin(), launchers_.end(),
+                  [](const LauncherSeen& s) { return !s.report->failures().empty(); }))
+    return true;
   // A mark of rank 1 or more says there is a rank 0 too, even one that printed nothing.
   return std::any_of(ranks_.begin(), ranks_.end(), [](const auto& r) { return r.first > 0; });
 }

@@ -35,13 +35,15 @@ std::string gpu_name(const RankEvidence& ev, std::optional<std::size_t> position
   return position ? fmt::format("GPU {}", ev.device_indices[*position]) : "its GPU unknown";
 }
 
-// The ranks there are: those marked, those torchrun reported, one per device.
+// The ranks there are: those marked, those a launcher reported, one per device.
 std::set<int> known_ranks(const RankEvidence& ev) {
   std::set<int> ranks;
   for (const auto& [rank, output] : ev.watch.ranks())
     ranks.insert(rank);
-  for (const TorchrunFailure& f : ev.watch.torchrun().failures())
-    ranks.insert(f.rank);
+  for (const ExecWatch::LauncherSeen& seen : ev.watch.launchers()) {
+    for (const LauncherFailure& f : seen.report->failures())
+      ranks.insert(f.rank);
+  }
   if (ev.device_indices.size() > 1) {
     for (std::size_t i = 0; i < ev.device_indices.size(); ++i)
       ranks.insert(static_cast<int>(i));
@@ -59,24 +61,31 @@ std::optional<std::size_t> first_full(const RankEvidence& ev) {
   return first;
 }
 
+// The launcher whose words tell the rank marks: the first registered, else the engine's own.
+const Launcher& launcher_words(const RankEvidence& ev) {
+  static const Launcher kNone{.name = "a launcher",
+                              .global_mark = "a global rank's mark",
+                              .local_mark = "a local rank's mark"};
+  return ev.watch.launchers().empty() ? kNone : *ev.watch.launchers().front().launcher;
+}
+
 // Who ran out first, and the evidence that names it; none when nothing does.
 std::optional<FailingRank> decide(const RankEvidence& ev) {
   const std::optional<OomSighting>& seen = ev.watch.first_oom();
-  const TorchrunFailure* root = ev.watch.torchrun().root_cause();
+  const LauncherFailure* root = ev.watch.root_cause().second;
+  const Launcher& launcher = launcher_words(ev);
   FailingRank f;
   if (seen && (seen->rank || seen->local_rank)) {
     f.rank = seen->rank.value_or(*seen->local_rank);
-    f.evidence.push_back(
-        seen->rank ? fmt::format("its OOM line came marked [rank{}]: (torch.distributed's "
-                                 "traceback mark, the global rank)",
-                                 f.rank)
-                   : fmt::format("its OOM line came marked as local rank {} (torchrun --tee)",
-                                 *seen->local_rank));
+    f.evidence.push_back(seen->rank ? fmt::format("its OOM line came marked [rank{}]: ({})", f.rank,
+                                                  launcher.global_mark)
+                                    : fmt::format("its OOM line came marked as local rank {} ({})",
+                                                  *seen->local_rank, launcher.local_mark));
   } else if (seen && seen->device) {
     f.rank = *seen->device;
-    f.evidence.push_back(fmt::format(
-        "its OOM line names GPU {} of the program's devices (local rank {} under torchrun)",
-        *seen->device, *seen->device));
+    f.evidence.push_back(
+        fmt::format("its OOM line names GPU {} of the program's devices (local rank {} under {})",
+                    *seen->device, *seen->device, launcher.name));
   } else if (root != nullptr) {
     f.rank = root->rank;
   } else if (const auto full = first_full(ev); full && ev.failed) {
@@ -94,21 +103,22 @@ std::optional<FailingRank> decide(const RankEvidence& ev) {
   return f;
 }
 
-void add_torchrun_evidence(const RankEvidence& ev, FailingRank& f) {
-  const TorchrunFailure* root = ev.watch.torchrun().root_cause();
+void add_launcher_evidence(const RankEvidence& ev, FailingRank& f) {
+  const auto [launcher, root] = ev.watch.root_cause();
   if (root == nullptr) return;
   std::string text =
       root->rank == f.rank
-          ? fmt::format("torchrun's root cause (first observed failure) names rank {}", root->rank)
-          : fmt::format("torchrun's root cause names rank {} (the first process it saw end)",
-                        root->rank);
+          ? fmt::format("{}'s root cause (first observed failure) names rank {}", launcher->name,
+                        root->rank)
+          : fmt::format("{}'s root cause names rank {} (the first process it saw end)",
+                        launcher->name, root->rank);
   if (root->exit_code) text += fmt::format(", exit code {}", *root->exit_code);
-  if (!root->error_file.empty()) {
-    if (const auto file = read_elastic_error_file(root->error_file)) {
-      const bool oom = file->message.find("out of memory") != std::string::npos ||
-                       file->message.find("OutOfMemoryError") != std::string::npos;
+  if (!root->error_file.empty() && launcher->error_message != nullptr) {
+    if (const auto message = launcher->error_message(root->error_file)) {
+      const bool oom = message->find("out of memory") != std::string::npos ||
+                       message->find("OutOfMemoryError") != std::string::npos;
       text += fmt::format("; its error file ({}) {}", root->error_file,
-                          oom ? "holds the OOM" : "holds: " + file->message.substr(0, 120));
+                          oom ? "holds the OOM" : "holds: " + message->substr(0, 120));
     }
   }
   f.evidence.push_back(std::move(text));
@@ -182,7 +192,7 @@ void attribute_ranks(const RankEvidence& ev, ProgramRun& p) {
   if (!f) return;
   const auto position = position_of(ev, f->rank);
   if (position) f->device = ev.device_indices[*position];
-  add_torchrun_evidence(ev, *f);
+  add_launcher_evidence(ev, *f);
   add_device_evidence(ev, position, *f);
   for (const RankRun& r : p.ranks) {
     if (r.rank != f->rank && !r.ran_out && !r.memory_rose_after_oom.value_or(false))

@@ -1,10 +1,10 @@
 // Reading which rank of a distributed job wrote a line of its output, as PyTorch and torchrun mark
-// it, which device a PyTorch OOM line names, and what torchrun says of a failed job (its "Root
-// Cause" section and the error files `@record` writes). Pure readers of program output.
+// it, and which device a PyTorch OOM line names; what a launcher says of a failed job is its
+// framework's to read (Launcher, oomlab/framework.hpp), with the small readers below. Pure readers
+// of program output.
 #pragma once
 
-#include <cstdint>
-#include <filesystem>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,44 +28,15 @@ struct RankMark {
 // "Allocation on device 1 would exceed" (the cudaMallocAsync backend).
 [[nodiscard]] std::optional<int> oom_line_device(std::string_view line);
 
-// One failure of torchrun's report (torch/distributed/elastic/multiprocessing/errors):
-//   [0]:
-//     time      : 2026-11-25_10:12:03
-//     rank      : 1 (local_rank: 1)
-//     exitcode  : 1 (pid: 4242)
-//     error_file: /tmp/torchelastic_x/none_y/attempt_0/1/error.json   (or <N/A>)
-struct TorchrunFailure {
-  int rank = 0;
-  std::optional<int> local_rank;
-  std::optional<int> exit_code;
-  std::optional<int> pid;
-  std::string time;
-  std::string error_file;   // empty: <N/A>
-  bool root_cause = false;  // under "Root Cause (first observed failure):"
-};
-
-// Fed torchrun's output line by line; keeps every failure it reports.
-class TorchrunReport {
- public:
-  void feed_line(std::string_view line);
-  [[nodiscard]] const std::vector<TorchrunFailure>& failures() const { return failures_; }
-  [[nodiscard]] const TorchrunFailure* root_cause() const;
-
- private:
-  std::vector<TorchrunFailure> failures_;
-  bool in_root_ = false;
-  bool in_failure_ = false;
-};
-
-// What torch.distributed.elastic's ErrorHandler wrote for an exception (`@record`):
-// {"message": {"message": "OutOfMemoryError: ...", "extraInfo": {"py_callstack": ...,
-// "timestamp": "1764065523"}}}, or the older {"message": "...", "timestamp": N}.
-struct ElasticErrorFile {
-  std::string message;
-  std::optional<std::int64_t> timestamp;  // seconds since the epoch
-};
-// None when the file is missing or not such a file (it is the program's: never an error).
-[[nodiscard]] std::optional<ElasticErrorFile> read_elastic_error_file(
-    const std::filesystem::path& path);
+// Small readers of a report's lines, for the launchers' readers (Launcher::report).
+// The number at `at` (digits only, at most 6 of them); its end in `end`.
+[[nodiscard]] std::optional<int> number_at(std::string_view text, std::size_t at,
+                                           std::size_t* end = nullptr);
+// The number after the first `key`, spaces skipped.
+[[nodiscard]] std::optional<int> number_after(std::string_view text, std::string_view key);
+// Without the spaces and tabs before it, and the spaces and CR after it.
+[[nodiscard]] std::string_view trimmed(std::string_view text);
+// "  rank      : 1 (local_rank: 1)" -> "1 (local_rank: 1)" when the field is `name`.
+[[nodiscard]] std::optional<std::string_view> field(std::string_view line, std::string_view name);
 
 }  // namespace oomlab
