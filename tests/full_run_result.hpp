@@ -85,14 +85,16 @@ inline ProgramModel full_model(const std::filesystem::path& folder) {
                  .caveats = {"the trace stops at the OOM"},
                  .notes = {"one note"},
                  .duration_ms = 321.5};
-  m.whatif = {{.setting = "native", .as_ran = true, .first_failure_index = 8945},
-              {.setting = "expandable_segments",
-               .alloc_conf = "expandable_segments:True",
-               .fraction_cap = true,
-               .approximate = true,
-               .completes_at_budget = true,
-               .model_frontier_bytes = 1200_MiB,
-               .frontier_bytes = 1800_MiB}};
+  ModelRow native{{.setting = "native", .first_failure_index = 8945}};
+  native.as_ran = true;
+  ModelRow expandable{{.setting = "expandable_segments",
+                       .alloc_conf = "expandable_segments:True",
+                       .completes_at_budget = true}};
+  expandable.fraction_cap = true;
+  expandable.approximate = true;
+  expandable.model_frontier_bytes = 1200_MiB;
+  expandable.frontier_bytes = 1800_MiB;
+  m.whatif = {native, expandable};
   m.remedy_check = RemedyCheck{.setting = "expandable_segments",
                                .alloc_conf = "expandable_segments:True",
                                .replaced = "max_split_size_mb:128",

@@ -96,9 +96,12 @@ ProgramModel model_on(int device, std::size_t rows) {
   ProgramModel m{.snapshot = fmt::format("snapshots/rank{}.pickle", device), .device = device};
   m.reproduction = fmt::format("reproduced on its device {}", device);
   m.budget_bytes = 8_GiB;
-  for (std::size_t i = 0; i < rows; ++i)
-    m.whatif.push_back(ModelRow{.setting = i == 0 ? "native" : "expandable_segments",
-                                .completes_at_budget = i != 0});
+  for (std::size_t i = 0; i < rows; ++i) {
+    ModelRow row;
+    row.setting = i == 0 ? "native" : "expandable_segments";
+    row.completes_at_budget = i != 0;
+    m.whatif.push_back(row);
+  }
   return m;
 }
 

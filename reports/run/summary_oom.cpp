@@ -158,10 +158,10 @@ std::optional<ProgramMessage> read_program_message(const JsonFields& oom) {
 }
 
 // Each setting of PyTorch's allocator replayed at the run's budget; null when none was.
-json remedies_json(const std::vector<SettingCheck>& checks) {
+json remedies_json(const std::vector<SettingAnswer>& checks) {
   if (checks.empty()) return nullptr;
   json out = json::array();
-  for (const SettingCheck& c : checks) {
+  for (const SettingAnswer& c : checks) {
     out.push_back({{"setting", c.setting},
                    {"alloc_conf", c.alloc_conf},
                    {"completes_at_budget", c.completes_at_budget},
@@ -170,8 +170,8 @@ json remedies_json(const std::vector<SettingCheck>& checks) {
   return out;
 }
 
-std::vector<SettingCheck> read_remedies(const JsonFields& oom) {
-  std::vector<SettingCheck> checks;
+std::vector<SettingAnswer> read_remedies(const JsonFields& oom) {
+  std::vector<SettingAnswer> checks;
   if (!oom.has("remedies")) return checks;
   for (const JsonFields& c : oom.objects("remedies")) {
     checks.push_back({.setting = c.text("setting"),

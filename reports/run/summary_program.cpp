@@ -30,15 +30,18 @@ json model_row_json(const ModelRow& r) {
 }
 
 ModelRow read_model_row(const JsonFields& r) {
-  return {.setting = r.text("setting"),
-          .alloc_conf = r.optional_text("alloc_conf"),
-          .as_ran = r.flag("as_ran"),
-          .fraction_cap = r.flag("fraction_cap"),
-          .approximate = r.flag("approximate"),
-          .completes_at_budget = r.flag("completes_at_budget"),
-          .first_failure_index = r.optional_count("first_failure_index"),
-          .model_frontier_bytes = r.optional_count("model_frontier_bytes"),
-          .frontier_bytes = r.optional_count("frontier_bytes")};
+  ModelRow row;
+  static_cast<SettingAnswer&>(row) = {
+      .setting = r.text("setting"),
+      .alloc_conf = r.optional_text("alloc_conf"),
+      .completes_at_budget = r.flag("completes_at_budget"),
+      .first_failure_index = r.optional_count("first_failure_index")};
+  row.as_ran = r.flag("as_ran");
+  row.fraction_cap = r.flag("fraction_cap");
+  row.approximate = r.flag("approximate");
+  row.model_frontier_bytes = r.optional_count("model_frontier_bytes");
+  row.frontier_bytes = r.optional_count("frontier_bytes");
+  return row;
 }
 
 json remedy_check_json(const std::optional<RemedyCheck>& c) {

@@ -85,11 +85,12 @@ ProcessMemory measure(const RunResult& run, const trace::Trace& trace, bool hold
 }
 
 ModelRow model_row(const WhatIfRow& row, std::uint64_t outside) {
-  ModelRow out{.setting = row.name,
-               .alloc_conf = row.alloc_conf,
-               .fraction_cap = row.fraction,
-               .approximate = row.options.choice("backend") == "async",
-               .model_frontier_bytes = row.frontier_bytes};
+  ModelRow out;
+  out.setting = row.name;
+  out.alloc_conf = row.alloc_conf;
+  out.fraction_cap = row.fraction;
+  out.approximate = row.options.choice("backend") == "async";
+  out.model_frontier_bytes = row.frontier_bytes;
   if (row.at_budget) {
     out.completes_at_budget = row.at_budget->outcome == Outcome::completed;
     out.first_failure_index = row.at_budget->first_failure_index;
@@ -131,15 +132,12 @@ std::string reproduction(const ProgramModel& m, Outcome program) {
 // The advice: the settings other than the program's own (which failed for real) that the model
 // shows completing, card settings only (a fraction cap is not what PYTORCH_CUDA_ALLOC_CONF gives).
 void advise(ProgramModel& m) {
-  std::vector<SettingCheck> checks;
+  std::vector<SettingAnswer> checks;
   std::vector<std::size_t> rows;
   for (std::size_t i = 0; i < m.whatif.size(); ++i) {
     const ModelRow& r = m.whatif[i];
     if (r.as_ran || r.fraction_cap) continue;
-    checks.push_back({.setting = r.setting,
-                      .alloc_conf = r.alloc_conf,
-                      .completes_at_budget = r.completes_at_budget,
-                      .first_failure_index = r.first_failure_index});
+    checks.push_back(static_cast<const SettingAnswer&>(r));  // the row's answer at the budget
     rows.push_back(i);
   }
   m.advice = remedy_advice(checks, m.budget_bytes);

@@ -122,9 +122,9 @@ void check_remedies(const RunConfig& config, RunResult& result) {
   oom.diagnosis.advice = remedy_advice(oom.remedies, result.budget_bytes);
 }
 
-std::string remedy_advice(std::span<const SettingCheck> checks, std::uint64_t budget_bytes) {
-  std::vector<const SettingCheck*> completing;
-  for (const SettingCheck& c : checks) {
+std::string remedy_advice(std::span<const SettingAnswer> checks, std::uint64_t budget_bytes) {
+  std::vector<const SettingAnswer*> completing;
+  for (const SettingAnswer& c : checks) {
     if (c.completes_at_budget) completing.push_back(&c);
   }
   if (completing.empty()) {
@@ -136,7 +136,7 @@ std::string remedy_advice(std::span<const SettingCheck> checks, std::uint64_t bu
         "smallest card",
         format_bytes(budget_bytes), checks.size());
   }
-  const SettingCheck& first = *completing.front();
+  const SettingAnswer& first = *completing.front();
   std::string out = first.alloc_conf.empty()
                         ? fmt::format(
                               "the model says PyTorch's defaults complete at this budget "

@@ -56,7 +56,7 @@ void check_remedies(const RunConfig& config, RunResult& result);
 
 // The advice that checks give: the settings that complete, with the exact
 // PYTORCH_CUDA_ALLOC_CONF to set, or that none does.
-[[nodiscard]] std::string remedy_advice(std::span<const SettingCheck> checks,
+[[nodiscard]] std::string remedy_advice(std::span<const SettingAnswer> checks,
                                         std::uint64_t budget_bytes);
 
 }  // namespace oomlab
