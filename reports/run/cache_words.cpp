@@ -8,9 +8,9 @@ namespace oomlab {
 namespace {
 
 const CacheWords& engine_words() {
-  static const CacheWords words{
+  static const CacheWords kWords{
       .key = "cache", .owner = "the allocator", .settings_variable = "settings"};
-  return words;
+  return kWords;
 }
 
 }  // namespace

@@ -166,7 +166,7 @@ namespace {
 
 // Where no framework registered words for the allocator's state: the engine's own.
 const CacheWords& engine_words() {
-  static const CacheWords words{
+  static const CacheWords kWords{
       .owner = "the caching allocator",
       .fragmentation_advice =
           "the allocator's cache holds memory it cannot reuse for this request: let it remap or "
@@ -174,7 +174,7 @@ const CacheWords& engine_words() {
       .pool_fragmentation_advice =
           "the pool cannot give back chunks in which a block still lives: free long-lived "
           "blocks together"};
-  return words;
+  return kWords;
 }
 
 const CacheWords& words_of(const CacheState& c) {
