@@ -1,0 +1,234 @@
+#include "trace/trace_series.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "oomlab/error.hpp"
+#include "oomlab/trace_builder.hpp"
+#include "oomlab/units.hpp"
+#include "trace/series_align.hpp"
+
+namespace oomlab::trace {
+
+namespace {
+
+// A size off the line of least squares by more than this is not on it: a page of the small pool
+// (rounding), or 1% of the size, whichever is larger.
+constexpr double kOffLineBytes = 4096.0;
+constexpr double kOffLineShare = 0.01;
+
+std::string place_of(const Trace& trace, std::uint32_t position) {
+  if (!trace.recorded) return "(no frames recorded)";
+  const std::vector<std::string>& frames = trace.recorded->frames_of(position);
+  return frames.empty() ? std::string("(no frames recorded)") : frames.front();
+}
+
+std::uint64_t count_allocs_unmatched(const Trace& trace, const std::vector<std::uint32_t>& match) {
+  std::vector<bool> used(trace.events.size(), false);
+  for (const std::uint32_t q : match) {
+    if (q != Event::kNone) used[q] = true;
+  }
+  std::uint64_t out = 0;
+  EventReader events(trace.events);
+  for (std::uint32_t q = 0; q < trace.events.size(); ++q) {
+    if (events[q].op == Op::alloc && !used[q]) ++out;
+  }
+  return out;
+}
+
+}  // namespace
+
+TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
+    : name_(std::move(name)), points_(std::move(points)) {
+  std::sort(points_.begin(), points_.end(),
+            [](const SeriesPoint& a, const SeriesPoint& b) { return a.value < b.value; });
+  if (points_.size() < 2)
+    throw Error(ErrorKind::input, fmt::format("{}: a series needs traces at two values", name_));
+  for (std::size_t k = 0; k < points_.size(); ++k) {
+    if (!points_[k].trace) throw Error(ErrorKind::internal, "a series point without its trace");
+    if (k > 0 && points_[k].value == points_[k - 1].value) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}={} is given twice: a series needs distinct values", name_,
+                              points_[k].value));
+    }
+    if (points_[k].trace->format != points_.front().trace->format) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}: the trace at {}={} is {}, the one at {}={} is {}: a series is "
+                              "one program's traces in one format",
+                              points_[k].trace->source.string(), name_, points_[k].value,
+                              to_string(points_[k].trace->format), name_, points_.front().value,
+                              to_string(points_.front().trace->format)));
+    }
+  }
+  const Trace& anchor = *points_.back().trace;
+  const std::vector<std::uint64_t> anchor_keys = request_keys(anchor);
+  std::vector<std::vector<std::uint32_t>> matches;
+  for (std::size_t k = 0; k + 1 < points_.size(); ++k) {
+    const Trace& other = *points_[k].trace;
+    std::optional<std::vector<std::uint32_t>> m =
+        align_keys(request_keys(other), anchor_keys, kMostEdits);
+    if (!m) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}={} ({}) and {}={} ({}): their requests differ by more than {} "
+                              "insertions and deletions: not one program's sequence at two values",
+                              name_, points_[k].value, other.source.string(), name_,
+                              points_.back().value, anchor.source.string(),
+                              format_count(kMostEdits)));
+    }
+    fit_.elsewhere_only += count_allocs_unmatched(other, *m);
+    matches.push_back(std::move(*m));
+  }
+  fit_lines(matches);
+}
+
+void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& matches) {
+  const Trace& anchor = *points_.back().trace;
+  lines_.assign(anchor.events.size(), Line{});
+  std::map<std::string, std::uint64_t> places;
+  std::vector<double> xs(points_.size());
+  std::vector<double> ys(points_.size());
+  for (std::size_t k = 0; k < points_.size(); ++k)
+    xs[k] = static_cast<double>(points_[k].value);
+  EventReader events(anchor.events);
+  for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
+    const Event& e = events[p];
+    if (e.op == Op::failed) ++fit_.failed_left_out;
+    if (e.op != Op::alloc) continue;
+    ++fit_.requests;
+    lines_[p] = {.intercept = static_cast<double>(e.bytes), .slope = 0.0};
+    const bool everywhere = std::all_of(matches.begin(), matches.end(), [&](const auto& m) {
+      return m[p] != Event::kNone;
+    });
+    if (!everywhere) {
+      ++fit_.anchor_only;
+      continue;
+    }
+    ++fit_.matched;
+    if (e.preexisting) continue;  // placed as the snapshot shows it: its segment's size holds
+    for (std::size_t k = 0; k + 1 < points_.size(); ++k)
+      ys[k] = static_cast<double>(points_[k].trace->events[matches[k][p]].bytes);
+    ys.back() = static_cast<double>(e.bytes);
+    const std::size_t n = points_.size();
+    // The line through the last two values; with three or more, the line of least squares when
+    // every size is on it.
+    Line line{.slope = (ys[n - 1] - ys[n - 2]) / (xs[n - 1] - xs[n - 2])};
+    line.intercept = ys[n - 1] - line.slope * xs[n - 1];
+    if (n > 2) {
+      double mx = 0, my = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        mx += xs[k] / static_cast<double>(n);
+        my += ys[k] / static_cast<double>(n);
+      }
+      double sxy = 0, sxx = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        sxy += (xs[k] - mx) * (ys[k] - my);
+        sxx += (xs[k] - mx) * (xs[k] - mx);
+      }
+      const Line fitted{.intercept = my - (sxy / sxx) * mx, .slope = sxy / sxx};
+      const double most = *std::max_element(ys.begin(), ys.end());
+      const bool on = std::all_of(xs.begin(), xs.end(), [&, k = std::size_t{0}](double x) mutable {
+        const double off = std::fabs(fitted.intercept + fitted.slope * x - ys[k++]);
+        return off <= std::max(kOffLineBytes, kOffLineShare * most);
+      });
+      if (on) {
+        line = fitted;
+      } else {
+        ++fit_.off_line;
+        ++places[place_of(anchor, p)];
+      }
+    }
+    if (line.slope != 0.0) ++fit_.scaling;
+    lines_[p] = line;
+  }
+  fit_.aligned_share = fit_.requests == 0 ? 1.0
+                                          : static_cast<double>(fit_.matched) /
+                                                static_cast<double>(fit_.requests);
+  for (auto& [where, count] : places)
+    fit_.off_line_places.emplace_back(where, count);
+  std::stable_sort(fit_.off_line_places.begin(), fit_.off_line_places.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+}
+
+std::optional<std::string> TraceSeries::misaligned() const {
+  if (fit_.aligned_share >= kLeastAligned) return std::nullopt;
+  std::string values;
+  for (std::size_t k = 0; k + 1 < points_.size(); ++k)
+    values += fmt::format("{}{}", k == 0 ? "" : ", ", points_[k].value);
+  return fmt::format(
+      "only {:.1f}% of the {} requests at {}={} have a counterpart at {}={} (at least {:.0f}% "
+      "must): the program does not make the same requests at these values",
+      100.0 * fit_.aligned_share, format_count(fit_.requests), name_, points_.back().value, name_,
+      values, 100.0 * kLeastAligned);
+}
+
+std::uint64_t TraceSeries::size_at(std::uint32_t position, std::uint64_t value) const {
+  if (position >= lines_.size()) return 0;
+  const Line& line = lines_[position];
+  const double bytes = std::round(line.intercept + line.slope * static_cast<double>(value));
+  return bytes <= 0.0 ? 0 : static_cast<std::uint64_t>(bytes);
+}
+
+namespace {
+
+// The anchor's own parts that hold for the made trace: its frames, settings and first segments.
+RecordedState recorded_part(const RecordedState& anchor) {
+  RecordedState out;
+  out.initial_segments = anchor.initial_segments;
+  out.release_at_end = anchor.release_at_end;
+  out.stacks = anchor.stacks;
+  out.allocator_settings = anchor.allocator_settings;
+  return out;
+}
+
+}  // namespace
+
+Trace TraceSeries::at(std::uint64_t value) const {
+  const Trace& anchor = *points_.back().trace;
+  TraceBuilder builder(anchor.format, anchor.source);
+  const RecordedState* from = anchor.recorded ? &*anchor.recorded : nullptr;
+  if (from != nullptr) builder.trace().recorded = recorded_part(*from);
+  std::vector<std::uint64_t> slot_address(anchor.slots, 0);
+  std::size_t next_emptied = 0;
+  bool emptied = false;
+  EventReader events(anchor.events);
+  for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
+    const Event& e = events[p];
+    if (from != nullptr) {
+      const std::vector<std::uint32_t>& before = from->emptied_cache_before;
+      while (next_emptied < before.size() && before[next_emptied] <= p) {
+        emptied = true;
+        ++next_emptied;
+      }
+    }
+    if (e.op == Op::failed) continue;
+    std::uint64_t address = 0;
+    std::uint64_t bytes = e.bytes;
+    if (e.op == Op::alloc) {
+      address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
+      if (!e.preexisting) bytes = size_at(p, value);
+      if (e.slot != Event::kNone) slot_address[e.slot] = address;
+    } else {
+      if (e.slot == Event::kNone) continue;  // the anchor's own unknown free: it freed nothing
+      address = slot_address[e.slot];
+    }
+    builder.add(e.op, bytes, address, anchor.streams[e.stream], 0, e.t_ns, e.index, e.line);
+    Trace& made = builder.trace();
+    const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
+    if (e.preexisting) made.events.last().preexisting = true;
+    if (from == nullptr) continue;
+    if (emptied) made.recorded->emptied_cache_before.push_back(at);
+    emptied = false;
+    if (p < from->event_stacks.size() && from->event_stacks[p] != Event::kNone) {
+      made.recorded->event_stacks.resize(at + 1, Event::kNone);
+      made.recorded->event_stacks[at] = from->event_stacks[p];
+    }
+  }
+  builder.trace().initial_events = anchor.initial_events;
+  Trace made = builder.finish();
+  return made;
+}
+
+}  // namespace oomlab::trace

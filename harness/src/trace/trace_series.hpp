@@ -1,0 +1,79 @@
+// A program traced at several values of one parameter (its snapshots at batch 1 and 2), and the
+// trace it would make at any other value: the requests aligned one to one across the traces
+// (trace/series_align.hpp), each allocation's size fitted as a line in the value, and the trace
+// at the value asked made from the one at the largest value traced (the anchor), its requests in
+// its order and its frees where they were, each allocation at its line's size there.
+//   - Two traces give each request the line through its two sizes; three or more give the line
+//     of least squares, and the requests off it (a convolution's workspace, chosen per shape by
+//     cuDNN) are counted and named by their frames: each takes the line through its last two.
+//   - A request of the anchor that some trace lacks keeps the anchor's size; one the anchor
+//     lacks is left out; both are counted. Failed requests are left out (the made trace is the
+//     program's, uncapped).
+// Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
+// so, by how much, and makes no trace: the caller falls back to runs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "oomlab/trace.hpp"
+
+namespace oomlab::trace {
+
+struct SeriesPoint {
+  std::uint64_t value = 0;
+  std::shared_ptr<const Trace> trace;
+};
+
+// What the alignment and the fit found, for the caller's words and its JSON.
+struct SeriesFit {
+  std::uint64_t requests = 0;     // the anchor's allocations
+  std::uint64_t matched = 0;      // of them, matched at every value
+  std::uint64_t scaling = 0;      // of those, whose size changes with the value
+  std::uint64_t off_line = 0;     // matched, not on one line (three or more values only)
+  std::uint64_t anchor_only = 0;  // the anchor's, missing at some value: its size kept
+  std::uint64_t elsewhere_only = 0;  // at other values only: left out
+  std::uint64_t failed_left_out = 0;
+  double aligned_share = 0.0;  // matched / requests
+  // Where the off-line requests were made (their innermost frames), most first, and how many.
+  std::vector<std::pair<std::string, std::uint64_t>> off_line_places;
+};
+
+inline constexpr double kLeastAligned = 0.9;
+inline constexpr std::uint32_t kMostEdits = 20000;
+
+class TraceSeries {
+ public:
+  // `points` at distinct values, at least two, each trace of the same format. Throws
+  // Error(input) naming the two values whose traces cannot be aligned within kMostEdits, or
+  // for fewer than two points.
+  TraceSeries(std::string name, std::vector<SeriesPoint> points);
+
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] const SeriesFit& fit() const { return fit_; }
+  [[nodiscard]] const std::vector<SeriesPoint>& points() const { return points_; }
+  // None when the series can be trusted; else why, in words.
+  [[nodiscard]] std::optional<std::string> misaligned() const;
+  // The trace at `value` (made from the anchor, its source the anchor's).
+  [[nodiscard]] Trace at(std::uint64_t value) const;
+  // The anchor's size of each allocation at `value`, by the anchor's position (0 for others).
+  [[nodiscard]] std::uint64_t size_at(std::uint32_t position, std::uint64_t value) const;
+
+ private:
+  struct Line {
+    double intercept = 0.0;
+    double slope = 0.0;
+  };
+  void fit_lines(const std::vector<std::vector<std::uint32_t>>& matches);
+
+  std::string name_;
+  std::vector<SeriesPoint> points_;  // by value
+  std::vector<Line> lines_;          // the anchor's, by position
+  SeriesFit fit_;
+};
+
+}  // namespace oomlab::trace
