@@ -115,6 +115,11 @@ void add_whatif(CLI::App& app, Parsed& p) {
               "ask every row under torch.cuda.set_per_process_memory_fraction: the frontiers are "
               "the smallest caps on the modelled card, not the smallest cards");
   w->add_flag("--quiet,-q", o.quiet, "only the answer line");
+  w->add_option("--from", o.from,
+                "NAME=V1,V2[,...]: --trace is a pattern with {NAME} where each snapshot's value "
+                "goes ('runs/snap_b{batch}.pickle'); the table is of the trace made from them at "
+                "--at");
+  w->add_option("--at", o.at, "NAME=N: with --from, the value the table is made for (batch=64)");
   w->footer(whatif_footer());
 }
 

@@ -82,6 +82,9 @@ struct FitOptions {
   RunOptions run;
   std::string range;
   std::string confirm = "0";
+  std::string from;   // NAME=V1,V2: replay the trace made at each value from these snapshots
+  std::string cards;  // with --from: a table of cards (or sizes), the largest value per setting
+  std::string outside = "0";  // with --from: what the process holds outside the allocator
 };
 
 // `oomlab fit exec --range NAME=LO..HI -- CMD ... {NAME}`: the same for a program's setting.
@@ -142,6 +145,8 @@ struct WhatIfOptions {
   std::string alloc_conf;  // a row of the user's own settings, PyTorch's spelling
   bool fraction = false;   // every row under a memory fraction: caps, not cards
   bool quiet = false;
+  std::string from;  // NAME=V1,V2: --trace is a pattern, the snapshots at these values
+  std::string at;    // NAME=N: the value the table is made for
 };
 
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
@@ -152,6 +157,7 @@ int exec_command(const ExecOptions& options, const std::vector<std::string>& arg
 int frontier_exec_command(const ExecOptions& options, std::ostream& out, std::ostream& err);
 int fit_command(const FitOptions& options, std::ostream& out, std::ostream& err);
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err);
+int fit_series_command(const FitOptions& options, std::ostream& out, std::ostream& err);
 int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, bool cards, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,

@@ -23,6 +23,8 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
         "fit: give a scenario (oomlab fit leak -a sim --budget 1GiB --range steps=1..100000) or "
         "a program (oomlab fit exec --budget 24GiB --range batch=1..512 -- CMD ... {batch})");
   }
+  if (!o.from.empty()) return fit_series_command(o, out, err);
+  if (!o.cards.empty()) throw_usage("--cards needs --from: the table is made from snapshots");
   const FitRange range = parse_fit_range(o.range);
   const unsigned confirm = parse_confirm(o.confirm);
   RunConfig config = config_from(o.run);  // names an unknown scenario first

@@ -17,6 +17,33 @@
 
 namespace oomlab::cli {
 
+namespace {
+
+// The closing line: the prediction, its error and the time to the answer.
+std::string prediction_line(const FitResult& r) {
+  double seconds = 0.0;
+  for (const Trial& t : r.trials)
+    seconds += t.seconds;
+  if (!r.predicted) {
+    return fmt::format("no prediction: {} runs, {:.1f} s of runs to the answer", r.runs(),
+                       seconds);
+  }
+  const std::string error =
+      !r.answer ? "no answer to compare"
+      : *r.answer == *r.predicted
+          ? "exact"
+          : fmt::format("off by {}{} ({:+.1f}%)", *r.predicted > *r.answer ? "+" : "-",
+                        *r.predicted > *r.answer ? *r.predicted - *r.answer
+                                                 : *r.answer - *r.predicted,
+                        100.0 * (static_cast<double>(*r.predicted) -
+                                 static_cast<double>(*r.answer)) /
+                            static_cast<double>(*r.answer));
+  return fmt::format("prediction: {}={}, {}; {} runs, {:.1f} s of runs to the answer",
+                     r.range.name, *r.predicted, error, r.runs(), seconds);
+}
+
+}  // namespace
+
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err) {
   const ExecOptions& o = options.exec;
   Console console(err, false);
@@ -64,6 +91,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   const std::string answer = fit_answer(result, clip(command_line(o.command), 60));
   said << answer << '\n';
   if (!result.prediction_note.empty() && !o.quiet) said << result.prediction_note << '\n';
+  if (!o.quiet) said << prediction_line(result) << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(result.budget_bytes, subject.kept_back_bytes) << '\n';
   write_search_json(o.json, o.out, "fit.json", fit_json(subject, result, answer).dump(2) + "\n",

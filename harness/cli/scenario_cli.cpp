@@ -89,6 +89,17 @@ void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
   fit->add_flag("--quiet,-q", o.run.quiet, "only the answer");
   fit->add_option("--timeout", o.run.timeout,
                   "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
+  fit->add_option("--from", o.from,
+                  "NAME=V1,V2[,...]: replay: --trace is a pattern with {NAME} where each "
+                  "snapshot's value goes ('runs/snap_b{batch}.pickle'); each trial replays the "
+                  "trace made at its value from them: the answer is predicted, not run");
+  fit->add_option("--cards", o.cards,
+                  "with --from: CARD,CARD,... (T4,L4,A100-40GB,H100 or sizes): a table of the "
+                  "largest value each holds under each PyTorch allocator setting");
+  fit->add_option("--outside", o.outside,
+                  "with --cards: what the process holds outside PyTorch's allocator (the CUDA "
+                  "context, libraries' workspaces), taken from each card")
+      ->capture_default_str();
   fit->add_option("--out,-o", o.run.out, "folder for fit.json; not one that holds one");
   fit->add_flag("--force", o.run.force, "--out may name a folder holding a fit: replace it");
   fit->footer(fit_footer());

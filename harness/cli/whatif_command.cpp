@@ -1,8 +1,11 @@
 // `oomlab whatif`: one PyTorch snapshot under the allocator settings people reach for after an
 // OOM, on the model of PyTorch's caching allocator; one table, the answer first.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <array>
+#include <atomic>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <span>
@@ -12,6 +15,7 @@
 #include "cli/out_folder.hpp"
 #include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
+#include "cli/series_cli.hpp"
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
@@ -61,6 +65,20 @@ void check_level(const std::string& level) {
                   level, did_you_mean(level, {"tensor", "segment"})));
 }
 
+// --from and --at: both or neither, one name.
+std::optional<std::pair<SeriesAsked, std::uint64_t>> series_asked(const WhatIfOptions& o) {
+  if (o.from.empty() && o.at.empty()) return std::nullopt;
+  if (o.from.empty()) throw_usage("--at needs --from: the values of the snapshots it is made from");
+  if (o.at.empty()) throw_usage("--from needs --at: the value the table is made for (batch=64)");
+  SeriesAsked asked = parse_series_values(o.from, "--from");
+  const auto [name, value] = parse_series_value(o.at, "--at");
+  if (name != asked.name) {
+    throw_usage(
+        fmt::format("--at names '{}', --from names '{}': give the same name", name, asked.name));
+  }
+  return std::make_pair(std::move(asked), value);
+}
+
 WhatIfRequest request_from(const WhatIfOptions& o) {
   if (o.trace.empty()) throw_usage("whatif needs a snapshot: --trace FILE");
   check_destination("--json", o.json);  // before the replays: their result is not to be lost
@@ -87,6 +105,35 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
   return request;
 }
 
+// The trace at --at made from the snapshots --from names, for the request to replay (no file):
+// each snapshot checked to be PyTorch's first. The series' notes.
+std::vector<std::string> made_at(const std::string& pattern,
+                                 const std::pair<SeriesAsked, std::uint64_t>& series,
+                                 WhatIfRequest& request) {
+  const auto& [asked, value] = series;
+  for (const std::uint64_t v : asked.values) {
+    const fs::path path = series_path(pattern, asked.name, v);
+    std::error_code ec;
+    if (fs::is_regular_file(path, ec)) check_pytorch_snapshot(path);
+  }
+  const std::atomic<bool>* stop = request.stop;
+  const trace::TraceSeries made =
+      load_series(pattern, asked, request.device, [stop] {
+        if (stop != nullptr && stop->load()) throw Interrupted();
+      });
+  if (const auto why = made.misaligned())
+    throw Error(ErrorKind::input, fmt::format("--from {}: {}", pattern, *why));
+  request.loaded = std::make_shared<const trace::Trace>(made.at(value));
+  request.trace = series_path(pattern, asked.name, value);
+  std::vector<std::string> notes = series_notes(made);
+  notes.insert(notes.begin(),
+               fmt::format("{}={} was not run: its trace is made from the snapshots at {}={} "
+                           "({} is their pattern), each request's size a line in {}",
+                           asked.name, value, asked.name, fmt::join(asked.values, ","), pattern,
+                           asked.name));
+  return notes;
+}
+
 // A what-if's record and its reports.
 constexpr std::array<std::string_view, 3> kWhatIfFiles = {"whatif.json", "report.html",
                                                           "report.md"};
@@ -110,12 +157,16 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
     for (const std::string& note : read_budget(o.budget).notes)
       err << "oomlab: note: " << note << '\n';
   }
-  check_pytorch_snapshot(request.trace);
+  const auto series = series_asked(o);
+  std::vector<std::string> made_notes;
+  if (!series) check_pytorch_snapshot(request.trace);
   const StopOnSignal signals;
   request.stop = StopOnSignal::flag();
   WhatIfResult result;
   try {
+    if (series) made_notes = made_at(o.trace, *series, request);
     result = what_if(request);
+    result.notes.insert(result.notes.begin(), made_notes.begin(), made_notes.end());
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the what-if stopped; every replay freed what it took\n";
     return kExitInterrupted;

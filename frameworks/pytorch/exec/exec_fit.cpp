@@ -7,8 +7,14 @@
 #include <cmath>
 #include <filesystem>
 
+#include <algorithm>
+#include <memory>
+
+#include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "pytorch/exec/exec_frontier.hpp"
+#include "pytorch/settings/series_table.hpp"
+#include "trace/trace_series.hpp"
 
 namespace oomlab {
 
@@ -148,6 +154,8 @@ class FitRuns {
     config_.program_environment.emplace_back(fit_variable(name), std::to_string(value));
     const bool snapshot = guided() && !predicted_;
     config_.snapshot.enabled = snapshot;
+    // Frames align the two runs' requests where a request is at one value only (a workspace).
+    config_.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
     config_.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
     RunResult run = run_exec(config_, devices_);
     config_.notice = nullptr;  // the first run's notices are enough
@@ -166,15 +174,71 @@ class FitRuns {
   }
 
   Prediction predict() {
+    if (!series_tried_ && points_.size() >= 2) {
+      series_tried_ = true;
+      Prediction p = series_prediction();
+      if (p.value) {
+        predicted_ = true;
+        return p;
+      }
+      series_note_ = std::move(p.note);
+    }
     Prediction p = needs_.predict(result_.budget_bytes, search_.range.name);
+    if (!p.value && !series_note_.empty()) p.note = series_note_ + "; " + p.note;
     predicted_ = predicted_ || p.value.has_value();  // later runs record no snapshot
     return p;
   }
 
  private:
+  // The first two completed runs' snapshots (of the process that held the most), kept for the
+  // series, and the most any of them held outside PyTorch's allocator.
+  void keep_snapshot(const RunResult& run, std::uint64_t value) {
+    if (points_.size() >= 2 || run.models.empty()) return;
+    const auto most = std::max_element(
+        run.models.begin(), run.models.end(),
+        [](const ProgramModel& a, const ProgramModel& b) { return a.process_bytes < b.process_bytes; });
+    try {
+      points_.push_back(
+          {.value = value,
+           .trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {}))});
+      outside_ = std::max(outside_, most->outside_allocator_bytes);
+    } catch (const Error& e) {
+      series_note_ = fmt::format("no prediction from the snapshots: {}", e.what());
+    }
+  }
+
+  // From the two runs' snapshots: the largest value whose trace, made from them, completes in
+  // the model at the budget less what the process held outside the allocator.
+  Prediction series_prediction() {
+    const std::string& name = search_.range.name;
+    try {
+      const trace::TraceSeries series(name, points_);
+      if (const auto why = series.misaligned())
+        return {.note = "no prediction from the snapshots: " + *why};
+      if (result_.budget_bytes <= outside_) return {.note = "no prediction: no room outside"};
+      const std::uint64_t budget = result_.budget_bytes - outside_;
+      const FitRange range{.name = name, .lo = points_.back().value, .hi = search_.range.hi};
+      const FitResult f = fit_as_recorded(series, range, budget, base_.stop);
+      const std::string made = fmt::format(
+          "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}) "
+          "made into a trace at each value and replayed on the model at {} ({} less {} the "
+          "process held outside PyTorch's allocator)",
+          name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
+          format_count(series.fit().scaling), name, format_bytes(budget),
+          format_bytes(result_.budget_bytes), format_bytes(outside_));
+      if (!f.answer) return {.note = fmt::format("no prediction: {}: none completes", made)};
+      return {.value = *f.answer,
+              .note = fmt::format("predicted {}={} from {}, in {} replays", name, *f.answer, made,
+                                  f.trials.size())};
+    } catch (const Error& e) {
+      return {.note = fmt::format("no prediction from the snapshots: {}", e.what())};
+    }
+  }
+
   void read_need(RunResult& run, std::uint64_t value) {
     if (const std::optional<std::uint64_t> need = search_.need_of(run)) {
       needs_.add(value, *need);
+      keep_snapshot(run, value);
       return;
     }
     needs_.missing(fmt::format(
@@ -190,6 +254,10 @@ class FitRuns {
   FitResult& result_;
   const ScratchFolder scratch_;
   Needs needs_;
+  std::vector<trace::SeriesPoint> points_;
+  std::uint64_t outside_ = 0;
+  bool series_tried_ = false;
+  std::string series_note_;
   bool predicted_ = false;
   bool first_ = true;
   unsigned runs_ = 0;

@@ -1,6 +1,8 @@
 #include "run/fit.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 
 #include "run/frontier.hpp"
 
@@ -32,7 +34,11 @@ const Trial* FitResult::at_beyond() const {
   return run_at(*this, beyond, false);
 }
 
-FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
+namespace {
+
+// The search over values, each trial a fresh run of `config` as `set_value` sets it.
+FitResult fit_runs(const RunConfig& base, const FitSearch& search,
+                   const std::function<void(RunConfig&, std::uint64_t)>& set_value) {
   FitResult result;
   result.range = search.range;
   RunConfig config = base;
@@ -40,7 +46,7 @@ FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
   config.progress = nullptr;
   bool first = true;
   const TrialAt trial_at = [&](std::optional<std::uint64_t> value) {
-    config.params.set(search.range.name, static_cast<std::int64_t>(value.value_or(0)));
+    set_value(config, value.value_or(0));
     const RunResult run = run_scenario(config);
     config.notice = nullptr;  // the first run's notices are enough
     if (first) {
@@ -62,6 +68,26 @@ FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
                                                         .confirm = search.confirm,
                                                         .on_trial = search.on_trial},
                                                        trial_at);
+  return result;
+}
+
+}  // namespace
+
+FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
+  return fit_runs(base, search, [&](RunConfig& config, std::uint64_t value) {
+    config.params.set(search.range.name, static_cast<std::int64_t>(value));
+  });
+}
+
+FitResult fit_series(const RunConfig& base, const trace::TraceSeries& series,
+                     const FitSearch& search) {
+  FitResult result = fit_runs(base, search, [&](RunConfig& config, std::uint64_t value) {
+    config.trace = std::make_shared<const trace::Trace>(series.at(value));
+  });
+  for (const trace::SeriesPoint& point : series.points())
+    result.made_from.push_back(point.value);
+  result.series_fit = series.fit();
+  result.predicted = result.answer;
   return result;
 }
 

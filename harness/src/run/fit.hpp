@@ -7,9 +7,11 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "run/runner.hpp"
 #include "run/searches.hpp"
+#include "trace/trace_series.hpp"
 
 namespace oomlab {
 
@@ -29,6 +31,11 @@ struct FitResult : BoundaryResult {
   BackendKind backend = BackendKind::automatic;  // `allocator`, typed
   Params allocator_options;
   bool simulated = false;
+  // Each trial replayed the trace made at its value from a program's traces at these values
+  // (fit_series), with what their alignment found: the answer is predicted, not run. Empty: each
+  // trial was a run.
+  std::vector<std::uint64_t> made_from;
+  trace::SeriesFit series_fit;
   Environment environment;
   std::optional<DeviceFacts> device;
   // The run at the answer (its peak against the budget: the headroom), and at the value beyond
@@ -46,5 +53,10 @@ struct FitSearch {
 // Each trial is a fresh run of `config` with the parameter at the value (a run's own error is
 // the search's end, with its message). Throws what run_scenario throws for a bad request.
 [[nodiscard]] FitResult fit_scenario(const RunConfig& base, const FitSearch& search);
+
+// The same search over a program's trace series (trace/trace_series.hpp): each trial is `base`
+// (a replay) of the trace made at the value, held in memory (RunConfig::trace), read from no file.
+[[nodiscard]] FitResult fit_series(const RunConfig& base, const trace::TraceSeries& series,
+                                   const FitSearch& search);
 
 }  // namespace oomlab

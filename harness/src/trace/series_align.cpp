@@ -25,8 +25,8 @@ std::uint64_t frames_hash(const std::vector<std::string>& frames) {
 }  // namespace
 
 std::vector<std::uint64_t> request_keys(const Trace& trace) {
-  std::vector<std::uint64_t> keys(trace.events.size(), kNoKey);
-  std::vector<std::uint64_t> slot_key(trace.slots, kNoKey);
+  std::vector<std::uint64_t> keys(trace.events.size(), 0);
+  std::vector<std::uint64_t> slot_key(trace.slots, 0);
   std::unordered_map<std::uint32_t, std::uint64_t> stack_hash;
   const RecordedState* recorded = trace.recorded ? &*trace.recorded : nullptr;
   const auto frames_key = [&](std::uint32_t position) -> std::uint64_t {
@@ -40,10 +40,13 @@ std::vector<std::uint64_t> request_keys(const Trace& trace) {
   EventReader events(trace.events);
   for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
     const Event& e = events[i];
-    if (e.op == Op::failed) continue;
+    if (e.op == Op::failed) {
+      keys[i] = mix(mix(3, e.stream), frames_key(i)) | 1U;
+      continue;
+    }
     if (e.op == Op::alloc) {
       const std::uint64_t key = mix(mix(mix(1, e.stream), frames_key(i)), e.preexisting ? 1 : 0);
-      keys[i] = key | 1U;  // never kNoKey
+      keys[i] = key | 1U;
       if (e.slot != Event::kNone && e.slot < slot_key.size()) slot_key[e.slot] = keys[i];
     } else {
       const std::uint64_t freed =

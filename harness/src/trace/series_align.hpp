@@ -15,9 +15,8 @@
 
 namespace oomlab::trace {
 
-// The key of each allocation and free of `trace`, by position (failed requests: kNoKey). Without
-// recorded frames the key is the operation and the stream alone: the sequence decides.
-inline constexpr std::uint64_t kNoKey = 0;
+// The key of each allocation, free and failed request of `trace`, by position. Without recorded
+// frames the key is the operation and the stream alone: the sequence decides.
 [[nodiscard]] std::vector<std::uint64_t> request_keys(const Trace& trace);
 
 // For each position of `anchor`, the position of `other` matched to it (Event::kNone: none), or

@@ -95,18 +95,18 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
   EventReader events(anchor.events);
   for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
     const Event& e = events[p];
-    if (e.op == Op::failed) ++fit_.failed_left_out;
-    if (e.op != Op::alloc) continue;
-    ++fit_.requests;
+    if (e.op == Op::free) continue;
+    if (e.op == Op::failed) ++fit_.failures;
+    if (e.op == Op::alloc) ++fit_.requests;
     lines_[p] = {.intercept = static_cast<double>(e.bytes), .slope = 0.0};
     const bool everywhere = std::all_of(matches.begin(), matches.end(), [&](const auto& m) {
       return m[p] != Event::kNone;
     });
     if (!everywhere) {
-      ++fit_.anchor_only;
+      if (e.op == Op::alloc) ++fit_.anchor_only;
       continue;
     }
-    ++fit_.matched;
+    if (e.op == Op::alloc) ++fit_.matched;
     if (e.preexisting) continue;  // placed as the snapshot shows it: its segment's size holds
     for (std::size_t k = 0; k + 1 < points_.size(); ++k)
       ys[k] = static_cast<double>(points_[k].trace->events[matches[k][p]].bytes);
@@ -135,12 +135,12 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
       });
       if (on) {
         line = fitted;
-      } else {
+      } else if (e.op == Op::alloc) {
         ++fit_.off_line;
         ++places[place_of(anchor, p)];
       }
     }
-    if (line.slope != 0.0) ++fit_.scaling;
+    if (line.slope != 0.0 && e.op == Op::alloc) ++fit_.scaling;
     lines_[p] = line;
   }
   fit_.aligned_share = fit_.requests == 0 ? 1.0
@@ -203,10 +203,11 @@ Trace TraceSeries::at(std::uint64_t value) const {
         ++next_emptied;
       }
     }
-    if (e.op == Op::failed) continue;
     std::uint64_t address = 0;
     std::uint64_t bytes = e.bytes;
-    if (e.op == Op::alloc) {
+    if (e.op == Op::failed) {
+      bytes = size_at(p, value);
+    } else if (e.op == Op::alloc) {
       address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
       if (!e.preexisting) bytes = size_at(p, value);
       if (e.slot != Event::kNone) slot_address[e.slot] = address;
@@ -219,6 +220,10 @@ Trace TraceSeries::at(std::uint64_t value) const {
     const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
     if (e.preexisting) made.events.last().preexisting = true;
     if (from == nullptr) continue;
+    if (e.op == Op::failed) {
+      made.recorded->failed_requests.push_back(
+          {.event = at, .device_free_bytes = from->device_free_at(p).value_or(0)});
+    }
     if (emptied) made.recorded->emptied_cache_before.push_back(at);
     emptied = false;
     if (p < from->event_stacks.size() && from->event_stacks[p] != Event::kNone) {
@@ -228,6 +233,7 @@ Trace TraceSeries::at(std::uint64_t value) const {
   }
   builder.trace().initial_events = anchor.initial_events;
   Trace made = builder.finish();
+  made.source_entries = anchor.source_entries;  // its entries are the anchor's, numbered so
   return made;
 }
 

@@ -7,8 +7,8 @@
 //     of least squares, and the requests off it (a convolution's workspace, chosen per shape by
 //     cuDNN) are counted and named by their frames: each takes the line through its last two.
 //   - A request of the anchor that some trace lacks keeps the anchor's size; one the anchor
-//     lacks is left out; both are counted. Failed requests are left out (the made trace is the
-//     program's, uncapped).
+//     lacks is left out; both are counted. A failed request is a request: it is kept where it
+//     was, at its line's size (a replay asks for it again).
 // Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
 // so, by how much, and makes no trace: the caller falls back to runs.
 #pragma once
@@ -37,7 +37,7 @@ struct SeriesFit {
   std::uint64_t off_line = 0;     // matched, not on one line (three or more values only)
   std::uint64_t anchor_only = 0;  // the anchor's, missing at some value: its size kept
   std::uint64_t elsewhere_only = 0;  // at other values only: left out
-  std::uint64_t failed_left_out = 0;
+  std::uint64_t failures = 0;     // the anchor's failed requests, kept
   double aligned_share = 0.0;  // matched / requests
   // Where the off-line requests were made (their innermost frames), most first, and how many.
   std::vector<std::pair<std::string, std::uint64_t>> off_line_places;

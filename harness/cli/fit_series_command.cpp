@@ -1,0 +1,179 @@
+// `oomlab fit replay --trace 'DIR/snap_b{batch}.pickle' --from batch=1,2 --range batch=LO..HI
+// --budget SIZE|CARD`: the largest value that fits, predicted from a program's snapshots at two
+// or more values without running it (each trial a replay of the trace made at its value); with
+// --cards, the table of the largest value per card and allocator setting.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/alloc_conf.hpp"
+#include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/fit_options.hpp"
+#include "cli/output_flag.hpp"
+#include "cli/parse.hpp"
+#include "cli/search_output.hpp"
+#include "cli/series_cli.hpp"
+#include "cli/signals.hpp"
+#include "device/cards.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
+#include "oomlab/units.hpp"
+#include "pytorch/reports/series_report.hpp"
+#include "pytorch/settings/series_table.hpp"
+#include "reports/searches/search_json.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+// --cards T4,L4,24GiB: each a named card (its budget on an idle H100's driver) or a size, less
+// what the process holds outside the allocator.
+std::vector<SeriesCard> parse_cards(const std::string& text, std::uint64_t outside) {
+  std::vector<SeriesCard> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', at), text.size());
+    const std::string word = text.substr(at, comma - at);
+    at = comma + 1;
+    BudgetRequest b;
+    try {
+      b = parse_budget(word);
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--cards: {}", e.what()));
+    }
+    std::uint64_t bytes = 0;
+    if (b.kind == BudgetRequest::Kind::card) {
+      bytes = card_budget_bytes(*b.card, kIdleKeptBackH100);
+    } else if (b.kind == BudgetRequest::Kind::bytes) {
+      bytes = b.bytes.value;
+    } else {
+      throw_usage(fmt::format("--cards: '{}': give a card's name or a size (T4,L4,24GiB)", word));
+    }
+    if (bytes <= outside) {
+      throw_usage(fmt::format("--cards: '{}' ({}) is no more than --outside ({})", word,
+                              format_bytes(bytes), format_bytes(outside)));
+    }
+    out.push_back({.name = word, .card_bytes = bytes, .budget_bytes = bytes - outside});
+  }
+  return out;
+}
+
+std::uint64_t parse_outside(const std::string& text) {
+  try {
+    return parse_size(text).value;
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--outside: {}", e.what()));
+  }
+}
+
+struct SeriesPlan {
+  FitRange range;
+  SeriesAsked asked;
+  std::string pattern;
+};
+
+SeriesPlan plan_from(const FitOptions& o) {
+  const Registry::Entry* player = Registry::global().trace_player();
+  if (player == nullptr || o.run.scenario != player->name) {
+    throw_usage(fmt::format("--from: only {} takes a series of snapshots (oomlab fit {} --trace "
+                            "'runs/snap_b{{batch}}.pickle' --from batch=1,2 --range batch=1..64)",
+                            player != nullptr ? player->name : "replay",
+                            player != nullptr ? player->name : "replay"));
+  }
+  SeriesPlan plan{.range = parse_fit_range(o.range),
+                  .asked = parse_series_values(o.from, "--from"),
+                  .pattern = o.run.trace};
+  if (plan.range.name != plan.asked.name) {
+    throw_usage(fmt::format("--range names '{}', --from names '{}': give the same name",
+                            plan.range.name, plan.asked.name));
+  }
+  if (plan.pattern.empty()) throw_usage("--from needs --trace: the snapshots' pattern");
+  return plan;
+}
+
+int card_table(const FitOptions& o, const SeriesPlan& plan, const trace::TraceSeries& series,
+               std::ostream& out, std::ostream& err) {
+  const std::uint64_t outside = parse_outside(o.outside);
+  SeriesTableRequest request{.series = &series,
+                             .range = plan.range,
+                             .cards = parse_cards(o.cards, outside),
+                             .stop = StopOnSignal::flag()};
+  for (const SeriesCard& c : request.cards)
+    request.card_bytes = std::max(request.card_bytes, c.card_bytes);
+  if (!o.run.alloc_conf.empty()) {
+    static_cast<void>(torch_assignments(o.run.alloc_conf, "--alloc-conf"));
+    request.own_options = parse_allocator("torch:" + o.run.alloc_conf).options;
+    request.own_name = o.run.alloc_conf;
+  }
+  const SeriesTable table = series_table(request);
+  const SeriesTableSubject subject{.pattern = plan.pattern,
+                                   .range = plan.range,
+                                   .cards = request.cards,
+                                   .outside_bytes = outside,
+                                   .notes = series_notes(series)};
+  std::ostream& said = words_stream(o.run.json, out, err);
+  said << series_table_text(subject, series, table);
+  write_search_json(o.run.json, o.run.out, "fit.json",
+                    series_table_json(subject, series, table).dump(2) + "\n", out);
+  return kExitOk;
+}
+
+}  // namespace
+
+int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
+  Console console(err, false);
+  const SeriesPlan plan = plan_from(o);
+  RunOptions first = o.run;  // the run's checks and `auto` read the first snapshot's head
+  first.trace = series_path(plan.pattern, plan.asked.name, plan.asked.values.front());
+  RunConfig config = config_from(first);
+  check_destination("--json", o.run.json);
+  prepare_out_folder(o.run.out, o.run.force, "fit.json");
+  const StopOnSignal signals;
+  config.stop = StopOnSignal::flag();
+  try {
+    const trace::TraceSeries series =
+        load_series(plan.pattern, plan.asked, 0, [stop = config.stop] {
+          if (stop != nullptr && stop->load()) throw Interrupted();
+        });
+    if (const auto why = series.misaligned())
+      throw Error(ErrorKind::input, fmt::format("--from {}: {}", plan.pattern, *why));
+    if (!o.cards.empty()) return card_table(o, plan, series, out, err);
+    for (const std::string& note : read_budget(o.run.budget).notes)
+      console.notice(note);
+    resolve_allocator(config, console);
+    config.notice = [&](std::string_view text) { console.notice(text); };
+    const FitResult result =
+        fit_series(config, series,
+                   {.range = plan.range,
+                    .confirm = parse_confirm(o.confirm),
+                    .on_trial = [&](const Trial& t) {
+                      if (!o.run.quiet) err << value_trial_line(plan.range.name, t) << '\n';
+                    }});
+    std::ostream& said = words_stream(o.run.json, out, err);
+    const std::string answer = fit_answer(
+        result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,
+                            plan.asked.name, fmt::join(plan.asked.values, ","), result.allocator));
+    said << answer << '\n';
+    if (!o.run.quiet) {
+      for (const std::string& note : series_notes(series))
+        said << "note: " << note << '\n';
+    }
+    const SearchSubject subject{.scenario = config.scenario,
+                                .params = config.params,
+                                .seed = config.seed,
+                                .allocator = result.allocator,
+                                .backend = result.backend,
+                                .allocator_options = result.allocator_options,
+                                .simulated = result.simulated,
+                                .environment = result.environment,
+                                .kept_back_bytes = kept_back_bytes(nullptr)};
+    write_search_json(o.run.json, o.run.out, "fit.json",
+                      fit_json(subject, result, answer).dump(2) + "\n", out);
+    return fit_exit_code(result);
+  } catch (const Interrupted&) {
+    err << "oomlab: interrupted: the search stopped; every replay freed what it took\n";
+    return kExitInterrupted;
+  }
+}
+
+}  // namespace oomlab::cli

@@ -1,0 +1,139 @@
+#include "cli/series_cli.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "cli/commands.hpp"
+#include "cli/parse.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
+
+namespace oomlab::cli {
+
+namespace {
+
+std::pair<std::string, std::string> name_and_rest(const std::string& text, std::string_view flag,
+                                                  std::string_view example) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == text.size())
+    throw_usage(fmt::format("{}: '{}' is not NAME={}", flag, text, example));
+  std::string name = text.substr(0, equals);
+  const bool word = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+  if (!word || std::isdigit(static_cast<unsigned char>(name.front())) != 0) {
+    throw_usage(fmt::format(
+        "{}: '{}': '{}' is not a name (letters, digits and '_', not starting with a digit)", flag,
+        text, name));
+  }
+  return {std::move(name), text.substr(equals + 1)};
+}
+
+std::uint64_t whole(const std::string& text, std::string_view flag, std::string_view word) {
+  try {
+    return parse_unsigned(word);
+  } catch (const Error&) {
+    throw_usage(fmt::format("{}: '{}': '{}' is not a whole number", flag, text, word));
+  }
+}
+
+}  // namespace
+
+SeriesAsked parse_series_values(const std::string& text, std::string_view flag) {
+  auto [name, rest] = name_and_rest(text, flag, "V1,V2 (batch=1,2)");
+  SeriesAsked asked{.name = std::move(name)};
+  std::size_t at = 0;
+  while (at <= rest.size()) {
+    const std::size_t comma = std::min(rest.find(',', at), rest.size());
+    const std::uint64_t value = whole(text, flag, rest.substr(at, comma - at));
+    if (std::find(asked.values.begin(), asked.values.end(), value) != asked.values.end())
+      throw_usage(fmt::format("{}: '{}': {} is given twice", flag, text, value));
+    asked.values.push_back(value);
+    at = comma + 1;
+  }
+  if (asked.values.size() < 2) {
+    throw_usage(fmt::format(
+        "{}: '{}': give the values of two snapshots or more (batch=1,2): a line needs two", flag,
+        text));
+  }
+  std::sort(asked.values.begin(), asked.values.end());
+  return asked;
+}
+
+std::pair<std::string, std::uint64_t> parse_series_value(const std::string& text,
+                                                         std::string_view flag) {
+  auto [name, rest] = name_and_rest(text, flag, "N (batch=64)");
+  return {std::move(name), whole(text, flag, rest)};
+}
+
+std::string series_path(const std::string& pattern, const std::string& name, std::uint64_t value) {
+  const std::string placeholder = "{" + name + "}";
+  const std::string text = std::to_string(value);
+  std::string out = pattern;
+  for (std::size_t at = out.find(placeholder); at != std::string::npos;
+       at = out.find(placeholder, at + text.size()))
+    out.replace(at, placeholder.size(), text);
+  return out;
+}
+
+trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& asked,
+                               std::uint32_t device, const std::function<void()>& check_stop) {
+  if (pattern.find("{" + asked.name + "}") == std::string::npos) {
+    throw_usage(fmt::format(
+        "--trace: '{}' has no {{{}}}: with --from, --trace names every snapshot, {{{}}} where "
+        "each one's value goes (--trace 'runs/snap_b{{{}}}.pickle')",
+        pattern, asked.name, asked.name, asked.name));
+  }
+  std::vector<trace::SeriesPoint> points;
+  for (const std::uint64_t value : asked.values) {
+    const std::string path = series_path(pattern, asked.name, value);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      throw Error(ErrorKind::input, fmt::format("{}: no such file (the snapshot at {}={}, from "
+                                                "--trace '{}')",
+                                                path, asked.name, value, pattern));
+    }
+    points.push_back({.value = value,
+                      .trace = std::make_shared<const trace::Trace>(trace::load(
+                          path, {.device = device, .check_stop = check_stop}))});
+  }
+  return {asked.name, std::move(points)};
+}
+
+std::vector<std::string> series_notes(const trace::TraceSeries& series) {
+  const trace::SeriesFit& f = series.fit();
+  std::vector<std::uint64_t> values;
+  for (const trace::SeriesPoint& p : series.points())
+    values.push_back(p.value);
+  std::vector<std::string> out;
+  out.push_back(fmt::format(
+      "made from the snapshots at {}={}: of the {} requests at {}={}, {} ({:.1f}%) have a "
+      "counterpart at every value, {} of them change with {}; {} are at {}={} only (kept at "
+      "their size there), {} at the other values only (left out)",
+      series.name(), fmt::join(values, ","), format_count(f.requests), series.name(),
+      values.back(), format_count(f.matched), 100.0 * f.aligned_share, format_count(f.scaling),
+      series.name(), format_count(f.anchor_only), series.name(), values.back(),
+      format_count(f.elsewhere_only)));
+  if (values.size() > 2) {
+    std::string places;
+    for (std::size_t i = 0; i < f.off_line_places.size() && i < 3; ++i) {
+      places += fmt::format("{}{} ({})", i == 0 ? "" : ", ", f.off_line_places[i].first,
+                            format_count(f.off_line_places[i].second));
+    }
+    out.push_back(fmt::format(
+        "{} requests are not on one line in {} (each follows its last two values){}",
+        format_count(f.off_line), series.name(), places.empty() ? "" : ": most at " + places));
+  }
+  if (f.failures > 0) {
+    out.push_back(fmt::format("the snapshot at {}={} holds {} failed requests: each is asked again "
+                              "where it was, at its line's size",
+                              series.name(), values.back(), format_count(f.failures)));
+  }
+  return out;
+}
+
+}  // namespace oomlab::cli
