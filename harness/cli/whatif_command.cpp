@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
 #include "pytorch/reports/whatif_report.hpp"
 #include "pytorch/settings/whatif.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
@@ -109,7 +111,8 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
 // each snapshot checked to be PyTorch's first. The series' notes.
 std::vector<std::string> made_at(const std::string& pattern,
                                  const std::pair<SeriesAsked, std::uint64_t>& series,
-                                 WhatIfRequest& request) {
+                                 WhatIfRequest& request,
+                                 std::shared_ptr<const trace::Trace>& held) {
   const auto& [asked, value] = series;
   for (const std::uint64_t v : asked.values) {
     const fs::path path = series_path(pattern, asked.name, v);
@@ -126,12 +129,36 @@ std::vector<std::string> made_at(const std::string& pattern,
   request.loaded = std::make_shared<const trace::Trace>(made.at(value));
   request.trace = series_path(pattern, asked.name, value);
   std::vector<std::string> notes = series_notes(made);
+  const std::uint64_t anchor = asked.values.back();
+  if (made.fit().transient > 0 && value != anchor) {
+    held = std::make_shared<const trace::Trace>(made.at(value, trace::TraceSeries::Rule::held));
+    notes.push_back(fmt::format(
+        "{} requests that change with {} live inside one call (a library's workspace, such as "
+        "cuDNN's for a convolution, sized by the algorithm it picks for the shape): each row's "
+        "range runs from its frontier with them held at their size at {}={} to its frontier "
+        "with them on their lines",
+        format_count(made.fit().transient), asked.name, asked.name, anchor));
+  }
   notes.insert(notes.begin(),
                fmt::format("{}={} was not run: its trace is made from the snapshots at {}={} "
                            "({} is their pattern), each request's size a line in {}",
                            asked.name, value, asked.name, fmt::join(asked.values, ","), pattern,
                            asked.name));
   return notes;
+}
+
+// The same table with the transient requests held: each row's range between the two frontiers.
+void add_held_ranges(WhatIfRequest request, std::shared_ptr<const trace::Trace> held,
+                     WhatIfResult& result) {
+  request.loaded = std::move(held);
+  const WhatIfResult other = what_if(request);
+  for (WhatIfRow& row : result.rows) {
+    const auto same = std::find_if(other.rows.begin(), other.rows.end(),
+                                   [&](const WhatIfRow& r) { return r.name == row.name; });
+    if (same == other.rows.end() || !same->frontier_bytes || !row.frontier_bytes) continue;
+    row.made_range = {std::min(*same->frontier_bytes, *row.frontier_bytes),
+                      std::max(*same->frontier_bytes, *row.frontier_bytes)};
+  }
 }
 
 // A what-if's record and its reports.
@@ -164,8 +191,10 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
   request.stop = StopOnSignal::flag();
   WhatIfResult result;
   try {
-    if (series) made_notes = made_at(o.trace, *series, request);
+    std::shared_ptr<const trace::Trace> held;
+    if (series) made_notes = made_at(o.trace, *series, request, held);
     result = what_if(request);
+    if (held) add_held_ranges(request, held, result);
     result.notes.insert(result.notes.begin(), made_notes.begin(), made_notes.end());
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the what-if stopped; every replay freed what it took\n";

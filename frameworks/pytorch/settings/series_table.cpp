@@ -212,14 +212,15 @@ SeriesTable series_table(const SeriesTableRequest& request) {
 }
 
 FitResult fit_as_recorded(const trace::TraceSeries& series, const FitRange& range,
-                          std::uint64_t budget_bytes, const std::atomic<bool>* stop) {
+                          std::uint64_t budget_bytes, const std::atomic<bool>* stop,
+                          trace::TraceSeries::Rule rule) {
   RunConfig config = replay_config(series, stop);
   Params options(backend_info(torch::torch_kind()).options);  // the snapshot's settings fill in
   options.set("upstream", std::string("sim"));
   options.set("total", Bytes{std::max<std::uint64_t>(budget_bytes, 80ULL << 30U)});
   config.allocator_options = options;
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{budget_bytes}};
-  return fit_series(config, series, {.range = range});
+  return fit_series(config, series, {.range = range}, rule);
 }
 
 }  // namespace oomlab

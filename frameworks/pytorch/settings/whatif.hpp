@@ -53,6 +53,10 @@ struct WhatIfRow {
   std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
   std::size_t trials = 0;
   std::optional<WhatIfAtBudget> at_budget;
+  // A trace made from a series whose transient requests may follow another rule than their
+  // line: the frontiers with them held at the largest snapshot's size and on their lines, the
+  // smaller first (none: no such request).
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> made_range;
 };
 
 struct WhatIfResult {

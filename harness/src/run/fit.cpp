@@ -80,9 +80,9 @@ FitResult fit_scenario(const RunConfig& base, const FitSearch& search) {
 }
 
 FitResult fit_series(const RunConfig& base, const trace::TraceSeries& series,
-                     const FitSearch& search) {
+                     const FitSearch& search, trace::TraceSeries::Rule rule) {
   FitResult result = fit_runs(base, search, [&](RunConfig& config, std::uint64_t value) {
-    config.trace = std::make_shared<const trace::Trace>(series.at(value));
+    config.trace = std::make_shared<const trace::Trace>(series.at(value, rule));
   });
   for (const trace::SeriesPoint& point : series.points())
     result.made_from.push_back(point.value);

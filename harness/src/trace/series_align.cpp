@@ -37,16 +37,24 @@ std::vector<std::uint64_t> request_keys(const Trace& trace) {
     if (fresh) it->second = frames_hash(recorded->stacks[stack]);
     return it->second;
   };
+  // An allocation freed by the very next event (a workspace, used and given back at once) is
+  // told apart from one that lives on, with frames or without (autograd's backward thread
+  // records none): that does not change with the value where sizes do.
   EventReader events(trace.events);
+  const auto freed_next = [&](std::uint32_t i, const Event& e) {
+    if (e.slot == Event::kNone || i + 1 >= trace.events.size()) return false;
+    const Event& next = events[i + 1];
+    return next.op == Op::free && next.slot == e.slot;
+  };
   for (std::uint32_t i = 0; i < trace.events.size(); ++i) {
-    const Event& e = events[i];
+    const Event e = events[i];
     if (e.op == Op::failed) {
       keys[i] = mix(mix(3, e.stream), frames_key(i)) | 1U;
       continue;
     }
     if (e.op == Op::alloc) {
-      const std::uint64_t key = mix(mix(mix(1, e.stream), frames_key(i)), e.preexisting ? 1 : 0);
-      keys[i] = key | 1U;
+      const std::uint64_t kind = (e.preexisting ? 1U : 0U) | (freed_next(i, e) ? 2U : 0U);
+      keys[i] = mix(mix(mix(1, e.stream), frames_key(i)), kind) | 1U;
       if (e.slot != Event::kNone && e.slot < slot_key.size()) slot_key[e.slot] = keys[i];
     } else {
       const std::uint64_t freed =

@@ -82,6 +82,44 @@ TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
     matches.push_back(std::move(*m));
   }
   fit_lines(matches);
+  find_transients();
+}
+
+// An allocation is transient when every event from it to its free has its frames (one call of
+// the program's made, used and freed it), or when the very next event frees it (where no frames
+// were recorded: autograd's backward thread). Candidates stay open until an event of other frames.
+void TraceSeries::find_transients() {
+  const Trace& anchor = *points_.back().trace;
+  transient_.assign(anchor.events.size(), false);
+  const RecordedState* r = anchor.recorded ? &*anchor.recorded : nullptr;
+  const auto stack = [&](std::uint32_t i) {
+    return r != nullptr && i < r->event_stacks.size() ? r->event_stacks[i] : Event::kNone;
+  };
+  std::vector<std::uint32_t> open;  // positions of allocations still candidates
+  std::vector<std::uint32_t> slot_alloc(anchor.slots, Event::kNone);
+  EventReader events(anchor.events);
+  for (std::uint32_t i = 0; i < anchor.events.size(); ++i) {
+    const Event& e = events[i];
+    const std::uint32_t s = stack(i);
+    const bool next = e.op == Op::free && e.slot != Event::kNone && i > 0 &&
+                      slot_alloc[e.slot] == i - 1;
+    std::erase_if(open, [&](std::uint32_t p) {
+      return (s == Event::kNone || stack(p) != s) && !(next && p == i - 1);
+    });
+    if (e.slot == Event::kNone) continue;
+    if (e.op == Op::alloc) {
+      slot_alloc[e.slot] = i;
+      if (!e.preexisting) open.push_back(i);
+    } else if (e.op == Op::free) {
+      const std::uint32_t p = slot_alloc[e.slot];
+      const auto it = std::find(open.begin(), open.end(), p);
+      if (it == open.end()) continue;
+      open.erase(it);
+      if (lines_[p].slope == 0.0) continue;
+      transient_[p] = true;
+      ++fit_.transient;
+    }
+  }
 }
 
 void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& matches) {
@@ -185,7 +223,7 @@ RecordedState recorded_part(const RecordedState& anchor) {
 
 }  // namespace
 
-Trace TraceSeries::at(std::uint64_t value) const {
+Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
   const Trace& anchor = *points_.back().trace;
   TraceBuilder builder(anchor.format, anchor.source);
   const RecordedState* from = anchor.recorded ? &*anchor.recorded : nullptr;
@@ -209,7 +247,8 @@ Trace TraceSeries::at(std::uint64_t value) const {
       bytes = size_at(p, value);
     } else if (e.op == Op::alloc) {
       address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
-      if (!e.preexisting) bytes = size_at(p, value);
+      const bool held = rule == Rule::held && transient_[p];
+      if (!e.preexisting && !held) bytes = size_at(p, value);
       if (e.slot != Event::kNone) slot_address[e.slot] = address;
     } else {
       if (e.slot == Event::kNone) continue;  // the anchor's own unknown free: it freed nothing

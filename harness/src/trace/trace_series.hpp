@@ -9,6 +9,9 @@
 //   - A request of the anchor that some trace lacks keeps the anchor's size; one the anchor
 //     lacks is left out; both are counted. A failed request is a request: it is kept where it
 //     was, at its line's size (a replay asks for it again).
+//   - Transient requests (SeriesFit::transient) may follow another rule: at(value, Rule::held)
+//     keeps them at the anchor's size, so that the two traces bound what such a request might be
+//     between its size at the largest value traced and its line.
 // Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
 // so, by how much, and makes no trace: the caller falls back to runs.
 #pragma once
@@ -38,6 +41,11 @@ struct SeriesFit {
   std::uint64_t anchor_only = 0;  // the anchor's, missing at some value: its size kept
   std::uint64_t elsewhere_only = 0;  // at other values only: left out
   std::uint64_t failures = 0;     // the anchor's failed requests, kept
+  // Matched requests that change with the value and live inside one call of the program's (the
+  // frames that made one are the frames of every event until its free): a library's workspace,
+  // sized by what the library chose for the shape (cuDNN's convolution algorithms), which need
+  // not follow a line. None without recorded frames.
+  std::uint64_t transient = 0;
   double aligned_share = 0.0;  // matched / requests
   // Where the off-line requests were made (their innermost frames), most first, and how many.
   std::vector<std::pair<std::string, std::uint64_t>> off_line_places;
@@ -58,8 +66,10 @@ class TraceSeries {
   [[nodiscard]] const std::vector<SeriesPoint>& points() const { return points_; }
   // None when the series can be trusted; else why, in words.
   [[nodiscard]] std::optional<std::string> misaligned() const;
+  // How the transient requests are made: on their line, or held at the anchor's size.
+  enum class Rule : std::uint8_t { lines, held };
   // The trace at `value` (made from the anchor, its source the anchor's).
-  [[nodiscard]] Trace at(std::uint64_t value) const;
+  [[nodiscard]] Trace at(std::uint64_t value, Rule rule = Rule::lines) const;
   // The anchor's size of each allocation at `value`, by the anchor's position (0 for others).
   [[nodiscard]] std::uint64_t size_at(std::uint32_t position, std::uint64_t value) const;
 
@@ -69,10 +79,12 @@ class TraceSeries {
     double slope = 0.0;
   };
   void fit_lines(const std::vector<std::vector<std::uint32_t>>& matches);
+  void find_transients();
 
   std::string name_;
   std::vector<SeriesPoint> points_;  // by value
   std::vector<Line> lines_;          // the anchor's, by position
+  std::vector<bool> transient_;      // the anchor's, by position
   SeriesFit fit_;
 };
 
