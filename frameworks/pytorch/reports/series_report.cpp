@@ -83,18 +83,18 @@ std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSer
 nlohmann::ordered_json series_table_json(const SeriesTableSubject& s,
                                          const trace::TraceSeries& series,
                                          const SeriesTable& table) {
-  using json = nlohmann::ordered_json;
-  json cards = json::array();
+  using ojson = nlohmann::ordered_json;
+  ojson cards = ojson::array();
   for (const SeriesCard& card : s.cards) {
     cards.push_back({{"name", card.name},
                      {"card_bytes", card.card_bytes},
                      {"budget_bytes", card.budget_bytes}});
   }
-  json rows = json::array();
+  ojson rows = ojson::array();
   for (const SeriesRow& row : table.rows) {
-    json largest = json::array();
+    ojson largest = ojson::array();
     for (const std::optional<std::uint64_t>& v : row.largest)
-      largest.push_back(v ? json(*v) : json(nullptr));
+      largest.push_back(v ? ojson(*v) : ojson(nullptr));
     rows.push_back({{"setting", row.setting},
                     {"alloc_conf", row.alloc_conf},
                     {"fraction_cap", row.fraction},

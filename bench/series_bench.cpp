@@ -1,0 +1,83 @@
+// Issue 36's speed target: a program's snapshots at batch 1 and 2 aligned, then the frontier
+// table of 64 batch values x 6 PyTorch settings made from them (each value's trace made in
+// memory and replayed on the model), in at most 10 s. Beside it, its peer: one what-if table of
+// one real snapshot (6 frontiers), so that the table reads as so many what-ifs. The series is
+// tests/data/series/series.tgz's diffusers pipeline (sd_b1, sd_b2: 11,265 and 11,329 entries).
+#include <benchmark/benchmark.h>
+#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <numeric>
+#include <string>
+
+#include "pytorch/settings/series_table.hpp"
+#include "pytorch/settings/whatif.hpp"
+#include "trace/trace.hpp"
+#include "trace/trace_series.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using oomlab::trace::SeriesPoint;
+using oomlab::trace::Trace;
+using oomlab::trace::TraceSeries;
+
+// The series unpacked once into a folder of this process's own.
+const fs::path& series_folder() {
+  static const fs::path folder = [] {
+    std::string pattern = (fs::temp_directory_path() / "oomlab-series-bench-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) return fs::path();
+    const std::string command = "tar -xzf '" OOMLAB_TEST_DATA "/series/series.tgz' -C '" +
+                                pattern + "' ./sd_b1.pickle ./sd_b2.pickle ./sd_b8.pickle";
+    return std::system(command.c_str()) == 0 ? fs::path(pattern) : fs::path();
+  }();
+  return folder;
+}
+
+std::shared_ptr<const Trace> snapshot(const std::string& name) {
+  return std::make_shared<const Trace>(oomlab::trace::load(series_folder() / name, {}));
+}
+
+void BM_SeriesAlign(benchmark::State& state) {
+  const auto b1 = snapshot("sd_b1.pickle");
+  const auto b2 = snapshot("sd_b2.pickle");
+  for (auto _ : state) {
+    const TraceSeries series("batch", {{1, b1}, {2, b2}});
+    benchmark::DoNotOptimize(series.fit().matched);
+  }
+  state.counters["entries"] = static_cast<double>(b2->source_entries);
+}
+BENCHMARK(BM_SeriesAlign)->Unit(benchmark::kMillisecond);
+
+// Alignment and the table of `values` batch values (1..values) x 6 settings.
+void BM_SeriesTable(benchmark::State& state) {
+  const auto b1 = snapshot("sd_b1.pickle");
+  const auto b2 = snapshot("sd_b2.pickle");
+  std::vector<std::uint64_t> values(static_cast<std::size_t>(state.range(0)));
+  std::iota(values.begin(), values.end(), 1);
+  std::size_t replays = 0;
+  for (auto _ : state) {
+    const TraceSeries series("batch", {{1, b1}, {2, b2}});
+    const oomlab::SeriesTable table =
+        oomlab::series_table({.series = &series, .range = {"batch", 1, 64}, .values = values});
+    replays = table.replays;
+  }
+  state.counters["cells"] = static_cast<double>(values.size() * 6);
+  state.counters["replays"] = static_cast<double>(replays);
+}
+BENCHMARK(BM_SeriesTable)->Arg(4)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The peer: one real snapshot's what-if table (6 frontiers), read from its file.
+void BM_WhatIfOneSnapshot(benchmark::State& state) {
+  const auto b8 = snapshot("sd_b8.pickle");
+  for (auto _ : state) {
+    const oomlab::WhatIfResult r =
+        oomlab::what_if({.trace = series_folder() / "sd_b8.pickle", .loaded = b8});
+    benchmark::DoNotOptimize(r.rows.size());
+  }
+}
+BENCHMARK(BM_WhatIfOneSnapshot)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+}  // namespace
