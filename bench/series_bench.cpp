@@ -29,8 +29,8 @@ const fs::path& series_folder() {
   static const fs::path folder = [] {
     std::string pattern = (fs::temp_directory_path() / "oomlab-series-bench-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) return fs::path();
-    const std::string command = "tar -xzf '" OOMLAB_TEST_DATA "/series/series.tgz' -C '" +
-                                pattern + "' ./sd_b1.pickle ./sd_b2.pickle ./sd_b8.pickle";
+    const std::string command = "tar -xzf '" OOMLAB_TEST_DATA "/series/series.tgz' -C '" + pattern +
+                                "' ./sd_b1.pickle ./sd_b2.pickle ./sd_b8.pickle";
     return std::system(command.c_str()) == 0 ? fs::path(pattern) : fs::path();
   }();
   return folder;

@@ -3,11 +3,11 @@
 // larger made from the snapshots at 1 and 2, against the table of the real snapshot at that batch;
 // fit replay --from against the real snapshots; the CLI's refusals.
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
 
@@ -21,8 +21,8 @@ using json = nlohmann::json;
 const fs::path& series_folder() {
   static const fs::path folder = [] {
     const fs::path out = testing::fresh_temp_folder("series");
-    const std::string command = "tar -xzf '" + testing::test_data_dir() +
-                                "/series/series.tgz' -C '" + out.string() + "'";
+    const std::string command =
+        "tar -xzf '" + testing::test_data_dir() + "/series/series.tgz' -C '" + out.string() + "'";
     if (std::system(command.c_str()) != 0) ADD_FAILURE() << "could not unpack " << command;
     return out;
   }();
@@ -59,7 +59,9 @@ Made tables(const std::string& program, const std::string& from, int at) {
                                "batch=" + std::to_string(at)}))};
 }
 
-double frontier(const json& row) { return row.at("frontier_bytes").get<double>(); }
+double frontier(const json& row) {
+  return row.at("frontier_bytes").get<double>();
+}
 
 TEST(SeriesFixtures, ATransformersTrainingRunAtEightFromOneAndTwoIsWithinOnePercent) {
   const Made t = tables("gpt2", "1,2", 8);
@@ -75,8 +77,8 @@ TEST(SeriesFixtures, ATransformersTrainingRunAtEightFromOneAndTwoIsWithinOnePerc
 }
 
 TEST(SeriesFixtures, ConvolutionWorkspacesGiveARangeThatHoldsTheRealFrontier) {
-  for (const auto& [program, at] : {std::pair{"sd", 8}, std::pair{"resnet", 8},
-                                    std::pair{"resnet", 16}}) {
+  for (const auto& [program, at] :
+       {std::pair{"sd", 8}, std::pair{"resnet", 8}, std::pair{"resnet", 16}}) {
     const Made t = tables(program, "1,2", at);
     ASSERT_FALSE(t.made.empty()) << program;
     for (const auto& [name, row] : t.real) {
@@ -125,7 +127,7 @@ TEST(SeriesFixtures, TheCardTableNamesTheLargestBatchPerSetting) {
     const std::uint64_t l4 = row.at("largest")[0].get<std::uint64_t>();
     const std::uint64_t a100 = row.at("largest")[1].get<std::uint64_t>();
     EXPECT_GE(a100, l4) << row.at("setting");  // a larger card holds at least as much
-    EXPECT_GE(l4, 8U) << row.at("setting");     // 14.2 GiB at 8 (native) fits 22 GiB
+    EXPECT_GE(l4, 8U) << row.at("setting");    // 14.2 GiB at 8 (native) fits 22 GiB
   }
 }
 
@@ -164,9 +166,9 @@ TEST(SeriesCli, DifferentProgramsAreNotASeries) {
   const fs::path dir = testing::fresh_temp_folder("mixed_series");
   fs::copy_file(series_folder() / "gpt2_b1.pickle", dir / "p_b1.pickle");
   fs::copy_file(series_folder() / "resnet_b2.pickle", dir / "p_b2.pickle");
-  const testing::CliRun run = testing::run_in_process(
-      {"oomlab", "whatif", "--trace", (dir / "p_b{batch}.pickle").string(), "--from", "batch=1,2",
-       "--at", "batch=8"});
+  const testing::CliRun run =
+      testing::run_in_process({"oomlab", "whatif", "--trace", (dir / "p_b{batch}.pickle").string(),
+                               "--from", "batch=1,2", "--at", "batch=8"});
   EXPECT_EQ(run.code, 2);
   EXPECT_NE(run.err.find("have a counterpart"), std::string::npos) << run.err;
 }

@@ -1,24 +1,24 @@
 // A trace at any value of a parameter from traces at two or more (trace/trace_series.hpp): the
 // requests aligned, each size a line in the value, the trace made at the value asked.
-#include <gtest/gtest.h>
+#include "trace/trace_series.hpp"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <memory>
 
 #include "oomlab/error.hpp"
 #include "oomlab/trace_builder.hpp"
 #include "trace/series_align.hpp"
-#include "trace/trace_series.hpp"
 
 namespace oomlab::trace {
 namespace {
 
 struct Request {
-  std::uint64_t fixed = 0;      // bytes at any batch
-  std::uint64_t per_item = 0;   // and per 1 of the batch
-  bool only_from_two = false;   // asked only at batch 2 and more (a workspace)
-  bool freed_at_once = true;    // freed right after (else at the end)
+  std::uint64_t fixed = 0;     // bytes at any batch
+  std::uint64_t per_item = 0;  // and per 1 of the batch
+  bool only_from_two = false;  // asked only at batch 2 and more (a workspace)
+  bool freed_at_once = true;   // freed right after (else at the end)
 };
 
 // A program that asks for `requests` in order at `batch`: an activation freed at once, a weight
@@ -93,8 +93,8 @@ TEST(TraceSeries, TheTraceAtEightFromOneAndTwoIsTheProgramsOwnWhereSizesAreLines
 TEST(TraceSeries, ARequestAtSomeValuesOnlyIsAlignedAroundAndCounted) {
   std::vector<Request> with_workspace = kTraining;
   with_workspace.insert(with_workspace.begin() + 2, {.fixed = 64 << 20, .only_from_two = true});
-  const TraceSeries series("batch",
-                           {{2, program_at(2, with_workspace)}, {1, program_at(1, with_workspace)}});
+  const TraceSeries series(
+      "batch", {{2, program_at(2, with_workspace)}, {1, program_at(1, with_workspace)}});
   EXPECT_EQ(series.points().front().value, 1U);  // put in order
   EXPECT_EQ(series.fit().anchor_only, 1U);
   EXPECT_EQ(series.fit().matched, 4U);

@@ -25,21 +25,19 @@ std::string prediction_line(const FitResult& r) {
   for (const Trial& t : r.trials)
     seconds += t.seconds;
   if (!r.predicted) {
-    return fmt::format("no prediction: {} runs, {:.1f} s of runs to the answer", r.runs(),
-                       seconds);
+    return fmt::format("no prediction: {} runs, {:.1f} s of runs to the answer", r.runs(), seconds);
   }
   const std::string error =
       !r.answer ? "no answer to compare"
       : *r.answer == *r.predicted
           ? "exact"
-          : fmt::format("off by {}{} ({:+.1f}%)", *r.predicted > *r.answer ? "+" : "-",
-                        *r.predicted > *r.answer ? *r.predicted - *r.answer
-                                                 : *r.answer - *r.predicted,
-                        100.0 * (static_cast<double>(*r.predicted) -
-                                 static_cast<double>(*r.answer)) /
-                            static_cast<double>(*r.answer));
-  return fmt::format("prediction: {}={}, {}; {} runs, {:.1f} s of runs to the answer",
-                     r.range.name, *r.predicted, error, r.runs(), seconds);
+          : fmt::format(
+                "off by {}{} ({:+.1f}%)", *r.predicted > *r.answer ? "+" : "-",
+                *r.predicted > *r.answer ? *r.predicted - *r.answer : *r.answer - *r.predicted,
+                100.0 * (static_cast<double>(*r.predicted) - static_cast<double>(*r.answer)) /
+                    static_cast<double>(*r.answer));
+  return fmt::format("prediction: {}={}, {}; {} runs, {:.1f} s of runs to the answer", r.range.name,
+                     *r.predicted, error, r.runs(), seconds);
 }
 
 }  // namespace

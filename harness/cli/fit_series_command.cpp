@@ -75,10 +75,10 @@ struct SeriesPlan {
 SeriesPlan plan_from(const FitOptions& o) {
   const Registry::Entry* player = Registry::global().trace_player();
   if (player == nullptr || o.run.scenario != player->name) {
-    throw_usage(fmt::format("--from: only {} takes a series of snapshots (oomlab fit {} --trace "
-                            "'runs/snap_b{{batch}}.pickle' --from batch=1,2 --range batch=1..64)",
-                            player != nullptr ? player->name : "replay",
-                            player != nullptr ? player->name : "replay"));
+    throw_usage(fmt::format(
+        "--from: only {} takes a series of snapshots (oomlab fit {} --trace "
+        "'runs/snap_b{{batch}}.pickle' --from batch=1,2 --range batch=1..64)",
+        player != nullptr ? player->name : "replay", player != nullptr ? player->name : "replay"));
   }
   SeriesPlan plan{.range = parse_fit_range(o.range),
                   .asked = parse_series_values(o.from, "--from"),
@@ -142,13 +142,11 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
       console.notice(note);
     resolve_allocator(config, console);
     config.notice = [&](std::string_view text) { console.notice(text); };
-    const FitResult result =
-        fit_series(config, series,
-                   {.range = plan.range,
-                    .confirm = parse_confirm(o.confirm),
-                    .on_trial = [&](const Trial& t) {
-                      if (!o.run.quiet) err << value_trial_line(plan.range.name, t) << '\n';
-                    }});
+    const FitResult result = fit_series(
+        config, series,
+        {.range = plan.range, .confirm = parse_confirm(o.confirm), .on_trial = [&](const Trial& t) {
+           if (!o.run.quiet) err << value_trial_line(plan.range.name, t) << '\n';
+         }});
     std::ostream& said = words_stream(o.run.json, out, err);
     const std::string answer = fit_answer(
         result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,

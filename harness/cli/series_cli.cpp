@@ -98,8 +98,8 @@ trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& as
                                                 path, asked.name, value, pattern));
     }
     points.push_back({.value = value,
-                      .trace = std::make_shared<const trace::Trace>(trace::load(
-                          path, {.device = device, .check_stop = check_stop}))});
+                      .trace = std::make_shared<const trace::Trace>(
+                          trace::load(path, {.device = device, .check_stop = check_stop}))});
   }
   return {asked.name, std::move(points)};
 }
@@ -114,10 +114,9 @@ std::vector<std::string> series_notes(const trace::TraceSeries& series) {
       "made from the snapshots at {}={}: of the {} requests at {}={}, {} ({:.1f}%) have a "
       "counterpart at every value, {} of them change with {}; {} are at {}={} only (kept at "
       "their size there), {} at the other values only (left out)",
-      series.name(), fmt::join(values, ","), format_count(f.requests), series.name(),
-      values.back(), format_count(f.matched), 100.0 * f.aligned_share, format_count(f.scaling),
-      series.name(), format_count(f.anchor_only), series.name(), values.back(),
-      format_count(f.elsewhere_only)));
+      series.name(), fmt::join(values, ","), format_count(f.requests), series.name(), values.back(),
+      format_count(f.matched), 100.0 * f.aligned_share, format_count(f.scaling), series.name(),
+      format_count(f.anchor_only), series.name(), values.back(), format_count(f.elsewhere_only)));
   if (values.size() > 2) {
     std::string places;
     for (std::size_t i = 0; i < f.off_line_places.size() && i < 3; ++i) {
@@ -129,9 +128,10 @@ std::vector<std::string> series_notes(const trace::TraceSeries& series) {
         format_count(f.off_line), series.name(), places.empty() ? "" : ": most at " + places));
   }
   if (f.failures > 0) {
-    out.push_back(fmt::format("the snapshot at {}={} holds {} failed requests: each is asked again "
-                              "where it was, at its line's size",
-                              series.name(), values.back(), format_count(f.failures)));
+    out.push_back(
+        fmt::format("the snapshot at {}={} holds {} failed requests: each is asked again "
+                    "where it was, at its line's size",
+                    series.name(), values.back(), format_count(f.failures)));
   }
   return out;
 }

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <optional>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <span>
 
 #include "cli/alloc_conf.hpp"
@@ -120,10 +120,9 @@ std::vector<std::string> made_at(const std::string& pattern,
     if (fs::is_regular_file(path, ec)) check_pytorch_snapshot(path);
   }
   const std::atomic<bool>* stop = request.stop;
-  const trace::TraceSeries made =
-      load_series(pattern, asked, request.device, [stop] {
-        if (stop != nullptr && stop->load()) throw Interrupted();
-      });
+  const trace::TraceSeries made = load_series(pattern, asked, request.device, [stop] {
+    if (stop != nullptr && stop->load()) throw Interrupted();
+  });
   if (const auto why = made.misaligned())
     throw Error(ErrorKind::input, fmt::format("--from {}: {}", pattern, *why));
   request.loaded = std::make_shared<const trace::Trace>(made.at(value));

@@ -3,11 +3,10 @@
 #include <fmt/format.h>
 #include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-
-#include <algorithm>
 #include <memory>
 
 #include "oomlab/error.hpp"
@@ -194,9 +193,10 @@ class FitRuns {
   // series, and the most any of them held outside PyTorch's allocator.
   void keep_snapshot(const RunResult& run, std::uint64_t value) {
     if (points_.size() >= 2 || run.models.empty()) return;
-    const auto most = std::max_element(
-        run.models.begin(), run.models.end(),
-        [](const ProgramModel& a, const ProgramModel& b) { return a.process_bytes < b.process_bytes; });
+    const auto most = std::max_element(run.models.begin(), run.models.end(),
+                                       [](const ProgramModel& a, const ProgramModel& b) {
+                                         return a.process_bytes < b.process_bytes;
+                                       });
     try {
       points_.push_back(
           {.value = value,

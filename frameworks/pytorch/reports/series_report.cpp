@@ -47,9 +47,10 @@ std::string answer_line(const SeriesTableSubject& s, const SeriesTable& table) {
 std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSeries& series,
                               const SeriesTable& table) {
   std::string out = answer_line(s, table) + "\n\n";
-  out += fmt::format("the largest {} each card holds, made from {}={} ({}) · {} replays in {:.1f} s\n",
-                     s.range.name, s.range.name, fmt::join(values_of(series), ","), s.pattern,
-                     format_count(table.replays), table.duration_ms / 1000.0);
+  out +=
+      fmt::format("the largest {} each card holds, made from {}={} ({}) · {} replays in {:.1f} s\n",
+                  s.range.name, s.range.name, fmt::join(values_of(series), ","), s.pattern,
+                  format_count(table.replays), table.duration_ms / 1000.0);
   std::size_t width = 7;
   for (const SeriesRow& row : table.rows)
     width = std::max(width, row.setting.size());
@@ -69,9 +70,10 @@ std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSer
                        format_bytes(s.outside_bytes));
   }
   if (s.outside_bytes == 0) {
-    out += "note: nothing is counted outside PyTorch's allocator (--outside SIZE adds the CUDA "
-           "context and libraries' workspaces a process holds: about 0.75 GiB for PyTorch on an "
-           "H100; fit exec measures it)\n";
+    out +=
+        "note: nothing is counted outside PyTorch's allocator (--outside SIZE adds the CUDA "
+        "context and libraries' workspaces a process holds: about 0.75 GiB for PyTorch on an "
+        "H100; fit exec measures it)\n";
   }
   for (const std::string& note : s.notes)
     out += "note: " + note + '\n';

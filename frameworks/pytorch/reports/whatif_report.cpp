@@ -36,7 +36,8 @@ double percent_change(std::uint64_t value, std::uint64_t base) {
 // the model does not cover"): its frontier is a reading, not a byte-exact answer.
 std::optional<torch::FrontierRange> range_of(const WhatIfRow& row) {
   if (!row.frontier_bytes) return std::nullopt;
-  std::optional<torch::FrontierRange> range = torch::frontier_range(row.options, *row.frontier_bytes);
+  std::optional<torch::FrontierRange> range =
+      torch::frontier_range(row.options, *row.frontier_bytes);
   if (!row.made_range) return range;
   const auto [low, high] = *row.made_range;
   if (!range) return torch::FrontierRange{.low_bytes = low, .high_bytes = high};

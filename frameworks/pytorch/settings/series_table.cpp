@@ -72,8 +72,7 @@ class RowSearch {
     std::uint64_t guess = least;
     if (const auto near = nearest(value)) {
       const auto [at, bytes] = *near;
-      const long double moved = static_cast<long double>(bytes) +
-                                static_cast<long double>(peak) -
+      const long double moved = static_cast<long double>(bytes) + static_cast<long double>(peak) -
                                 static_cast<long double>(peaks_.at(at));
       guess = std::max(least, static_cast<std::uint64_t>(std::max<long double>(moved, 0) / kPage));
     }

@@ -66,9 +66,8 @@ struct SeriesTable {
 
 // The largest value of `range` whose made trace completes in `budget_bytes` under the settings
 // the snapshots recorded (as the program ran): fit_series on torch over the sim.
-[[nodiscard]] FitResult fit_as_recorded(const trace::TraceSeries& series, const FitRange& range,
-                                        std::uint64_t budget_bytes,
-                                        const std::atomic<bool>* stop,
-                                        trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
+[[nodiscard]] FitResult fit_as_recorded(
+    const trace::TraceSeries& series, const FitRange& range, std::uint64_t budget_bytes,
+    const std::atomic<bool>* stop, trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
 
 }  // namespace oomlab

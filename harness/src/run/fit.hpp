@@ -57,8 +57,8 @@ struct FitSearch {
 // The same search over a program's trace series (trace/trace_series.hpp): each trial is `base`
 // (a replay) of the trace made at the value, held in memory (RunConfig::trace), read from no file.
 // `rule`: how the series makes its transient requests (trace::TraceSeries::Rule).
-[[nodiscard]] FitResult fit_series(
-    const RunConfig& base, const trace::TraceSeries& series, const FitSearch& search,
-    trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
+[[nodiscard]] FitResult fit_series(const RunConfig& base, const trace::TraceSeries& series,
+                                   const FitSearch& search,
+                                   trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
 
 }  // namespace oomlab

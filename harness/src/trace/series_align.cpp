@@ -83,7 +83,7 @@ class ShortestEdit {
       rounds_.emplace_back(v.begin() + (off - d - 1), v.begin() + (off + d + 2));
       for (long k = -d; k <= d; k += 2) {
         long x = (k == -d || (k != d && v[off + k - 1] < v[off + k + 1])) ? v[off + k + 1]
-                                                                           : v[off + k - 1] + 1;
+                                                                          : v[off + k - 1] + 1;
         long y = x - k;
         while (x < n_ && y < m_ && same(x, y)) {
           ++x;

@@ -71,12 +71,12 @@ TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
     std::optional<std::vector<std::uint32_t>> m =
         align_keys(request_keys(other), anchor_keys, kMostEdits);
     if (!m) {
-      throw Error(ErrorKind::input,
-                  fmt::format("{}={} ({}) and {}={} ({}): their requests differ by more than {} "
-                              "insertions and deletions: not one program's sequence at two values",
-                              name_, points_[k].value, other.source.string(), name_,
-                              points_.back().value, anchor.source.string(),
-                              format_count(kMostEdits)));
+      throw Error(
+          ErrorKind::input,
+          fmt::format("{}={} ({}) and {}={} ({}): their requests differ by more than {} "
+                      "insertions and deletions: not one program's sequence at two values",
+                      name_, points_[k].value, other.source.string(), name_, points_.back().value,
+                      anchor.source.string(), format_count(kMostEdits)));
     }
     fit_.elsewhere_only += count_allocs_unmatched(other, *m);
     matches.push_back(std::move(*m));
@@ -101,8 +101,8 @@ void TraceSeries::find_transients() {
   for (std::uint32_t i = 0; i < anchor.events.size(); ++i) {
     const Event& e = events[i];
     const std::uint32_t s = stack(i);
-    const bool next = e.op == Op::free && e.slot != Event::kNone && i > 0 &&
-                      slot_alloc[e.slot] == i - 1;
+    const bool next =
+        e.op == Op::free && e.slot != Event::kNone && i > 0 && slot_alloc[e.slot] == i - 1;
     std::erase_if(open, [&](std::uint32_t p) {
       return (s == Event::kNone || stack(p) != s) && !(next && p == i - 1);
     });
@@ -137,9 +137,8 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     if (e.op == Op::failed) ++fit_.failures;
     if (e.op == Op::alloc) ++fit_.requests;
     lines_[p] = {.intercept = static_cast<double>(e.bytes), .slope = 0.0};
-    const bool everywhere = std::all_of(matches.begin(), matches.end(), [&](const auto& m) {
-      return m[p] != Event::kNone;
-    });
+    const bool everywhere = std::all_of(matches.begin(), matches.end(),
+                                        [&](const auto& m) { return m[p] != Event::kNone; });
     if (!everywhere) {
       if (e.op == Op::alloc) ++fit_.anchor_only;
       continue;
@@ -181,9 +180,9 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     if (line.slope != 0.0 && e.op == Op::alloc) ++fit_.scaling;
     lines_[p] = line;
   }
-  fit_.aligned_share = fit_.requests == 0 ? 1.0
-                                          : static_cast<double>(fit_.matched) /
-                                                static_cast<double>(fit_.requests);
+  fit_.aligned_share = fit_.requests == 0
+                           ? 1.0
+                           : static_cast<double>(fit_.matched) / static_cast<double>(fit_.requests);
   for (auto& [where, count] : places)
     fit_.off_line_places.emplace_back(where, count);
   std::stable_sort(fit_.off_line_places.begin(), fit_.off_line_places.end(),

@@ -34,13 +34,13 @@ struct SeriesPoint {
 
 // What the alignment and the fit found, for the caller's words and its JSON.
 struct SeriesFit {
-  std::uint64_t requests = 0;     // the anchor's allocations
-  std::uint64_t matched = 0;      // of them, matched at every value
-  std::uint64_t scaling = 0;      // of those, whose size changes with the value
-  std::uint64_t off_line = 0;     // matched, not on one line (three or more values only)
-  std::uint64_t anchor_only = 0;  // the anchor's, missing at some value: its size kept
+  std::uint64_t requests = 0;        // the anchor's allocations
+  std::uint64_t matched = 0;         // of them, matched at every value
+  std::uint64_t scaling = 0;         // of those, whose size changes with the value
+  std::uint64_t off_line = 0;        // matched, not on one line (three or more values only)
+  std::uint64_t anchor_only = 0;     // the anchor's, missing at some value: its size kept
   std::uint64_t elsewhere_only = 0;  // at other values only: left out
-  std::uint64_t failures = 0;     // the anchor's failed requests, kept
+  std::uint64_t failures = 0;        // the anchor's failed requests, kept
   // Matched requests that change with the value and live inside one call of the program's (the
   // frames that made one are the frames of every event until its free): a library's workspace,
   // sized by what the library chose for the shape (cuDNN's convolution algorithms), which need
