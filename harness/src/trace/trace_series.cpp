@@ -122,6 +122,40 @@ void TraceSeries::find_transients() {
   }
 }
 
+// The line through the sizes at the last two values.
+TraceSeries::Line TraceSeries::last_two(const std::vector<double>& xs,
+                                        const std::vector<double>& ys) {
+  const std::size_t n = xs.size();
+  Line line{.slope = (ys[n - 1] - ys[n - 2]) / (xs[n - 1] - xs[n - 2])};
+  line.intercept = ys[n - 1] - line.slope * xs[n - 1];
+  return line;
+}
+
+// The line of least squares, when every size is on it (none: some size is off it).
+std::optional<TraceSeries::Line> TraceSeries::least_squares(const std::vector<double>& xs,
+                                                            const std::vector<double>& ys) {
+  const auto n = static_cast<double>(xs.size());
+  double mx = 0;
+  double my = 0;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    mx += xs[k] / n;
+    my += ys[k] / n;
+  }
+  double sxy = 0;
+  double sxx = 0;
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    sxy += (xs[k] - mx) * (ys[k] - my);
+    sxx += (xs[k] - mx) * (xs[k] - mx);
+  }
+  const Line fitted{.intercept = my - (sxy / sxx) * mx, .slope = sxy / sxx};
+  const double most = *std::max_element(ys.begin(), ys.end());
+  for (std::size_t k = 0; k < xs.size(); ++k) {
+    const double off = std::fabs(fitted.intercept + fitted.slope * xs[k] - ys[k]);
+    if (off > std::max(kOffLineBytes, kOffLineShare * most)) return std::nullopt;
+  }
+  return fitted;
+}
+
 void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& matches) {
   const Trace& anchor = *points_.back().trace;
   lines_.assign(anchor.events.size(), Line{});
@@ -148,30 +182,10 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     for (std::size_t k = 0; k + 1 < points_.size(); ++k)
       ys[k] = static_cast<double>(points_[k].trace->events[matches[k][p]].bytes);
     ys.back() = static_cast<double>(e.bytes);
-    const std::size_t n = points_.size();
-    // The line through the last two values; with three or more, the line of least squares when
-    // every size is on it.
-    Line line{.slope = (ys[n - 1] - ys[n - 2]) / (xs[n - 1] - xs[n - 2])};
-    line.intercept = ys[n - 1] - line.slope * xs[n - 1];
-    if (n > 2) {
-      double mx = 0, my = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        mx += xs[k] / static_cast<double>(n);
-        my += ys[k] / static_cast<double>(n);
-      }
-      double sxy = 0, sxx = 0;
-      for (std::size_t k = 0; k < n; ++k) {
-        sxy += (xs[k] - mx) * (ys[k] - my);
-        sxx += (xs[k] - mx) * (xs[k] - mx);
-      }
-      const Line fitted{.intercept = my - (sxy / sxx) * mx, .slope = sxy / sxx};
-      const double most = *std::max_element(ys.begin(), ys.end());
-      const bool on = std::all_of(xs.begin(), xs.end(), [&, k = std::size_t{0}](double x) mutable {
-        const double off = std::fabs(fitted.intercept + fitted.slope * x - ys[k++]);
-        return off <= std::max(kOffLineBytes, kOffLineShare * most);
-      });
-      if (on) {
-        line = fitted;
+    Line line = last_two(xs, ys);
+    if (points_.size() > 2) {
+      if (const std::optional<Line> fitted = least_squares(xs, ys)) {
+        line = *fitted;
       } else if (e.op == Op::alloc) {
         ++fit_.off_line;
         ++places[place_of(anchor, p)];

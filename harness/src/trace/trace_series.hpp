@@ -78,6 +78,9 @@ class TraceSeries {
     double intercept = 0.0;
     double slope = 0.0;
   };
+  static Line last_two(const std::vector<double>& xs, const std::vector<double>& ys);
+  static std::optional<Line> least_squares(const std::vector<double>& xs,
+                                           const std::vector<double>& ys);
   void fit_lines(const std::vector<std::vector<std::uint32_t>>& matches);
   void find_transients();
 
