@@ -15,12 +15,6 @@ using oom_text::contains;
 using oom_text::size_after;
 using oom_text::size_before;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 constexpr int kFollowUpLines = 8;
 
 bool set_if_found(std::optional<std::uint64_t>& figure, std::optional<std::uint64_t> read) {
@@ -67,14 +61,14 @@ bool read_cuda_jl_figures(OomReport& oom, std::string_view line) {
 // (code 2, ERROR_OUT_OF_MEMORY)".
 std::optional<OomReport> cuda_jl(std::string_view line) {
   if (contains(line, "Out of GPU memory trying to allocate ")) {
-    OomReport oom = report_of("CUDA.jl");
+    OomReport oom{.framework = "CUDA.jl"};
     oom.request_bytes = size_after(line, "Out of GPU memory trying to allocate ");
     read_cuda_jl_figures(oom, line);
     oom.follow_up_lines = kFollowUpLines;
     return oom;
   }
   if (contains(line, "(code 2, ERROR_OUT_OF_MEMORY)")) {
-    OomReport oom = report_of("CUDA.jl");
+    OomReport oom{.framework = "CUDA.jl"};
     oom.follow_up_lines = kFollowUpLines;  // its pool's usage may follow
     return oom;
   }

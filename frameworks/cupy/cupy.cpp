@@ -13,22 +13,17 @@ namespace {
 using oom_text::contains;
 using oom_text::size_after;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 // cupy/cuda/memory.pyx, OutOfMemoryError: "Out of memory allocating 1,073,741,824 bytes
 // (allocated so far: 0 bytes)."; cupy_backends/cuda/api/runtime.pyx, CUDARuntimeError.
 std::optional<OomReport> cupy(std::string_view line) {
   if (contains(line, "Out of memory allocating ") && contains(line, " bytes")) {
-    OomReport oom = report_of("CuPy");
+    OomReport oom{.framework = "CuPy"};
     oom.request_bytes = size_after(line, "Out of memory allocating ");
     oom.framework_allocated_bytes = size_after(line, "allocated so far: ");
     return oom;
   }
-  if (contains(line, "CUDARuntimeError: cudaErrorMemoryAllocation")) return report_of("CuPy");
+  if (contains(line, "CUDARuntimeError: cudaErrorMemoryAllocation"))
+    return OomReport{.framework = "CuPy"};
   return std::nullopt;
 }
 

@@ -14,19 +14,13 @@ namespace {
 using oom_text::contains;
 using oom_text::size_after;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 // xla/service/shaped_buffer / pjrt: "RESOURCE_EXHAUSTED: Out of memory while trying to allocate
 // 1073741824 bytes." and "RESOURCE_EXHAUSTED: Failed to allocate request for 6.27GiB
 // (6727663616B) on device ordinal 0"; jax/_src/xla_bridge.py: "CUDA backend failed to
 // initialize: ... This may be due to JAX pre-allocating too much device memory".
 std::optional<OomReport> jax_xla(std::string_view line) {
   if (contains(line, "CUDA backend failed to initialize") && contains(line, "pre-allocat")) {
-    OomReport oom = report_of("JAX/XLA");
+    OomReport oom{.framework = "JAX/XLA"};
     oom.sizing_setting =
         "XLA_PYTHON_CLIENT_PREALLOCATE=false (or XLA_PYTHON_CLIENT_MEM_FRACTION=...)";
     return oom;
@@ -34,7 +28,7 @@ std::optional<OomReport> jax_xla(std::string_view line) {
   const bool exhausted =
       contains(line, "RESOURCE_EXHAUSTED") || contains(line, "Resource exhausted: ");
   if (!exhausted) return std::nullopt;
-  OomReport oom = report_of("JAX/XLA");
+  OomReport oom{.framework = "JAX/XLA"};
   oom.request_bytes = size_after(line, "Out of memory while trying to allocate ");
   if (!oom.request_bytes) oom.request_bytes = size_after(line, "Failed to allocate request for ");
   if (!oom.request_bytes && !contains(line, "memory")) return std::nullopt;

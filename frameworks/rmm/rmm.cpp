@@ -13,12 +13,6 @@ namespace {
 using oom_text::contains;
 using oom_text::size_after;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 // rmm/detail/error.hpp, RMM_CUDA_TRY_ALLOC: "std::bad_alloc: out_of_memory: CUDA error (failed
 // to allocate 2778950720 bytes) at: ...", older "out_of_memory: CUDA error at: ...";
 // rmm/mr/device/pool_memory_resource.hpp: "Maximum pool size exceeded".
@@ -27,7 +21,7 @@ std::optional<OomReport> rmm(std::string_view line) {
   const bool pool =
       contains(line, "out_of_memory: RMM failure") || contains(line, "Maximum pool size exceeded");
   if (!cuda && !pool && !contains(line, "rmm::out_of_memory")) return std::nullopt;
-  OomReport oom = report_of("RMM");
+  OomReport oom{.framework = "RMM"};
   oom.request_bytes = size_after(line, "(failed to allocate ");
   return oom;
 }

@@ -14,12 +14,6 @@ namespace {
 using oom_text::contains;
 using oom_text::size_after;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 // TF and XLA share the BFC allocator and StreamExecutor; the logged source path tells them
 // apart. TF builds XLA as external/local_xla, jaxlib as external/xla (once
 // external/org_tensorflow).
@@ -39,14 +33,14 @@ std::string_view tf_or_xla(std::string_view line) {
 // "failed to allocate 17.79G (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY".
 std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
   if (contains(line, "OOM when allocating tensor")) {
-    OomReport oom = report_of("TensorFlow");
+    OomReport oom{.framework = "TensorFlow"};
     oom.request_bytes = oom_text::tensor_bytes(line);
     return oom;
   }
   // A warning logged before the caller raises (or copes): the raise that follows is the
   // failure itself (measured: JAX 0.8 on an H100 logs it, then raises JaxRuntimeError).
   if (contains(line, "Allocator (") && contains(line, "ran out of memory trying to allocate ")) {
-    OomReport oom = report_of(tf_or_xla(line));
+    OomReport oom{.framework = std::string(tf_or_xla(line))};
     oom.request_bytes = size_after(line, "(rounded to ");
     if (!oom.request_bytes) oom.request_bytes = size_after(line, "trying to allocate ");
     oom.may_be_retried = true;
@@ -56,14 +50,14 @@ std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
   // preallocation is refused: "Failed to allocate device memory of 59.38GiB (63763906560
   // bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: out of memory"; it then asks less.
   if (contains(line, "Failed to allocate device memory of ")) {
-    OomReport oom = report_of(tf_or_xla(line));
+    OomReport oom{.framework = std::string(tf_or_xla(line))};
     oom.request_bytes = size_after(line, "device memory of ");
     oom.may_be_retried = true;
     return oom;
   }
   if (contains(line, "failed to allocate ") &&
       contains(line, "from device: CUDA_ERROR_OUT_OF_MEMORY")) {
-    OomReport oom = report_of(tf_or_xla(line));
+    OomReport oom{.framework = std::string(tf_or_xla(line))};
     oom.request_bytes = size_after(line, "failed to allocate ");
     oom.may_be_retried = true;
     return oom;

@@ -17,12 +17,6 @@ using oom_text::contains;
 using oom_text::size_after;
 using oom_text::size_before;
 
-OomReport report_of(std::string_view framework) {
-  OomReport report;
-  report.framework = framework;
-  return report;
-}
-
 constexpr int kFollowUpLines = 8;
 
 std::optional<std::uint64_t> difference(std::optional<std::uint64_t> whole,
@@ -70,7 +64,7 @@ std::optional<OomReport> pytorch_caching(std::string_view line) {
                       line.starts_with("CUDA out of memory.") ||
                       contains(line, "cuda runtime error (2) : out of memory");  // 0.4's THC
   if (!tried && !raised) return std::nullopt;
-  OomReport oom = report_of("PyTorch");
+  OomReport oom{.framework = "PyTorch"};
   oom.request_bytes = size_after(line, "Tried to allocate ");
   oom.device_total_bytes = size_after(line, "total capacity of ");
   if (!oom.device_total_bytes) oom.device_total_bytes = size_after(line, "total capacty of ");
@@ -98,7 +92,7 @@ std::optional<OomReport> pytorch_caching(std::string_view line) {
 // call failing inside PyTorch, "CUDA error: out of memory".
 std::optional<OomReport> pytorch_other(std::string_view line) {
   if (contains(line, " would exceed allowed memory. (out of memory)")) {
-    OomReport oom = report_of("PyTorch");
+    OomReport oom{.framework = "PyTorch"};
     read_malloc_async_figures(oom, line);
     oom.follow_up_lines = kFollowUpLines;
     return oom;
@@ -107,7 +101,7 @@ std::optional<OomReport> pytorch_other(std::string_view line) {
   // (cudaErrorMemoryAllocation) is a program's own check of the runtime (measured: a CUDA
   // program's "CUDA error: out of memory (cudaErrorMemoryAllocation)" was called PyTorch).
   if (contains(line, "CUDA error: out of memory") && !contains(line, "cudaError"))
-    return report_of("PyTorch");
+    return OomReport{.framework = "PyTorch"};
   return std::nullopt;
 }
 

@@ -58,7 +58,7 @@ RunConfig replay_config(const trace::TraceSeries& series, const std::atomic<bool
   return config;
 }
 
-// One setting's frontiers, value by value, each searched from the nearest one found.
+// One setting's frontiers, value by value, each searched from a guess drawn from those found.
 class RowSearch {
  public:
   RowSearch(RunConfig config, MadeTraces& made, std::uint64_t card_bytes)
@@ -69,13 +69,7 @@ class RowSearch {
     config_.trace = made_.at(value);
     const std::uint64_t peak = config_.trace->demand.peak_live_bytes;
     const std::uint64_t least = std::max<std::uint64_t>(1, (peak + kPage - 1) / kPage);
-    std::uint64_t guess = least;
-    if (const auto near = nearest(value)) {
-      const auto [at, bytes] = *near;
-      const long double moved = static_cast<long double>(bytes) + static_cast<long double>(peak) -
-                                static_cast<long double>(peaks_.at(at));
-      guess = std::max(least, static_cast<std::uint64_t>(std::max<long double>(moved, 0) / kPage));
-    }
+    const std::uint64_t guess = std::max(least, guess_pages(value, peak));
     const std::optional<std::uint64_t> pages = search(std::min(guess, top_), least);
     const std::optional<std::uint64_t> out =
         pages ? std::optional<std::uint64_t>(*pages * kPage) : std::nullopt;
@@ -134,14 +128,30 @@ class RowSearch {
     return good;
   }
 
-  std::optional<std::pair<std::uint64_t, std::uint64_t>> nearest(std::uint64_t value) const {
-    std::optional<std::pair<std::uint64_t, std::uint64_t>> best;
+  // Where the search starts: on the line through the frontiers of the two nearest values found;
+  // from one, that frontier moved by the difference of the two traces' peaks; from none, the
+  // peak itself (no budget under it holds the trace).
+  [[nodiscard]] std::uint64_t guess_pages(std::uint64_t value, std::uint64_t peak) const {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> near;  // (value, frontier), nearest first
     for (const auto& [at, bytes] : found_) {
-      if (!bytes) continue;
-      const auto distance = [&](std::uint64_t v) { return v > value ? v - value : value - v; };
-      if (!best || distance(at) < distance(best->first)) best = {{at, *bytes}};
+      if (bytes) near.emplace_back(at, *bytes);
     }
-    return best;
+    const auto distance = [&](std::uint64_t v) { return v > value ? v - value : value - v; };
+    std::sort(near.begin(), near.end(),
+              [&](const auto& a, const auto& b) { return distance(a.first) < distance(b.first); });
+    long double bytes = static_cast<long double>(peak);
+    if (near.size() >= 2) {
+      const auto [a, fa] = near[0];
+      const auto [b, fb] = near[1];
+      const long double per = (static_cast<long double>(fb) - static_cast<long double>(fa)) /
+                              (static_cast<long double>(b) - static_cast<long double>(a));
+      bytes = static_cast<long double>(fa) +
+              per * (static_cast<long double>(value) - static_cast<long double>(a));
+    } else if (near.size() == 1) {
+      bytes = static_cast<long double>(near[0].second) + static_cast<long double>(peak) -
+              static_cast<long double>(peaks_.at(near[0].first));
+    }
+    return static_cast<std::uint64_t>(std::max<long double>(bytes, 0) / kPage);
   }
 
   RunConfig config_;

@@ -3,10 +3,10 @@
 // at each value asked, and the largest value each card holds. The program is not run: each
 // figure is a replay of the trace made at the value (held in memory, RunConfig::trace) on the
 // model of PyTorch's caching allocator over the sim.
-//   - A frontier is searched to 2 MiB from a guess: the frontier at the nearest value already
-//     found, moved by the difference of the two traces' peaks of live blocks (the first, from its
-//     own peak, which no budget under it can hold); steps double away from the guess until the
-//     answer changes, then bisect.
+//   - A frontier is searched to 2 MiB from a guess: on the line through the frontiers of the two
+//     nearest values already found (with one, its frontier moved by the difference of the two
+//     traces' peaks of live blocks; the first from its own peak, which no budget under it can
+//     hold); steps double away from the guess until the answer changes, then bisect.
 //   - A card's answer is the largest value whose frontier it holds (bisection over the values,
 //     the frontiers found kept): the program's need grows with the value.
 #pragma once
