@@ -127,7 +127,9 @@ TEST(Diagnose, BehindPyTorchCapacityIsItsBlocksAndTheRoundedRequestAgainstWhatIt
   OomEvidence e = base_evidence();
   e.request_bytes = 1_GiB - 3_MiB;
   e.live_bytes = 7_GiB;  // what was asked for; PyTorch's blocks are larger
-  e.budget_bytes = 9_GiB;
+  e.budget_bytes = 7_GiB + 725_MiB + 694_MiB;
+  e.device_free_at_start = e.budget_bytes;  // the ballast left the budget free
+  e.own_bytes_bound = 7_GiB + 725_MiB;      // the cache's segments
   e.device_free_now = 694_MiB;
   e.cache = CacheState{.framework = "pytorch",
                        .allocated_bytes = 7_GiB + 400_MiB,
@@ -149,7 +151,9 @@ TEST(Diagnose, BehindPyTorchCapacityIsItsBlocksAndTheRoundedRequestAgainstWhatIt
 TEST(Diagnose, ACacheIsToldInItsFrameworksWordsOrTheEnginesWhenNoneIsRegistered) {
   OomEvidence e = base_evidence();
   e.request_bytes = 100_MiB;
-  e.budget_bytes = 8_GiB;
+  e.budget_bytes = 7_GiB + 50_MiB;
+  e.device_free_at_start = e.budget_bytes;  // the ballast left the budget free
+  e.own_bytes_bound = 7_GiB;                // the cache's segments
   e.device_free_now = 50_MiB;
   e.cache = CacheState{.framework = "pytorch",
                        .allocated_bytes = 6_GiB,
@@ -178,6 +182,8 @@ TEST(Diagnose, UnderAFractionTheEvidenceCountsWhatIsLeftUnderTheCapNotTheDevice)
   OomEvidence e = base_evidence();
   e.request_bytes = 1_GiB;
   e.budget_bytes = 8_GiB;
+  e.device_free_at_start = 70_GiB + 7_GiB + 300_MiB;  // a cap, no ballast: the device was free
+  e.own_bytes_bound = 7_GiB + 300_MiB;
   e.device_free_now = 70_GiB;
   e.cache = CacheState{.framework = "pytorch",
                        .allocated_bytes = 7_GiB,
@@ -226,6 +232,25 @@ TEST(Diagnose, ExternalPressureWhenTheDeviceLostMoreThanTheRunHolds) {
   EXPECT_EQ(d.cause, Cause::external_pressure);
   EXPECT_EQ(d.external_bytes, 1_GiB - 100_MiB);
   EXPECT_NE(d.advice.find("another process"), std::string::npos);
+}
+
+// Several processes placing their ballasts at once: the others had already taken 100 MiB of this
+// run's 2 GiB when its baseline was read, so the device's free memory fell by no more than the
+// run holds, yet the run met the wall 100 MiB early (as measured on an H200).
+TEST(Diagnose, ExternalPressureWhenOthersTookPartOfTheBudgetBeforeTheBaseline) {
+  OomEvidence e = base_evidence();
+  e.budget_bytes = 2_GiB;
+  e.device_free_at_start = 2_GiB - 100_MiB;
+  e.own_bytes_bound = 2_GiB - 166_MiB;
+  e.device_free_now = 66_MiB;
+  e.leak.detected = true;  // a leak is there too, but it is not what refused the request
+  e.leak.bytes_per_step = 8.0 * 1024 * 1024;
+  e.leak.samples = 100;
+  const Diagnosis d = diagnose(e);
+  EXPECT_EQ(d.cause, Cause::external_pressure);
+  EXPECT_EQ(d.external_bytes, 100_MiB);
+  EXPECT_NE(d.evidence.find("100 MiB short of its 2.00 GiB budget"), std::string::npos)
+      << d.evidence;
 }
 
 TEST(Diagnose, NoExternalPressureOnTheSim) {

@@ -81,13 +81,27 @@ namespace {
 bool describe_external_or_leak(const OomEvidence& e, Diagnosis& d) {
   const std::uint64_t shrink =
       e.device_free_at_start > e.device_free_now ? e.device_free_at_start - e.device_free_now : 0;
-  d.external_bytes = shrink > e.own_bytes_bound ? shrink - e.own_bytes_bound : 0;
+  const std::uint64_t lost = shrink > e.own_bytes_bound ? shrink - e.own_bytes_bound : 0;
+  // Others may also have taken part of the budget before the run's baseline was read (processes
+  // placing their ballasts at once): the device then had less free than the budget at the start.
+  const std::uint64_t withheld =
+      e.budget_bytes > e.device_free_at_start ? e.budget_bytes - e.device_free_at_start : 0;
+  d.external_bytes = lost + withheld;
   const std::uint64_t threshold = std::max<std::uint64_t>(32_MiB, e.budget_bytes / 100);
   if (e.real_device && d.external_bytes > threshold) {
     d.cause = Cause::external_pressure;
-    d.evidence = fmt::format(
-        "device free memory fell by {} during the run, {} more than this run can hold ({})",
-        format_bytes(shrink), format_bytes(d.external_bytes), format_bytes(e.own_bytes_bound));
+    d.evidence =
+        withheld == 0
+            ? fmt::format(
+                  "device free memory fell by {} during the run, {} more than this run can hold "
+                  "({})",
+                  format_bytes(shrink), format_bytes(lost), format_bytes(e.own_bytes_bound))
+            : fmt::format(
+                  "the device had {} free when the run began, {} short of its {} budget, and "
+                  "fell by {} more than this run can hold ({}) during it",
+                  format_bytes(e.device_free_at_start), format_bytes(withheld),
+                  format_bytes(e.budget_bytes), format_bytes(lost),
+                  format_bytes(e.own_bytes_bound));
     d.advice = fmt::format(
         "another process took {} of device memory: run alone, or lower the budget to what is left",
         format_bytes(d.external_bytes));
