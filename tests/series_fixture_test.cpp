@@ -4,6 +4,7 @@
 // fit replay --from against the real snapshots; the CLI's refusals.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -76,7 +77,7 @@ TEST(SeriesFixtures, ATransformersTrainingRunAtEightFromOneAndTwoIsWithinOnePerc
   }
 }
 
-TEST(SeriesFixtures, ConvolutionWorkspacesGiveARangeThatHoldsTheRealFrontier) {
+TEST(SeriesFixtures, ConvolutionWorkspacesAreWithinOnePercentOrInARangeThatHoldsTheTruth) {
   for (const auto& [program, at] :
        {std::pair{"sd", 8}, std::pair{"resnet", 8}, std::pair{"resnet", 16}}) {
     const Made t = tables(program, "1,2", at);
@@ -86,9 +87,14 @@ TEST(SeriesFixtures, ConvolutionWorkspacesGiveARangeThatHoldsTheRealFrontier) {
       ASSERT_TRUE(range.is_array()) << program << " " << name;
       const double low = range[0].get<double>();
       const double high = range[1].get<double>();
-      EXPECT_LE(low, frontier(row)) << program << "@" << at << " " << name;
-      EXPECT_GE(high, frontier(row)) << program << "@" << at << " " << name;
-      EXPECT_LE(high - low, 0.30 * low) << program << "@" << at << " " << name;
+      // The issue's rule: the made frontier within 1% of the real one, or a range that holds it
+      // and is at most 30% wide.
+      const double real = frontier(row);
+      const bool near = std::abs(frontier(t.made.at(name)) - real) <= 0.01 * real;
+      const bool held = low <= real && real <= high && high - low <= 0.30 * low;
+      EXPECT_TRUE(near || held) << program << "@" << at << " " << name << ": made "
+                                << frontier(t.made.at(name)) << " in [" << low << ", " << high
+                                << "], real " << real;
     }
   }
 }
@@ -112,6 +118,45 @@ TEST(SeriesFixtures, FitReplayFromOneAndTwoAgreesWithTheRealSnapshotAtEight) {
   EXPECT_EQ(fits.at("predicted"), 8);
   EXPECT_EQ(fits.at("made_from").at("values"), json::array({1, 2}));
   EXPECT_EQ(fit(at - (2ULL << 20U)).at("value"), 7);
+}
+
+// The capped runs unpacked once per process (tests/data/series/README.md).
+const fs::path& capped_folder() {
+  static const fs::path folder = [] {
+    const fs::path out = testing::fresh_temp_folder("capped");
+    const std::string command =
+        "tar -xzf '" + testing::test_data_dir() + "/series/capped.tgz' -C '" + out.string() + "'";
+    if (std::system(command.c_str()) != 0) ADD_FAILURE() << "could not unpack " << command;
+    return out;
+  }();
+  return folder;
+}
+
+std::uint64_t fit_value(const std::string& program, const std::string& range,
+                        std::uint64_t budget, const std::string& transients) {
+  const std::string pattern = (capped_folder() / (program + "_capped_b{batch}.pickle")).string();
+  const testing::CliRun run = testing::run_in_process(
+      {"oomlab", "fit", "replay", "--trace", pattern, "--from", "batch=1,2", "--range", range,
+       "--budget", std::to_string(budget) + "B", "--transients", transients, "--json", "-"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  if (run.code != 0) return 0;
+  const json doc = json::parse(run.out);
+  return doc.at("value").is_null() ? 0 : doc.at("value").get<std::uint64_t>();
+}
+
+// fit exec's prediction from its first two runs, at the allocator's budget they measured (the
+// card less what the process held outside the allocator), against the truth on the GPU: the
+// truth or one above it, so that the run after the prediction's is the answer's (four runs). On
+// the diffusers job cuDNN's workspaces on their lines say 10, given up when refused 14: the
+// capped program was refused 2.4 GiB workspaces at 13 and went on.
+TEST(SeriesFixtures, TheCappedProgramsPredictionIsTheTruthOrOneAbove) {
+  const std::uint64_t sd = fit_value("sd", "batch=1..32", 7870611456, "refusable");
+  EXPECT_GE(sd, 13U);
+  EXPECT_LE(sd, 14U);
+  EXPECT_LE(fit_value("sd", "batch=1..32", 7870611456, "lines"), 13U);
+  const std::uint64_t vit = fit_value("vit", "batch=1..256", 2426404864, "refusable");
+  EXPECT_GE(vit, 30U);
+  EXPECT_LE(vit, 31U);
 }
 
 TEST(SeriesFixtures, TheCardTableNamesTheLargestBatchPerSetting) {
@@ -160,6 +205,12 @@ TEST(SeriesCli, BadSeriesRequestsAreRefusedNamingTheProblem) {
   refused({"oomlab", "fit", "replay", "--trace", dir + "/gpt2_b{batch}.pickle", "--from",
            "batch=1,2", "--range", "batch=1..8", "--cards", "T4,bogus"},
           "--cards");
+  refused({"oomlab", "fit", "replay", "--trace", dir + "/gpt2_b{batch}.pickle", "--from",
+           "batch=1,2", "--range", "batch=1..8", "--transients", "maybe"},
+          "--transients: 'maybe': give lines, held or refusable");
+  refused({"oomlab", "fit", "replay", "--trace", dir + "/gpt2_b1.pickle", "--range", "batch=1..8",
+           "--transients", "refusable"},
+          "--transients needs --from");
 }
 
 TEST(SeriesCli, DifferentProgramsAreNotASeries) {

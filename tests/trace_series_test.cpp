@@ -135,6 +135,56 @@ TEST(TraceSeries, ASeriesNeedsTwoDistinctValues) {
                Error);
 }
 
+// Refusable: each transient request (here the activations freed at once) a failed request the
+// program survives, its free gone; one after the last allocation stays an allocation, since a
+// refusal there would end the program.
+TEST(TraceSeries, RefusableTransientsAreFailedRequestsThatHoldNothing) {
+  const TraceSeries series("batch", {{1, program_at(1, kTraining)}, {2, program_at(2, kTraining)}});
+  ASSERT_EQ(series.fit().transient, 2U);
+  const Trace lines = series.at(8);
+  const Trace refusable = series.at(8, TraceSeries::Rule::refusable);
+  std::vector<std::uint64_t> failed;
+  for (std::uint32_t i = 0; i < refusable.events.size(); ++i) {
+    const Event e = refusable.events[i];
+    if (e.op != Op::failed) continue;
+    failed.push_back(e.bytes);
+    EXPECT_TRUE(survived_failure(refusable, i)) << i;
+  }
+  EXPECT_EQ(failed, std::vector<std::uint64_t>{3 * 4096 * 8});  // the first activation
+  EXPECT_EQ(refusable.events.size(), lines.events.size() - 1);    // and its free, gone
+  EXPECT_EQ(alloc_sizes(refusable).size(), alloc_sizes(lines).size() - 1);
+  EXPECT_EQ(refusable.demand.failures, 1U);
+  EXPECT_EQ(fatal_failure_at(refusable), Event::kNone);
+}
+
+// One call (group_norm) makes one tensor and its statistics at batch 1, two tensors and its
+// statistics at batch 2, all with the same frames: the statistics are matched to each other,
+// and the second tensor is the anchor's own, never a line through 64 bytes and 256 KiB.
+TEST(TraceSeries, ATinyRequestIsNeverMatchedToATensor) {
+  const auto call_at = [](std::uint64_t batch) {
+    TraceBuilder b(Format::oomlab, fmt::format("b{}.csv", batch));
+    b.trace().recorded.emplace();
+    b.trace().recorded->stacks.push_back({"group_norm (functional.py:2990)"});
+    std::vector<std::uint64_t> sizes = {(128U << 10U) * batch};
+    if (batch >= 2) sizes.push_back((128U << 10U) * batch);
+    sizes.push_back(64 * batch);
+    std::uint64_t index = 0;
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      b.add(Op::alloc, sizes[i], 0x1000 * (i + 1), 0, 0, index, index, index + 1);
+      b.trace().recorded->event_stacks.resize(b.trace().events.size(), 0);
+      ++index;
+    }
+    for (std::size_t i = 0; i < sizes.size(); ++i, ++index)
+      b.add(Op::free, 0, 0x1000 * (i + 1), 0, 0, index, index, index + 1);
+    return std::make_shared<const Trace>(b.finish());
+  };
+  const TraceSeries series("batch", {{1, call_at(1)}, {2, call_at(2)}});
+  EXPECT_EQ(series.fit().matched, 2U);
+  EXPECT_EQ(series.fit().anchor_only, 1U);
+  const std::vector<std::uint64_t> want = {(128U << 10U) * 8, 256U << 10U, 64 * 8};
+  EXPECT_EQ(alloc_sizes(series.at(8)), want);
+}
+
 TEST(SeriesAlign, TheShortestEditMatchesAroundInsertionsAndDeletions) {
   const std::vector<std::uint64_t> other = {1, 2, 3, 4, 5, 6, 7};
   const std::vector<std::uint64_t> anchor = {1, 9, 2, 3, 5, 6, 8, 7};

@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <optional>
+#include <string>
+
 #include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -70,7 +73,19 @@ struct SeriesPlan {
   FitRange range;
   SeriesAsked asked;
   std::string pattern;
+  trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines;
 };
+
+trace::TraceSeries::Rule parse_transients(const std::string& text) {
+  using Rule = trace::TraceSeries::Rule;
+  if (text == "lines") return Rule::lines;
+  if (text == "held") return Rule::held;
+  if (text == "refusable") return Rule::refusable;
+  throw_usage(
+      fmt::format("--transients: '{}': give lines, held or refusable (how requests that live "
+                  "inside one call, such as cuDNN's workspaces, are made)",
+                  text));
+}
 
 SeriesPlan plan_from(const FitOptions& o) {
   const Registry::Entry* player = Registry::global().trace_player();
@@ -82,7 +97,8 @@ SeriesPlan plan_from(const FitOptions& o) {
   }
   SeriesPlan plan{.range = parse_fit_range(o.range),
                   .asked = parse_series_values(o.from, "--from"),
-                  .pattern = o.run.trace};
+                  .pattern = o.run.trace,
+                  .rule = parse_transients(o.transients)};
   if (plan.range.name != plan.asked.name) {
     throw_usage(fmt::format("--range names '{}', --from names '{}': give the same name",
                             plan.range.name, plan.asked.name));
@@ -97,7 +113,8 @@ int card_table(const FitOptions& o, const SeriesPlan& plan, const trace::TraceSe
   SeriesTableRequest request{.series = &series,
                              .range = plan.range,
                              .cards = parse_cards(o.cards, outside),
-                             .stop = StopOnSignal::flag()};
+                             .stop = StopOnSignal::flag(),
+                             .rule = plan.rule};
   for (const SeriesCard& c : request.cards)
     request.card_bytes = std::max(request.card_bytes, c.card_bytes);
   if (!o.run.alloc_conf.empty()) {
@@ -110,12 +127,33 @@ int card_table(const FitOptions& o, const SeriesPlan& plan, const trace::TraceSe
                                    .range = plan.range,
                                    .cards = request.cards,
                                    .outside_bytes = outside,
-                                   .notes = series_notes(series)};
+                                   .notes = series_notes(series, plan.rule)};
   std::ostream& said = words_stream(o.run.json, out, err);
   said << series_table_text(subject, series, table);
   write_search_json(o.run.json, o.run.out, "fit.json",
                     series_table_json(subject, series, table).dump(2) + "\n", out);
   return kExitOk;
+}
+
+// Where transient requests change with the value, the answer under the other bound: refusable
+// (the most a capped program fits) beside lines, or lines beside the others.
+std::optional<std::string> other_rule_note(const RunConfig& config,
+                                           const trace::TraceSeries& series,
+                                           const SeriesPlan& plan) {
+  using Rule = trace::TraceSeries::Rule;
+  if (series.fit().transient == 0) return std::nullopt;
+  const Rule other = plan.rule == Rule::refusable ? Rule::lines : Rule::refusable;
+  RunConfig quiet = config;  // the first search said what the trace holds
+  quiet.notice = nullptr;
+  const FitResult r = fit_series(quiet, series, {.range = plan.range}, other);
+  const std::string answer =
+      r.answer ? fmt::format("{}={}", plan.range.name, *r.answer) : "no value completes";
+  return fmt::format("with --transients {}: {} ({})",
+                     other == Rule::refusable ? "refusable" : "lines", answer,
+                     other == Rule::refusable
+                         ? "each given up when refused, as a capped program's convolutions do: "
+                           "the most it fits"
+                         : "each needed at its line's size: the least it fits");
 }
 
 }  // namespace
@@ -146,15 +184,17 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
         config, series,
         {.range = plan.range, .confirm = parse_confirm(o.confirm), .on_trial = [&](const Trial& t) {
            if (!o.run.quiet) err << value_trial_line(plan.range.name, t) << '\n';
-         }});
+         }},
+        plan.rule);
     std::ostream& said = words_stream(o.run.json, out, err);
     const std::string answer = fit_answer(
         result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,
                             plan.asked.name, fmt::join(plan.asked.values, ","), result.allocator));
     said << answer << '\n';
     if (!o.run.quiet) {
-      for (const std::string& note : series_notes(series))
+      for (const std::string& note : series_notes(series, plan.rule))
         said << "note: " << note << '\n';
+      if (const auto other = other_rule_note(config, series, plan)) said << "note: " << *other << '\n';
     }
     const SearchSubject subject{.scenario = config.scenario,
                                 .params = config.params,

@@ -100,6 +100,13 @@ void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
                   "with --cards: what the process holds outside PyTorch's allocator (the CUDA "
                   "context, libraries' workspaces), taken from each card")
       ->capture_default_str();
+  fit->add_option("--transients", o.transients,
+                  "with --from: how requests that live inside one call and change with the value "
+                  "(cuDNN's workspaces) are made: 'lines' (on their line: the program needs "
+                  "them), 'held' (at the largest snapshot's size), 'refusable' (asked for on "
+                  "their line and given up when refused, as PyTorch's convolutions fall back to "
+                  "an algorithm with a smaller workspace: the most a capped program can fit)")
+      ->capture_default_str();
   fit->add_option("--out,-o", o.run.out, "folder for fit.json; not one that holds one");
   fit->add_flag("--force", o.run.force, "--out may name a folder holding a fit: replace it");
   fit->footer(fit_footer());

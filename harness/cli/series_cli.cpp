@@ -104,7 +104,25 @@ trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& as
   return {asked.name, std::move(points)};
 }
 
-std::vector<std::string> series_notes(const trace::TraceSeries& series) {
+namespace {
+
+std::string_view rule_words(trace::TraceSeries::Rule rule) {
+  switch (rule) {
+    case trace::TraceSeries::Rule::lines:
+      return "made on their lines (--transients)";
+    case trace::TraceSeries::Rule::held:
+      return "held at their size in the largest snapshot (--transients held)";
+    case trace::TraceSeries::Rule::refusable:
+      return "asked for on their lines and given up when refused, as a convolution falls back "
+             "to a smaller workspace (--transients refusable): the most a capped program fits";
+  }
+  return "";
+}
+
+}  // namespace
+
+std::vector<std::string> series_notes(const trace::TraceSeries& series,
+                                      std::optional<trace::TraceSeries::Rule> rule) {
   const trace::SeriesFit& f = series.fit();
   std::vector<std::uint64_t> values;
   for (const trace::SeriesPoint& p : series.points())
@@ -126,6 +144,12 @@ std::vector<std::string> series_notes(const trace::TraceSeries& series) {
     out.push_back(fmt::format(
         "{} requests are not on one line in {} (each follows its last two values){}",
         format_count(f.off_line), series.name(), places.empty() ? "" : ": most at " + places));
+  }
+  if (rule && f.transient > 0) {
+    out.push_back(fmt::format(
+        "{} requests live inside one call and change with {} (a library's workspaces, such as "
+        "cuDNN's): {}",
+        format_count(f.transient), series.name(), rule_words(*rule)));
   }
   if (f.failures > 0) {
     out.push_back(

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ struct SeriesAsked {
                                              std::uint32_t device,
                                              const std::function<void()>& check_stop);
 // What the series found, one line each: the values, the alignment, what does not follow a line.
-[[nodiscard]] std::vector<std::string> series_notes(const trace::TraceSeries& series);
+// `rule`: how the transient requests were made, said when there are any (none: not said).
+[[nodiscard]] std::vector<std::string> series_notes(
+    const trace::TraceSeries& series,
+    std::optional<trace::TraceSeries::Rule> rule = std::nullopt);
 
 }  // namespace oomlab::cli

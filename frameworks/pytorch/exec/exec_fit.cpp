@@ -208,7 +208,11 @@ class FitRuns {
   }
 
   // From the two runs' snapshots: the largest value whose trace, made from them, completes in
-  // the model at the budget less what the process held outside the allocator.
+  // the model at the budget less what the process held outside the allocator. Where requests
+  // live inside one call and change with the value (cuDNN's workspaces), a capped program gives
+  // up those it is refused and asks for a smaller workspace: the prediction is the answer with
+  // them refusable, the most it can fit, and the note gives the answer with them on their lines
+  // too. A prediction one too high costs no run: the value under it is the next one tried.
   Prediction series_prediction() {
     const std::string& name = search_.range.name;
     try {
@@ -218,21 +222,40 @@ class FitRuns {
       if (result_.budget_bytes <= outside_) return {.note = "no prediction: no room outside"};
       const std::uint64_t budget = result_.budget_bytes - outside_;
       const FitRange range{.name = name, .lo = points_.back().value, .hi = search_.range.hi};
-      const FitResult f = fit_as_recorded(series, range, budget, base_.stop);
-      const std::string made = fmt::format(
-          "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}) "
-          "made into a trace at each value and replayed on the model at {} ({} less {} the "
-          "process held outside PyTorch's allocator)",
-          name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
-          format_count(series.fit().scaling), name, format_bytes(budget),
-          format_bytes(result_.budget_bytes), format_bytes(outside_));
+      const bool adapts = series.fit().transient > 0;
+      const FitResult f = fit_as_recorded(
+          series, range, budget, base_.stop,
+          adapts ? trace::TraceSeries::Rule::refusable : trace::TraceSeries::Rule::lines);
+      const std::string made = made_words(series, budget);
       if (!f.answer) return {.note = fmt::format("no prediction: {}: none completes", made)};
+      std::string bounds;
+      if (adapts) {
+        const FitResult lines = fit_as_recorded(series, range, budget, base_.stop);
+        bounds = fmt::format(
+            "; {} requests live inside one call and change with {} (cuDNN's workspaces): "
+            "{}={} with each given up when refused, as a capped program does, {} with each "
+            "needed at its line's size",
+            format_count(series.fit().transient), name, name, *f.answer,
+            lines.answer ? fmt::format("{}={}", name, *lines.answer) : "none");
+      }
       return {.value = *f.answer,
-              .note = fmt::format("predicted {}={} from {}, in {} replays", name, *f.answer, made,
-                                  f.trials.size())};
+              .note = fmt::format("predicted {}={} from {}, in {} replays{}", name, *f.answer,
+                                  made, f.trials.size(), bounds)};
     } catch (const Error& e) {
       return {.note = fmt::format("no prediction from the snapshots: {}", e.what())};
     }
+  }
+
+  [[nodiscard]] std::string made_words(const trace::TraceSeries& series,
+                                       std::uint64_t budget) const {
+    const std::string& name = search_.range.name;
+    return fmt::format(
+        "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}) made "
+        "into a trace at each value and replayed on the model at {} ({} less {} the process "
+        "held outside PyTorch's allocator)",
+        name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
+        format_count(series.fit().scaling), name, format_bytes(budget),
+        format_bytes(result_.budget_bytes), format_bytes(outside_));
   }
 
   void read_need(RunResult& run, std::uint64_t value) {

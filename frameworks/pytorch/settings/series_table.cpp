@@ -27,19 +27,21 @@ constexpr std::uint64_t kPage = 2ULL << 20U;
 // The traces made at each value, once each, for every row.
 class MadeTraces {
  public:
-  explicit MadeTraces(const trace::TraceSeries& series) : series_(series) {}
+  MadeTraces(const trace::TraceSeries& series, trace::TraceSeries::Rule rule)
+      : series_(series), rule_(rule) {}
   std::shared_ptr<const trace::Trace> at(std::uint64_t value) {
     {
       const std::lock_guard lock(mutex_);
       if (const auto it = made_.find(value); it != made_.end()) return it->second;
     }
-    auto made = std::make_shared<const trace::Trace>(series_.at(value));
+    auto made = std::make_shared<const trace::Trace>(series_.at(value, rule_));
     const std::lock_guard lock(mutex_);
     return made_.try_emplace(value, std::move(made)).first->second;
   }
 
  private:
   const trace::TraceSeries& series_;
+  trace::TraceSeries::Rule rule_;
   std::mutex mutex_;
   std::map<std::uint64_t, std::shared_ptr<const trace::Trace>> made_;
 };
@@ -192,7 +194,7 @@ SeriesTable series_table(const SeriesTableRequest& request) {
     own.set("total", Bytes{request.card_bytes});
     settings.push_back({request.own_name, own, own.choice("budget_by") == "fraction"});
   }
-  MadeTraces made(*request.series);
+  MadeTraces made(*request.series, request.rule);
   const RunConfig base = replay_config(*request.series, request.stop);
   SeriesTable table;
   table.rows.resize(settings.size());

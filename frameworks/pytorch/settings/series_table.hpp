@@ -53,6 +53,7 @@ struct SeriesTableRequest {
   std::string own_name;
   const std::atomic<bool>* stop = nullptr;
   unsigned threads = 0;  // 0: one per core, at most one per setting
+  trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines;  // the transient requests'
 };
 
 struct SeriesTable {

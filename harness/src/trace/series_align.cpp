@@ -9,6 +9,8 @@ namespace oomlab::trace {
 namespace {
 
 constexpr std::uint64_t kMix = 0x9E3779B97F4A7C15ULL;
+constexpr std::uint64_t kTinyBytes = 4096;  // under a page: a scalar, a norm's statistics
+constexpr std::uint64_t kImplausibleGrowth = 16;
 
 std::uint64_t mix(std::uint64_t seed, std::uint64_t value) {
   seed ^= value + kMix + (seed << 6U) + (seed >> 2U);
@@ -24,7 +26,7 @@ std::uint64_t frames_hash(const std::vector<std::string>& frames) {
 
 }  // namespace
 
-std::vector<std::uint64_t> request_keys(const Trace& trace) {
+std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny) {
   std::vector<std::uint64_t> keys(trace.events.size(), 0);
   std::vector<std::uint64_t> slot_key(trace.slots, 0);
   std::unordered_map<std::uint32_t, std::uint64_t> stack_hash;
@@ -39,7 +41,8 @@ std::vector<std::uint64_t> request_keys(const Trace& trace) {
   };
   // An allocation freed by the very next event (a workspace, used and given back at once) is
   // told apart from one that lives on, with frames or without (autograd's backward thread
-  // records none): that does not change with the value where sizes do.
+  // records none): that does not change with the value where sizes do. With `tell_tiny`, so is
+  // a tiny request from a tensor (see implausible_pairs).
   EventReader events(trace.events);
   const auto freed_next = [&](std::uint32_t i, const Event& e) {
     if (e.slot == Event::kNone || i + 1 >= trace.events.size()) return false;
@@ -53,8 +56,10 @@ std::vector<std::uint64_t> request_keys(const Trace& trace) {
       continue;
     }
     if (e.op == Op::alloc) {
-      const std::uint64_t kind = (e.preexisting ? 1U : 0U) | (freed_next(i, e) ? 2U : 0U);
-      keys[i] = mix(mix(mix(1, e.stream), frames_key(i)), kind) | 1U;
+      const std::uint64_t frames = frames_key(i);
+      const std::uint64_t kind = (e.preexisting ? 1U : 0U) | (freed_next(i, e) ? 2U : 0U) |
+                                 (tell_tiny && e.bytes < kTinyBytes ? 4U : 0U);
+      keys[i] = mix(mix(mix(1, e.stream), frames), kind) | 1U;
       if (e.slot != Event::kNone && e.slot < slot_key.size()) slot_key[e.slot] = keys[i];
     } else {
       const std::uint64_t freed =
@@ -153,6 +158,23 @@ std::optional<std::vector<std::uint32_t>> align_keys(const std::vector<std::uint
                     anchor.size() - head - tail);
   if (!edit.run(most_edits)) return std::nullopt;
   edit.walk_back(out);
+  return out;
+}
+
+std::uint64_t implausible_pairs(const Trace& other, const Trace& anchor,
+                                const std::vector<std::uint32_t>& match) {
+  EventReader theirs(other.events);
+  EventReader ours(anchor.events);
+  std::uint64_t out = 0;
+  for (std::uint32_t p = 0; p < match.size() && p < anchor.events.size(); ++p) {
+    if (match[p] == Event::kNone || match[p] >= other.events.size()) continue;
+    const Event& a = ours[p];
+    if (a.op == Op::free) continue;
+    const std::uint64_t b = theirs[match[p]].bytes;
+    const std::uint64_t least = std::min(a.bytes, b);
+    const std::uint64_t most = std::max(a.bytes, b);
+    if (least < kTinyBytes && most >= kTinyBytes * kImplausibleGrowth) ++out;
+  }
   return out;
 }
 

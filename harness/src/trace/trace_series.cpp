@@ -65,11 +65,19 @@ TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
   }
   const Trace& anchor = *points_.back().trace;
   const std::vector<std::uint64_t> anchor_keys = request_keys(anchor);
+  std::vector<std::uint64_t> anchor_tiny_keys;  // made when first needed
   std::vector<std::vector<std::uint32_t>> matches;
   for (std::size_t k = 0; k + 1 < points_.size(); ++k) {
     const Trace& other = *points_[k].trace;
     std::optional<std::vector<std::uint32_t>> m =
         align_keys(request_keys(other), anchor_keys, kMostEdits);
+    // Pairs no line could join: try keys that tell tiny requests apart, kept if they do better.
+    if (const std::uint64_t bad = m ? implausible_pairs(other, anchor, *m) : 0; bad > 0) {
+      if (anchor_tiny_keys.empty()) anchor_tiny_keys = request_keys(anchor, true);
+      std::optional<std::vector<std::uint32_t>> told =
+          align_keys(request_keys(other, true), anchor_tiny_keys, kMostEdits);
+      if (told && implausible_pairs(other, anchor, *told) < bad) m = std::move(told);
+    }
     if (!m) {
       throw Error(
           ErrorKind::input,
@@ -242,6 +250,7 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
   const RecordedState* from = anchor.recorded ? &*anchor.recorded : nullptr;
   if (from != nullptr) builder.trace().recorded = recorded_part(*from);
   std::vector<std::uint64_t> slot_address(anchor.slots, 0);
+  std::vector<bool> slot_refusable(anchor.slots, false);  // its allocation made a failed request
   std::size_t next_emptied = 0;
   bool emptied = false;
   EventReader events(anchor.events);
@@ -256,23 +265,34 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
     }
     std::uint64_t address = 0;
     std::uint64_t bytes = e.bytes;
+    Op op = e.op;
     if (e.op == Op::failed) {
       bytes = size_at(p, value);
     } else if (e.op == Op::alloc) {
       address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
       const bool held = rule == Rule::held && transient_[p];
       if (!e.preexisting && !held) bytes = size_at(p, value);
-      if (e.slot != Event::kNone) slot_address[e.slot] = address;
+      // Refused, a request is survived only where the program asks for more after it.
+      if (rule == Rule::refusable && transient_[p] && !e.preexisting &&
+          p < anchor.demand.last_alloc_at) {
+        op = Op::failed;
+        address = 0;
+      }
+      if (e.slot != Event::kNone) {
+        slot_address[e.slot] = address;
+        slot_refusable[e.slot] = op == Op::failed;
+      }
     } else {
       if (e.slot == Event::kNone) continue;  // the anchor's own unknown free: it freed nothing
+      if (slot_refusable[e.slot]) continue;  // its request held nothing to free
       address = slot_address[e.slot];
     }
-    builder.add(e.op, bytes, address, anchor.streams[e.stream], 0, e.t_ns, e.index, e.line);
+    builder.add(op, bytes, address, anchor.streams[e.stream], 0, e.t_ns, e.index, e.line);
     Trace& made = builder.trace();
     const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
     if (e.preexisting) made.events.last().preexisting = true;
     if (from == nullptr) continue;
-    if (e.op == Op::failed) {
+    if (op == Op::failed) {
       made.recorded->failed_requests.push_back(
           {.event = at, .device_free_bytes = from->device_free_at(p).value_or(0)});
     }

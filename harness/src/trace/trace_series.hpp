@@ -11,7 +11,11 @@
 //     was, at its line's size (a replay asks for it again).
 //   - Transient requests (SeriesFit::transient) may follow another rule: at(value, Rule::held)
 //     keeps them at the anchor's size, so that the two traces bound what such a request might be
-//     between its size at the largest value traced and its line.
+//     between its size at the largest value traced and its line. Rule::refusable makes each one
+//     a request the program survives being refused (a failed request with requests after it: a
+//     replay asks for it at its line's size and, refused, goes on without it), as PyTorch's
+//     convolutions do, falling back to an algorithm with a smaller workspace: the most a
+//     capped program can do, where the lines are the least.
 // Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
 // so, by how much, and makes no trace: the caller falls back to runs.
 #pragma once
@@ -66,8 +70,9 @@ class TraceSeries {
   [[nodiscard]] const std::vector<SeriesPoint>& points() const { return points_; }
   // None when the series can be trusted; else why, in words.
   [[nodiscard]] std::optional<std::string> misaligned() const;
-  // How the transient requests are made: on their line, or held at the anchor's size.
-  enum class Rule : std::uint8_t { lines, held };
+  // How the transient requests are made: on their line, held at the anchor's size, or asked for
+  // on their line and given up when refused.
+  enum class Rule : std::uint8_t { lines, held, refusable };
   // The trace at `value` (made from the anchor, its source the anchor's).
   [[nodiscard]] Trace at(std::uint64_t value, Rule rule = Rule::lines) const;
   // The anchor's size of each allocation at `value`, by the anchor's position (0 for others).
