@@ -237,6 +237,21 @@ const std::vector<BadInvocation>& catalogue() {
          2,
          "--resolution: '1MiB' is under"},
         {{"frontier", "exec", "--confirm=x", "--", "true"}, 2, "--confirm: 'x'"},
+        {{"frontier", "exec", "--at", "batch=8", "--", "true"}, 2, "--at needs --from"},
+        {{"frontier", "exec", "--from", "batch=1,2", "--", "true"}, 2, "--from needs --at"},
+        {{"frontier", "exec", "--from", "batch=1,2", "--at", "steps=8", "--", "true"},
+         2,
+         "give the same name"},
+        {{"frontier", "exec", "--from", "batch=1", "--at", "batch=8", "--", "true"},
+         2,
+         "--from"},
+        {{"frontier", "exec", "--from", "batch=1,2", "--at", "batch=8", "--", "true"},
+         2,
+         "the command has no {batch}"},
+        {{"frontier", "exec", "--from", "batch=1,2", "--at", "batch=8", "--confirm", "2", "--",
+          "true", "{batch}"},
+         2,
+         "--confirm: with --from"},
     };
     all.insert(all.end(), rest.begin(), rest.end());
     const std::vector<BadInvocation> names = name_cases();

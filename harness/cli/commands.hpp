@@ -70,6 +70,8 @@ struct ExecOptions {
   bool quiet = false;
   bool check_remedy = false;        // exec: run again with the setting the model names
   std::string resolution = "2MiB";  // frontier exec
+  std::string from;  // frontier exec: NAME=V1,V2, the values run for a frontier at --at
+  std::string at;    // frontier exec: NAME=N, the value answered without running it
   std::string confirm = "0";
   bool no_snapshot = false;  // a Python program's PyTorch snapshot (the exec shim)
   std::string snapshot_stacks = "none";
@@ -159,6 +161,8 @@ int frontier_exec_command(const ExecOptions& options, std::ostream& out, std::os
 int fit_command(const FitOptions& options, std::ostream& out, std::ostream& err);
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err);
 int fit_series_command(const FitOptions& options, std::ostream& out, std::ostream& err);
+// `frontier exec --from NAME=V1,V2 --at NAME=N -- CMD ... {NAME}`: the frontier at N, not run.
+int frontier_series_command(const ExecOptions& options, std::ostream& out, std::ostream& err);
 int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, bool cards, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,

@@ -92,6 +92,10 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   sub->add_option("--confirm", o.confirm,
                   "N: run the frontier and the budget under it N more times each")
       ->capture_default_str();
+  sub->add_option("--from", o.from,
+                  "NAME=V1,V2[,...]: with --at, run the program at these values only ({NAME} in "
+                  "its arguments) and answer for --at from their snapshots, without running it");
+  sub->add_option("--at", o.at, "NAME=N: with --from, the value the frontier is asked for");
   sub->add_option("--out,-o", o.out, "folder for frontier.json; not one that holds one");
   sub->add_flag("--force", o.force, "--out may name a folder holding a frontier: replace it");
   add_program_options(sub, o);

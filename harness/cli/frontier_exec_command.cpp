@@ -59,6 +59,7 @@ std::string answer_line(const ExecOptions& o, std::uint64_t resolution, const Ex
 }  // namespace
 
 int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream& err) {
+  if (!o.from.empty() || !o.at.empty()) return frontier_series_command(o, out, err);
   Console console(err, false);
   ExecConfig config = exec_config_from(o);
   for (const std::string& note : read_budget(o.budget).notes)

@@ -61,17 +61,17 @@ void write_outputs(const RunResult& result, const RunRecord& record, std::ostrea
   const RunOptions& o = record.options;
   Invocation invocation = record.invocation;
   if (record.folder) invocation.folder = *record.folder;
-  const std::string json = summary_json(result, invocation).dump(2) + "\n";
-  if (to_stdout(o.json)) out << json;  // what CI reads, whatever the disk says
+  const std::string summary = summary_json(result, invocation).dump(2) + "\n";
+  if (to_stdout(o.json)) out << summary;  // what CI reads, whatever the disk says
   if (!result.events_error.empty()) failures.add(result.events_error);
   std::vector<std::string> written;
   std::error_code ec;
   if (record.folder) {
     if (fs::exists(*record.folder / "events.csv", ec)) written.emplace_back("events.csv");
-    if (failures.attempt([&] { write_output_file(*record.folder / "summary.json", json); }))
+    if (failures.attempt([&] { write_output_file(*record.folder / "summary.json", summary); }))
       written.emplace_back("summary.json");
   }
-  if (to_file(o.json)) failures.attempt([&] { write_output_file(o.json, json); });
+  if (to_file(o.json)) failures.attempt([&] { write_output_file(o.json, summary); });
   if (!o.csv.empty() && !written.empty() && written.front() == "events.csv")
     failures.attempt([&] { copy_output_file(*record.folder / "events.csv", o.csv); });
   if (!o.quiet) {

@@ -88,14 +88,15 @@ json frontier_range_json(const SearchSubject& s, const std::optional<std::uint64
   return json::array({range->low_bytes, range->high_bytes});
 }
 
-// A fit made from a program's trace series: the values it was made from and how well they align.
-json series_json(const FitResult& r) {
-  const trace::SeriesFit& f = r.series_fit;
+}  // namespace
+
+json made_from_json(const std::string& name, const std::vector<std::uint64_t>& values,
+                    const trace::SeriesFit& f) {
   json places = json::array();
   for (const auto& [where, count] : f.off_line_places)
     places.push_back({{"where", where}, {"requests", count}});
-  return {{"name", r.range.name},
-          {"values", r.made_from},
+  return {{"name", name},
+          {"values", values},
           {"requests", f.requests},
           {"matched", f.matched},
           {"scaling", f.scaling},
@@ -104,10 +105,9 @@ json series_json(const FitResult& r) {
           {"anchor_only", f.anchor_only},
           {"elsewhere_only", f.elsewhere_only},
           {"failures", f.failures},
+          {"transient", f.transient},
           {"aligned_share", f.aligned_share}};
 }
-
-}  // namespace
 
 std::vector<std::string> card_names_holding(std::uint64_t bytes, std::uint64_t kept_back) {
   std::vector<std::string> names;
@@ -194,8 +194,8 @@ json fit_json(const SearchSubject& s, const FitResult& r, const std::string& ans
               {"stopped", r.stopped.empty() ? json(nullptr) : json(r.stopped)},
               {"cards", r.answer ? json(card_names_holding(r.budget_bytes, s.kept_back_bytes))
                                  : json::array()}};
-  if (!r.made_from.empty()) doc["made_from"] = series_json(r);
-  if (!r.made_from.empty()) doc["made_from"] = series_json(r);
+  if (!r.made_from.empty())
+    doc["made_from"] = made_from_json(r.range.name, r.made_from, r.series_fit);
   if (r.confirmation.runs > 0) {
     doc["confirm"] = {{"runs", r.confirmation.runs},
                       {"value_completed", r.confirmation.answer_completed},

@@ -35,6 +35,11 @@ struct SearchSubject {
 };
 
 // The names of the cards (device/cards.hpp) whose budget holds `bytes`, smallest first.
+// A search's answer made from a program's trace series: the values it was made from and how well
+// their requests align (the "made_from" object).
+[[nodiscard]] nlohmann::ordered_json made_from_json(const std::string& name,
+                                                    const std::vector<std::uint64_t>& values,
+                                                    const trace::SeriesFit& fit);
 [[nodiscard]] std::vector<std::string> card_names_holding(std::uint64_t bytes,
                                                           std::uint64_t kept_back);
 

@@ -1,7 +1,6 @@
 #include "pytorch/exec/exec_fit.hpp"
 
 #include <fmt/format.h>
-#include <stdlib.h>  // NOLINT(modernize-deprecated-headers): mkdtemp is POSIX
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 
+#include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "pytorch/exec/exec_frontier.hpp"
@@ -20,28 +20,6 @@ namespace oomlab {
 namespace {
 
 namespace fs = std::filesystem;
-
-// Where the trials' snapshots go, one folder each: the search's own, removed at its end. Empty
-// when none could be made (the trials then record none, and the search goes unguided).
-class ScratchFolder {
- public:
-  ScratchFolder() {
-    std::string pattern = (fs::temp_directory_path() / "oomlab-fit-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~ScratchFolder() {
-    std::error_code ec;
-    if (!path_.empty()) fs::remove_all(path_, ec);
-  }
-  ScratchFolder(const ScratchFolder&) = delete;
-  ScratchFolder& operator=(const ScratchFolder&) = delete;
-  ScratchFolder(ScratchFolder&&) = delete;
-  ScratchFolder& operator=(ScratchFolder&&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // What the model said of each completed run (value, whole-process need), and what it could not.
 class Needs {
@@ -275,7 +253,7 @@ class FitRuns {
   ExecDevices& devices_;
   const ExecFitSearch& search_;
   FitResult& result_;
-  const ScratchFolder scratch_;
+  const SnapshotFolder scratch_;  // the trials' snapshots, a folder each
   Needs needs_;
   std::vector<trace::SeriesPoint> points_;
   std::uint64_t outside_ = 0;

@@ -222,14 +222,34 @@ SeriesTable series_table(const SeriesTableRequest& request) {
   return table;
 }
 
+namespace {
+
+// Torch over the sim with the snapshot's own settings (they fill in what is not set).
+RunConfig as_recorded(const trace::TraceSeries& series, std::uint64_t card_bytes,
+                      const std::atomic<bool>* stop) {
+  RunConfig config = replay_config(series, stop);
+  Params options(backend_info(torch::torch_kind()).options);
+  options.set("upstream", std::string("sim"));
+  options.set("total", Bytes{std::max<std::uint64_t>(card_bytes, 80ULL << 30U)});
+  config.allocator_options = options;
+  return config;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> frontier_as_recorded(const trace::TraceSeries& series,
+                                                  std::uint64_t value, std::uint64_t card_bytes,
+                                                  const std::atomic<bool>* stop,
+                                                  trace::TraceSeries::Rule rule) {
+  MadeTraces made(series, rule);
+  RowSearch search(as_recorded(series, card_bytes, stop), made, card_bytes);
+  return search.frontier(value);
+}
+
 FitResult fit_as_recorded(const trace::TraceSeries& series, const FitRange& range,
                           std::uint64_t budget_bytes, const std::atomic<bool>* stop,
                           trace::TraceSeries::Rule rule) {
-  RunConfig config = replay_config(series, stop);
-  Params options(backend_info(torch::torch_kind()).options);  // the snapshot's settings fill in
-  options.set("upstream", std::string("sim"));
-  options.set("total", Bytes{std::max<std::uint64_t>(budget_bytes, 80ULL << 30U)});
-  config.allocator_options = options;
+  RunConfig config = as_recorded(series, budget_bytes, stop);
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{budget_bytes}};
   return fit_series(config, series, {.range = range}, rule);
 }

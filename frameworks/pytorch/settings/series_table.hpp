@@ -71,4 +71,10 @@ struct SeriesTable {
     const trace::TraceSeries& series, const FitRange& range, std::uint64_t budget_bytes,
     const std::atomic<bool>* stop, trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
 
+// The smallest budget (to 2 MiB) in which the trace made at `value` completes under the settings
+// the snapshots recorded, on a modelled card of `card_bytes`; none when not even that.
+[[nodiscard]] std::optional<std::uint64_t> frontier_as_recorded(
+    const trace::TraceSeries& series, std::uint64_t value, std::uint64_t card_bytes,
+    const std::atomic<bool>* stop, trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
+
 }  // namespace oomlab
