@@ -4,13 +4,14 @@
 # (and Lightning's, on the Lightning job) on the same job under the same ballast; then GPT-2's
 # snapshots at batch 3, 5, 6, 7 (1, 2, 4 and 8 are tests/data/series' own) for fit replay's truth.
 #   tests/data/programs/fit_series_acceptance.sh BIN_DIR OUT [PARTS...]
-# PARTS: sd gpt2 vit snaps (default all). OUT/steps.log has each step's exit code and time.
+# PARTS: sd gpt2 vit pair snaps (default all; pair: frontier exec at batch 13 from the runs at 1
+# and 2, and frontier exec's own search at 13). OUT/steps.log has each step's exit code and time.
 set -u
 oomlab="$(realpath "$1")/oomlab"
 out="$(realpath -m "$2")"
 shift 2
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(sd gpt2 vit snaps)
+[ ${#parts[@]} -gt 0 ] || parts=(sd gpt2 vit pair snaps)
 here="$(cd "$(dirname "$0")" && pwd)"
 exec_dir="$(cd "$here/../exec" && pwd)"
 mkdir -p "$out"
@@ -45,6 +46,11 @@ for part in "${parts[@]}"; do
       step "${finder}_vit" "$oomlab" exec --budget 3GiB --no-snapshot --no-out --quiet -- \
         python3 "$exec_dir/fit_peers.py" "$finder" --lo 1 --hi 256 --check
     done ;;
+  pair)
+    step pair_sd "$oomlab" frontier exec --budget 8GiB --from batch=1,2 --at batch=13 \
+      --json "$out/pair_sd.json" -- python3 "$here/sd_pipeline.py" --batch '{batch}' --steps 4
+    step real_sd "$oomlab" frontier exec --budget 8GiB --resolution 32MiB \
+      --json "$out/real_sd.json" -- python3 "$here/sd_pipeline.py" --batch 13 --steps 4 ;;
   snaps)
     mkdir -p "$out/series"
     for b in 3 5 6 7; do
