@@ -54,9 +54,17 @@ std::string answer_line(const ExecOptions& o, const SeriesFrontierRequest& reque
     seconds += t.seconds;
   const std::string runs = fmt::format("{} runs at {}={}, {:.1f} s", r.trials.size(),
                                        request.name, fmt::join(request.from, ","), seconds);
-  if (!r.frontier_bytes) {
+  if (!r.frontier_bytes && !r.low_bytes) {
     return fmt::format("{}: no frontier at {}={} ({}): {}", name, request.name, request.at, runs,
                        r.note);
+  }
+  if (!r.frontier_bytes) {
+    return fmt::format(
+        "{}: at {}={} (predicted, not run) completes at no less than {} ({} B), where its "
+        "convolutions give up refused workspaces; with each workspace on its line it needs more "
+        "than the runs' budget, {} ({})",
+        name, request.name, request.at, format_bytes(*r.low_bytes), format_count(*r.low_bytes),
+        format_bytes(r.card_bytes), runs);
   }
   std::string line = fmt::format(
       "{}: at {}={} (predicted, not run) completes at {} ({} B) and above ({})", name,
@@ -78,11 +86,16 @@ nlohmann::ordered_json answer_json(const SearchSubject& subject,
   result.predicted = r.frontier_bytes;
   result.prediction_note = r.note;
   nlohmann::ordered_json doc = frontier_json(subject, result, kDevicePageBytes, answer);
+  for (std::size_t i = 0; i < r.trials.size() && i < doc["trials"].size(); ++i)
+    doc["trials"][i]["value"] = r.trials[i].value;  // each run's value of the parameter
   doc["predicted"] = true;
   doc["at"] = {{"name", request.name}, {"value", request.at}};
   doc["outside_bytes"] = r.outside_bytes;
-  if (r.frontier_bytes && r.low_bytes && *r.low_bytes < *r.frontier_bytes)
-    doc["frontier_range_bytes"] = {*r.low_bytes, *r.frontier_bytes};
+  if (r.low_bytes && (!r.frontier_bytes || *r.low_bytes < *r.frontier_bytes)) {
+    doc["frontier_range_bytes"] = {*r.low_bytes, r.frontier_bytes ? nlohmann::ordered_json(
+                                                                        *r.frontier_bytes)
+                                                                  : nlohmann::ordered_json(nullptr)};
+  }
   doc["made_from"] = r.fit ? made_from_json(request.name, request.from, *r.fit)
                            : nlohmann::ordered_json(nullptr);
   return doc;
@@ -125,13 +138,15 @@ int frontier_series_command(const ExecOptions& o, std::ostream& out, std::ostrea
   const std::string answer = answer_line(o, request, result);
   std::ostream& said = words_stream(o.json, out, err);
   said << answer << '\n';
-  if (!o.quiet && result.frontier_bytes) {
+  const std::optional<std::uint64_t> best =
+      result.frontier_bytes ? result.frontier_bytes : result.low_bytes;
+  if (!o.quiet && best) {
     said << "note: " << result.note << '\n';
-    said << cards_line(*result.frontier_bytes, subject.kept_back_bytes) << '\n';
+    said << cards_line(*best, subject.kept_back_bytes) << '\n';
   }
   write_search_json(o.json, o.out, "frontier.json",
                     answer_json(subject, request, result, answer).dump(2) + "\n", out);
-  return result.frontier_bytes ? kExitOk : kExitCheckFailed;
+  return best ? kExitOk : kExitCheckFailed;
 }
 
 }  // namespace oomlab::cli

@@ -94,10 +94,12 @@ void answer_from(const trace::TraceSeries& series, const SeriesFrontierRequest& 
     out.note += fmt::format(
         "; {} requests live inside one call and change with {} (cuDNN's workspaces): the "
         "frontier is {} with each on its line, {} with each given up when refused, as a capped "
-        "program's convolutions do",
+        "program's convolutions do (one that falls back to a smaller workspace lies between)",
         format_count(series.fit().transient), request.name,
-        lines ? format_bytes(*out.frontier_bytes) : "over the budget",
-        low ? format_bytes(*out.low_bytes) : "over the budget");
+        lines ? format_bytes(*out.frontier_bytes)
+              : "over the runs' budget (" + format_bytes(out.card_bytes) + ")",
+        low ? format_bytes(*out.low_bytes)
+            : "over the runs' budget (" + format_bytes(out.card_bytes) + ")");
   }
 }
 

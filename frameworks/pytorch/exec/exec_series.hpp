@@ -32,8 +32,11 @@ struct SeriesFrontier {
   std::optional<RunResult> first;    // the first run: its environment and device
   std::uint64_t card_bytes = 0;      // the budget the runs had: the modelled card
   std::uint64_t outside_bytes = 0;   // the most a run held outside PyTorch's allocator
-  std::optional<std::uint64_t> frontier_bytes;  // whole process, the transients on their lines
-  std::optional<std::uint64_t> low_bytes;  // whole process, the transients given up when refused
+  // Whole process: with the transient requests on their lines (none: over the runs' budget), and
+  // with them given up when refused (the least it can be; the same where there are none). No
+  // answer at all when both are none.
+  std::optional<std::uint64_t> frontier_bytes;
+  std::optional<std::uint64_t> low_bytes;
   std::optional<trace::SeriesFit> fit;
   std::string note;  // how the answer was made, or why there is none
 };

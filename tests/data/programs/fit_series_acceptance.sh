@@ -5,7 +5,8 @@
 # snapshots at batch 3, 5, 6, 7 (1, 2, 4 and 8 are tests/data/series' own) for fit replay's truth.
 #   tests/data/programs/fit_series_acceptance.sh BIN_DIR OUT [PARTS...]
 # PARTS: sd gpt2 vit pair snaps (default all; pair: frontier exec at batch 13 from the runs at 1
-# and 2, and frontier exec's own search at 13). OUT/steps.log has each step's exit code and time.
+# and 2, and frontier exec's own search at 13). FINDERS=0 leaves the peers' finders out.
+# OUT/steps.log has each step's exit code and time.
 set -u
 oomlab="$(realpath "$1")/oomlab"
 out="$(realpath -m "$2")"
@@ -32,17 +33,17 @@ for part in "${parts[@]}"; do
   sd)
     step fit_sd "$oomlab" fit exec --budget 8GiB --range batch=1..32 --json "$out/fit_sd.json" \
       -- python3 "$here/sd_pipeline.py" --batch '{batch}' --steps 4
-    step accelerate_sd "$oomlab" exec --budget 8GiB --no-snapshot --no-out --quiet -- \
+    [ "${FINDERS:-1}" = 1 ] && step accelerate_sd "$oomlab" exec --budget 8GiB --no-snapshot --no-out --quiet -- \
       python3 "$here/accelerate_finder.py" --start 32 "$here/sd_pipeline.py" --batch '{batch}' --steps 4 ;;
   gpt2)
     step fit_gpt2 "$oomlab" fit exec --budget 12GiB --range batch=1..16 --json "$out/fit_gpt2.json" \
       -- python3 "$here/gpt2_train.py" --batch '{batch}'
-    step accelerate_gpt2 "$oomlab" exec --budget 12GiB --no-snapshot --no-out --quiet -- \
+    [ "${FINDERS:-1}" = 1 ] && step accelerate_gpt2 "$oomlab" exec --budget 12GiB --no-snapshot --no-out --quiet -- \
       python3 "$here/accelerate_finder.py" --start 16 "$here/gpt2_train.py" --batch '{batch}' ;;
   vit)
     step fit_vit "$oomlab" fit exec --budget 3GiB --range batch=1..256 --json "$out/fit_vit.json" \
       -- python3 "$exec_dir/lightning_fit.py" --batch '{batch}'
-    for finder in lightning accelerate; do
+    [ "${FINDERS:-1}" = 1 ] && for finder in lightning accelerate; do
       step "${finder}_vit" "$oomlab" exec --budget 3GiB --no-snapshot --no-out --quiet -- \
         python3 "$exec_dir/fit_peers.py" "$finder" --lo 1 --hi 256 --check
     done ;;
