@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/child_process.hpp"
-#include "oomlab/units.hpp"
 #include "exec/program.hpp"
+#include "oomlab/units.hpp"
 #include "test_support.hpp"
 #include "trace/trace.hpp"
 
@@ -101,9 +101,8 @@ TEST_F(GpuExecSnapshot, TheShimCapsPyTorchsAllocatorWhenAskedToLeaveALibraryRoom
 TEST_F(GpuExecSnapshot, TheFrontierAtABatchNotRunIsMadeFromTheRunsAtOneAndTwo) {
   const std::string job = testing::test_data_dir() + "/exec/batch_job.py";
   const ChildResult p = run_child(
-      {testing::oomlab_binary(), "frontier", "exec", "--budget", "6GiB", "--json", "-",
-       "--timeout", "180", "--from", "batch=1,2", "--at", "batch=12", "--", python_, job,
-       "--batch", "{batch}"},
+      {testing::oomlab_binary(), "frontier", "exec", "--budget", "6GiB", "--json", "-", "--timeout",
+       "180", "--from", "batch=1,2", "--at", "batch=12", "--", python_, job, "--batch", "{batch}"},
       {.timeout = 300s});
   ASSERT_EQ(p.exit_code, 0) << p.err_tail;
   const json made = json::parse(p.out, nullptr, false);

@@ -132,8 +132,8 @@ const fs::path& capped_folder() {
   return folder;
 }
 
-std::uint64_t fit_value(const std::string& program, const std::string& range,
-                        std::uint64_t budget, const std::string& transients) {
+std::uint64_t fit_value(const std::string& program, const std::string& range, std::uint64_t budget,
+                        const std::string& transients) {
   const std::string pattern = (capped_folder() / (program + "_capped_b{batch}.pickle")).string();
   const testing::CliRun run = testing::run_in_process(
       {"oomlab", "fit", "replay", "--trace", pattern, "--from", "batch=1,2", "--range", range,

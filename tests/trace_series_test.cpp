@@ -151,7 +151,7 @@ TEST(TraceSeries, RefusableTransientsAreFailedRequestsThatHoldNothing) {
     EXPECT_TRUE(survived_failure(refusable, i)) << i;
   }
   EXPECT_EQ(failed, std::vector<std::uint64_t>{3 * 4096 * 8});  // the first activation
-  EXPECT_EQ(refusable.events.size(), lines.events.size() - 1);    // and its free, gone
+  EXPECT_EQ(refusable.events.size(), lines.events.size() - 1);  // and its free, gone
   EXPECT_EQ(alloc_sizes(refusable).size(), alloc_sizes(lines).size() - 1);
   EXPECT_EQ(refusable.demand.failures, 1U);
   EXPECT_EQ(fatal_failure_at(refusable), Event::kNone);

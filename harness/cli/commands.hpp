@@ -86,7 +86,7 @@ struct FitOptions {
   std::string confirm = "0";
   std::string from;   // NAME=V1,V2: replay the trace made at each value from these snapshots
   std::string cards;  // with --from: a table of cards (or sizes), the largest value per setting
-  std::string outside = "0";  // with --from: what the process holds outside the allocator
+  std::string outside = "0";         // with --from: what the process holds outside the allocator
   std::string transients = "lines";  // with --from: how transient requests are made
 };
 

@@ -26,8 +26,9 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
   if (!o.from.empty()) return fit_series_command(o, out, err);
   if (!o.cards.empty()) throw_usage("--cards needs --from: the table is made from snapshots");
   if (o.transients != "lines") {
-    throw_usage("--transients needs --from: it says how a trace made from snapshots makes its "
-                "transient requests");
+    throw_usage(
+        "--transients needs --from: it says how a trace made from snapshots makes its "
+        "transient requests");
   }
   const FitRange range = parse_fit_range(o.range);
   const unsigned confirm = parse_confirm(o.confirm);

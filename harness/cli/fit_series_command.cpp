@@ -180,12 +180,16 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
       console.notice(note);
     resolve_allocator(config, console);
     config.notice = [&](std::string_view text) { console.notice(text); };
-    const FitResult result = fit_series(
-        config, series,
-        {.range = plan.range, .confirm = parse_confirm(o.confirm), .on_trial = [&](const Trial& t) {
-           if (!o.run.quiet) err << value_trial_line(plan.range.name, t) << '\n';
-         }},
-        plan.rule);
+    const FitResult result = fit_series(config, series,
+                                        {.range = plan.range,
+                                         .confirm = parse_confirm(o.confirm),
+                                         .on_trial =
+                                             [&](const Trial& t) {
+                                               if (!o.run.quiet)
+                                                 err << value_trial_line(plan.range.name, t)
+                                                     << '\n';
+                                             }},
+                                        plan.rule);
     std::ostream& said = words_stream(o.run.json, out, err);
     const std::string answer = fit_answer(
         result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,
@@ -194,7 +198,8 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
     if (!o.run.quiet) {
       for (const std::string& note : series_notes(series, plan.rule))
         said << "note: " << note << '\n';
-      if (const auto other = other_rule_note(config, series, plan)) said << "note: " << *other << '\n';
+      if (const auto other = other_rule_note(config, series, plan))
+        said << "note: " << *other << '\n';
     }
     const SearchSubject subject{.scenario = config.scenario,
                                 .params = config.params,

@@ -25,8 +25,10 @@ namespace {
 
 // --from and --at: both, one name, the name in the command; --confirm has nothing to confirm.
 SeriesFrontierRequest request_from(const ExecOptions& o) {
-  if (o.from.empty()) throw_usage("--at needs --from: the values the program is run at (batch=1,2)");
-  if (o.at.empty()) throw_usage("--from needs --at: the value the frontier is asked for (batch=64)");
+  if (o.from.empty())
+    throw_usage("--at needs --from: the values the program is run at (batch=1,2)");
+  if (o.at.empty())
+    throw_usage("--from needs --at: the value the frontier is asked for (batch=64)");
   if (o.confirm != "0") throw_usage("--confirm: with --from nothing is run at --at to confirm");
   const SeriesAsked asked = parse_series_values(o.from, "--from");
   const auto [name, value] = parse_series_value(o.at, "--at");
@@ -52,8 +54,8 @@ std::string answer_line(const ExecOptions& o, const SeriesFrontierRequest& reque
   double seconds = 0.0;
   for (const Trial& t : r.trials)
     seconds += t.seconds;
-  const std::string runs = fmt::format("{} runs at {}={}, {:.1f} s", r.trials.size(),
-                                       request.name, fmt::join(request.from, ","), seconds);
+  const std::string runs = fmt::format("{} runs at {}={}, {:.1f} s", r.trials.size(), request.name,
+                                       fmt::join(request.from, ","), seconds);
   if (!r.frontier_bytes && !r.low_bytes) {
     return fmt::format("{}: no frontier at {}={} ({}): {}", name, request.name, request.at, runs,
                        r.note);
@@ -67,9 +69,8 @@ std::string answer_line(const ExecOptions& o, const SeriesFrontierRequest& reque
         format_bytes(r.card_bytes), runs);
   }
   std::string line = fmt::format(
-      "{}: at {}={} (predicted, not run) completes at {} ({} B) and above ({})", name,
-      request.name, request.at, format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes),
-      runs);
+      "{}: at {}={} (predicted, not run) completes at {} ({} B) and above ({})", name, request.name,
+      request.at, format_bytes(*r.frontier_bytes), format_count(*r.frontier_bytes), runs);
   if (r.low_bytes && *r.low_bytes < *r.frontier_bytes) {
     line += fmt::format("; from {} ({} B) where its convolutions give up refused workspaces",
                         format_bytes(*r.low_bytes), format_count(*r.low_bytes));
@@ -92,12 +93,12 @@ nlohmann::ordered_json answer_json(const SearchSubject& subject,
   doc["at"] = {{"name", request.name}, {"value", request.at}};
   doc["outside_bytes"] = r.outside_bytes;
   if (r.low_bytes && (!r.frontier_bytes || *r.low_bytes < *r.frontier_bytes)) {
-    doc["frontier_range_bytes"] = {*r.low_bytes, r.frontier_bytes ? nlohmann::ordered_json(
-                                                                        *r.frontier_bytes)
-                                                                  : nlohmann::ordered_json(nullptr)};
+    doc["frontier_range_bytes"] = {*r.low_bytes, r.frontier_bytes
+                                                     ? nlohmann::ordered_json(*r.frontier_bytes)
+                                                     : nlohmann::ordered_json(nullptr)};
   }
-  doc["made_from"] = r.fit ? made_from_json(request.name, request.from, *r.fit)
-                           : nlohmann::ordered_json(nullptr);
+  doc["made_from"] =
+      r.fit ? made_from_json(request.name, request.from, *r.fit) : nlohmann::ordered_json(nullptr);
   return doc;
 }
 

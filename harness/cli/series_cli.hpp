@@ -33,7 +33,6 @@ struct SeriesAsked {
 // What the series found, one line each: the values, the alignment, what does not follow a line.
 // `rule`: how the transient requests were made, said when there are any (none: not said).
 [[nodiscard]] std::vector<std::string> series_notes(
-    const trace::TraceSeries& series,
-    std::optional<trace::TraceSeries::Rule> rule = std::nullopt);
+    const trace::TraceSeries& series, std::optional<trace::TraceSeries::Rule> rule = std::nullopt);
 
 }  // namespace oomlab::cli

@@ -217,8 +217,8 @@ class FitRuns {
             lines.answer ? fmt::format("{}={}", name, *lines.answer) : "none");
       }
       return {.value = *f.answer,
-              .note = fmt::format("predicted {}={} from {}, in {} replays{}", name, *f.answer,
-                                  made, f.trials.size(), bounds)};
+              .note = fmt::format("predicted {}={} from {}, in {} replays{}", name, *f.answer, made,
+                                  f.trials.size(), bounds)};
     } catch (const Error& e) {
       return {.note = fmt::format("no prediction from the snapshots: {}", e.what())};
     }

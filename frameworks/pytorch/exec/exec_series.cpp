@@ -52,15 +52,15 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
   }
   model_program(run, {.stop = base.stop});
   if (run.models.empty()) {
-    return {.why = fmt::format(
-                "the run at {}={} left no PyTorch snapshot to read{}", name, value,
-                run.program && !run.program->snapshot_note.empty()
-                    ? " (" + run.program->snapshot_note + ")"
-                    : "")};
+    return {.why = fmt::format("the run at {}={} left no PyTorch snapshot to read{}", name, value,
+                               run.program && !run.program->snapshot_note.empty()
+                                   ? " (" + run.program->snapshot_note + ")"
+                                   : "")};
   }
-  const auto most = std::max_element(
-      run.models.begin(), run.models.end(),
-      [](const ProgramModel& a, const ProgramModel& b) { return a.process_bytes < b.process_bytes; });
+  const auto most = std::max_element(run.models.begin(), run.models.end(),
+                                     [](const ProgramModel& a, const ProgramModel& b) {
+                                       return a.process_bytes < b.process_bytes;
+                                     });
   return {.trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {})),
           .outside_bytes = most->outside_allocator_bytes};
 }
@@ -68,8 +68,8 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
 void answer_from(const trace::TraceSeries& series, const SeriesFrontierRequest& request,
                  const std::atomic<bool>* stop, SeriesFrontier& out) {
   using Rule = trace::TraceSeries::Rule;
-  const std::uint64_t card = out.card_bytes > out.outside_bytes ? out.card_bytes - out.outside_bytes
-                                                                : 0;
+  const std::uint64_t card =
+      out.card_bytes > out.outside_bytes ? out.card_bytes - out.outside_bytes : 0;
   const std::optional<std::uint64_t> lines =
       frontier_as_recorded(series, request.at, card, stop, Rule::lines);
   const bool adapts = series.fit().transient > 0;
@@ -110,8 +110,9 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   SeriesFrontier out;
   const SnapshotFolder scratch;
   if (!base.snapshot.enabled || scratch.path().empty()) {
-    out.note = "no answer: the runs record no PyTorch snapshot (--no-snapshot, or no temporary "
-               "folder)";
+    out.note =
+        "no answer: the runs record no PyTorch snapshot (--no-snapshot, or no temporary "
+        "folder)";
     return out;
   }
   ExecConfig config = base;
@@ -122,8 +123,8 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   std::vector<trace::SeriesPoint> points;
   for (std::size_t i = 0; i < request.from.size(); ++i) {
     const std::uint64_t value = request.from[i];
-    SeriesRun run =
-        run_at(config, base, devices, request, value, scratch.path() / fmt::format("run-{}", i), out);
+    SeriesRun run = run_at(config, base, devices, request, value,
+                           scratch.path() / fmt::format("run-{}", i), out);
     if (!run.why.empty()) {
       out.note = "no answer: " + run.why;
       return out;

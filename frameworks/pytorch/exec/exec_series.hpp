@@ -21,17 +21,17 @@
 namespace oomlab {
 
 struct SeriesFrontierRequest {
-  std::string name;                  // the parameter ("batch"), {NAME} in the command
-  std::vector<std::uint64_t> from;   // the values run, at least two
-  std::uint64_t at = 0;              // the value asked for, not run
+  std::string name;                 // the parameter ("batch"), {NAME} in the command
+  std::vector<std::uint64_t> from;  // the values run, at least two
+  std::uint64_t at = 0;             // the value asked for, not run
   std::function<void(const Trial&)> on_trial;
 };
 
 struct SeriesFrontier {
-  std::vector<Trial> trials;         // the runs, one per --from value (Trial::value)
-  std::optional<RunResult> first;    // the first run: its environment and device
-  std::uint64_t card_bytes = 0;      // the budget the runs had: the modelled card
-  std::uint64_t outside_bytes = 0;   // the most a run held outside PyTorch's allocator
+  std::vector<Trial> trials;        // the runs, one per --from value (Trial::value)
+  std::optional<RunResult> first;   // the first run: its environment and device
+  std::uint64_t card_bytes = 0;     // the budget the runs had: the modelled card
+  std::uint64_t outside_bytes = 0;  // the most a run held outside PyTorch's allocator
   // Whole process: with the transient requests on their lines (none: over the runs' budget), and
   // with them given up when refused (the least it can be; the same where there are none). No
   // answer at all when both are none.
