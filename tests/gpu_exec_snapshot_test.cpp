@@ -97,7 +97,7 @@ TEST_F(GpuExecSnapshot, TheShimCapsPyTorchsAllocatorWhenAskedToLeaveALibraryRoom
 // frontier exec at a batch it does not run, from its runs at 1 and 2: two runs and no more, the
 // answer marked predicted and made from them, above what the program held at batch 2 in
 // PyTorch's allocator plus outside it, and within the runs' budget. (Against frontier exec's own
-// search at 12 on an H200 it was 4.2% low: docs/frontier.md.)
+// search at 12 on an H200 it was 4.2% low: docs/exec.md.)
 TEST_F(GpuExecSnapshot, TheFrontierAtABatchNotRunIsMadeFromTheRunsAtOneAndTwo) {
   const std::string job = testing::test_data_dir() + "/exec/batch_job.py";
   const ChildResult p = run_child(
