@@ -12,8 +12,8 @@
 #include <numeric>
 #include <string>
 
-#include "pytorch/settings/series_table.hpp"
 #include "oomlab/trace_builder.hpp"
+#include "pytorch/settings/series_table.hpp"
 #include "pytorch/settings/whatif.hpp"
 #include "trace/trace.hpp"
 #include "trace/trace_series.hpp"
