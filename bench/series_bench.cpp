@@ -52,11 +52,10 @@ void BM_SeriesAlign(benchmark::State& state) {
 }
 BENCHMARK(BM_SeriesAlign)->Unit(benchmark::kMillisecond);
 
-// Alignment and the table of `values` batch values (1..values) x 6 settings.
-void BM_SeriesTable(benchmark::State& state) {
-  const auto b1 = snapshot("sd_b1.pickle");
-  const auto b2 = snapshot("sd_b2.pickle");
-  std::vector<std::uint64_t> values(static_cast<std::size_t>(state.range(0)));
+// Alignment and the table of `count` batch values (1..count) x 6 settings, per iteration.
+void align_and_table(benchmark::State& state, const std::shared_ptr<const Trace>& b1,
+                     const std::shared_ptr<const Trace>& b2, std::size_t count) {
+  std::vector<std::uint64_t> values(count);
   std::iota(values.begin(), values.end(), 1);
   std::size_t replays = 0;
   for (auto _ : state) {
@@ -65,8 +64,14 @@ void BM_SeriesTable(benchmark::State& state) {
         oomlab::series_table({.series = &series, .range = {"batch", 1, 64}, .values = values});
     replays = table.replays;
   }
+  state.counters["entries"] = static_cast<double>(b2->source_entries);
   state.counters["cells"] = static_cast<double>(values.size() * 6);
   state.counters["replays"] = static_cast<double>(replays);
+}
+
+void BM_SeriesTable(benchmark::State& state) {
+  align_and_table(state, snapshot("sd_b1.pickle"), snapshot("sd_b2.pickle"),
+                  static_cast<std::size_t>(state.range(0)));
 }
 BENCHMARK(BM_SeriesTable)->Arg(4)->Arg(64)->Unit(benchmark::kMillisecond)->Iterations(1);
 
@@ -108,20 +113,7 @@ std::shared_ptr<const Trace> twice(const Trace& once) {
 
 // The same table (64 values x 6 settings) on the twice-run program's 20,000-entry snapshots.
 void BM_SeriesTable20k(benchmark::State& state) {
-  const auto b1 = twice(*snapshot("sd_b1.pickle"));
-  const auto b2 = twice(*snapshot("sd_b2.pickle"));
-  std::vector<std::uint64_t> values(64);
-  std::iota(values.begin(), values.end(), 1);
-  std::size_t replays = 0;
-  for (auto _ : state) {
-    const TraceSeries series("batch", {{1, b1}, {2, b2}});
-    const oomlab::SeriesTable table =
-        oomlab::series_table({.series = &series, .range = {"batch", 1, 64}, .values = values});
-    replays = table.replays;
-  }
-  state.counters["entries"] = static_cast<double>(b2->source_entries);
-  state.counters["cells"] = static_cast<double>(values.size() * 6);
-  state.counters["replays"] = static_cast<double>(replays);
+  align_and_table(state, twice(*snapshot("sd_b1.pickle")), twice(*snapshot("sd_b2.pickle")), 64);
 }
 BENCHMARK(BM_SeriesTable20k)->Unit(benchmark::kMillisecond)->Iterations(1);
 

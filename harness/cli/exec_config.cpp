@@ -159,4 +159,12 @@ std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& envi
   }
 }
 
+ExecSearchSession::ExecSearchSession(const ExecOptions& options, ExecConfig& config,
+                                     Console& console) {
+  config.notice = [&console](std::string_view text) { console.notice(text); };
+  config.environment = probe_environment();
+  devices_ = open_exec_devices(exec_devices_from(options, *config.environment));
+  config.stop = StopOnSignal::flag();
+}
+
 }  // namespace oomlab::cli

@@ -2,10 +2,14 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/console.hpp"
+#include "cli/signals.hpp"
 #include "device/device.hpp"
+#include "exec/exec_devices.hpp"
 #include "exec/exec_run.hpp"
 
 namespace oomlab::cli {
@@ -19,5 +23,19 @@ namespace oomlab::cli {
 // --devices (each checked against --budgets), else the devices --budgets names, else --device.
 [[nodiscard]] std::vector<int> exec_devices_from(const ExecOptions& options,
                                                  const Environment& environment);
+
+// What a search over a program holds while its runs go (frontier exec, fit exec, frontier exec
+// --from): Ctrl-C as `config`'s stop, the console's notices, the environment probed into it and
+// the devices opened with their ballasts. close() gives the devices back before the answer.
+class ExecSearchSession {
+ public:
+  ExecSearchSession(const ExecOptions& options, ExecConfig& config, Console& console);
+  [[nodiscard]] ExecDevices& devices() { return *devices_; }
+  void close() { devices_.reset(); }
+
+ private:
+  StopOnSignal signals_;
+  std::unique_ptr<ExecDevices> devices_;
+};
 
 }  // namespace oomlab::cli

@@ -53,12 +53,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   const unsigned confirm = parse_confirm(o.confirm);
   check_destination("--json", o.json);
   prepare_out_folder(o.out, o.force, "fit.json");
-  config.notice = [&](std::string_view text) { console.notice(text); };
-  config.environment = probe_environment();
-  std::unique_ptr<ExecDevices> devices =
-      open_exec_devices(exec_devices_from(o, *config.environment));
-  const StopOnSignal signals;
-  config.stop = StopOnSignal::flag();
+  ExecSearchSession session(o, config, console);
   FitResult result;
   try {
     const ExecFitSearch search{
@@ -71,13 +66,13 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
         // A completed run's whole-process need: its snapshot's frontier through the model
         // (the settings it ran with) plus what it held outside PyTorch's allocator.
         .need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); }};
-    result = fit_exec(config, *devices, search);
+    result = fit_exec(config, session.devices(), search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";
     return kExitInterrupted;
   }
-  devices.reset();
+  session.close();
   const SearchSubject subject{
       .scenario = "exec",
       .command = o.command,

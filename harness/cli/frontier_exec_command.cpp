@@ -81,12 +81,7 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
   prepare_out_folder(o.out, o.force, "frontier.json");
-  config.notice = [&](std::string_view text) { console.notice(text); };
-  config.environment = probe_environment();
-  std::unique_ptr<ExecDevices> devices =
-      open_exec_devices(exec_devices_from(o, *config.environment));
-  const StopOnSignal signals;
-  config.stop = StopOnSignal::flag();
+  ExecSearchSession session(o, config, console);
   ExecFrontier result;
   try {
     const ExecSearch search{.resolution_bytes = resolution,
@@ -99,13 +94,13 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
                                 [&](const std::string& note) {
                                   if (!o.quiet) err << note << '\n' << std::flush;
                                 }};
-    result = find_exec_frontier(config, *devices, search);
+    result = find_exec_frontier(config, session.devices(), search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";
     return kExitInterrupted;
   }
-  devices.reset();
+  session.close();
   const std::string answer = answer_line(o, resolution, result);
   std::ostream& said = words_stream(o.json, out, err);
   said << answer << '\n';

@@ -112,24 +112,19 @@ int frontier_series_command(const ExecOptions& o, std::ostream& out, std::ostrea
     console.notice(note);
   check_destination("--json", o.json);
   prepare_out_folder(o.out, o.force, "frontier.json");
-  config.notice = [&](std::string_view text) { console.notice(text); };
-  config.environment = probe_environment();
-  std::unique_ptr<ExecDevices> devices =
-      open_exec_devices(exec_devices_from(o, *config.environment));
-  const StopOnSignal signals;
-  config.stop = StopOnSignal::flag();
+  ExecSearchSession session(o, config, console);
   request.on_trial = [&](const Trial& t) {
     if (!o.quiet) err << value_trial_line(request.name, t) << '\n' << std::flush;
   };
   SeriesFrontier result;
   try {
-    result = series_frontier(config, *devices, request);
+    result = series_frontier(config, session.devices(), request);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the runs stopped; the program's group was ended and every "
            "ballast freed\n";
     return kExitInterrupted;
   }
-  devices.reset();
+  session.close();
   SearchSubject subject{.scenario = "exec", .command = o.command, .allocator = "exec"};
   if (result.first) {
     subject.environment = result.first->environment;
