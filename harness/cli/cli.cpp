@@ -181,6 +181,11 @@ void add_report(CLI::App& app, Parsed& p) {
       ->required();
   r->add_option("--out,-o", p.report.out,
                 "folder for report.html and report.md (default: beside each input)");
+  r->add_flag("--remodel", p.report.remodel,
+              "re-diagnose run folders (exec's and run's) with this oomlab first: the program's "
+              "output and snapshots read again, a simulated run made again; the report says "
+              "which oomlab wrote the stored verdict and what changed, and remodel.json holds "
+              "the new record");
   r->footer(report_footer());
 }
 

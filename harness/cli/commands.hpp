@@ -118,7 +118,8 @@ struct MatrixOptions {
 // `oomlab report PATH...`: HTML and Markdown of a run folder or a matrix folder.
 struct ReportOptions {
   std::vector<std::string> paths;
-  std::string out;  // where the files go (default: beside each input)
+  std::string out;       // where the files go (default: beside each input)
+  bool remodel = false;  // run folders re-diagnosed with this oomlab first (remodel.hpp)
 };
 
 // `oomlab compare BASELINE CURRENT`: verdicts per cell; exit 1 on any regression, 6 when baseline

@@ -64,8 +64,7 @@ InputKind kind_of(const fs::path& input) {
 }
 
 void write_run(const RunReport& run, const fs::path& dir, WrittenReports& written) {
-  write_file(dir / "report.html", run_html(run), written);
-  write_file(dir / "report.md", run_markdown(run), written);
+  write_run_reports(run, dir, written);
 }
 
 // Each cell's runs, reported where the matrix report's links point. A run whose summary cannot
@@ -91,6 +90,11 @@ void write_cells(MatrixReport& matrix, const fs::path& out, WrittenReports& writ
 }
 
 }  // namespace
+
+void write_run_reports(const RunReport& run, const fs::path& out_dir, WrittenReports& written) {
+  write_file(out_dir / "report.html", run_html(run), written);
+  write_file(out_dir / "report.md", run_markdown(run), written);
+}
 
 WrittenReports write_reports(const fs::path& input, const fs::path& out_dir) {
   WrittenReports written;

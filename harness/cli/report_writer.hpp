@@ -21,4 +21,9 @@ struct WrittenReports {
 [[nodiscard]] WrittenReports write_reports(const std::filesystem::path& input,
                                            const std::filesystem::path& out_dir);
 
+struct RunReport;
+// A run's report.html and report.md, from a run already read (and re-diagnosed), into `out_dir`.
+void write_run_reports(const RunReport& run, const std::filesystem::path& out_dir,
+                       WrittenReports& written);
+
 }  // namespace oomlab

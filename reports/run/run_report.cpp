@@ -14,6 +14,7 @@
 #include "reports/run/report_input.hpp"
 #include "reports/run/run_extras.hpp"
 #include "reports/run/summary_json.hpp"
+#include "reports/run/verdict_changes.hpp"
 #include "reports/writers/device_timelines.hpp"
 
 namespace oomlab {
@@ -232,6 +233,8 @@ RunReport load_run_report(const std::filesystem::path& path) {
   const nlohmann::json doc = read_json_file(summary_path);
   RunReport report = read_run_summary(JsonFields(doc, summary_path), summary_path.parent_path());
   report.dir = summary_path.parent_path();
+  if (std::string line = other_version_line(report); !line.empty())
+    report.provenance.push_back(std::move(line));
   if (std::filesystem::exists(report.dir / "soak.json", ec))
     report.soak = read_soak(report.dir / "soak.json");
   const std::filesystem::path events = report.dir / "events.csv";

@@ -100,6 +100,9 @@ struct RunReport : RunResult {
     bool failing = false;  // the rank that ran out of memory first ran here
   };
   std::vector<DeviceTimeline> device_timelines;
+  // Whose verdicts these are, when not this oomlab's: the oomlab that wrote the record, and after
+  // `report --remodel`, what this one's re-diagnosis changed (reports/run/verdict_changes.hpp).
+  std::vector<std::string> provenance;
 };
 
 // The environment of a summary.json or matrix.json (its "oomlab" and "environment" blocks).

@@ -208,6 +208,22 @@ std::string html_page_end(const std::string& oomlab_version) {
       xml_escape(oomlab_version));
 }
 
+namespace {
+
+// Whose verdicts these are (the first line), and what a re-diagnosis changed (the rest).
+std::string provenance_html(const std::vector<std::string>& lines) {
+  if (lines.empty()) return {};
+  std::string out =
+      fmt::format("<div class=\"note provenance\">\n<p>{}</p>\n", xml_escape(lines.front()));
+  if (lines.size() > 1) out += "<ul>\n";
+  for (std::size_t i = 1; i < lines.size(); ++i)
+    out += "<li>" + xml_escape(lines[i]) + "</li>\n";
+  if (lines.size() > 1) out += "</ul>\n";
+  return out + "</div>\n";
+}
+
+}  // namespace
+
 std::string run_html(const RunReport& run) {
   std::string out = page_start("oomlab: " + run_title(run));
   out += fmt::format("<h1>oomlab · {} {}</h1>\n", xml_escape(run_title(run)),
@@ -219,6 +235,7 @@ std::string run_html(const RunReport& run) {
                        failed ? " answer-failed" : "", xml_escape(*answer));
   }
   out += fmt::format("<p class=\"headline\">{}</p>\n", xml_escape(run_headline(run)));
+  out += provenance_html(run.provenance);
   out += environment_html(run.platform);
   out += answer_sections(run);
   out += "<section id=\"timeline\">\n<h2>Memory over the run</h2>\n";

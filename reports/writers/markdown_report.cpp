@@ -180,6 +180,9 @@ std::string run_markdown(const RunReport& run) {
       fmt::format("# oomlab · {} · {}\n\n", run_title(run), outcome_label(run.outcome));
   if (const auto answer = run_answer(run)) out += "**" + cell_text(*answer) + "**\n\n";
   out += cell_text(run_headline(run)) + "\n\n";
+  for (std::size_t i = 0; i < run.provenance.size(); ++i)
+    out += (i == 0 ? "> " : "> - ") + cell_text(run.provenance[i]) + "\n";
+  if (!run.provenance.empty()) out += "\n";
   out += environment_md(run.platform);
   out += answer_md(run);
   out += timeline_md(run);

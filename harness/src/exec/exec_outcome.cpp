@@ -57,41 +57,19 @@ MemoryReading oom_reading(const ExecObservation& seen, const ProgramOom& message
 
 OomRecord oom_record(const ExecObservation& seen, const OomDevice& device,
                      const RunResult& result) {
-  const std::uint64_t budget = device.budget_bytes;
   ProgramOom message = *seen.oom;
-  note_budget(message, budget);  // a region larger than the budget: it sized itself
+  note_budget(message, device.budget_bytes);  // a region larger than the budget: it sized itself
   const MemoryReading at = oom_reading(seen, message, device);
   const std::uint64_t total =
       device.position && *device.position < result.environment.devices.size()
           ? result.environment.devices[*device.position].total_bytes
           : total_of(result);
-  OomRecord oom;
-  oom.event = seen.oom_row ? seen.oom_row->first : 0;
-  oom.t_ms = static_cast<double>(at.t_ns) / 1e6;
-  oom.request_bytes = message.request_bytes.value_or(0);
-  oom.live_bytes = at.program_bytes;
-  oom.reserved_bytes = at.used_bytes;
-  oom.device_free_bytes = message.device_free_bytes.value_or(at.free_bytes);
-  oom.device_total_bytes = message.device_total_bytes.value_or(total);
-  const ProgramOomDiagnosis diagnosis = diagnose_program_oom(message);
-  oom.diagnosis.cause = diagnosis.cause;
-  oom.diagnosis.evidence = diagnosis.evidence;
-  oom.diagnosis.advice = diagnosis.advice;
-  oom.diagnosis.free_bytes = budget > at.used_bytes ? budget - at.used_bytes : 0;
-  oom.program = ProgramMessage{.framework = message.framework,
-                               .line = message.line,
-                               .process_used_bytes = message.process_used_bytes,
-                               .framework_allocated_bytes = message.framework_allocated_bytes,
-                               .framework_cached_free_bytes = message.framework_cached_free_bytes,
-                               .device_free_bytes = message.device_free_bytes,
-                               .sizing_setting = message.sizing_setting,
-                               .lines_seen = seen.oom_lines};
-  oom.source = "program";
-  for (const TracebackFrame& f : message.traceback)
-    oom.frames.push_back(f.frame);
-  if (!oom.frames.empty()) oom.frames_from = "traceback";
-  if (result.program) choose_user_frame(oom, *result.program, message.traceback);
-  return oom;
+  return program_oom_record(message, {.at = at,
+                                      .event = seen.oom_row ? seen.oom_row->first : 0,
+                                      .budget_bytes = device.budget_bytes,
+                                      .device_total_bytes = total,
+                                      .lines_seen = seen.oom_lines},
+                            result.program ? &*result.program : nullptr);
 }
 
 std::string failure_text(const ProgramEnd& end, const ExecObservation& seen,
@@ -136,6 +114,39 @@ void note_survived(const ExecConfig& config, const ExecObservation& seen, std::u
 StatedFigures stated_by(const ProgramOom& message) {
   return {.process_bytes = message.process_used_bytes,
           .device_free_bytes = message.device_free_bytes};
+}
+
+OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
+                             const ProgramRun* program) {
+  const MemoryReading& at = moment.at;
+  OomRecord oom;
+  oom.event = moment.event;
+  oom.t_ms = static_cast<double>(at.t_ns) / 1e6;
+  oom.request_bytes = message.request_bytes.value_or(0);
+  oom.live_bytes = at.program_bytes;
+  oom.reserved_bytes = at.used_bytes;
+  oom.device_free_bytes = message.device_free_bytes.value_or(at.free_bytes);
+  oom.device_total_bytes = message.device_total_bytes.value_or(moment.device_total_bytes);
+  const ProgramOomDiagnosis diagnosis = diagnose_program_oom(message);
+  oom.diagnosis.cause = diagnosis.cause;
+  oom.diagnosis.evidence = diagnosis.evidence;
+  oom.diagnosis.advice = diagnosis.advice;
+  oom.diagnosis.free_bytes =
+      moment.budget_bytes > at.used_bytes ? moment.budget_bytes - at.used_bytes : 0;
+  oom.program = ProgramMessage{.framework = message.framework,
+                               .line = message.line,
+                               .process_used_bytes = message.process_used_bytes,
+                               .framework_allocated_bytes = message.framework_allocated_bytes,
+                               .framework_cached_free_bytes = message.framework_cached_free_bytes,
+                               .device_free_bytes = message.device_free_bytes,
+                               .sizing_setting = message.sizing_setting,
+                               .lines_seen = moment.lines_seen};
+  oom.source = "program";
+  for (const TracebackFrame& f : message.traceback)
+    oom.frames.push_back(f.frame);
+  if (!oom.frames.empty()) oom.frames_from = "traceback";
+  if (program != nullptr) choose_user_frame(oom, *program, message.traceback);
+  return oom;
 }
 
 ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,

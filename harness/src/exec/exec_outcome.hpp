@@ -31,6 +31,22 @@ struct ExecObservation {
 // The figures an OOM message states of its moment: what the process holds, what is free.
 [[nodiscard]] StatedFigures stated_by(const ProgramOom& message);
 
+// The moment of a program's OOM as exec saw it: its reading (the message's own figures put in),
+// its row in events.csv, the budget and the card of the device that ran out, and how many OOM
+// lines the output held.
+struct OomMoment {
+  MemoryReading at;
+  std::uint64_t event = 0;
+  std::uint64_t budget_bytes = 0;
+  std::uint64_t device_total_bytes = 0;
+  std::size_t lines_seen = 0;
+};
+
+// The OOM record of a program's own message at that moment: its figures, its cause from them
+// (diagnose_program_oom), its traceback's frames and, given the program, the user's frame.
+[[nodiscard]] OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
+                                           const ProgramRun* program);
+
 // What the program's output said of itself beyond its OOM lines.
 struct FrameworkHints {
   bool jax = false;

@@ -1,0 +1,116 @@
+#include "exec/output_rescan.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <fstream>
+
+#include "exec/exec_outcome.hpp"
+#include "exec/rank_attribution.hpp"
+#include "exec/rank_lines.hpp"
+
+namespace oomlab {
+
+namespace fs = std::filesystem;
+
+OutputRescan rescan_output(const std::vector<fs::path>& files) {
+  OutputRescan out;
+  OomScanner scanner;
+  FrameworkHints hints;
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) continue;
+    out.files.push_back(file);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      hints.jax = hints.jax || line.find("jax") != std::string::npos;
+      hints.tensorflow = hints.tensorflow || line.find("tensorflow") != std::string::npos;
+      scanner.feed_line(read_rank_marks(line).text);
+    }
+  }
+  out.oom = scanner.found();
+  out.oom_lines = scanner.lines_seen();
+  if (out.oom && out.oom->sizing_setting.empty()) out.oom->sizing_setting = scanner.sizing_setting();
+  // XLA's own log lines do not say whether JAX or TensorFlow built it; the output does.
+  if (out.oom && out.oom->framework == "TensorFlow/XLA" && hints.jax != hints.tensorflow)
+    out.oom->framework = hints.jax ? "JAX/XLA" : "TensorFlow";
+  return out;
+}
+
+namespace {
+
+// The budget and the card of the device that ran out (the failing rank's on several).
+std::pair<std::uint64_t, std::uint64_t> budget_and_card(const RunResult& run) {
+  std::uint64_t budget = run.budget_bytes;
+  std::uint64_t card = run.oom ? run.oom->device_total_bytes : 0;
+  if (card == 0 && run.device) card = run.device->total_bytes;
+  const ProgramRun& p = *run.program;
+  if (const std::optional<std::size_t> failing = failing_device(p);
+      failing && *failing < p.device_runs.size())
+    budget = p.device_runs[*failing].budget_bytes;
+  return {budget, card};
+}
+
+// The moment the run sampled: its OOM row's, or for a run that ended in error, its peak.
+OomMoment sampled_moment(const RunResult& run, std::size_t lines_seen) {
+  const auto [budget, card] = budget_and_card(run);
+  OomMoment moment{.budget_bytes = budget, .device_total_bytes = card, .lines_seen = lines_seen};
+  if (run.oom) {
+    const OomRecord& o = *run.oom;
+    moment.at = {.t_ns = static_cast<std::uint64_t>(o.t_ms * 1e6),
+                 .program_bytes = o.live_bytes,
+                 .used_bytes = o.reserved_bytes,
+                 .free_bytes = o.device_free_bytes};
+    moment.event = o.event;
+  } else {
+    const ProgramRun& p = *run.program;
+    moment.at = {.program_bytes = p.peak_bytes,
+                 .used_bytes = p.peak_used_bytes,
+                 .free_bytes = budget > p.peak_used_bytes ? budget - p.peak_used_bytes : 0};
+  }
+  return moment;
+}
+
+}  // namespace
+
+std::string rediagnose_program_output(RunResult& run, const fs::path& folder) {
+  if (!run.program) return "not a program's run";
+  const ProgramRun& p = *run.program;
+  std::vector<fs::path> files;
+  for (const std::string& name : {p.stdout_file, p.stderr_file}) {
+    if (!name.empty()) files.push_back(fs::path(name).is_absolute() ? fs::path(name) : folder / name);
+  }
+  const OutputRescan scan = rescan_output(files);
+  if (scan.files.empty()) {
+    return "the program's output was not kept in the folder: its OOM line stands as recorded";
+  }
+  std::vector<std::string> names;
+  for (const fs::path& f : scan.files)
+    names.push_back(f.filename().string());
+  const std::string read = fmt::format("the program's output ({})", fmt::join(names, ", "));
+  const bool ended_badly = run.outcome == Outcome::oom || run.outcome == Outcome::error;
+  if (!scan.oom || !ended_badly) {
+    if (run.outcome == Outcome::oom && !scan.oom)
+      return read + " holds no OOM line this oomlab knows: the recorded one stands";
+    return read + " read again";
+  }
+  ProgramOom message = *scan.oom;
+  const OomMoment moment = sampled_moment(run, scan.oom_lines);
+  note_budget(message, moment.budget_bytes);
+  const bool was_error = run.outcome == Outcome::error;
+  OomRecord record = program_oom_record(message, moment, &p);
+  if (run.oom) record.step = run.oom->step;
+  run.oom = std::move(record);
+  run.program->oom_lines = scan.oom_lines;
+  if (was_error) {
+    run.outcome = Outcome::oom;
+    run.error_message.clear();
+    ++run.failed;
+    return read + " read again: it holds an OOM line this oomlab knows (the run had called it "
+                  "an error); its moment is the program's peak";
+  }
+  return read + " read again";
+}
+
+}  // namespace oomlab
