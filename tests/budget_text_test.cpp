@@ -44,10 +44,31 @@ TEST(BudgetText, AMistypedCardSuggestsTheCardsItsNameBegins) {
 }
 
 // Notes print sizes in EiB: such a budget is read, and clamped as any budget over the card.
-TEST(BudgetText, AnExbibyteBudgetIsReadAndClampedNotRefused) {
+// No card holds an exbibyte: past the largest card the sim models (16 TiB) a budget is refused
+// with one line, never modelled as something else.
+TEST(BudgetText, AnExbibyteBudgetIsRefusedAsNoCard) {
   const Cli r = oomlab({"run", "fragmentation", "-a", "sim", "--budget", "1EiB", "--no-out"});
-  EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.err.find("budget 1.00 EiB is more than the"), std::string::npos) << r.err;
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("no card holds 1.00 EiB"), std::string::npos) << r.err;
+}
+
+// A budget larger than the default modelled card (80 GiB) is the card asked about: a 200 GiB
+// budget is modelled as 200 GiB, where a card named with 'total' stays that card.
+TEST(BudgetText, ABudgetOverTheDefaultCardIsModelledAsGiven) {
+  const std::string job =
+      (fs::path(testing::test_data_dir()) / "pytorch" / "infer_varlen_native.pickle").string();
+  const Cli big = oomlab({"run", "replay", "--trace", job, "-a", "torch", "--budget", "200GiB",
+                          "--no-out", "--json", "-"});
+  ASSERT_EQ(big.code, 0) << big.err;
+  const nlohmann::json doc = nlohmann::json::parse(big.out);
+  EXPECT_EQ(doc.at("budget_bytes").get<std::uint64_t>(), 200_GiB);
+  EXPECT_EQ(doc.at("allocator").at("options").at("total").get<std::uint64_t>(), 200_GiB);
+  EXPECT_EQ(big.err.find("clamped"), std::string::npos) << big.err;
+  const Cli capped = oomlab({"run", "replay", "--trace", job, "-a", "sim:total=40GiB", "--budget",
+                             "200GiB", "--no-out", "--json", "-"});
+  ASSERT_EQ(capped.code, 0) << capped.err;
+  EXPECT_EQ(nlohmann::json::parse(capped.out).at("budget_bytes").get<std::uint64_t>(), 40_GiB);
+  EXPECT_NE(capped.err.find("clamped to 40.0 GiB"), std::string::npos) << capped.err;
 }
 
 // 1.9 GiB is 1,945.6 MiB: the nearest 2 MiB page ends at 1,946 MiB.
@@ -121,15 +142,14 @@ TEST(BudgetText, WhatIfTakesPercentAndAllOfItsCardAsRunDoes) {
   EXPECT_EQ(all.bytes, 80_GiB);
 }
 
-// Past the largest card the sim can model (16 TiB), clamped with run's words, not refused.
-TEST(BudgetText, WhatIfClampsAHugeBudgetWithRunsNotice) {
+// Past the largest card the sim can model (16 TiB) no card could be: refused, not clamped.
+TEST(BudgetText, WhatIfRefusesABudgetNoCardHolds) {
   const WhatIfBudget huge = whatif_at("1000TiB");
-  ASSERT_EQ(huge.cli.code, 0) << huge.cli.err;
-  EXPECT_EQ(huge.bytes, 16_TiB);
-  EXPECT_TRUE(std::any_of(huge.notes.begin(), huge.notes.end(), [](const std::string& n) {
-    return n.starts_with("budget 1000 TiB is more than the 16.0 TiB") &&
-           n.find("clamped to 16.0 TiB") != std::string::npos;
-  }));
+  EXPECT_EQ(huge.cli.code, 2) << huge.cli.err;
+  EXPECT_NE(huge.cli.err.find("no card holds 1000 TiB"), std::string::npos) << huge.cli.err;
+  const WhatIfBudget big = whatif_at("16TiB");
+  ASSERT_EQ(big.cli.code, 0) << big.cli.err;
+  EXPECT_EQ(big.bytes, 16_TiB);
   const WhatIfBudget si = whatif_at("8GB");
   ASSERT_EQ(si.cli.code, 0) << si.cli.err;
   EXPECT_EQ(si.bytes, 8'000'000'000U);

@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -106,6 +107,16 @@ fs::path fresh_temp_folder(const std::string& name) {
   fs::remove_all(path);
   fs::create_directories(path);
   return path;
+}
+
+fs::path series_archive(const std::string& tgz) {
+  static std::map<std::string, fs::path> unpacked;
+  if (const auto it = unpacked.find(tgz); it != unpacked.end()) return it->second;
+  const fs::path out = fresh_temp_folder("oomlab_series_" + fs::path(tgz).stem().string());
+  const std::string command =
+      "tar -xzf '" + test_data_dir() + "/series/" + tgz + "' -C '" + out.string() + "'";
+  if (std::system(command.c_str()) != 0) ADD_FAILURE() << "could not unpack " << command;
+  return unpacked[tgz] = out;
 }
 
 std::string oomlab_binary() {

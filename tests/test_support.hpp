@@ -44,6 +44,10 @@ std::string read_text(const std::filesystem::path& path);
 // A new, empty folder `name` in this test process's temporary folder (emptied when it was there).
 std::filesystem::path fresh_temp_folder(const std::string& name);
 
+// tests/data/series/`tgz` (series.tgz, capped.tgz: real programs' snapshots) unpacked into a
+// folder of its own, once per process.
+std::filesystem::path series_archive(const std::string& tgz);
+
 // tests/data: $OOMLAB_TEST_DATA when set (a copy of the tree elsewhere, as on the GPU machine),
 // else the source tree these tests were built from.
 inline std::string test_data_dir() {

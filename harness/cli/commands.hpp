@@ -88,6 +88,8 @@ struct FitOptions {
   std::string cards;  // with --from: a table of cards (or sizes), the largest value per setting
   std::string outside = "0";         // with --from: what the process holds outside the allocator
   std::string transients = "lines";  // with --from: how transient requests are made
+  bool budget_given = false;         // --budget was on the command line
+  bool outside_given = false;        // --outside was
 };
 
 // `oomlab fit exec --range NAME=LO..HI -- CMD ... {NAME}`: the same for a program's setting.

@@ -11,6 +11,7 @@
 #include "cli/signals.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/units.hpp"
 #include "reports/searches/search_json.hpp"
 #include "run/fit.hpp"
 
@@ -25,6 +26,11 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
   }
   if (!o.from.empty()) return fit_series_command(o, out, err);
   if (!o.cards.empty()) throw_usage("--cards needs --from: the table is made from snapshots");
+  if (o.outside_given) {
+    throw_usage(
+        "--outside needs --from: it is taken from the budget of the traces made from snapshots "
+        "(a run of a scenario has no memory outside its allocator)");
+  }
   if (o.transients != "lines") {
     throw_usage(
         "--transients needs --from: it says how a trace made from snapshots makes its "
@@ -39,6 +45,11 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
                       o.run.params);
   check_destination("--json", o.run.json);
   prepare_out_folder(o.run.out, o.run.force, "fit.json");
+  if (!o.budget_given) {
+    console.notice(fmt::format("--budget not given: the answer is for the default {}; --budget "
+                               "names the card (a size, N% of the device, all, or a card's name)",
+                               format_bytes(parse_budget(o.run.budget).bytes.value)));
+  }
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;

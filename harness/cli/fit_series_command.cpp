@@ -104,6 +104,11 @@ SeriesPlan plan_from(const FitOptions& o) {
                             plan.range.name, plan.asked.name));
   }
   if (plan.pattern.empty()) throw_usage("--from needs --trace: the snapshots' pattern");
+  if (!o.cards.empty() && o.budget_given) {
+    throw_usage(
+        "--budget and --cards: give one (--cards names the cards the table answers for, each "
+        "less --outside)");
+  }
   return plan;
 }
 
@@ -137,23 +142,55 @@ int card_table(const FitOptions& o, const SeriesPlan& plan, const trace::TraceSe
 
 // Where transient requests change with the value, the answer under the other bound: refusable
 // (the most a capped program fits) beside lines, or lines beside the others.
-std::optional<std::string> other_rule_note(const RunConfig& config,
-                                           const trace::TraceSeries& series,
-                                           const SeriesPlan& plan) {
+struct OtherBound {
+  trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::refusable;
+  std::optional<std::uint64_t> value;  // none: no value completes
+};
+
+std::optional<OtherBound> other_bound(const RunConfig& config, const trace::TraceSeries& series,
+                                      const SeriesPlan& plan) {
   using Rule = trace::TraceSeries::Rule;
   if (series.fit().transient == 0) return std::nullopt;
   const Rule other = plan.rule == Rule::refusable ? Rule::lines : Rule::refusable;
   RunConfig quiet = config;  // the first search said what the trace holds
   quiet.notice = nullptr;
   const FitResult r = fit_series(quiet, series, {.range = plan.range}, other);
-  const std::string answer =
-      r.answer ? fmt::format("{}={}", plan.range.name, *r.answer) : "no value completes";
-  return fmt::format("with --transients {}: {} ({})",
-                     other == Rule::refusable ? "refusable" : "lines", answer,
-                     other == Rule::refusable
+  return OtherBound{.rule = other, .value = r.answer};
+}
+
+std::string other_bound_note(const OtherBound& b, const std::string& name) {
+  using Rule = trace::TraceSeries::Rule;
+  return fmt::format("with --transients {}: {} ({})", trace::to_string(b.rule),
+                     b.value ? fmt::format("{}={}", name, *b.value) : "no value completes",
+                     b.rule == Rule::refusable
                          ? "each given up when refused, as a capped program's convolutions do: "
                            "the most it fits"
                          : "each needed at its line's size: the least it fits");
+}
+
+// --outside with --budget: the allocator's budget is the card's less what the process holds
+// outside it; the budget must then be a size or a card's name. None without --outside.
+std::optional<std::string> take_outside(const FitOptions& o, RunConfig& config) {
+  const std::uint64_t outside = parse_outside(o.outside);
+  if (!o.outside_given || outside == 0) return std::nullopt;
+  const BudgetRequest& b = config.budget;
+  std::uint64_t card = 0;
+  if (b.kind == BudgetRequest::Kind::bytes) {
+    card = b.bytes.value;
+  } else if (b.kind == BudgetRequest::Kind::card && b.card != nullptr) {
+    card = card_budget_bytes(*b.card, kept_back_bytes(nullptr));
+  } else {
+    throw_usage("--outside: give --budget as a size or a card's name, from which it is taken");
+  }
+  if (card <= outside) {
+    throw_usage(fmt::format("--outside: {} is no less than the budget ({})",
+                            format_bytes(outside), format_bytes(card)));
+  }
+  config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card - outside}};
+  return fmt::format(
+      "the allocator's budget: the card's {} less --outside {} (held outside PyTorch's "
+      "allocator) = {}",
+      format_bytes(card), format_bytes(outside), format_bytes(card - outside));
 }
 
 }  // namespace
@@ -178,6 +215,12 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
     if (!o.cards.empty()) return card_table(o, plan, series, out, err);
     for (const std::string& note : read_budget(o.run.budget).notes)
       console.notice(note);
+    if (!o.budget_given) {
+      console.notice(fmt::format("--budget not given: the answer is for the default {}; --budget "
+                                 "names the card (a size, or a card's name: oomlab list --cards)",
+                                 format_bytes(parse_budget(o.run.budget).bytes.value)));
+    }
+    const std::optional<std::string> outside = take_outside(o, config);
     resolve_allocator(config, console);
     config.notice = [&](std::string_view text) { console.notice(text); };
     const FitResult result = fit_series(config, series,
@@ -195,11 +238,12 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
         result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,
                             plan.asked.name, fmt::join(plan.asked.values, ","), result.allocator));
     said << answer << '\n';
+    const std::optional<OtherBound> other = other_bound(config, series, plan);
     if (!o.run.quiet) {
+      if (outside) said << "note: " << *outside << '\n';
       for (const std::string& note : series_notes(series, plan.rule))
         said << "note: " << note << '\n';
-      if (const auto other = other_rule_note(config, series, plan))
-        said << "note: " << *other << '\n';
+      if (other) said << "note: " << other_bound_note(*other, plan.range.name) << '\n';
     }
     const SearchSubject subject{.scenario = config.scenario,
                                 .params = config.params,
@@ -210,8 +254,14 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
                                 .simulated = result.simulated,
                                 .environment = result.environment,
                                 .kept_back_bytes = kept_back_bytes(nullptr)};
-    write_search_json(o.run.json, o.run.out, "fit.json",
-                      fit_json(subject, result, answer).dump(2) + "\n", out);
+    nlohmann::ordered_json doc = fit_json(subject, result, answer);
+    if (other) {
+      doc["made_from"]["other_bound"] = {
+          {"transients", trace::to_string(other->rule)},
+          {"value", other->value ? nlohmann::ordered_json(*other->value) : nullptr}};
+    }
+    if (outside) doc["outside_bytes"] = parse_outside(o.outside);
+    write_search_json(o.run.json, o.run.out, "fit.json", doc.dump(2) + "\n", out);
     return fit_exit_code(result);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; every replay freed what it took\n";

@@ -80,7 +80,8 @@ void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
   fit->add_option("--budget,-b", o.run.budget,
                   "the card: a size, N% of the device, all, or a card's name (T4, L4, A100-80GB, "
                   "H100: oomlab list --cards)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.budget_given = true; });
   fit->add_option("--confirm", o.confirm,
                   "N: run the answer and the value above it N more times each")
       ->capture_default_str();
@@ -97,9 +98,10 @@ void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
                   "with --from: CARD,CARD,... (T4,L4,A100-40GB,H100 or sizes): a table of the "
                   "largest value each holds under each PyTorch allocator setting");
   fit->add_option("--outside", o.outside,
-                  "with --cards: what the process holds outside PyTorch's allocator (the CUDA "
-                  "context, libraries' workspaces), taken from each card")
-      ->capture_default_str();
+                  "with --from: what the process holds outside PyTorch's allocator (the CUDA "
+                  "context, libraries' workspaces), taken from the budget or from each of --cards")
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.outside_given = true; });
   fit->add_option("--transients", o.transients,
                   "with --from: how requests that live inside one call and change with the value "
                   "(cuDNN's workspaces) are made: 'lines' (on their line: the program needs "

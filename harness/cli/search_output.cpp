@@ -20,7 +20,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// "oom (fragmentation)"; a CUDA library's own OOM beside the allocator, "oom (in cuBLAS)": its
+// cause is not the allocator's.
 std::string how_it_ended(const Trial& t) {
+  if (!t.library.empty()) return fmt::format("{} (in {})", to_string(t.outcome), t.library);
   return std::string(to_string(t.outcome)) +
          (t.cause ? fmt::format(" ({})", to_string(*t.cause)) : std::string());
 }
@@ -108,8 +111,15 @@ std::string needed(const Trial& t) {
   return out;
 }
 
+// A search over traces made from a series ran nothing: its trials are replays of the model.
+std::string trials_text(const FitResult& r) {
+  if (r.made_from.empty()) return runs_text(r.runs());
+  return fmt::format("{} replay{} of the made traces, nothing run", r.runs(),
+                     r.runs() == 1 ? "" : "s");
+}
+
 std::string prediction_verdict(const FitResult& r) {
-  if (!r.predicted || !r.answer) return "";
+  if (!r.predicted || !r.answer || !r.made_from.empty()) return "";
   if (*r.predicted == *r.answer) return "; the model's prediction held";
   return fmt::format("; the model predicted {}={}", r.range.name, *r.predicted);
 }
@@ -121,13 +131,13 @@ std::string answer_line(const FitResult& r, const std::string& subject) {
   const Trial& last = r.trials.back();
   if (r.timed_out) {
     return fmt::format("{}: the run at {}={} passed --timeout: the search stopped there ({})",
-                       subject, name, last.value, runs_text(r.runs()));
+                       subject, name, last.value, trials_text(r));
   }
   if (!r.stopped.empty()) {
     return fmt::format(
         "{}: the run at {}={} failed for another reason than memory (exit {}), so the search "
         "stopped there ({}): {}",
-        subject, name, last.value, last.exit_code, runs_text(r.runs()), clip(r.stopped, 200));
+        subject, name, last.value, last.exit_code, trials_text(r), clip(r.stopped, 200));
   }
   if (!r.answer) {
     return fmt::format("{}: does not complete even at {}={} under {}: {}", subject, name,
@@ -142,14 +152,14 @@ std::string answer_line(const FitResult& r, const std::string& subject) {
     return fmt::format(
         "{}: every value up to {}={} completes under {}: no OOM in the range ({}; "
         "{})",
-        subject, name, *r.answer, budget, runs_text(r.runs()), headroom);
+        subject, name, *r.answer, budget, trials_text(r), headroom);
   }
   const Trial* next = r.at_beyond();
   return fmt::format(
       "{}: {}={} is the largest that completes under {}; {}={} does not: {} ({}{}; "
       "{})",
       subject, name, *r.answer, budget, name, *r.beyond, next != nullptr ? needed(*next) : "",
-      runs_text(r.runs()), prediction_verdict(r), headroom);
+      trials_text(r), prediction_verdict(r), headroom);
 }
 
 }  // namespace

@@ -108,11 +108,11 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
 }
 
 // The trace at --at made from the snapshots --from names, for the request to replay (no file):
-// each snapshot checked to be PyTorch's first. The series' notes.
+// each snapshot checked to be PyTorch's first. The series' notes, and what it was made from.
 std::vector<std::string> made_at(const std::string& pattern,
                                  const std::pair<SeriesAsked, std::uint64_t>& series,
-                                 WhatIfRequest& request,
-                                 std::shared_ptr<const trace::Trace>& held) {
+                                 WhatIfRequest& request, std::shared_ptr<const trace::Trace>& held,
+                                 WhatIfMade& made) {
   const auto& [asked, value] = series;
   for (const std::uint64_t v : asked.values) {
     const fs::path path = series_path(pattern, asked.name, v);
@@ -120,23 +120,30 @@ std::vector<std::string> made_at(const std::string& pattern,
     if (fs::is_regular_file(path, ec)) check_pytorch_snapshot(path);
   }
   const std::atomic<bool>* stop = request.stop;
-  const trace::TraceSeries made = load_series(pattern, asked, request.device, [stop] {
+  const trace::TraceSeries series_made = load_series(pattern, asked, request.device, [stop] {
     if (stop != nullptr && stop->load()) throw Interrupted();
   });
-  if (const auto why = made.misaligned())
+  if (const auto why = series_made.misaligned())
     throw Error(ErrorKind::input, fmt::format("--from {}: {}", pattern, *why));
-  request.loaded = std::make_shared<const trace::Trace>(made.at(value));
-  request.trace = series_path(pattern, asked.name, value);
-  std::vector<std::string> notes = series_notes(made);
+  request.loaded = std::make_shared<const trace::Trace>(series_made.at(value));
+  request.trace = pattern;  // no file at --at was read: the table is of the pattern's series
+  made = {.name = asked.name,
+          .at = value,
+          .values = asked.values,
+          .files = trace::source_files(series_made),
+          .fit = series_made.fit()};
+  std::vector<std::string> notes = series_notes(series_made);
   const std::uint64_t anchor = asked.values.back();
-  if (made.fit().transient > 0 && value != anchor) {
-    held = std::make_shared<const trace::Trace>(made.at(value, trace::TraceSeries::Rule::held));
+  if (series_made.fit().transient > 0 && value != anchor) {
+    held = std::make_shared<const trace::Trace>(
+        series_made.at(value, trace::TraceSeries::Rule::held));
+    made.held = trace::TraceSeries::Rule::held;
     notes.push_back(fmt::format(
         "{} requests that change with {} live inside one call (a library's workspace, such as "
         "cuDNN's for a convolution, sized by the algorithm it picks for the shape): each row's "
         "range runs from its frontier with them held at their size at {}={} to its frontier "
         "with them on their lines",
-        format_count(made.fit().transient), asked.name, asked.name, anchor));
+        format_count(series_made.fit().transient), asked.name, asked.name, anchor));
   }
   notes.insert(notes.begin(),
                fmt::format("{}={} was not run: its trace is made from the snapshots at {}={} "
@@ -191,8 +198,10 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
   WhatIfResult result;
   try {
     std::shared_ptr<const trace::Trace> held;
-    if (series) made_notes = made_at(o.trace, *series, request, held);
+    WhatIfMade made;
+    if (series) made_notes = made_at(o.trace, *series, request, held, made);
     result = what_if(request);
+    if (series) result.made = std::move(made);
     if (held) add_held_ranges(request, held, result);
     result.notes.insert(result.notes.begin(), made_notes.begin(), made_notes.end());
   } catch (const Interrupted&) {

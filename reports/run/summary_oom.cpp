@@ -140,7 +140,8 @@ json program_message_json(const std::optional<ProgramMessage>& m) {
           {"framework_cached_free_bytes", or_null(m->framework_cached_free_bytes)},
           {"device_free_bytes", or_null(m->device_free_bytes)},
           {"sizing_setting", text_or_null(m->sizing_setting)},
-          {"lines_seen", m->lines_seen}};
+          {"lines_seen", m->lines_seen},
+          {"library", m->library}};
 }
 
 std::optional<ProgramMessage> read_program_message(const JsonFields& oom) {
@@ -154,7 +155,8 @@ std::optional<ProgramMessage> read_program_message(const JsonFields& oom) {
       .framework_cached_free_bytes = m->optional_count("framework_cached_free_bytes"),
       .device_free_bytes = m->optional_count("device_free_bytes"),
       .sizing_setting = m->optional_text("sizing_setting"),
-      .lines_seen = m->optional_count("lines_seen").value_or(0)};
+      .lines_seen = m->optional_count("lines_seen").value_or(0),
+      .library = m->flag("library")};
 }
 
 // Each setting of PyTorch's allocator replayed at the run's budget; null when none was.

@@ -45,6 +45,7 @@ json frontier_trial_json(const Trial& t, bool program) {
     out["exit_code"] = t.exit_code;
     out["oom_line"] = t.message;
     out["confirm"] = t.role == TrialRole::confirm;
+    if (!t.library.empty()) out["library"] = t.library;
   }
   out["role"] = to_string(t.role);
   out["verifies_prediction"] = t.verifies_prediction;
@@ -64,6 +65,7 @@ json fit_trial_json(const Trial& t, bool program) {
   if (program) {
     out["exit_code"] = t.exit_code;
     out["message"] = t.message;
+    if (!t.library.empty()) out["library"] = t.library;
   } else if (!t.message.empty()) {
     out["message"] = t.message;
   }
@@ -91,22 +93,31 @@ json frontier_range_json(const SearchSubject& s, const std::optional<std::uint64
 }  // namespace
 
 json made_from_json(const std::string& name, const std::vector<std::uint64_t>& values,
-                    const trace::SeriesFit& f) {
+                    const trace::SeriesFit& f, const std::vector<std::filesystem::path>& files,
+                    std::optional<trace::TraceSeries::Rule> rule) {
   json places = json::array();
   for (const auto& [where, count] : f.off_line_places)
     places.push_back({{"where", where}, {"requests", count}});
-  return {{"name", name},
-          {"values", values},
-          {"requests", f.requests},
-          {"matched", f.matched},
-          {"scaling", f.scaling},
-          {"off_line", f.off_line},
-          {"off_line_places", places},
-          {"anchor_only", f.anchor_only},
-          {"elsewhere_only", f.elsewhere_only},
-          {"failures", f.failures},
-          {"transient", f.transient},
-          {"aligned_share", f.aligned_share}};
+  json doc = {{"name", name},
+              {"values", values},
+              {"requests", f.requests},
+              {"matched", f.matched},
+              {"scaling", f.scaling},
+              {"off_line", f.off_line},
+              {"off_line_places", places},
+              {"anchor_only", f.anchor_only},
+              {"elsewhere_only", f.elsewhere_only},
+              {"failures", f.failures},
+              {"transient", f.transient},
+              {"aligned_share", f.aligned_share}};
+  if (!files.empty()) {
+    json read = json::array();
+    for (const std::filesystem::path& file : files)
+      read.push_back(file.string());
+    doc["files"] = read;
+  }
+  if (rule) doc["transients"] = trace::to_string(*rule);
+  return doc;
 }
 
 std::vector<std::string> card_names_holding(std::uint64_t bytes, std::uint64_t kept_back) {
@@ -195,7 +206,8 @@ json fit_json(const SearchSubject& s, const FitResult& r, const std::string& ans
               {"cards", r.answer ? json(card_names_holding(r.budget_bytes, s.kept_back_bytes))
                                  : json::array()}};
   if (!r.made_from.empty())
-    doc["made_from"] = made_from_json(r.range.name, r.made_from, r.series_fit);
+    doc["made_from"] =
+        made_from_json(r.range.name, r.made_from, r.series_fit, r.made_files, r.made_rule);
   if (r.confirmation.runs > 0) {
     doc["confirm"] = {{"runs", r.confirmation.runs},
                       {"value_completed", r.confirmation.answer_completed},

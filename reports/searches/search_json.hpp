@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -36,10 +37,12 @@ struct SearchSubject {
 
 // The names of the cards (device/cards.hpp) whose budget holds `bytes`, smallest first.
 // A search's answer made from a program's trace series: the values it was made from and how well
-// their requests align (the "made_from" object).
-[[nodiscard]] nlohmann::ordered_json made_from_json(const std::string& name,
-                                                    const std::vector<std::uint64_t>& values,
-                                                    const trace::SeriesFit& fit);
+// their requests align (the "made_from" object); with the files read and how the transient
+// requests were made ("transients"), when known.
+[[nodiscard]] nlohmann::ordered_json made_from_json(
+    const std::string& name, const std::vector<std::uint64_t>& values, const trace::SeriesFit& fit,
+    const std::vector<std::filesystem::path>& files = {},
+    std::optional<trace::TraceSeries::Rule> rule = std::nullopt);
 [[nodiscard]] std::vector<std::string> card_names_holding(std::uint64_t bytes,
                                                           std::uint64_t kept_back);
 

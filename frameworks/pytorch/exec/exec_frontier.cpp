@@ -61,6 +61,7 @@ Trial program_trial(const RunResult& run) {
     if (run.oom->program) {
       if (trial.message.empty()) trial.message = run.oom->program->line;
       trial.free_bytes = run.oom->program->device_free_bytes;
+      if (run.oom->program->library) trial.library = run.oom->program->framework;
     }
   } else if (run.outcome != Outcome::completed) {
     trial.message = run.error_message;

@@ -72,6 +72,16 @@ WhatIfResult read_whatif(const std::filesystem::path& path) {
       top.optional_text("question") == "fraction" ? BudgetQuestion::fraction : BudgetQuestion::card;
   const auto lower_bound = doc.find("lower_bound");
   r.lower_bound = lower_bound != doc.end() && lower_bound->is_boolean() && lower_bound->get<bool>();
+  r.lower_bound_why = top.optional_text("lower_bound_why");
+  if (const auto made = top.optional_object("made_from")) {
+    WhatIfMade m{.name = made->text("name"), .at = made->optional_count("at").value_or(0)};
+    for (const nlohmann::json& v : made->raw().value("values", nlohmann::json::array())) {
+      if (v.is_number_unsigned()) m.values.push_back(v.get<std::uint64_t>());
+    }
+    for (const std::string& file : made->texts("files"))
+      m.files.emplace_back(file);
+    r.made = std::move(m);
+  }
   r.notes = top.texts("notes");
   for (const JsonFields& row : top.objects("rows"))
     r.rows.push_back(read_row(row));

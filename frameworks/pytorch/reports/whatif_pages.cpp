@@ -90,7 +90,7 @@ std::string table_html(const WhatIfResult& r) {
 
 std::string whatif_markdown(const WhatIfResult& r) {
   std::string out = fmt::format("# oomlab whatif · {}\n\n**{}**\n\n{}\n\n",
-                                markdown_cell(r.trace.filename().string()),
+                                markdown_cell(whatif_subject(r)),
                                 markdown_cell(whatif_answer(r)), markdown_cell(whatif_heading(r)));
   const WhatIfTable table = whatif_table(r);
   out += "|";
@@ -119,7 +119,7 @@ std::string whatif_markdown(const WhatIfResult& r) {
 }
 
 std::string whatif_html(const WhatIfResult& r) {
-  const std::string name = r.trace.filename().string();
+  const std::string name = whatif_subject(r);
   std::string out = html_page_start("oomlab whatif: " + name, kWhatIfStyle);
   out += fmt::format("<h1>oomlab whatif · {}</h1>\n<p class=\"answer\" id=\"answer\">{}</p>\n",
                      xml_escape(name), xml_escape(whatif_answer(r)));

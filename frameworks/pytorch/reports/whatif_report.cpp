@@ -1,6 +1,7 @@
 #include "pytorch/reports/whatif_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -8,6 +9,7 @@
 #include "oomlab/units.hpp"
 #include "pytorch/model/torch_options.hpp"
 #include "reports/run/summary_json.hpp"
+#include "reports/searches/search_json.hpp"
 #include "reports/writers/json_values.hpp"
 
 namespace oomlab {
@@ -91,6 +93,7 @@ std::string to_set(const WhatIfRow& row) {
 std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
   if (!row.frontier_bytes) return fmt::format("over {}", format_bytes(r.upper_bytes));
   const auto range = range_of(row);
+  if (row.not_monotonic) return format_bytes(*row.frontier_bytes) + " (not monotonic)";
   if (!range) return format_bytes(*row.frontier_bytes);
   return fmt::format("~{} ({}..{})", format_bytes(*row.frontier_bytes),
                      format_bytes(range->low_bytes), format_bytes(range->high_bytes));
@@ -192,15 +195,29 @@ json at_budget_json(const WhatIfResult& r, const WhatIfRow& row) {
 
 }  // namespace
 
+// Why a what-if's figures are lower bounds, for a snapshot that stops at its program's own OOM.
+constexpr std::string_view kStopsAtOom = "the snapshot stops at the program's OOM";
+
 std::string whatif_answer(const WhatIfResult& r) {
-  std::string out = frontier_answer(r);
+  std::string out = r.made ? fmt::format("predicted for {}={} from the snapshots at {}={} (not "
+                                         "run): ",
+                                         r.made->name, r.made->at, r.made->name,
+                                         fmt::join(r.made->values, ","))
+                           : std::string();
+  out += frontier_answer(r);
   if (r.budget_bytes) out += "; " + budget_answer(r);
   if (r.lower_bound && r.best) {
-    out +=
-        " (lower bounds: the snapshot stops at the program's OOM, and what the job needed after "
-        "it is not in it)";
+    out += fmt::format(" (lower bounds: {}, and what the job needed after it is not in it)",
+                       r.lower_bound_why.empty() ? kStopsAtOom : r.lower_bound_why);
   }
   return out;
+}
+
+std::string whatif_subject(const WhatIfResult& r) {
+  const std::string name = r.trace.filename().string();
+  if (!r.made) return name;
+  return fmt::format("{} at {}={} (made from {}={}; predicted, not run)", name, r.made->name,
+                     r.made->at, r.made->name, fmt::join(r.made->values, ","));
 }
 
 std::string whatif_heading(const WhatIfResult& r) {
@@ -213,7 +230,7 @@ std::string whatif_heading(const WhatIfResult& r) {
   return fmt::format(
       "what if {} ({} trace entries) had run with other allocator settings? {} · simulated {} "
       "card{}",
-      r.trace.filename().string(), format_count(r.entries), budget, format_bytes(r.upper_bytes),
+      whatif_subject(r), format_count(r.entries), budget, format_bytes(r.upper_bytes),
       r.question == BudgetQuestion::fraction ? " · every budget a fraction cap" : "");
 }
 
@@ -280,8 +297,13 @@ json whatif_json(const WhatIfResult& r) {
                     {"failing_bytes", row.failing_bytes},
                     {"trials", row.trials},
                     {"at_budget", at_budget_json(r, row)}});
+    if (row.not_monotonic) {
+      rows.back()["not_monotonic"] = {
+          {"fails_at_bytes", row.not_monotonic->fails_bytes},
+          {"completes_again_bytes", or_null(row.not_monotonic->completes_again_bytes)}};
+    }
   }
-  return {{"schema", kWhatIfSchema},
+  json doc = {{"schema", kWhatIfSchema},
           {"oomlab", version_json()},
           {"trace", {{"path", r.trace.string()}, {"entries", r.entries}}},
           {"allocator", "torch"},
@@ -299,6 +321,18 @@ json whatif_json(const WhatIfResult& r) {
           {"best", r.best ? json(r.rows[*r.best].name) : json(nullptr)},
           {"lower_bound", r.lower_bound},
           {"duration_ms", r.duration_ms}};
+  // Why, where it is not the trace's own OOM (a run record's word): older readers need not know.
+  if (r.lower_bound && !r.lower_bound_why.empty() && r.lower_bound_why != kStopsAtOom)
+    doc["lower_bound_why"] = r.lower_bound_why;
+  if (r.made) {  // a trace made at a value not run: every figure is predicted
+    doc["predicted"] = true;
+    doc["made_from"] =
+        made_from_json(r.made->name, r.made->values, r.made->fit, r.made->files,
+                       trace::TraceSeries::Rule::lines);
+    doc["made_from"]["at"] = r.made->at;
+    if (r.made->held) doc["made_from"]["range_from"] = trace::to_string(*r.made->held);
+  }
+  return doc;
 }
 
 }  // namespace oomlab

@@ -156,8 +156,49 @@ WhatIfRow frontier_row(const TorchSetting& setting, const RunConfig& base,
   return row;
 }
 
+// A row's frontier checked against its run at the budget: the model need not be monotonic in the
+// budget (garbage_collection_threshold frees its cache sooner under a smaller cap), so a row that
+// completes below its frontier has its frontier searched again under the budget, and a row that
+// runs out at or above its frontier is marked. Either way the row says it is not monotonic.
+void check_at_budget(WhatIfRow& row, const TorchSetting& setting, const RunConfig& base,
+                     std::uint64_t budget) {
+  if (!row.at_budget || !row.frontier_bytes) return;
+  const bool fits = row.at_budget->outcome == Outcome::completed;
+  if (!fits && row.at_budget->outcome != Outcome::oom) return;
+  if (fits && budget < *row.frontier_bytes) {
+    RunConfig config = base;
+    config.allocator_options = setting.options;
+    config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{budget}};
+    const FrontierResult below = find_frontier(config, kDevicePageBytes, nullptr);
+    row.not_monotonic = WhatIfRow::NotMonotonic{.fails_bytes = row.failing_bytes,
+                                                .completes_again_bytes = *row.frontier_bytes};
+    row.frontier_bytes = below.answer.value_or(budget);
+    row.failing_bytes = below.beyond.value_or(0);
+    row.trials += below.trials.size();
+  } else if (!fits && budget >= *row.frontier_bytes) {
+    row.not_monotonic = WhatIfRow::NotMonotonic{.fails_bytes = budget};
+  }
+}
+
+std::string not_monotonic_note(const WhatIfRow& row, std::uint64_t budget) {
+  const WhatIfRow::NotMonotonic& n = *row.not_monotonic;
+  if (n.completes_again_bytes) {
+    return fmt::format(
+        "{}: not monotonic in the budget: it completes at {} (its frontier) and at the budget, "
+        "{}, runs out at {} B and completes again from {} B ({}): a card of the frontier's size "
+        "holds the job, but not every larger one does",
+        row.name, format_bytes(*row.frontier_bytes), format_bytes(budget),
+        format_count(n.fails_bytes), format_count(*n.completes_again_bytes),
+        format_bytes(*n.completes_again_bytes));
+  }
+  return fmt::format(
+      "{}: not monotonic in the budget: it completes at {} (its frontier) and runs out at the "
+      "budget, {}: a card of the frontier's size holds the job, but not every larger one does",
+      row.name, format_bytes(*row.frontier_bytes), format_bytes(n.fails_bytes));
+}
+
 // Each row on its own (the runs share nothing but the parsed trace, read-only): its frontier,
-// then every row at the budget.
+// then every row at the budget, each checked against its frontier.
 std::vector<WhatIfRow> run_rows(const std::vector<TorchSetting>& settings, const RunConfig& base,
                                 const trace::Trace& trace, std::uint64_t upper_bytes,
                                 std::optional<std::uint64_t> budget_bytes, unsigned threads) {
@@ -170,17 +211,27 @@ std::vector<WhatIfRow> run_rows(const std::vector<TorchSetting>& settings, const
         settings_at_budget(base, settings, *budget_bytes, threads);
     for (std::size_t i = 0; i < rows.size(); ++i)
       rows[i].at_budget = at[i];
+    parallel_each(settings.size(), threads, [&](std::size_t i) {
+      check_at_budget(rows[i], settings[i], base, *budget_bytes);
+    });
   }
   return rows;
 }
 
 // --budget as run takes it: N% and all of the modelled card (80 GiB, or the snapshot's budget
-// when larger), a size as given; past the largest card the sim models, clamped with run's notice.
+// when larger), a size as given; past the largest card the sim models no card could be: refused.
 std::uint64_t given_budget(const BudgetRequest& request, std::optional<std::uint64_t> recorded,
                            std::vector<std::string>& notes) {
   const std::uint64_t card = std::max(kWhatIfCardBytes, recorded.value_or(0));
   const bool sized = request.kind == BudgetRequest::Kind::bytes ||
                      request.kind == BudgetRequest::Kind::card;  // a named card is its own size
+  if (request.kind == BudgetRequest::Kind::bytes &&
+      request.bytes.value > SimAllocator::kMaxCapacityBytes) {
+    throw Error(ErrorKind::usage,
+                fmt::format("--budget: no card holds {}: the model goes up to {}",
+                            format_bytes(request.bytes.value),
+                            format_bytes(SimAllocator::kMaxCapacityBytes)));
+  }
   ResolvedBudget budget =
       sized
           ? resolve_budget_request(request, card, SimAllocator::kMaxCapacityBytes,
@@ -263,13 +314,17 @@ WhatIfResult what_if(const WhatIfRequest& request) {
   choose_budget(request, *trace, result);
   result.question = request.question;
   result.upper_bytes = std::max(kWhatIfCardBytes, result.budget_bytes.value_or(0));
-  result.lower_bound = trace::ends_at_failure(*trace);
+  result.lower_bound = trace::stops_short(*trace);
+  result.lower_bound_why = trace::stops_short_words(*trace);
   for (const std::string& caveat : trace::trace_caveats(*trace))
     result.notes.push_back(caveat);
   const std::vector<TorchSetting> rows =
       settings(request, *trace, result.upper_bytes, result.notes);
   result.rows = run_rows(rows, base_config(request, trace), *trace, result.upper_bytes,
                          result.budget_bytes, request.threads);
+  for (const WhatIfRow& row : result.rows) {
+    if (row.not_monotonic) result.notes.push_back(not_monotonic_note(row, *result.budget_bytes));
+  }
   result.best = smallest_frontier(result.rows, result.question);
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     if (result.rows[i].name == "native") result.native = i;

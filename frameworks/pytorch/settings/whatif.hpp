@@ -18,6 +18,7 @@
 #include "pytorch/settings/torch_settings.hpp"
 #include "run/run_result.hpp"
 #include "run/runner.hpp"
+#include "trace/trace_series.hpp"
 
 namespace oomlab {
 
@@ -57,10 +58,29 @@ struct WhatIfRow {
   // line: the frontiers with them held at the largest snapshot's size and on their lines, the
   // smaller first (none: no such request).
   std::optional<std::pair<std::uint64_t, std::uint64_t>> made_range;
+  // The replay is not monotonic in the budget: it runs out at `fails_bytes`, above the frontier
+  // (the smallest budget that completes), and completes again from `completes_again_bytes`
+  // (none: not searched, the budget's own failure is all that is known).
+  struct NotMonotonic {
+    std::uint64_t fails_bytes = 0;
+    std::optional<std::uint64_t> completes_again_bytes;
+  };
+  std::optional<NotMonotonic> not_monotonic;
+};
+
+// A trace made from a snapshot series at a value not run (whatif --from --at): what it was made
+// from. Its table is predicted.
+struct WhatIfMade {
+  std::string name;  // the parameter ("batch")
+  std::uint64_t at = 0;
+  std::vector<std::uint64_t> values;              // the snapshots' values
+  std::vector<std::filesystem::path> files;       // the snapshots read, by value
+  trace::SeriesFit fit;                           // how well they aligned
+  std::optional<trace::TraceSeries::Rule> held;   // the rule of each row's range's other end
 };
 
 struct WhatIfResult {
-  std::filesystem::path trace;
+  std::filesystem::path trace;  // the snapshot, or for a made trace the series' pattern
   std::uint64_t entries = 0;      // the snapshot's device-trace entries, of every kind
   std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
   std::optional<std::uint64_t> budget_bytes;
@@ -70,9 +90,12 @@ struct WhatIfResult {
   std::vector<WhatIfRow> rows;  // "as recorded" first when the snapshot's settings differ
   // smallest_frontier's row.
   std::optional<std::size_t> best;
-  bool lower_bound =
-      false;  // the snapshot stops at the program's OOM: every figure is a lower bound
+  // The snapshot stops short (at the program's OOM, or where its run record says it died): every
+  // figure is a lower bound, and why.
+  bool lower_bound = false;
+  std::string lower_bound_why;
   std::optional<std::size_t> native;  // the row of PyTorch's defaults
+  std::optional<WhatIfMade> made;     // none: the snapshot as it was recorded
   double duration_ms = 0.0;
 };
 

@@ -32,6 +32,9 @@ struct OomReport {
   // An allocator that sized its own pool from the device's TOTAL memory and so cannot start under
   // a smaller budget: the setting that fixes it ("" otherwise).
   std::string sizing_setting;
+  // A CUDA library's own allocation failed (its handle, its workspace): beside any framework's
+  // allocator, whose cache may hold what the library could not get.
+  bool library = false;
   // A failure the framework logs and then retries with less (TF/XLA's BFC allocator backs off
   // after a refused region): evidence, but not yet the failure itself.
   bool may_be_retried = false;

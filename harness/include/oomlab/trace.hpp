@@ -101,6 +101,18 @@ struct RecordedState {
   [[nodiscard]] std::optional<std::uint64_t> device_free_at(std::size_t event) const;
 };
 
+// How the program whose history a trace holds ended, as the record of the run that wrote it says
+// (the summary.json of an `oomlab exec` run folder that lists the snapshot, read when the trace
+// is loaded from that folder). A program that ran out of memory where its allocator never refused
+// (in cuBLAS, cuDNN, NCCL, another process) left a history that stops short of what it needed.
+struct RecordedEnd {
+  std::filesystem::path record;  // the run record read
+  std::string outcome;           // "completed", "oom", "error", "timeout", "interrupted"
+  std::string reporter;          // who reported its OOM ("cuBLAS", "PyTorch"), "" for none
+  std::string line;              // its OOM line, or its error
+  std::uint64_t budget_bytes = 0;
+};
+
 struct Trace {
   Format format = Format::oomlab;
   std::filesystem::path source;
@@ -120,6 +132,8 @@ struct Trace {
   // What a snapshot of a caching allocator records beyond the requests (a framework's snapshot,
   // such as PyTorch's); none for formats that record only requests.
   std::optional<RecordedState> recorded;
+  // The run record beside the file, when it is a snapshot an `oomlab exec` run wrote.
+  std::optional<RecordedEnd> recorded_end;
 };
 
 // A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
@@ -143,6 +157,14 @@ struct LoadOptions {
 // Whether the trace stops at the program's own failed request, with nothing asked for after it
 // (a snapshot dumped at the OOM): what the program would have done next is not in it.
 [[nodiscard]] bool ends_at_failure(const Trace& trace);
+// Whether its run record says the program ended otherwise than it completed, where the trace
+// holds no failure of its own that ended it (an OOM beside the allocator, a crash, a timeout).
+[[nodiscard]] bool ended_beside_trace(const Trace& trace);
+// Either: the trace stops short of what the program needed, and every frontier and every 'fits'
+// read from it is a lower bound for the whole job.
+[[nodiscard]] bool stops_short(const Trace& trace);
+// Why, in words ("the trace stops at the program's OOM"); "" when it does not.
+[[nodiscard]] std::string stops_short_words(const Trace& trace);
 
 // Who held the device's memory at a moment of a trace: the live blocks grouped by the frame that
 // allocated them (see memory_holders).

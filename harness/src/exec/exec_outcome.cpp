@@ -140,7 +140,8 @@ OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
                                .framework_cached_free_bytes = message.framework_cached_free_bytes,
                                .device_free_bytes = message.device_free_bytes,
                                .sizing_setting = message.sizing_setting,
-                               .lines_seen = moment.lines_seen};
+                               .lines_seen = moment.lines_seen,
+                               .library = message.library};
   oom.source = "program";
   for (const TracebackFrame& f : message.traceback)
     oom.frames.push_back(f.frame);

@@ -36,8 +36,11 @@ OomReport report_of(std::string_view framework) {
 std::optional<OomReport> cuda_library(std::string_view line) {
   if (contains(line, "Cuda failure 'out of memory'") ||
       contains(line, "Cuda failure 2 'out of memory'") ||
-      (contains(line, "NCCL") && contains(line, "Failed to CUDA calloc")))
-    return report_of("NCCL");
+      (contains(line, "NCCL") && contains(line, "Failed to CUDA calloc"))) {
+    OomReport report = report_of("NCCL");
+    report.library = true;
+    return report;
+  }
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 5> kStatuses{
       {{"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS"},
        {"CUDNN_STATUS_ALLOC_FAILED", "cuDNN"},
@@ -45,7 +48,10 @@ std::optional<OomReport> cuda_library(std::string_view line) {
        {"CUSPARSE_STATUS_ALLOC_FAILED", "cuSPARSE"},
        {"CUSOLVER_STATUS_ALLOC_FAILED", "cuSOLVER"}}};
   for (const auto& [status, library] : kStatuses) {
-    if (contains(line, status)) return report_of(library);
+    if (!contains(line, status)) continue;
+    OomReport report = report_of(library);
+    report.library = true;
+    return report;
   }
   return std::nullopt;
 }

@@ -36,6 +36,7 @@ struct Trial {
   std::optional<std::uint64_t> request_bytes;  // the request that ran out of memory
   std::optional<std::uint64_t> free_bytes;     // what the device had free then, as the OOM said
   std::string message;                         // the program's OOM line, or why it failed
+  std::string library;  // the CUDA library whose own allocation failed (cuBLAS), if one did
   std::uint64_t peak_bytes = 0;  // a program's sampled peak; a scenario's live bytes at most
   std::uint64_t used_bytes = 0;  // what it took of the budget at the most (reserved)
   int exit_code = -1;            // a program's

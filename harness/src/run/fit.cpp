@@ -87,6 +87,8 @@ FitResult fit_series(const RunConfig& base, const trace::TraceSeries& series,
   for (const trace::SeriesPoint& point : series.points())
     result.made_from.push_back(point.value);
   result.series_fit = series.fit();
+  result.made_files = trace::source_files(series);
+  result.made_rule = rule;
   result.predicted = result.answer;
   return result;
 }

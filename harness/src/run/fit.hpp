@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <string>
@@ -36,6 +37,8 @@ struct FitResult : BoundaryResult {
   // trial was a run.
   std::vector<std::uint64_t> made_from;
   trace::SeriesFit series_fit;
+  std::vector<std::filesystem::path> made_files;  // the traces read, by value
+  trace::TraceSeries::Rule made_rule = trace::TraceSeries::Rule::lines;
   Environment environment;
   std::optional<DeviceFacts> device;
   // The run at the answer (its peak against the budget: the headroom), and at the value beyond

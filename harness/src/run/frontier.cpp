@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "oomlab/error.hpp"
+#include "oomlab/trace.hpp"
 
 namespace oomlab {
 
@@ -44,6 +45,10 @@ FrontierResult find_frontier(const RunConfig& base, std::uint64_t resolution_byt
     result.device = run.device;
     for (const auto& [name, value] : run.metrics) {
       if (name == "trace_stops_at_failure") result.lower_bound = value != 0.0;
+    }
+    if (run.input_trace && trace::stops_short(*run.input_trace)) {
+      result.lower_bound = true;
+      result.lower_bound_why = trace::stops_short_words(*run.input_trace);
     }
     return scenario_trial(run);
   };

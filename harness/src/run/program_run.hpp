@@ -21,6 +21,7 @@ struct ProgramMessage {
   std::optional<std::uint64_t> device_free_bytes;            // what it said the device had free
   std::string sizing_setting;  // the framework sized itself from the device's total: the fix
   std::size_t lines_seen = 0;  // OOM lines in its output in all
+  bool library = false;        // a CUDA library's own allocation (cuBLAS, cuDNN, NCCL) failed
   bool operator==(const ProgramMessage&) const = default;
 };
 

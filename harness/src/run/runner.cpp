@@ -7,6 +7,7 @@
 
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/sim.hpp"
 #include "record/csv_sink.hpp"
 #include "record/event_log.hpp"
 #include "record/recording.hpp"
@@ -255,6 +256,35 @@ const Registry::Entry& scenario_entry(const RunConfig& config) {
 
 }  // namespace
 
+namespace {
+
+// The simulated card: a budget given as a size or a card's name larger than the default modelled
+// card is the card asked about (cards of 141 to 288 GB are sold), modelled as given up to the
+// largest card the sim holds; past it no card could be, and it is refused. A card named with the
+// allocator's 'total' stays that card (a larger budget is clamped to it, with a notice).
+std::uint64_t simulated_card_bytes(const BudgetRequest& budget, RunPlan& plan) {
+  std::uint64_t total = simulated_total_bytes(plan.kind, plan.allocator_options);
+  std::uint64_t asked = 0;
+  if (budget.kind == BudgetRequest::Kind::card && budget.card != nullptr) {
+    asked = card_budget_bytes(*budget.card, kept_back_bytes(nullptr));
+  } else if (budget.kind == BudgetRequest::Kind::bytes) {
+    asked = budget.bytes.value;
+  }
+  if (asked > kSimMaxCapacityBytes) {
+    throw Error(ErrorKind::usage,
+                fmt::format("--budget: no card holds {}: the simulated card goes up to {}",
+                            format_bytes(asked), format_bytes(kSimMaxCapacityBytes)));
+  }
+  if (asked > total && !plan.allocator_options.was_set("total")) {
+    total = asked;
+    if (plan.allocator_options.values().contains("total"))
+      plan.allocator_options.set("total", Bytes{total});
+  }
+  return total;
+}
+
+}  // namespace
+
 RunResult run_scenario(const RunConfig& config) {
   const Registry::Entry& entry = scenario_entry(config);
   const std::unique_ptr<Scenario> scenario = entry.factory();
@@ -283,11 +313,8 @@ RunResult run_scenario(const RunConfig& config) {
   std::unique_ptr<Allocator> backend;
   std::uint64_t budget = 0;
   if (plan.simulated) {
-    std::uint64_t total = simulated_total_bytes(plan.kind, plan.allocator_options);
-    if (config.budget.kind == BudgetRequest::Kind::card && config.budget.card != nullptr) {
-      // A named card larger than the simulated one is the card asked about.
-      total = std::max(total, card_budget_bytes(*config.budget.card, kept_back_bytes(nullptr)));
-    }
+    const std::uint64_t total = simulated_card_bytes(config.budget, plan);
+    result.allocator_options = plan.allocator_options;
     budget = resolve_budget(config.budget, config.notice, result, total, total,
                             "of the simulated card", kept_back_bytes(nullptr));
     result.budget_bytes = budget;

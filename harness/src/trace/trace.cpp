@@ -9,6 +9,7 @@
 #include "oomlab/error.hpp"
 #include "trace/importers.hpp"
 #include "trace/load_status.hpp"
+#include "trace/recorded_end.hpp"
 
 namespace oomlab::trace {
 
@@ -145,6 +146,25 @@ Trace TraceBuilder::State::finish() {
 bool ends_at_failure(const Trace& trace) {
   const Demand& d = trace.demand;
   return d.failures > 0 && (d.last_alloc_at == Event::kNone || d.last_failure_at > d.last_alloc_at);
+}
+
+bool ended_beside_trace(const Trace& trace) {
+  return trace.recorded_end && trace.recorded_end->outcome != "completed" &&
+         !trace.recorded_end->outcome.empty() && fatal_failure_at(trace) == Event::kNone;
+}
+
+bool stops_short(const Trace& trace) { return ends_at_failure(trace) || ended_beside_trace(trace); }
+
+std::string stops_short_words(const Trace& trace) {
+  if (ends_at_failure(trace)) return "the trace stops at the program's OOM";
+  if (!ended_beside_trace(trace)) return {};
+  const RecordedEnd& end = *trace.recorded_end;
+  if (end.outcome == "oom" && !end.reporter.empty()) {
+    return fmt::format("the snapshot stops where the program died in {} (its run record)",
+                       end.reporter);
+  }
+  return fmt::format("the snapshot stops where the program ended in {} (its run record)",
+                     end.outcome);
 }
 
 bool survived_failure(const Trace& trace, std::uint32_t position) {
@@ -284,7 +304,9 @@ Trace load(const std::filesystem::path& path, const LoadOptions& options) {
   const FormatInfo* info = format_info(format);
   if (info == nullptr) throw Error(ErrorKind::internal, "no importer for the format");
   if (options.check_stop) options.check_stop();
-  return info->load(path, options);
+  Trace trace = info->load(path, options);
+  trace.recorded_end = recorded_end_beside(path);
+  return trace;
 }
 
 }  // namespace oomlab::trace

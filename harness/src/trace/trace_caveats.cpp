@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
+#include "trace/recorded_end.hpp"
 
 namespace oomlab::trace {
 
@@ -93,10 +95,12 @@ std::string survived(const std::vector<std::uint64_t>& sizes) {
       sizes.size(), sizes.size() == 1 ? "" : "s", size_counts(sizes));
 }
 
-// A frame of a convolution: PyTorch's conv modules, its functional calls, cuDNN's C++ frames.
+// A frame of a convolution: PyTorch's conv modules, its functional calls, cuDNN's convolution
+// frames. cuDNN alone is not one: its attention kernels (scaled_dot_product_attention's cuDNN
+// backend) are no convolutions and choose no algorithm by the memory free.
 bool convolution_frame(std::string_view frame) {
-  constexpr std::array<std::string_view, 5> kMarks{"/conv.py:", "_conv_forward", "convolution",
-                                                   "cudnn", "conv2d"};
+  constexpr std::array<std::string_view, 7> kMarks{
+      "/conv.py:", "_conv_forward", "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose"};
   return std::any_of(kMarks.begin(), kMarks.end(), [&](std::string_view mark) {
     return frame.find(mark) != std::string_view::npos;
   });
@@ -129,6 +133,51 @@ std::string convolutions(std::uint64_t count) {
       format_count(count));
 }
 
+// A snapshot whose history ends with much more live than its lowest point since mid-history: it
+// stops mid-step, as one does whose program died outside its allocator or was dumped at work.
+struct MidStep {
+  std::uint64_t end_bytes = 0;
+  std::uint64_t floor_bytes = 0;
+  std::uint64_t peak_bytes = 0;
+};
+
+// Live bytes more than this above the floor, and a quarter of the way from it to the peak.
+constexpr std::uint64_t kMidStepMargin = 64ULL << 20U;
+
+std::optional<MidStep> ends_mid_step(const Trace& trace) {
+  if (!trace.recorded || trace.events.size() < 2) return std::nullopt;
+  std::vector<std::uint64_t> slot_bytes(trace.slots, 0);
+  const std::size_t half = trace.events.size() / 2;
+  std::uint64_t live = 0;
+  MidStep m{.floor_bytes = UINT64_MAX};
+  for (std::size_t i = 0; i < trace.events.size(); ++i) {
+    const Event e = trace.events[i];
+    if (e.op == Op::alloc) {
+      live += e.bytes;
+      if (e.slot < slot_bytes.size()) slot_bytes[e.slot] = e.bytes;
+    } else if (e.op == Op::free && e.slot < slot_bytes.size()) {
+      live -= std::exchange(slot_bytes[e.slot], 0);
+    }
+    m.peak_bytes = std::max(m.peak_bytes, live);
+    if (i >= half) m.floor_bytes = std::min(m.floor_bytes, live);
+  }
+  m.end_bytes = live;
+  const std::uint64_t rise = m.peak_bytes - m.floor_bytes;
+  if (m.end_bytes <= m.floor_bytes + std::max(kMidStepMargin, rise / 4)) return std::nullopt;
+  return m;
+}
+
+std::string mid_step(const MidStep& m) {
+  return fmt::format(
+      "the history ends with {} live, {} more than at its lowest since mid-history ({}; its peak "
+      "{}): it stops mid-step, as a history does whose program died outside its allocator (a "
+      "library's OOM, a crash) or was dumped while it still worked; what the program did after "
+      "it is not in it, so a frontier or a 'fits' read from it may be a lower bound for the whole "
+      "job (a snapshot `oomlab exec` wrote says how its program ended)",
+      format_bytes(m.end_bytes), format_bytes(m.end_bytes - m.floor_bytes),
+      format_bytes(m.floor_bytes), format_bytes(m.peak_bytes));
+}
+
 }  // namespace
 
 std::vector<std::string> trace_caveats(const Trace& trace) {
@@ -136,7 +185,13 @@ std::vector<std::string> trace_caveats(const Trace& trace) {
   if (trace.recorded && !trace.recorded->unknown_actions.empty())
     out.push_back(unknown_actions(*trace.recorded));
   if (trace.initial_events > 0) out.push_back(late_start(trace));
-  if (ends_at_failure(trace)) out.push_back(stops_at_oom(trace));
+  if (ends_at_failure(trace)) {
+    out.push_back(stops_at_oom(trace));
+  } else if (ended_beside_trace(trace)) {
+    out.push_back(recorded_end_caveat(*trace.recorded_end));
+  } else if (!trace.recorded_end) {
+    if (const std::optional<MidStep> m = ends_mid_step(trace)) out.push_back(mid_step(*m));
+  }
   if (const std::vector<std::uint64_t> sizes = survived_failure_sizes(trace); !sizes.empty()) {
     out.push_back(survived(sizes));
   } else if (const std::uint64_t count = convolution_requests(trace); count > 0) {

@@ -249,6 +249,7 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
   TraceBuilder builder(anchor.format, anchor.source);
   const RecordedState* from = anchor.recorded ? &*anchor.recorded : nullptr;
   if (from != nullptr) builder.trace().recorded = recorded_part(*from);
+  builder.trace().recorded_end = anchor.recorded_end;  // a program that died there dies here too
   std::vector<std::uint64_t> slot_address(anchor.slots, 0);
   std::vector<bool> slot_refusable(anchor.slots, false);  // its allocation made a failed request
   std::size_t next_emptied = 0;
@@ -307,6 +308,25 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
   Trace made = builder.finish();
   made.source_entries = anchor.source_entries;  // its entries are the anchor's, numbered so
   return made;
+}
+
+std::string_view to_string(TraceSeries::Rule rule) {
+  switch (rule) {
+    case TraceSeries::Rule::lines:
+      return "lines";
+    case TraceSeries::Rule::held:
+      return "held";
+    case TraceSeries::Rule::refusable:
+      return "refusable";
+  }
+  return "?";
+}
+
+std::vector<std::filesystem::path> source_files(const TraceSeries& series) {
+  std::vector<std::filesystem::path> files;
+  for (const SeriesPoint& point : series.points())
+    files.push_back(point.trace->source);
+  return files;
 }
 
 }  // namespace oomlab::trace

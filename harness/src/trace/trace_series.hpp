@@ -96,4 +96,9 @@ class TraceSeries {
   SeriesFit fit_;
 };
 
+// The rule's name as --transients takes it: "lines", "held", "refusable".
+[[nodiscard]] std::string_view to_string(TraceSeries::Rule rule);
+// The files the series was read from, by value.
+[[nodiscard]] std::vector<std::filesystem::path> source_files(const TraceSeries& series);
+
 }  // namespace oomlab::trace
