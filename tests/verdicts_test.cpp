@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/search_output.hpp"
+#include "exec/oom_message.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/trace_builder.hpp"
 #include "test_support.hpp"
@@ -111,6 +113,23 @@ TEST(Verdicts, ACudnnAttentionFrameIsNoConvolution) {
   t.recorded->event_stacks = {0, 1, 0, 1};
   EXPECT_NE(words().find("1 allocations were made inside convolutions"), std::string::npos)
       << words();
+}
+
+TEST(Verdicts, ACublasOomInASearchsTableIsCublassNotACapacityOfTheAllocator) {
+  const std::optional<ProgramOom> oom = recognise_oom_line(
+      "RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`");
+  ASSERT_TRUE(oom);
+  EXPECT_TRUE(oom->library);
+  EXPECT_FALSE(recognise_oom_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                                  "20.00 MiB. GPU 0 has a total capacity of 79.18 GiB")
+                   ->library);
+  const Trial trial{.value = 7,
+                    .outcome = Outcome::oom,
+                    .cause = Cause::capacity,
+                    .library = oom->framework};
+  const std::string line = cli::value_trial_line("batch", trial);
+  EXPECT_NE(line.find("oom (in cuBLAS)"), std::string::npos) << line;
+  EXPECT_EQ(line.find("capacity"), std::string::npos) << line;
 }
 
 TEST(Verdicts, FlagsThatWouldBeIgnoredAreRefused) {
