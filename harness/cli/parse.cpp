@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <numeric>
@@ -102,6 +103,15 @@ std::uint64_t parse_unsigned(std::string_view text) {
     throw_usage(fmt::format("'{}' must not be negative", text));
   }
   return parse_whole<std::uint64_t>(text);
+}
+
+bool whole_number_below_one(std::string_view text) {
+  std::string_view body = trim(text);
+  if (body.starts_with('-')) body.remove_prefix(1);
+  const bool digits = !body.empty() && std::all_of(body.begin(), body.end(), [](char c) {
+    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+  });
+  return digits && (trim(text).starts_with('-') || body.find_first_not_of('0') == body.npos);
 }
 
 int parse_device_index(std::string_view text) {
