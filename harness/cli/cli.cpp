@@ -191,7 +191,7 @@ void add_compare(CLI::App& app, Parsed& p) {
   CompareOptions& o = p.compare;
   c->add_option("files", o.files,
                 "BASELINE CURRENT: each a summary.json, a matrix.json, or a folder holding one; "
-                "with --fleet, any number of runners' (and with --pick-baseline, one info.json, "
+                "with --fleet, two runners' or more (and with --pick-baseline, one info.json, "
                 "summary.json or matrix.json)");
   c->add_option("--tolerance", o.tolerance,
                 "how far the OOM point (bytes and step) may move and still be 'same', e.g. 2% "
