@@ -72,7 +72,8 @@ void add_run(CLI::App& app, Parsed& p) {
   expect_oom->excludes(expect_no_oom);
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
   run->add_option("--junit", p.run.junit,
-                  "also write the outcome as JUnit XML to FILE (one testcase)");
+                  "also write the outcome as JUnit XML to FILE (one testcase); '-' prints it alone "
+                  "(not with --json -)");
   run->add_option("--repeat", p.run.repeat,
                   "N: soak: run it N times in this process, checking after each cycle that the "
                   "process's memory, the device's free memory and the allocator's blocks all come "
