@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -18,18 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-// `tgz` (in tests/data/series/) unpacked into a fresh folder.
-fs::path unpacked(const std::string& tgz, const std::string& name) {
-  const fs::path out = testing::fresh_temp_folder(name);
-  const std::string command =
-      "tar -xzf '" + testing::test_data_dir() + "/series/" + tgz + "' -C '" + out.string() + "'";
-  if (std::system(command.c_str()) != 0) ADD_FAILURE() << "could not unpack " << command;
-  return out;
-}
-
 // The series unpacked once per process.
 const fs::path& series_folder() {
-  static const fs::path folder = unpacked("series.tgz", "series");
+  static const fs::path folder = testing::unpacked_series("series.tgz", "series");
   return folder;
 }
 
@@ -125,7 +115,7 @@ TEST(SeriesFixtures, FitReplayFromOneAndTwoAgreesWithTheRealSnapshotAtEight) {
 
 // The capped runs unpacked once per process (tests/data/series/README.md).
 const fs::path& capped_folder() {
-  static const fs::path folder = unpacked("capped.tgz", "capped");
+  static const fs::path folder = testing::unpacked_series("capped.tgz", "capped");
   return folder;
 }
 

@@ -108,6 +108,14 @@ fs::path fresh_temp_folder(const std::string& name) {
   return path;
 }
 
+fs::path unpacked_series(const std::string& archive, const std::string& name) {
+  const fs::path out = fresh_temp_folder(name);
+  const std::string command =
+      "tar -xzf '" + test_data_dir() + "/series/" + archive + "' -C '" + out.string() + "'";
+  if (std::system(command.c_str()) != 0) ADD_FAILURE() << "could not unpack " << command;
+  return out;
+}
+
 std::string oomlab_binary() {
   const fs::path self = fs::read_symlink("/proc/self/exe");
   for (const fs::path& candidate :

@@ -44,6 +44,10 @@ std::string read_text(const std::filesystem::path& path);
 // A new, empty folder `name` in this test process's temporary folder (emptied when it was there).
 std::filesystem::path fresh_temp_folder(const std::string& name);
 
+// tests/data/series/`archive` (series.tgz, capped.tgz: snapshot series of real programs) unpacked
+// into a fresh temporary folder `name`; a test failure when it cannot be.
+std::filesystem::path unpacked_series(const std::string& archive, const std::string& name);
+
 // tests/data: $OOMLAB_TEST_DATA when set (a copy of the tree elsewhere, as on the GPU machine),
 // else the source tree these tests were built from.
 inline std::string test_data_dir() {

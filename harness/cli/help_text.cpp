@@ -84,6 +84,8 @@ std::string whatif_footer() {
          "Examples:\n"
          "  oomlab whatif --trace memory_snapshot.pickle\n"
          "  oomlab whatif --trace memory_snapshot.pickle --budget 24GiB --out whatif/\n"
+         "  oomlab whatif --trace 'runs/snap_b{batch}.pickle' --from batch=1,2 --at batch=16 "
+         "--budget 24GiB\n"
          "Exit codes: 0 the table was made, 2 bad usage or a file that is not a PyTorch "
          "snapshot, 5 an\n"
          "output file could not be written, 130 interrupted.";
