@@ -109,6 +109,24 @@ TEST(ReportSearch, AWhatIfFolderIsWhatifsOwnReportMadeAgain) {
   EXPECT_LT(md.find("**" + answer.substr(0, 40)), md.find("| setting |")) << md;
 }
 
+// A table made from a series gives each row a range (transient requests held or on their lines):
+// made again from whatif.json, the report kept none and printed every figure as exact.
+TEST(ReportSearch, AWhatIfFolderMadeFromASeriesKeepsItsRangesWhenReportedAgain) {
+  const fs::path series = testing::unpacked_series("series.tgz", "report_search_series");
+  const fs::path dir = temp_folder("whatif_series");
+  const CliOutcome whatif =
+      oomlab_cli({"whatif", "--trace", (series / "resnet_b{batch}.pickle").string(), "--from",
+                  "batch=1,2", "--at", "batch=16", "--out", (dir / "w").string(), "--quiet"});
+  ASSERT_EQ(whatif.code, 0) << whatif.err;
+  const std::string md = read_text(dir / "w" / "report.md");
+  ASSERT_NE(md.find(" GiB.."), std::string::npos) << "rows with ranges: " << md;
+  fs::remove(dir / "w" / "report.md");
+  fs::remove(dir / "w" / "report.html");
+  const CliOutcome report = oomlab_cli({"report", (dir / "w").string()});
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_EQ(read_text(dir / "w" / "report.md"), md);
+}
+
 TEST(ReportSearch, BadFrontierAndWhatIfFilesAreExitTwoNamingTheField) {
   const fs::path dir = temp_folder("bad");
   fs::create_directories(dir / "w");
