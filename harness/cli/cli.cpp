@@ -175,10 +175,11 @@ void add_matrix(CLI::App& app, Parsed& p) {
 
 void add_report(CLI::App& app, Parsed& p) {
   CLI::App* r = app.add_subcommand(
-      "report", "self-contained HTML and Markdown for run, matrix, frontier and whatif folders");
+      "report",
+      "self-contained HTML and Markdown for run, matrix, frontier, fit and whatif folders");
   r->add_option("paths", p.report.paths,
-                "run (summary.json), matrix (matrix.json), frontier (frontier.json) or whatif "
-                "(whatif.json) folders, or those files")
+                "run (summary.json), matrix (matrix.json), frontier (frontier.json), fit "
+                "(fit.json) or whatif (whatif.json) folders, or those files")
       ->required();
   r->add_option("--out,-o", p.report.out,
                 "folder for report.html and report.md (default: beside each input)");

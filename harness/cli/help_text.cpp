@@ -117,9 +117,12 @@ std::string report_footer() {
          "  oomlab report runs/a runs/b\n"
          "  oomlab report runs/frontier whatif/          # frontier.json, whatif.json: the answer "
          "first\n"
-         "Exit codes: 0 the reports were written, 2 a path that is not a run, matrix, frontier or "
-         "whatif\n"
-         "folder, 5 a report could not be written.";
+         "  oomlab report runs/fit                       # fit.json: the largest value, then the "
+         "trials\n"
+         "Exit codes: 0 the reports were written, 2 a path that is not a run, matrix, frontier, "
+         "fit "
+         "or\n"
+         "whatif folder, 5 a report could not be written.";
 }
 
 std::string compare_footer() {
