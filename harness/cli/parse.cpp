@@ -106,12 +106,13 @@ std::uint64_t parse_unsigned(std::string_view text) {
 }
 
 bool whole_number_below_one(std::string_view text) {
-  std::string_view body = trim(text);
-  if (body.starts_with('-')) body.remove_prefix(1);
-  const bool digits = !body.empty() && std::all_of(body.begin(), body.end(), [](char c) {
-    return std::isdigit(static_cast<unsigned char>(c)) != 0;
-  });
-  return digits && (trim(text).starts_with('-') || body.find_first_not_of('0') == body.npos);
+  const std::string_view body = trim(text);
+  const bool negative = body.starts_with('-');
+  const std::string_view digits = negative ? body.substr(1) : body;
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  // No whole number at all: the caller's own words say so.
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), digit)) return false;
+  return negative || digits.find_first_not_of('0') == std::string_view::npos;
 }
 
 int parse_device_index(std::string_view text) {
