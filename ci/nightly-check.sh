@@ -20,7 +20,12 @@ bin=".gpu"
 out="nightly-check-out"
 while (($# > 0)); do
   case "$1" in
-    --out) out="$2"; shift 2 ;;
+    --out)
+      if (($# < 2)) || [[ -z "$2" || "$2" == -* ]]; then
+        echo "nightly-check: --out needs a folder: --out DIR (see --help)" >&2
+        exit 2
+      fi
+      out="$2"; shift 2 ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) bin="$1"; shift ;;
   esac

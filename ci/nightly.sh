@@ -35,15 +35,32 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 out="nightly-out"
 bin=""
 refresh=0
+# A flag's value is the next word: none, an empty one or another flag is refused naming the flag
+# (bash's own "$2: unbound variable" named neither the flag nor what it wants).
+needs_value() {
+  if (($# < 2)) || [[ -z "$2" || "$2" == -* ]]; then
+    echo "nightly: $1 needs a folder: $1 DIR (see --help)" >&2
+    exit 2
+  fi
+}
 while (($# > 0)); do
   case "$1" in
-    --out) out="$2"; shift 2 ;;
-    --bin) bin="$2"; shift 2 ;;
+    --out) needs_value "$@"; out="$2"; shift 2 ;;
+    --bin) needs_value "$@"; bin="$2"; shift 2 ;;
     --refresh-baseline) refresh=1; shift ;;
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     *) echo "nightly: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+# --bin is looked at before anything is built, written or removed.
+if [[ -n "$bin" && ! -d "$bin" ]]; then
+  echo "nightly: --bin $bin: no such folder (give the folder holding the oomlab binary)" >&2
+  exit 2
+fi
+if [[ -n "$bin" && ! -x "$bin/oomlab" ]]; then
+  echo "nightly: --bin $bin: no oomlab binary in it" >&2
+  exit 2
+fi
 # The folder is emptied and written anew: only one that this script wrote (it holds the marker
 # below), an empty one or none at all; another is refused before anything is touched.
 marker=".oomlab-nightly"

@@ -10,7 +10,7 @@ new="$(realpath "${2:?usage: ci/same-outputs.sh OLD_BINARY NEW_BINARY}")"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-cd "$root"
+cd "$root" || exit 2
 
 # The JSON without what changes from run to run: times, durations, commits, paths of outputs.
 normalize() {
@@ -35,7 +35,10 @@ cases=()
 traces=$(git ls-files 'tests/data/*.pickle' 'tests/data/*.json' 'tests/data/*.csv' |
   grep -v -e '/compare/' -e '/report/' -e 'frontiers.json' -e 'summary.json' -e 'matrix.json' |
   grep -e pickle -e snapshot -e rmm_ -e oomlab_ -e '/exec/' | sort)
+# Each case runs in $work (its run folders land there, not in the checkout), so a trace is named
+# by its absolute path: a relative one made every trace case two equal "cannot open" errors.
 for t in $traces; do
+  t="$root/$t"
   cases+=("run replay --trace $t --no-out --json -")
   case "$t" in
     *.pickle | *snapshot*.json)

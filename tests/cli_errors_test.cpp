@@ -270,23 +270,69 @@ TEST(CliErrors, TheCatalogueHasAtLeastFortyCases) {
   EXPECT_GE(catalogue().size(), 40U);
 }
 
+// One bad invocation run as a user would: its exit code, one line on stderr naming the problem,
+// nothing on stdout.
+void expect_refused(const BadInvocation& c) {
+  const std::vector<std::string> argv = expand(c.args);
+  std::string shown;
+  for (std::size_t i = 1; i < argv.size(); ++i)
+    shown += argv[i] + " ";
+  SCOPED_TRACE("oomlab " + shown);
+  const ChildResult r = run_child(argv, {.timeout = std::chrono::seconds(30)});
+  ASSERT_FALSE(r.timed_out) << "hung";
+  ASSERT_EQ(r.signal, 0) << "died of " << signal_name(r.signal) << "\n" << r.err_tail;
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err_tail;
+  const std::string line = last_line(r.err_tail);
+  EXPECT_TRUE(line.starts_with("oomlab: error: ")) << r.err_tail;
+  EXPECT_NE(line.find(c.fragment), std::string::npos)
+      << "expected '" << c.fragment << "' in: " << line;
+  EXPECT_EQ(r.out, "") << "a refused invocation prints nothing on stdout";
+}
+
 TEST(CliErrors, EveryBadInvocationEndsWithItsCodeAndAOneLineMessage) {
-  for (const BadInvocation& c : catalogue()) {
-    const std::vector<std::string> argv = expand(c.args);
-    std::string shown;
-    for (std::size_t i = 1; i < argv.size(); ++i)
-      shown += argv[i] + " ";
-    SCOPED_TRACE("oomlab " + shown);
-    const ChildResult r = run_child(argv, {.timeout = std::chrono::seconds(30)});
-    ASSERT_FALSE(r.timed_out) << "hung";
-    ASSERT_EQ(r.signal, 0) << "died of " << signal_name(r.signal) << "\n" << r.err_tail;
-    EXPECT_EQ(r.exit_code, c.exit_code) << r.err_tail;
-    const std::string line = last_line(r.err_tail);
-    EXPECT_TRUE(line.starts_with("oomlab: error: ")) << r.err_tail;
-    EXPECT_NE(line.find(c.fragment), std::string::npos)
-        << "expected '" << c.fragment << "' in: " << line;
-    EXPECT_EQ(r.out, "") << "a refused invocation prints nothing on stdout";
-  }
+  for (const BadInvocation& c : catalogue())
+    expect_refused(c);
+}
+
+// A search doubles from its low end and a series is made along its values: 0 or a negative value
+// is no batch size. Each is refused before any file is read or program run, naming the flag and
+// the value, in the same words for 0 and for -4.
+TEST(CliErrors, ASearchedOrMadeValueUnderOneIsRefusedNamingTheFlagAndTheValue) {
+  const std::string snapshots = "@/snap_b{batch}.pickle";
+  const std::string one_or_more = "must be a whole number of 1 or more";
+  const std::vector<BadInvocation> cases = {
+      {{"whatif", "--trace", snapshots, "--from", "batch=1,2", "--at", "batch=0"},
+       2,
+       "--at: batch=0: the value " + one_or_more},
+      {{"whatif", "--trace", snapshots, "--from", "batch=1,2", "--at", "batch=-4"},
+       2,
+       "--at: batch=-4: the value " + one_or_more},
+      {{"whatif", "--trace", snapshots, "--from", "batch=0,2", "--at", "batch=8"},
+       2,
+       "--from: batch=0,2: each value " + one_or_more + ", not 0"},
+      {{"frontier", "exec", "--from", "batch=1,2", "--at", "batch=0", "--", "true", "{batch}"},
+       2,
+       "--at: batch=0: the value " + one_or_more},
+      {{"frontier", "exec", "--from", "batch=-1,2", "--at", "batch=8", "--", "true", "{batch}"},
+       2,
+       "--from: batch=-1,2: each value " + one_or_more + ", not -1"},
+      {{"fit", "leak", "-a", "sim", "--budget", "1GiB", "--range", "steps=0..8"},
+       2,
+       "--range: steps=0..8: LO " + one_or_more + ", not 0"},
+      {{"fit", "exec", "--budget", "1GiB", "--range", "batch=0..8", "--", "true", "{batch}"},
+       2,
+       "--range: batch=0..8: LO " + one_or_more + ", not 0"},
+      {{"fit", "replay", "--trace", snapshots, "--from", "batch=1,2", "--range", "batch=-4..8",
+        "--budget", "24GiB"},
+       2,
+       "--range: batch=-4..8: LO " + one_or_more + ", not -4"},
+      {{"fit", "replay", "--trace", snapshots, "--from", "batch=1,2", "--range", "batch=1..-3",
+        "--budget", "24GiB"},
+       2,
+       "--range: batch=1..-3: HI " + one_or_more + ", not -3"},
+  };
+  for (const BadInvocation& c : cases)
+    expect_refused(c);
 }
 
 }  // namespace

@@ -56,12 +56,20 @@ fs::path temp_folder(const std::string& name) {
 
 using ::oomlab::testing::read_text;
 
-// An example run as a user would, in `dir`, with the files it names taken from tests/data.
+// GPT-2's snapshots at batch 1, 2, 4 and 8 (tests/data/series/series.tgz), once per process.
+const fs::path& series_folder() {
+  static const fs::path folder = ::oomlab::testing::series_archive("series.tgz");
+  return folder;
+}
+
+// An example run as a user would, in `dir`, with the files it names taken from tests/data (a
+// series of snapshots, runs/snap_b{batch}.pickle, is GPT-2's).
 ChildResult run_example(const std::string& example, const fs::path& dir) {
   std::string line = example.substr(std::string("oomlab ").size());
   const std::vector<std::pair<std::string, std::string>> files = {
       {"memory_snapshot.pickle", test_data_dir() + "/pytorch_gpt_fp32_snapshot.pickle"},
-      {"rmm_log.csv", test_data_dir() + "/rmm_allocate_failure.csv"}};
+      {"rmm_log.csv", test_data_dir() + "/rmm_allocate_failure.csv"},
+      {"runs/snap_b{batch}.pickle", (series_folder() / "gpt2_b{batch}.pickle").string()}};
   for (const auto& [placeholder, file] : files) {
     if (const auto at = line.find(placeholder); at != std::string::npos)
       line.replace(at, placeholder.size(), file);
@@ -266,6 +274,43 @@ TEST(CliHelp, FitExamplesRunAndFindAnAnswer) {
       const auto json = nlohmann::json::parse(read_text(dir / folder / "fit.json"));
       EXPECT_FALSE(json.at("value").is_null());
       EXPECT_EQ(json.at("confirm").at("value_completed"), 2);
+    }
+  }
+}
+
+// A series of snapshots is asked for in words no other flag uses: each command shows it once.
+TEST(CliHelp, FitAndWhatIfShowAnExampleMadeFromSnapshotsAtTwoValues) {
+  const auto made_from = [](const std::string& command) {
+    std::vector<std::string> found;
+    for (const std::string& example : examples_of(help_of(command), command)) {
+      if (example.find("--from batch=1,2") != std::string::npos &&
+          example.find("'runs/snap_b{batch}.pickle'") != std::string::npos)
+        found.push_back(example);
+    }
+    return found;
+  };
+  const std::vector<std::string> fit = made_from("fit");
+  ASSERT_EQ(fit.size(), 1U) << help_of("fit");
+  EXPECT_EQ(fit.front().rfind("oomlab fit replay --trace", 0), 0U) << fit.front();
+  EXPECT_NE(fit.front().find("--range batch="), std::string::npos) << fit.front();
+  const std::vector<std::string> whatif = made_from("whatif");
+  ASSERT_EQ(whatif.size(), 1U) << help_of("whatif");
+  EXPECT_NE(whatif.front().find("--at batch="), std::string::npos) << whatif.front();
+}
+
+// whatif's examples, the one made from a series too, run as written on tests/data's snapshots.
+TEST(CliHelp, WhatIfExamplesRunAsWritten) {
+  const std::vector<std::string> examples = examples_of(help_of("whatif"), "whatif");
+  ASSERT_GE(examples.size(), 3U);
+  for (const std::string& example : examples) {
+    SCOPED_TRACE(example);
+    const ChildResult r = run_example(example, temp_folder("whatif_example"));
+    EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+    EXPECT_NE(r.out.find("than native ("), std::string::npos) << "its answer: " << r.out;
+    if (example.find("--at batch=16") != std::string::npos) {
+      EXPECT_NE(r.out.find("was not run: its trace is made from the snapshots at batch=1,2"),
+                std::string::npos)
+          << r.out;
     }
   }
 }

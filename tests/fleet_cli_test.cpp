@@ -116,6 +116,20 @@ TEST(FleetCli, BadInputIsOneLineNamingTheFileWithExitTwo) {
             std::string::npos);
 }
 
+// "no regression in 0 comparisons" with exit 0 would pass a fleet check that checked nothing.
+TEST(FleetCli, OneRunnersFileAloneIsRefusedWithExitTwo) {
+  const fs::path dir = testing::fresh_temp_folder("oomlab_fleet_cli_one");
+  const std::string one = write_runner(dir, "a.json", kH100, "570.86.15");
+  const testing::CliRun run = oomlab({"--fleet", one, "--json", (dir / "fleet.json").string()});
+  EXPECT_EQ(run.code, 2) << run.err << run.out;
+  EXPECT_EQ(run.err, "oomlab: error: compare --fleet: " + one +
+                         " is one runner in one environment: nothing to compare it with (give "
+                         "two runners' results or more)\n");
+  EXPECT_EQ(run.out, "");
+  EXPECT_FALSE(fs::exists(dir / "fleet.json")) << "nothing written for a refused invocation";
+  EXPECT_EQ(oomlab({"--fleet", one, one}).code, 0) << "two runners of one environment compare";
+}
+
 TEST(FleetCli, PickBaselineNamesTheOlderDriversFileForANewDriver) {
   const fs::path dir = testing::fresh_temp_folder("oomlab_fleet_cli_pick");
   fs::create_directories(dir / "baselines");

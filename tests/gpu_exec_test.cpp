@@ -94,6 +94,25 @@ TEST_F(GpuExec, AProgramUnderItsBudgetCompletesWithItsPeakSampled) {
   EXPECT_LE(s["cleanup"]["difference_bytes"].get<std::int64_t>(), 2 * 1024 * 1024);
 }
 
+// `exec --junit -` wrote a file named "-": the XML goes alone to stdout, and the program's own
+// output (the hog's "holding ... bytes") goes on to stderr with the summary.
+TEST_F(GpuExec, JunitDashIsTheXmlAloneOnStdoutAndTheProgramsOutputGoesToStderr) {
+  const fs::path cwd = fresh("junit_dash");
+  fs::create_directories(cwd);
+  const ChildResult r =
+      run_child({"/usr/bin/env", "-C", cwd.string(), oomlab_binary(), "exec", "--budget", "2GiB",
+                 "--no-out", "--junit", "-", "--", hog(), std::to_string(512_MiB), "0.3"},
+                {.timeout = std::chrono::seconds(240)});
+  ASSERT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0U) << r.out;
+  EXPECT_NE(r.out.find("<testcase classname=\"oomlab.run.exec\" name=\"exec\""), std::string::npos)
+      << r.out;
+  EXPECT_TRUE(r.out.ends_with("</testsuites>\n")) << r.out;
+  EXPECT_NE(r.err_tail.find("holding "), std::string::npos) << r.err_tail;
+  EXPECT_FALSE(fs::exists(cwd / "-"));
+}
+
 TEST_F(GpuExec, OomlabKilledLeavesNothingBehind) {
   const std::uint64_t before = nvml_free();
   const fs::path dir = fresh("killed");

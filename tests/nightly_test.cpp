@@ -194,6 +194,39 @@ TEST(Nightly, AnOutFolderHoldingOtherFilesIsRefusedAndLeftAsItWas) {
   EXPECT_FALSE(fs::exists(folder / "baselines")) << "nothing ran";
 }
 
+// `--out` with nothing after it ended in bash's "$2: unbound variable", `--bin` naming no folder
+// in bash's `cd` error, both exit 1: each is one line naming the flag, exit 2, before anything is
+// built, written or removed.
+TEST(Nightly, AFlagWithoutItsValueOrABinFolderThatIsNotThereIsOneLineAndExitTwo) {
+  const fs::path folder = fresh_folder("flags");
+  const std::string bin = fs::path(testing::oomlab_binary()).parent_path().string();
+  const std::string script = (repository() / "ci" / "nightly.sh").string();
+  const std::string missing = (folder / "no-such-folder").string();
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--bin", bin, "--out"}, "nightly: --out needs a folder: --out DIR (see --help)"},
+      {{"--bin", bin, "--out", "--refresh-baseline"},
+       "nightly: --out needs a folder: --out DIR (see --help)"},
+      {{"--bin", bin, "--out", ""}, "nightly: --out needs a folder: --out DIR (see --help)"},
+      {{"--out", (folder / "out").string(), "--bin"},
+       "nightly: --bin needs a folder: --bin DIR (see --help)"},
+      {{"--bin", missing, "--out", (folder / "out").string()},
+       "nightly: --bin " + missing +
+           ": no such folder (give the folder holding the oomlab binary)"},
+      {{"--bin", folder.string(), "--out", (folder / "out").string()},
+       "nightly: --bin " + folder.string() + ": no oomlab binary in it"},
+  };
+  for (const auto& [args, line] : cases) {
+    std::vector<std::string> argv = {"/usr/bin/env", "-C", folder.string(), "bash", script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const cli::ChildResult night = cli::run_child(argv, {.timeout = std::chrono::seconds(30)});
+    EXPECT_EQ(night.exit_code, 2) << night.err_tail << night.out;
+    EXPECT_EQ(night.err_tail, line + "\n");
+    EXPECT_EQ(night.out, "") << "nothing ran";
+  }
+  EXPECT_FALSE(fs::exists(folder / "out")) << "no --out folder was made";
+  EXPECT_FALSE(fs::exists(folder / "nightly-out")) << "nor the default one";
+}
+
 // Its own earlier output (marked .oomlab-nightly), an empty folder or a new one are written anew.
 TEST(Nightly, ANightReplacesItsOwnEarlierOutputAndTakesAnEmptyFolder) {
   const fs::path folder = fresh_folder("own_out");

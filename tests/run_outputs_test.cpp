@@ -1,6 +1,7 @@
 // Where a command's files go: --no-out writes no folder, --out refuses a folder that holds a run,
 // a matrix, a frontier or a what-if unless --force, an output that cannot be written is exit 5
-// with the system's reason, `matrix --junit -` is stdout, and a matrix stopped right after a cell
+// with the system's reason, `matrix --junit -` and `run --junit -` are stdout (not with
+// --json -), and a matrix stopped right after a cell
 // keeps that cell's outcome.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -171,6 +172,41 @@ TEST(OutFolder, MatrixJunitDashIsTheXmlAloneOnStdout) {
   EXPECT_EQ(r.out.rfind("<?xml", 0), 0U) << r.out;
   EXPECT_FALSE(fs::exists(cwd / "-"));
   EXPECT_NE(r.err_tail.find("fragmentation"), std::string::npos) << "the table: " << r.err_tail;
+}
+
+// `run --junit -` wrote a file named "-": the XML goes alone to stdout, as `--json -` does the
+// JSON, and the summary to stderr; a soak's lines too.
+TEST(OutFolder, RunJunitDashIsTheXmlAloneOnStdout) {
+  const fs::path cwd = fresh_folder("run_junit_dash");
+  for (const std::string repeat : {"", " --repeat 2"}) {
+    SCOPED_TRACE(repeat);
+    const cli::ChildResult r =
+        oomlab_in(cwd, "run fragmentation -a sim --budget 64MiB --no-out --junit -" + repeat);
+    EXPECT_EQ(r.exit_code, 0) << r.err_tail;
+    EXPECT_EQ(r.out.rfind("<?xml", 0), 0U) << r.out;
+    EXPECT_NE(r.out.find("<testcase classname=\"oomlab.run.fragmentation\" name=\"sim\""),
+              std::string::npos)
+        << r.out;
+    EXPECT_TRUE(r.out.ends_with("</testsuites>\n")) << "nothing after the XML: " << r.out;
+    EXPECT_NE(r.err_tail.find(repeat.empty() ? "oom" : "soak"), std::string::npos)
+        << "the words on stderr: " << r.err_tail;
+    EXPECT_FALSE(fs::exists(cwd / "-"));
+  }
+}
+
+// Both on stdout would be one unreadable stream: refused before anything runs, as frontier does.
+TEST(OutFolder, JsonDashAndJunitDashTogetherAreRefusedForRunAndExec) {
+  const fs::path cwd = fresh_folder("json_junit_dash");
+  for (const std::string command :
+       {"run fragmentation -a sim --budget 64MiB --out r --json - --junit -",
+        "exec --budget 1GiB --out r --json - --junit - -- true"}) {
+    SCOPED_TRACE(command);
+    const cli::ChildResult r = oomlab_in(cwd, command);
+    EXPECT_EQ(r.exit_code, 2) << r.err_tail;
+    EXPECT_EQ(r.err_tail, "oomlab: error: only one of --json and --junit can be '-' (stdout)\n");
+    EXPECT_EQ(r.out, "");
+    EXPECT_TRUE(fs::is_empty(cwd)) << "no run folder, no file named '-'";
+  }
 }
 
 pid_t spawn_quiet(const std::vector<std::string>& argv) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -13,6 +14,9 @@
 
 #include "cli/cli.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
+#include "pytorch/model/torch_options.hpp"
+#include "pytorch/reports/whatif_report.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
@@ -149,7 +153,10 @@ TEST(WhatIf, AtTheOriginalBudgetNativeFailsWherePyTorchDid) {
 // a cap on the modelled card is no card.
 TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
   const auto row = [](std::string name, std::uint64_t frontier, bool fraction) {
-    return WhatIfRow{.name = std::move(name), .fraction = fraction, .frontier_bytes = frontier};
+    return WhatIfRow{.name = std::move(name),
+                     .options = Params(torch::torch_option_spec()),
+                     .fraction = fraction,
+                     .frontier_bytes = frontier};
   };
   const std::vector<WhatIfRow> rows = {
       row("native", 4_GiB, false),
@@ -157,6 +164,79 @@ TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
       row("expandable_segments", 3_GiB + 800_MiB, false)};
   EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 2U);
   EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::fraction), 1U);
+}
+
+WhatIfRow row_at(std::string name, std::uint64_t frontier, const std::string& backend) {
+  WhatIfRow row{.name = std::move(name),
+                .options = Params(torch::torch_option_spec()),
+                .frontier_bytes = frontier};
+  row.options.set("backend", backend);
+  return row;
+}
+
+// backend=async's figure is approximate: "async ~10.5 GiB (10.1..11.6) beats native 10.6 GiB" led
+// with a setting PyTorch may need more for. It leads only when even its range's top is below the
+// smallest exact frontier.
+TEST(WhatIf, AnApproximateRowLeadsOnlyWhenTheTopOfItsRangeIsBelowTheBestExactFrontier) {
+  const std::uint64_t native = 10_GiB + 600_MiB;
+  const std::uint64_t close = native - 100_MiB;
+  const auto close_range = torch::frontier_range(row_at("a", close, "async").options, close);
+  ASSERT_TRUE(close_range.has_value());
+  ASSERT_GT(close_range->high_bytes, native) << "its range reaches over native's frontier";
+  std::vector<WhatIfRow> rows = {row_at("native", native, "native"),
+                                 row_at("backend=async", close, "async")};
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 0U);
+  // Far enough under native that the whole range is below it: the approximate row leads.
+  std::uint64_t far = close;
+  while (torch::frontier_range(rows[1].options, far)->high_bytes >= native)
+    far -= 100_MiB;
+  rows[1].frontier_bytes = far;
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 1U);
+  // With no exact row to compare with, the smallest figure leads.
+  rows[0] = row_at("own backend=async", native, "async");
+  rows[1].frontier_bytes = close;
+  EXPECT_EQ(smallest_frontier(rows, BudgetQuestion::card), 1U);
+}
+
+// grow_native.pickle: backend=async's frontier is the smallest of the table, but its range reaches
+// above the best exact row's: that row leads, and a note says why.
+TEST(WhatIf, TheExactRowThatLeadsOverASmallerApproximateFigureIsExplainedInANote) {
+  const WhatIfResult r = what_if({.trace = kJobs / "grow_native.pickle"});
+  ASSERT_TRUE(r.best.has_value());
+  const WhatIfRow& best = r.rows[*r.best];
+  const auto async = std::find_if(r.rows.begin(), r.rows.end(),
+                                  [](const WhatIfRow& row) { return row.name == "backend=async"; });
+  ASSERT_NE(async, r.rows.end());
+  ASSERT_LT(*async->frontier_bytes, *best.frontier_bytes) << "the case this test is about";
+  EXPECT_NE(best.name, "backend=async");
+  EXPECT_FALSE(torch::frontier_range(best.options, *best.frontier_bytes).has_value())
+      << best.name << " is exact";
+  const std::string note = best.name + " leads, not backend=async: backend=async's frontier, ~" +
+                           format_bytes(*async->frontier_bytes) + ", is the smaller";
+  EXPECT_NE(std::find_if(r.notes.begin(), r.notes.end(),
+                         [&](const std::string& n) { return n.starts_with(note); }),
+            r.notes.end())
+      << note;
+}
+
+// A range whose ends read the same ("~7.52 GiB (7.52 GiB..7.52 GiB)") is printed as the figure
+// alone; one whose ends differ keeps its "~" and its range.
+TEST(WhatIf, ARangeWhoseEndsReadTheSameIsPrintedAsThePlainFigure) {
+  const std::uint64_t frontier = 7_GiB + 532_MiB;
+  WhatIfResult r{.upper_bytes = 80_GiB};
+  r.rows = {row_at("native", frontier, "native"), row_at("expandable_segments", frontier, "native"),
+            row_at("max_split_size=128MiB", frontier, "native")};
+  r.rows[0].made_range = {frontier, frontier};
+  r.rows[1].made_range = {frontier - 2_MiB, frontier};
+  ASSERT_EQ(format_bytes(frontier - 2_MiB), format_bytes(frontier)) << "the same in display";
+  r.rows[2].made_range = {frontier - 512_MiB, frontier};
+  r.native = 0;
+  const WhatIfTable table = whatif_table(r);
+  EXPECT_EQ(table.rows[0][1], format_bytes(frontier));
+  EXPECT_EQ(table.rows[1][1], format_bytes(frontier));
+  EXPECT_EQ(table.rows[2][1], "~" + format_bytes(frontier) + " (" +
+                                  format_bytes(frontier - 512_MiB) + ".." + format_bytes(frontier) +
+                                  ")");
 }
 
 TEST(WhatIf, StopsWhenAsked) {

@@ -72,7 +72,8 @@ void add_run(CLI::App& app, Parsed& p) {
   expect_oom->excludes(expect_no_oom);
   run->add_flag("--quiet,-q", p.run.quiet, "no summary and no progress line (notices still show)");
   run->add_option("--junit", p.run.junit,
-                  "also write the outcome as JUnit XML to FILE (one testcase)");
+                  "also write the outcome as JUnit XML to FILE (one testcase); '-' prints it alone "
+                  "(not with --json -)");
   run->add_option("--repeat", p.run.repeat,
                   "N: soak: run it N times in this process, checking after each cycle that the "
                   "process's memory, the device's free memory and the allocator's blocks all come "
@@ -174,10 +175,11 @@ void add_matrix(CLI::App& app, Parsed& p) {
 
 void add_report(CLI::App& app, Parsed& p) {
   CLI::App* r = app.add_subcommand(
-      "report", "self-contained HTML and Markdown for run, matrix, frontier and whatif folders");
+      "report",
+      "self-contained HTML and Markdown for run, matrix, frontier, fit and whatif folders");
   r->add_option("paths", p.report.paths,
-                "run (summary.json), matrix (matrix.json), frontier (frontier.json) or whatif "
-                "(whatif.json) folders, or those files")
+                "run (summary.json), matrix (matrix.json), frontier (frontier.json), fit "
+                "(fit.json) or whatif (whatif.json) folders, or those files")
       ->required();
   r->add_option("--out,-o", p.report.out,
                 "folder for report.html and report.md (default: beside each input)");
@@ -196,7 +198,7 @@ void add_compare(CLI::App& app, Parsed& p) {
   CompareOptions& o = p.compare;
   c->add_option("files", o.files,
                 "BASELINE CURRENT: each a summary.json, a matrix.json, or a folder holding one; "
-                "with --fleet, any number of runners' (and with --pick-baseline, one info.json, "
+                "with --fleet, two runners' or more (and with --pick-baseline, one info.json, "
                 "summary.json or matrix.json)");
   c->add_option("--tolerance", o.tolerance,
                 "how far the OOM point (bytes and step) may move and still be 'same', e.g. 2% "

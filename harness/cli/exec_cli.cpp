@@ -24,7 +24,9 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
   sub->add_option("--interval", o.interval, "MS between samples of the program's memory (1-1000)")
       ->capture_default_str();
   sub->add_option("--json", o.json, "also write the result as JSON to FILE; '-' prints it alone");
-  sub->add_option("--junit", o.junit, "also write the outcome as JUnit XML to FILE");
+  sub->add_option("--junit", o.junit,
+                  "also write the outcome as JUnit XML to FILE; '-' prints it alone (not with "
+                  "--json -)");
   sub->add_flag("--quiet,-q", o.quiet, "no summary (the program's own output still shows)");
   auto* off = sub->add_flag("--no-snapshot", o.no_snapshot,
                             "record no PyTorch memory snapshot of a Python program");

@@ -108,8 +108,8 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   const std::optional<fs::path> folder = prepare_run_folder(record_as, "exec");
   const RunRecord record{record_as, {invocation, {}, folder.value_or(fs::path())}, folder};
   if (record.folder) config.folder = *record.folder;
-  // With --json -, stdout carries the JSON alone: the program's stdout goes on to stderr.
-  if (to_stdout(o.json)) config.out_fd = STDERR_FILENO;
+  // With --json - or --junit -, stdout carries that alone: the program's stdout goes on to stderr.
+  if (!stdout_output(record_as).empty()) config.out_fd = STDERR_FILENO;
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
   // Without a run folder the snapshots live only until the model has read them.
@@ -131,7 +131,7 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   write_outputs(result, record, out, err, failures);
   std::string why;
   const int code = exec_exit_code(result, record_as, &why);
-  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why); });
+  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why, out); });
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
   return failures.report(err, code);
 }

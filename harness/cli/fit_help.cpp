@@ -24,6 +24,8 @@ std::string fit_footer() {
          "  oomlab fit leak -a sim --budget 1GiB -p leak=8MiB --range steps=1..100000\n"
          "  oomlab fit leak -a sim --budget T4 -p leak=64MiB --range steps=1..10000 --json -\n"
          "  oomlab fit leak -a sim --budget 2GiB --range steps=1..1000 --confirm 2 --out runs/fit\n"
+         "  oomlab fit replay --trace 'runs/snap_b{batch}.pickle' --from batch=1,2 --range "
+         "batch=1..256 --budget 24GiB\n"
          "Exit codes: 0 an answer, 1 not even LO completes, a run failed for another reason, or\n"
          "the runs contradict each other, 2 bad usage or input, 3 no usable device for the\n"
          "allocator, 4 a trial passed --timeout (the search stops there), 5 an output file could\n"

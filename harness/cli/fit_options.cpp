@@ -23,7 +23,12 @@ bool valid_name(std::string_view name) {
   });
 }
 
+// A search doubles from LO: from 0 it would never leave it, and a value under 0 is no setting.
 std::uint64_t end_of_range(const std::string& text, std::string_view which, std::string_view at) {
+  if (whole_number_below_one(at)) {
+    throw_usage(fmt::format("--range: {}: {} must be a whole number of 1 or more, not {}", text,
+                            which, at));
+  }
   try {
     return parse_unsigned(at);
   } catch (const Error&) {

@@ -10,7 +10,8 @@
 
 namespace oomlab::cli {
 
-// "batch=1..512": NAME (letters, digits, '_', not starting with a digit), LO <= HI, whole numbers.
+// "batch=1..512": NAME (letters, digits, '_', not starting with a digit), LO <= HI, whole numbers
+// of 1 or more.
 // Error(usage) naming --range and what was expected.
 [[nodiscard]] FitRange parse_fit_range(const std::string& text);
 

@@ -24,6 +24,15 @@ int compare_fleet_command(const CompareOptions& o, double tolerance, std::ostrea
   for (const std::string& file : o.files)
     inputs.push_back(load_compare_input(file));
   const Fleet fleet = compare_fleet(inputs, tolerance);
+  // One runner in one environment has nothing to be compared with: "no regression in 0
+  // comparisons" would pass a fleet check that checked nothing. One file whose program cells ran
+  // under two frameworks is two environments, and is compared.
+  if (o.files.size() < 2 && fleet.environments.size() < 2) {
+    throw_usage(fmt::format(
+        "compare --fleet: {} is one runner in one environment: nothing to compare it with (give "
+        "two runners' results or more)",
+        o.files.front()));
+  }
   OutputFailures failures;
   const auto emit = [&](const std::string& flag_value, const std::string& text) {
     failures.attempt([&] { emit_output(flag_value, text, out); });

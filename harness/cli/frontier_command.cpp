@@ -43,9 +43,13 @@ std::string torch_settings_text(const FrontierResult& r) {
 }
 
 // backend=async's frontier is the model's reading, as whatif's row says: where PyTorch's own lies.
+// A range whose two ends read the same is none: the figure is shown plainly.
 std::optional<torch::FrontierRange> approximate_range(const FrontierResult& r) {
   if (r.allocator != "torch" || !r.answer) return std::nullopt;
-  return torch::frontier_range(r.allocator_options, *r.answer);
+  const auto range = torch::frontier_range(r.allocator_options, *r.answer);
+  if (range && format_bytes(range->low_bytes) == format_bytes(range->high_bytes))
+    return std::nullopt;
+  return range;
 }
 
 // The answer in one line: the frontier, or why there is none.

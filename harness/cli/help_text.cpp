@@ -84,6 +84,8 @@ std::string whatif_footer() {
          "Examples:\n"
          "  oomlab whatif --trace memory_snapshot.pickle\n"
          "  oomlab whatif --trace memory_snapshot.pickle --budget 24GiB --out whatif/\n"
+         "  oomlab whatif --trace 'runs/snap_b{batch}.pickle' --from batch=1,2 --at batch=16 "
+         "--budget 24GiB\n"
          "Exit codes: 0 the table was made, 2 bad usage or a file that is not a PyTorch "
          "snapshot, 5 an\n"
          "output file could not be written, 130 interrupted.";
@@ -115,9 +117,12 @@ std::string report_footer() {
          "  oomlab report runs/a runs/b\n"
          "  oomlab report runs/frontier whatif/          # frontier.json, whatif.json: the answer "
          "first\n"
-         "Exit codes: 0 the reports were written, 2 a path that is not a run, matrix, frontier or "
-         "whatif\n"
-         "folder, 5 a report could not be written.";
+         "  oomlab report runs/fit                       # fit.json: the largest value, then the "
+         "trials\n"
+         "Exit codes: 0 the reports were written, 2 a path that is not a run, matrix, frontier, "
+         "fit "
+         "or\n"
+         "whatif folder, 5 a report could not be written.";
 }
 
 std::string compare_footer() {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <numeric>
@@ -102,6 +103,16 @@ std::uint64_t parse_unsigned(std::string_view text) {
     throw_usage(fmt::format("'{}' must not be negative", text));
   }
   return parse_whole<std::uint64_t>(text);
+}
+
+bool whole_number_below_one(std::string_view text) {
+  const std::string_view body = trim(text);
+  const bool negative = body.starts_with('-');
+  const std::string_view digits = negative ? body.substr(1) : body;
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  // No whole number at all: the caller's own words say so.
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), digit)) return false;
+  return negative || digits.find_first_not_of('0') == std::string_view::npos;
 }
 
 int parse_device_index(std::string_view text) {

@@ -35,6 +35,9 @@ struct BudgetReading {
 [[nodiscard]] bool parse_flag(std::string_view text);
 [[nodiscard]] std::int64_t parse_integer(std::string_view text);
 [[nodiscard]] std::uint64_t parse_unsigned(std::string_view text);
+// Whether `text` is a whole number under 1 ("0", "-4"): never a value a search doubles from or a
+// series of snapshots is made along (a batch size), which the caller refuses naming its flag.
+[[nodiscard]] bool whole_number_below_one(std::string_view text);
 [[nodiscard]] double parse_real(std::string_view text);
 // A CUDA device's index: a whole number up to 1024.
 [[nodiscard]] int parse_device_index(std::string_view text);

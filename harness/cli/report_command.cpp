@@ -1,4 +1,4 @@
-// `oomlab report PATH...`: report.html and report.md for each run, matrix, frontier or whatif
+// `oomlab report PATH...`: report.html and report.md for each run, matrix, frontier, fit or whatif
 // folder given.
 #include <fmt/format.h>
 
@@ -54,8 +54,8 @@ WrittenReports write_remodelled(const std::filesystem::path& input,
 int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   if (options.paths.empty()) {
     throw_usage(
-        "report: give at least one run, matrix, frontier or whatif folder (or its summary.json, "
-        "matrix.json, frontier.json or whatif.json)");
+        "report: give at least one run, matrix, frontier, fit or whatif folder (or its "
+        "summary.json, matrix.json, frontier.json, fit.json or whatif.json)");
   }
   std::set<std::string> used;
   for (const std::string& path : options.paths) {

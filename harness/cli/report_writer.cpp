@@ -12,6 +12,7 @@
 #include "reports/matrix/matrix_report.hpp"
 #include "reports/run/report_input.hpp"
 #include "reports/run/run_report.hpp"
+#include "reports/searches/fit_report.hpp"
 #include "reports/searches/frontier_report.hpp"
 #include "reports/writers/html_report.hpp"
 #include "reports/writers/markdown_report.hpp"
@@ -27,16 +28,17 @@ void write_file(const fs::path& path, const std::string& text, WrittenReports& w
   written.files.push_back(path);
 }
 
-enum class InputKind : std::uint8_t { run, matrix, frontier, whatif };
+enum class InputKind : std::uint8_t { run, matrix, frontier, fit, whatif };
 
 // A folder by the file it holds (a matrix folder's cells hold summary.json, so matrix.json first);
 // a file by its name or, renamed, its schema.
 InputKind kind_of(const fs::path& input) {
   std::error_code ec;
-  static const std::array<std::pair<const char*, InputKind>, 4> kFiles = {{
+  static const std::array<std::pair<const char*, InputKind>, 5> kFiles = {{
       {"matrix.json", InputKind::matrix},
       {"summary.json", InputKind::run},
       {"frontier.json", InputKind::frontier},
+      {"fit.json", InputKind::fit},
       {"whatif.json", InputKind::whatif},
   }};
   if (fs::is_directory(input, ec)) {
@@ -45,7 +47,8 @@ InputKind kind_of(const fs::path& input) {
     }
     throw Error(ErrorKind::input,
                 fmt::format("{}: holds none of matrix.json (a matrix), summary.json (a run), "
-                            "frontier.json (a frontier) or whatif.json (a whatif)",
+                            "frontier.json (a frontier), fit.json (a fit) or whatif.json (a "
+                            "whatif)",
                             input.string()));
   }
   if (!fs::exists(input, ec)) {
@@ -59,6 +62,7 @@ InputKind kind_of(const fs::path& input) {
       doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"] : "";
   if (schema == kMatrixSchema) return InputKind::matrix;
   if (schema == kFrontierSchema) return InputKind::frontier;
+  if (schema == kFitSchema) return InputKind::fit;
   if (schema == kWhatIfSchema) return InputKind::whatif;
   return InputKind::run;
 }
@@ -115,6 +119,13 @@ WrittenReports write_reports(const fs::path& input, const fs::path& out_dir) {
       const fs::path out = out_dir.empty() ? frontier.dir : out_dir;
       write_file(out / "report.html", frontier_html(frontier), written);
       write_file(out / "report.md", frontier_markdown(frontier), written);
+      return written;
+    }
+    case InputKind::fit: {
+      const FitReport fit = load_fit_report(input);
+      const fs::path out = out_dir.empty() ? fit.dir : out_dir;
+      write_file(out / "report.html", fit_html(fit), written);
+      write_file(out / "report.md", fit_markdown(fit), written);
       return written;
     }
     case InputKind::whatif: {

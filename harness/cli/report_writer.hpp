@@ -1,6 +1,6 @@
-// `oomlab report`'s work below the CLI: tells a run, a matrix, a frontier and a whatif apart, and
-// writes report.html and report.md for it (for a matrix, also each cell's run report into the
-// cell's folder).
+// `oomlab report`'s work below the CLI: tells a run, a matrix, a frontier, a fit and a whatif
+// apart, and writes report.html and report.md for it (for a matrix, also each cell's run report
+// into the cell's folder).
 #pragma once
 
 #include <filesystem>
@@ -14,8 +14,8 @@ struct WrittenReports {
   std::vector<std::string> warnings;         // one line each: cell reports that could not be made
 };
 
-// `input`: a run, matrix, frontier or whatif folder, or the summary.json, matrix.json,
-// frontier.json or whatif.json in it. `out_dir` empty:
+// `input`: a run, matrix, frontier, fit or whatif folder, or the summary.json, matrix.json,
+// frontier.json, fit.json or whatif.json in it. `out_dir` empty:
 // beside the input. Cell reports go to `<out>/<cell dir>/`, so the matrix report's links hold.
 // Throws Error(input) naming the bad file, Error(io) when an output cannot be written.
 [[nodiscard]] WrittenReports write_reports(const std::filesystem::path& input,

@@ -236,9 +236,9 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunRecord&
   last.quiet = true;  // the soak's lines instead of the last cycle's summary
   write_outputs(soak.last, {last, record.invocation, record.folder}, out, err, failures);
   if (!o.quiet) {
-    words_stream(o.json, out, err) << soak_text(soak, cycles);
+    words_stream(stdout_output(o), out, err) << soak_text(soak, cycles);
     if (soak_written) {
-      words_stream(o.json, out, err) << fmt::format(
+      words_stream(stdout_output(o), out, err) << fmt::format(
           "wrote      {}/ (soak.json, summary.json of the last cycle, events.csv of the first)\n",
           record.folder->string());
     }
@@ -249,7 +249,8 @@ int soak_command(const RunConfig& config, std::uint32_t cycles, const RunRecord&
     code = kExitCheckFailed;
     why = fmt::format("soak: {}", fmt::join(soak_problems(soak), "; "));
   }
-  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(soak.last, o.junit, code, why); });
+  if (!o.junit.empty())
+    failures.attempt([&] { write_run_junit(soak.last, o.junit, code, why, out); });
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
   return failures.report(err, code);
 }
@@ -262,7 +263,7 @@ int finish_run(const RunResult& result, const RunRecord& record, std::ostream& o
   write_outputs(result, record, out, err, failures);
   std::string why;
   const int code = exit_code_for(result, o, &why);
-  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why); });
+  if (!o.junit.empty()) failures.attempt([&] { write_run_junit(result, o.junit, code, why, out); });
   if (code != kExitOk) err << fmt::format("oomlab: {}\n", why);
   return failures.report(err, code);
 }

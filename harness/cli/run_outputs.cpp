@@ -44,6 +44,12 @@ void check_destinations(const RunOptions& o) {
   check_destination("--json", o.json);
   check_destination("--csv", o.csv);
   check_destination("--junit", o.junit);
+  if (to_stdout(o.json) && to_stdout(o.junit))
+    throw_usage("only one of --json and --junit can be '-' (stdout)");
+}
+
+std::string_view stdout_output(const RunOptions& o) {
+  return to_stdout(o.junit) ? o.junit : o.json;
 }
 
 std::optional<fs::path> prepare_run_folder(const RunOptions& o, std::string_view allocator) {
@@ -78,12 +84,12 @@ void write_outputs(const RunResult& result, const RunRecord& record, std::ostrea
     const std::string where = written.empty() ? std::string()
                                               : fmt::format("{}/ ({})", record.folder->string(),
                                                             fmt::join(written, ", "));
-    words_stream(o.json, out, err) << human_summary(result, where);
+    words_stream(stdout_output(o), out, err) << human_summary(result, where);
   }
 }
 
 void write_run_junit(const RunResult& result, const std::string& path, int code,
-                     const std::string& why) {
+                     const std::string& why, std::ostream& out) {
   // A program run is the case "exec" of its own class, as it was before it had its own fields.
   JUnitCase c{.classname = "oomlab.run." + (result.is_program() ? "exec" : result.scenario),
               .name = result.is_program() ? "exec" : result.allocator,
@@ -101,7 +107,7 @@ void write_run_junit(const RunResult& result, const std::string& path, int code,
   }
   std::ostringstream xml;
   write_junit(xml, "oomlab run", std::span<const JUnitCase>(&c, 1));
-  write_output_file(path, xml.str());
+  emit_output(path, xml.str(), out);
 }
 
 }  // namespace oomlab::cli

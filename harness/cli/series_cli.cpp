@@ -41,6 +41,9 @@ std::uint64_t whole(const std::string& text, std::string_view flag, std::string_
   }
 }
 
+// A series is made along values of 1 or more: a line through batch 0 makes no program.
+constexpr std::string_view kOneOrMore = "a whole number of 1 or more";
+
 }  // namespace
 
 SeriesAsked parse_series_values(const std::string& text, std::string_view flag) {
@@ -49,7 +52,11 @@ SeriesAsked parse_series_values(const std::string& text, std::string_view flag) 
   std::size_t at = 0;
   while (at <= rest.size()) {
     const std::size_t comma = std::min(rest.find(',', at), rest.size());
-    const std::uint64_t value = whole(text, flag, rest.substr(at, comma - at));
+    const std::string word = rest.substr(at, comma - at);
+    if (whole_number_below_one(word))
+      throw_usage(
+          fmt::format("{}: {}: each value must be {}, not {}", flag, text, kOneOrMore, word));
+    const std::uint64_t value = whole(text, flag, word);
     if (std::find(asked.values.begin(), asked.values.end(), value) != asked.values.end())
       throw_usage(fmt::format("{}: '{}': {} is given twice", flag, text, value));
     asked.values.push_back(value);
@@ -67,6 +74,8 @@ SeriesAsked parse_series_values(const std::string& text, std::string_view flag) 
 std::pair<std::string, std::uint64_t> parse_series_value(const std::string& text,
                                                          std::string_view flag) {
   auto [name, rest] = name_and_rest(text, flag, "N (batch=64)");
+  if (whole_number_below_one(rest))
+    throw_usage(fmt::format("{}: {}: the value must be {}", flag, text, kOneOrMore));
   return {std::move(name), whole(text, flag, rest)};
 }
 

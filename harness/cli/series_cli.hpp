@@ -17,9 +17,10 @@ struct SeriesAsked {
   std::vector<std::uint64_t> values;
 };
 
-// "batch=1,2": a name and two or more distinct whole numbers. Error(usage) naming `flag`.
+// "batch=1,2": a name and two or more distinct whole numbers, each 1 or more. Error(usage) naming
+// `flag`.
 [[nodiscard]] SeriesAsked parse_series_values(const std::string& text, std::string_view flag);
-// "batch=64": a name and one whole number. Error(usage) naming `flag`.
+// "batch=64": a name and one whole number of 1 or more. Error(usage) naming `flag`.
 [[nodiscard]] std::pair<std::string, std::uint64_t> parse_series_value(const std::string& text,
                                                                        std::string_view flag);
 // The pattern with {NAME} replaced by `value`.

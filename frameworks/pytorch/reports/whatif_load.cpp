@@ -52,6 +52,14 @@ WhatIfRow read_row(const JsonFields& row) {
       .failing_bytes = row.optional_count("failing_bytes").value_or(0),
       .trials = row.optional_count("trials").value_or(0)};
   if (const auto at = row.optional_object("at_budget")) out.at_budget = read_at_budget(*at);
+  // The range as written: a series' (held to lines) with the model's, which whatif_report widens
+  // to again; without it a table made from a series would lose its ranges when reported again.
+  const std::vector<std::int64_t> range = row.integers("frontier_range_bytes");
+  if (!range.empty()) {
+    if (range.size() != 2 || range[0] < 0 || range[1] < range[0])
+      row.fail("frontier_range_bytes", "[low, high], two byte counts, low first");
+    out.made_range = {static_cast<std::uint64_t>(range[0]), static_cast<std::uint64_t>(range[1])};
+  }
   return out;
 }
 

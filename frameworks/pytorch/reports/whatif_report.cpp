@@ -94,7 +94,10 @@ std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
   if (!row.frontier_bytes) return fmt::format("over {}", format_bytes(r.upper_bytes));
   const auto range = range_of(row);
   if (row.not_monotonic) return format_bytes(*row.frontier_bytes) + " (not monotonic)";
-  if (!range) return format_bytes(*row.frontier_bytes);
+  // A range whose two ends read the same ("7.52 GiB..7.52 GiB") says nothing the figure does not:
+  // it is shown plainly, as an exact row's.
+  if (!range || format_bytes(range->low_bytes) == format_bytes(range->high_bytes))
+    return format_bytes(*row.frontier_bytes);
   return fmt::format("~{} ({}..{})", format_bytes(*row.frontier_bytes),
                      format_bytes(range->low_bytes), format_bytes(range->high_bytes));
 }

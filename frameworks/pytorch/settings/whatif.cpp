@@ -279,13 +279,26 @@ void choose_budget(const WhatIfRequest& request, const trace::Trace& trace, What
 
 }  // namespace
 
-// On a tie a named setting wins over "as recorded" (which is one of them, or several at once):
-// the answer should name what to set. Asked for a card, a fraction cap's figure is no card's.
-std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
-                                             BudgetQuestion question) {
+namespace {
+
+// The model's own range for a row whose figure is approximate (backend=async: a model of the
+// driver's pool from measurements, torch::frontier_range); none where the model is byte-exact.
+// A range made from a series (made_range) is left out: every row of such a table was made by the
+// same rule, so it sets no row apart from another.
+std::optional<torch::FrontierRange> model_range(const WhatIfRow& row) {
+  if (!row.frontier_bytes) return std::nullopt;
+  return torch::frontier_range(row.options, *row.frontier_bytes);
+}
+
+// The row with the smallest frontier among those `take` accepts, or none. On a tie a named
+// setting wins over "as recorded" (which is one of them, or several at once): the answer should
+// name what to set. Asked for a card, a fraction cap's figure is no card's.
+template <typename Take>
+std::optional<std::size_t> smallest(const std::vector<WhatIfRow>& rows, BudgetQuestion question,
+                                    const Take& take) {
   std::optional<std::size_t> best;
   const auto consider = [&](std::size_t i) {
-    if (!rows[i].frontier_bytes) return;
+    if (!rows[i].frontier_bytes || !take(rows[i])) return;
     if (question == BudgetQuestion::card && rows[i].fraction) return;
     if (!best || *rows[i].frontier_bytes < *rows[*best].frontier_bytes) best = i;
   };
@@ -296,6 +309,42 @@ std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
     if (rows[i].name == kAsRecorded) consider(i);
   }
   return best;
+}
+
+// Why an exact row leads where an approximate one shows the smaller figure; "" where none does.
+std::string exact_row_leads_note(const std::vector<WhatIfRow>& rows,
+                                 const std::optional<std::size_t>& best, BudgetQuestion question) {
+  if (!best || model_range(rows[*best])) return "";
+  const std::uint64_t exact = *rows[*best].frontier_bytes;
+  const auto smaller = smallest(rows, question, [&](const WhatIfRow& row) {
+    return model_range(row) && *row.frontier_bytes < exact;
+  });
+  if (!smaller) return "";
+  const WhatIfRow& approximate = rows[*smaller];
+  return fmt::format(
+      "{} leads, not {}: {}'s frontier, ~{}, is the smaller, but the model of it is approximate "
+      "(from measurements, not byte-exact) and PyTorch's own may be as much as {}, more than "
+      "{}'s {}; such a row leads only where even the top of its range is below the best frontier "
+      "of the rows the model gives exactly",
+      rows[*best].name, approximate.name, approximate.name,
+      format_bytes(*approximate.frontier_bytes), format_bytes(model_range(approximate)->high_bytes),
+      rows[*best].name, format_bytes(exact));
+}
+
+}  // namespace
+
+// An approximate row's figure is the model's reading, not PyTorch's: it leads only where even the
+// top of its range is below the best exact row's frontier, else the exact row, whose figure is
+// PyTorch's to the byte, is the safer answer. Without an exact row, the smallest figure leads.
+std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
+                                             BudgetQuestion question) {
+  const auto exact =
+      smallest(rows, question, [](const WhatIfRow& row) { return !model_range(row); });
+  const auto surely_smaller = smallest(rows, question, [&](const WhatIfRow& row) {
+    const auto range = model_range(row);
+    return range && (!exact || range->high_bytes < *rows[*exact].frontier_bytes);
+  });
+  return surely_smaller ? surely_smaller : exact;
 }
 
 WhatIfResult what_if(const WhatIfRequest& request) {
@@ -326,6 +375,9 @@ WhatIfResult what_if(const WhatIfRequest& request) {
     if (row.not_monotonic) result.notes.push_back(not_monotonic_note(row, *result.budget_bytes));
   }
   result.best = smallest_frontier(result.rows, result.question);
+  if (std::string why = exact_row_leads_note(result.rows, result.best, result.question);
+      !why.empty())
+    result.notes.push_back(std::move(why));
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
     if (result.rows[i].name == "native") result.native = i;
   }

@@ -103,7 +103,9 @@ inline constexpr std::uint64_t kWhatIfCardBytes = 80ULL << 30U;
 
 // The row with the smallest frontier: on a tie the first, a named setting before "as recorded".
 // Asked for the smallest card (BudgetQuestion::card), a row asked under a fraction cap is not a
-// candidate: its figure is a cap on the modelled card, not a card.
+// candidate: its figure is a cap on the modelled card, not a card. A row whose figure is
+// approximate (backend=async) leads only when even the top of its range is below the smallest
+// exact frontier; what_if() notes why when an exact row leads over a smaller approximate figure.
 [[nodiscard]] std::optional<std::size_t> smallest_frontier(const std::vector<WhatIfRow>& rows,
                                                            BudgetQuestion question);
 
