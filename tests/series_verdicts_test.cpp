@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/series_cli.hpp"
+#include "pytorch/reports/series_report.hpp"
 #include "test_support.hpp"
 
 namespace oomlab {
@@ -109,6 +111,26 @@ TEST(SeriesFixtures, OutsideIsTakenFromTheBudget) {
   EXPECT_EQ(with_outside.at("value"), smaller.at("value"));
   EXPECT_LT(with_outside.at("value").get<std::uint64_t>(),
             fit_replay({"--budget", "12GiB"}).at("value").get<std::uint64_t>());
+}
+
+// The card table's answer names the best exact setting: an approximate model's reading (backend=
+// async, "~15") that holds more is shown as one and said in a note, never the answer.
+TEST(SeriesFixtures, ACardTableNamesTheBestExactSettingNotAnApproximateReading) {
+  const trace::TraceSeries series = cli::load_series(gpt2_pattern(), {"batch", {1, 2}}, 0, {});
+  SeriesTable table;
+  table.rows = {SeriesRow{.setting = "native", .largest = {10}},
+                SeriesRow{.setting = "expandable_segments", .largest = {12}},
+                SeriesRow{.setting = "backend=async", .approximate = true, .largest = {15}}};
+  const SeriesTableSubject subject{
+      .pattern = gpt2_pattern(),
+      .range = {.name = "batch", .lo = 1, .hi = 64},
+      .cards = {{.name = "L4", .card_bytes = 22ULL << 30U, .budget_bytes = 22ULL << 30U}}};
+  const std::string text = series_table_text(subject, series, table);
+  EXPECT_EQ(text.rfind("L4 holds batch=12 with expandable_segments (native: 10)", 0), 0U) << text;
+  EXPECT_NE(text.find("~15"), std::string::npos) << text;
+  EXPECT_NE(text.find("backend=async reads ~15 on L4, more than expandable_segments's 12"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

@@ -43,6 +43,11 @@ fs::path default_run_folder(const std::string& scenario, std::string_view alloca
 void check_destinations(const RunOptions& o) {
   check_destination("--json", o.json);
   check_destination("--csv", o.csv);
+  if (to_stdout(o.csv)) {
+    throw_usage(
+        "--csv: '-' is not taken: events.csv goes to a file (it can hold millions of rows); "
+        "--json - prints the summary on stdout");
+  }
   check_destination("--junit", o.junit);
   if (to_stdout(o.json) && to_stdout(o.junit))
     throw_usage("only one of --json and --junit can be '-' (stdout)");

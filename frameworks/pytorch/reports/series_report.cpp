@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
@@ -19,6 +20,11 @@ std::string cell(const std::optional<std::uint64_t>& largest, const FitRange& ra
   return std::to_string(*largest);
 }
 
+// An approximate row's cell reads as one: "~52".
+std::string row_cell(const SeriesRow& row, std::size_t card, const FitRange& range) {
+  return (row.approximate ? "~" : "") + cell(row.largest[card], range);
+}
+
 std::vector<std::uint64_t> values_of(const trace::TraceSeries& series) {
   std::vector<std::uint64_t> out;
   for (const trace::SeriesPoint& p : series.points())
@@ -26,20 +32,46 @@ std::vector<std::uint64_t> values_of(const trace::TraceSeries& series) {
   return out;
 }
 
+// The best exact setting on the largest card: a fraction cap is no card's setting, and an
+// approximate model's value is a reading, not an answer.
+std::size_t best_row(const SeriesTable& table, std::size_t card) {
+  std::size_t best = 0;
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    const SeriesRow& row = table.rows[i];
+    if (row.fraction || row.approximate) continue;
+    if (row.largest[card].value_or(0) > table.rows[best].largest[card].value_or(0)) best = i;
+  }
+  return best;
+}
+
 // The answer: the best setting on the largest card, against native.
 std::string answer_line(const SeriesTableSubject& s, const SeriesTable& table) {
   if (s.cards.empty() || table.rows.empty()) return "no card asked";
   const std::size_t last = s.cards.size() - 1;
-  std::size_t best = 0;
-  for (std::size_t i = 0; i < table.rows.size(); ++i) {
-    if (table.rows[i].fraction) continue;
-    if (table.rows[i].largest[last].value_or(0) > table.rows[best].largest[last].value_or(0))
-      best = i;
-  }
-  const SeriesRow& b = table.rows[best];
+  const SeriesRow& b = table.rows[best_row(table, last)];
   return fmt::format("{} holds {}={} with {} (native: {}); predicted from the snapshots, not run",
                      s.cards[last].name, s.range.name, cell(b.largest[last], s.range), b.setting,
                      cell(table.rows[0].largest[last], s.range));
+}
+
+// An approximate row that holds more than the answer's setting: said, and why it is not the
+// answer.
+std::optional<std::string> approximate_note(const SeriesTableSubject& s,
+                                            const SeriesTable& table) {
+  if (s.cards.empty() || table.rows.empty()) return std::nullopt;
+  const std::size_t last = s.cards.size() - 1;
+  const SeriesRow& b = table.rows[best_row(table, last)];
+  for (const SeriesRow& row : table.rows) {
+    if (!row.approximate || row.largest[last].value_or(0) <= b.largest[last].value_or(0))
+      continue;
+    return fmt::format(
+        "{} reads {} on {}, more than {}'s {}: it is a model of the driver's pool from "
+        "measurements, not byte-exact (its frontiers have been up to 9% off PyTorch's), so the "
+        "answer names the best exact setting",
+        row.setting, row_cell(row, last, s.range), s.cards[last].name, b.setting,
+        cell(b.largest[last], s.range));
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -60,8 +92,8 @@ std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSer
   out += '\n';
   for (const SeriesRow& row : table.rows) {
     out += fmt::format("{:<{}}", row.setting, width);
-    for (const std::optional<std::uint64_t>& largest : row.largest)
-      out += fmt::format("  {:>12}", cell(largest, s.range));
+    for (std::size_t c = 0; c < row.largest.size(); ++c)
+      out += fmt::format("  {:>12}", row_cell(row, c, s.range));
     out += '\n';
   }
   for (const SeriesCard& card : s.cards) {
@@ -75,6 +107,8 @@ std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSer
         "context and libraries' workspaces a process holds: about 0.75 GiB for PyTorch on an "
         "H100; fit exec measures it)\n";
   }
+  if (const auto approximate = approximate_note(s, table))
+    out += "note: " + *approximate + '\n';
   for (const std::string& note : s.notes)
     out += "note: " + note + '\n';
   out += fmt::format("note: '<{}': not even {}={} fits; '>={}': the whole range fits\n", s.range.lo,
@@ -100,6 +134,7 @@ nlohmann::ordered_json series_table_json(const SeriesTableSubject& s,
     rows.push_back({{"setting", row.setting},
                     {"alloc_conf", row.alloc_conf},
                     {"fraction_cap", row.fraction},
+                    {"approximate", row.approximate},
                     {"largest", largest},
                     {"replays", row.replays}});
   }

@@ -35,6 +35,9 @@ struct SeriesRow {
   std::string setting;     // "native", "expandable_segments", ..., or the user's own
   std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for it
   bool fraction = false;   // asked under a fraction cap on the modelled card
+  // A model from measurements, not byte-exact (PyTorch's cudaMallocAsync backend): its values
+  // are readings, and the answer names an exact setting.
+  bool approximate = false;
   // By the request's values: the smallest budget the allocator completes in (none: not even
   // the modelled card).
   std::vector<std::optional<std::uint64_t>> frontiers;
