@@ -71,7 +71,8 @@ class Replay final : public Scenario {
         {.name = "device",
          .type = ParamType::integer,
          .default_value = std::int64_t{0},
-         .help = "a format with several devices' traces: whose to replay",
+         .help = "a format with several devices' traces: whose to replay (not given: the one "
+                 "that holds a history)",
          .min_integer = 0},
         {.name = "pace",
          .type = ParamType::choice,
@@ -101,10 +102,15 @@ class Replay final : public Scenario {
 
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
     const trace::FormatInfo* named = trace::find_format(p.text("format"));  // null: auto
+    // No device named: the one whose trace holds a history (the trace's notice says which).
+    const std::optional<std::uint32_t> device =
+        p.was_set("device") ? std::optional(static_cast<std::uint32_t>(p.integer("device")))
+                            : std::nullopt;
     adopt(p, std::make_shared<const trace::Trace>(trace::load(
                  p.text("trace"), {.format = named ? named->format : trace::Format::automatic,
                                    .level = level_of(p),
-                                   .device = static_cast<std::uint32_t>(p.integer("device")),
+                                   .device = device,
+                                   .device_option = "-p device=",
                                    .check_stop = check_stop})));
   }
 
@@ -133,6 +139,8 @@ class Replay final : public Scenario {
 
   void run(RunContext& ctx) override {
     ProgramReplay& program = ctx.required_extension<ProgramReplay>("replay");
+    for (const std::string& notice : trace_->notices)
+      ctx.notice(notice);
     for (const std::string& caveat : trace::trace_caveats(*trace_))
       ctx.notice(caveat);
     ctx.phase("replay");

@@ -32,8 +32,9 @@ void add_trace_formats(Registry& registry) {
        .detect = &trace::is_pytorch_snapshot,
        .load =
            [](const std::filesystem::path& path, const trace::LoadOptions& options) {
-             return trace::load_pytorch_snapshot(path, options.level, options.device,
-                                                 trace::StopPoll(options.check_stop));
+             return trace::load_pytorch_snapshot(
+                 path, options.level, {.device = options.device, .option = options.device_option},
+                 trace::StopPoll(options.check_stop));
            },
        .replayed_by = torch::kBackendName,
        .has_levels = true});

@@ -86,10 +86,12 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
   check_destination("--json", o.json);  // before the replays: their result is not to be lost
   check_level(o.level);
   WhatIfRequest request{.trace = o.trace};
-  try {
-    request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
-  } catch (const Error& e) {
-    throw_usage(fmt::format("--device: {}", e.what()));
+  if (!o.device.empty()) {
+    try {
+      request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--device: {}", e.what()));
+    }
   }
   if (!o.budget.empty()) {
     try {
@@ -120,7 +122,7 @@ std::vector<std::string> made_at(const std::string& pattern,
     if (fs::is_regular_file(path, ec)) check_pytorch_snapshot(path);
   }
   const std::atomic<bool>* stop = request.stop;
-  const trace::TraceSeries made = load_series(pattern, asked, request.device, [stop] {
+  const trace::TraceSeries made = load_series(pattern, asked, {.device = request.device}, [stop] {
     if (stop != nullptr && stop->load()) throw Interrupted();
   });
   if (const auto why = made.misaligned())

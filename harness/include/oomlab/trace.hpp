@@ -120,6 +120,9 @@ struct Trace {
   // What a snapshot of a caching allocator records beyond the requests (a framework's snapshot,
   // such as PyTorch's); none for formats that record only requests.
   std::optional<RecordedState> recorded;
+  // What reading it chose that the user did not name, in words a notice says ("the history is of
+  // device 1 (device_traces[1]); device_traces[0] is empty").
+  std::vector<std::string> notices;
 };
 
 // A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
@@ -131,7 +134,11 @@ struct Trace {
 struct LoadOptions {
   Format format = Format::automatic;
   Level level = Level::tensor;
-  std::uint32_t device = 0;  // PyTorch: which device's trace
+  // A format with several devices' traces (PyTorch): whose to read; none: the one device whose
+  // trace holds a history (several: refused, naming them with `device_option`, how the command
+  // names a device before its number).
+  std::optional<std::uint32_t> device;
+  std::string device_option = "--device ";
   // Called every few thousand rows (entries, opcodes) while the trace is read: it throws
   // (Interrupted, TimedOut) to stop a long load. None: the load runs to its end.
   std::function<void()> check_stop;
