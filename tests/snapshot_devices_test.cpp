@@ -124,6 +124,39 @@ TEST(SnapshotDevices, NamingTheEmptyDeviceIsRefusedInOneLineThatSaysWhereTheHist
       << "the snapshot has a history: " << run.err;
 }
 
+// A series of rank 1's snapshots at batch 1 and 2 (two requests growing with the batch, one
+// not), each with its history in device_traces[1].
+fs::path rank_one_series() {
+  const fs::path folder = testing::fresh_temp_folder("snapshot_devices_series");
+  for (const std::uint64_t batch : {1U, 2U}) {
+    json entries = json::array();
+    const std::vector<std::uint64_t> sizes = {4_MiB, 10_MiB * batch, 6_MiB * batch};
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      entries.push_back({{"action", "alloc"},
+                         {"addr", (i + 1) << 30U},
+                         {"size", sizes[i]},
+                         {"stream", 0},
+                         {"frames", json::array({{{"name", fmt::format("layer{}", i)},
+                                                  {"filename", "/work/proj/train.py"},
+                                                  {"line", 10 + i}}})}});
+    }
+    std::ofstream(folder / fmt::format("snap_b{}.json", batch)) << json{
+        {"segments", json::array()},
+        {"device_traces", json::array({json::array(), entries})}}.dump();
+  }
+  return folder;
+}
+
+TEST(SnapshotDevices, FitReplayFromRankOnesSnapshotsReadsTheirDeviceAndSaysSo) {
+  const fs::path folder = rank_one_series();
+  const testing::CliRun run = testing::run_in_process(
+      {"oomlab", "fit", "replay", "--trace", (folder / "snap_b{batch}.json").string(), "--from",
+       "batch=1,2", "--range", "batch=1..64", "--budget", "256MiB", "-o",
+       (folder / "fit").string()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE((run.out + run.err).find(kNotice), std::string::npos) << run.out << run.err;
+}
+
 // A process that used two devices: each device trace holds a history.
 fs::path two_histories() {
   const auto entries = [](std::uint64_t addr) {
