@@ -19,6 +19,7 @@
 #include "oomlab/trace.hpp"
 #include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
+#include "replay_oom.hpp"
 #include "replay_verdict.hpp"
 #include "segment_match.hpp"
 
@@ -71,7 +72,8 @@ class Replay final : public Scenario {
         {.name = "device",
          .type = ParamType::integer,
          .default_value = std::int64_t{0},
-         .help = "a format with several devices' traces: whose to replay",
+         .help = "a format with several devices' traces: whose to replay (not given: the one "
+                 "that holds a history)",
          .min_integer = 0},
         {.name = "pace",
          .type = ParamType::choice,
@@ -101,10 +103,15 @@ class Replay final : public Scenario {
 
   void prepare(const Params& p, const std::function<void()>& check_stop) override {
     const trace::FormatInfo* named = trace::find_format(p.text("format"));  // null: auto
+    // No device named: the one whose trace holds a history (the trace's notice says which).
+    const std::optional<std::uint32_t> device =
+        p.was_set("device") ? std::optional(static_cast<std::uint32_t>(p.integer("device")))
+                            : std::nullopt;
     adopt(p, std::make_shared<const trace::Trace>(trace::load(
                  p.text("trace"), {.format = named ? named->format : trace::Format::automatic,
                                    .level = level_of(p),
-                                   .device = static_cast<std::uint32_t>(p.integer("device")),
+                                   .device = device,
+                                   .device_option = "-p device=",
                                    .check_stop = check_stop})));
   }
 
@@ -112,6 +119,9 @@ class Replay final : public Scenario {
   void adopt(const Params& p, const std::shared_ptr<const trace::Trace>& trace) override {
     level_ = level_of(p);
     trace_ = trace;
+    // The program's own folders, as its stacks show them: the user's line and what held memory
+    // are told apart from a library's on PYTHONPATH, as exec tells them by its command line.
+    roots_ = trace::entry_folders(*trace_);
     if (p.flag("strict") && trace_->unknown_frees > 0) {
       throw Error(
           ErrorKind::input,
@@ -133,6 +143,8 @@ class Replay final : public Scenario {
 
   void run(RunContext& ctx) override {
     ProgramReplay& program = ctx.required_extension<ProgramReplay>("replay");
+    for (const std::string& notice : trace_->notices)
+      ctx.notice(notice);
     for (const std::string& caveat : trace::trace_caveats(*trace_))
       ctx.notice(caveat);
     ctx.phase("replay");
@@ -247,39 +259,15 @@ class Replay final : public Scenario {
     return fits;
   }
 
-  // Where the failing request is in the trace; its Python frames and the largest blocks then,
-  // when recorded.
+  // Where the failing request is in the trace; its frames and the largest blocks then, when
+  // recorded.
   void describe_oom(ProgramReplay& program, std::uint32_t failing_at,
                     const std::vector<Held>& held) {
-    const trace::Event failing = trace_->events[failing_at];
-    ProgramRequest request{
-        .trace_entry = failing.index,
-        .trace_line = failing.line != 0 ? std::optional(failing.line) : std::nullopt};
-    constexpr std::size_t kHolders = 10;
-    if (trace_->recorded) request.holders = trace::memory_holders(*trace_, failing_at, kHolders);
-    if (!trace_->recorded || trace_->recorded->stacks.empty()) {
-      program.describe_oom(std::move(request));
-      return;
-    }
-    const trace::RecordedState& recorded = *trace_->recorded;
-    std::vector<const Held*> live;
+    std::vector<LiveBlock> live;
     for (const Held& h : held) {
-      if (h.block.ok()) live.push_back(&h);
+      if (h.block.ok()) live.push_back({.bytes = h.block.bytes, .event = h.event});
     }
-    constexpr std::size_t kLargest = 10;
-    const std::size_t keep = std::min(kLargest, live.size());
-    std::partial_sort(live.begin(), live.begin() + static_cast<std::ptrdiff_t>(keep), live.end(),
-                      [](const Held* a, const Held* b) { return a->block.bytes > b->block.bytes; });
-    std::vector<ProgramBlock> largest;
-    for (std::size_t i = 0; i < keep; ++i) {
-      const std::uint32_t event = live[i]->event;
-      largest.push_back({.bytes = live[i]->block.bytes,
-                         .trace_index = trace_->events[event].index,
-                         .frames = recorded.frames_of(event)});
-    }
-    request.frames = recorded.frames_of(failing_at);
-    request.largest_live = std::move(largest);
-    program.describe_oom(std::move(request));
+    program.describe_oom(failing_request(*trace_, failing_at, std::move(live), roots_));
   }
 
   // False when the replay cannot go on (an allocation the program made failed here).
@@ -341,6 +329,7 @@ class Replay final : public Scenario {
   void report_leaks(RunContext& ctx, const std::vector<Held>& held);
 
   std::shared_ptr<const trace::Trace> trace_;
+  std::vector<std::string> roots_;  // the program's own folders (trace::entry_folders)
   trace::Level level_ = trace::Level::tensor;
   bool stopped_ = false;
   std::uint64_t refused_again_ = 0;  // requests the program survived, refused here too

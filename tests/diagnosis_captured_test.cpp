@@ -153,6 +153,43 @@ TEST(CapturedDiagnosis, TheFailingLineAndWhatFilledMemoryComeFromTheSnapshotsSta
   EXPECT_NE(summary.find("held by"), std::string::npos) << summary;
 }
 
+// The snapshot read alone, with no command line to say where the script is: its own stacks do
+// (the entry script's folder), so the replay names the user's line exec named, diffusers on
+// PYTHONPATH (/tmp/site) notwithstanding, and groups what filled memory as exec did.
+TEST(CapturedDiagnosis, AReplayOfTheSnapshotAloneNamesTheUsersLineExecNamed) {
+  RunResult run = captured_run("sd_b14_8GiB");
+  model_program(run, {});
+  ASSERT_FALSE(run.models.empty()) << all_notes(run);
+  const OomRecord& exec_said = *run.oom;
+  ASSERT_FALSE(exec_said.user_frame.empty());
+  const fs::path snapshot = captured("sd_b14_8GiB") / "snapshot-pid1153.pickle";
+  const std::vector<std::string> replay = {"oomlab",
+                                           "run",
+                                           "replay",
+                                           "--trace",
+                                           snapshot.string(),
+                                           "-a",
+                                           "torch",
+                                           "--budget",
+                                           std::to_string(run.models.front().budget_bytes),
+                                           "--no-probe",
+                                           "--no-out"};
+  std::vector<std::string> as_json = replay;
+  as_json.insert(as_json.end(), {"--json", "-"});
+  const testing::CliRun out = testing::run_in_process(as_json);
+  ASSERT_EQ(out.code, 0) << out.err;
+  const nlohmann::json oom = nlohmann::json::parse(out.out).at("oom");
+  EXPECT_EQ(oom.at("user_frame"), exec_said.user_frame) << oom.at("frames").dump(2);
+  ASSERT_EQ(oom.at("holders").size(), exec_said.holders.size());
+  for (std::size_t i = 0; i < exec_said.holders.size(); ++i) {
+    EXPECT_EQ(oom.at("holders").at(i).at("where"), exec_said.holders[i].where) << i;
+    EXPECT_EQ(oom.at("holders").at(i).at("bytes"), exec_said.holders[i].bytes) << i;
+  }
+  const testing::CliRun text = testing::run_in_process(replay);
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("where      generate (sd_pipeline.py:"), std::string::npos) << text.out;
+}
+
 TEST(CapturedDiagnosis, RefusalsTheProgramSurvivedAreNotItsOom) {
   // cuDNN's workspaces refused at entries 3,491 and 3,507, the program going on; the OOM that
   // ended it at entry 3,515.

@@ -5,12 +5,19 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
+#include <sstream>
+#include <utility>
 
+#include "oomlab/units.hpp"
 #include "reports/run/program_summary.hpp"
+#include "reports/run/run_report.hpp"
 #include "reports/writers/html_report.hpp"
 #include "reports/writers/markdown_report.hpp"
 #include "reports/writers/report_content.hpp"
+#include "test_support.hpp"
 
 namespace oomlab {
 namespace {
@@ -199,6 +206,53 @@ TEST(ProgramDevices, EachDevicesModelIsShownTheFailingDevicesFirst) {
   ASSERT_NE(gpu1, std::string::npos) << md;
   ASSERT_NE(gpu0, std::string::npos) << md;
   EXPECT_LT(gpu1, gpu0) << "the failing device's model first";
+}
+
+// The first op=oom row of an events CSV: its live_bytes and reserved_bytes.
+std::pair<std::uint64_t, std::uint64_t> oom_row(const std::filesystem::path& csv) {
+  std::ifstream in(csv);
+  for (std::string row; std::getline(in, row);) {
+    std::vector<std::string> f;
+    std::stringstream fields(row);
+    for (std::string field; std::getline(fields, field, ',');)
+      f.push_back(field);
+    if (f.size() == 12 && f[4] == "oom") return {std::stoull(f[10]), std::stoull(f[11])};
+  }
+  ADD_FAILURE() << "no oom row in " << csv;
+  return {};
+}
+
+// torchrun on GPUs 0 and 1 (tests/data/captured/ddp_2rank), rank 1 out of memory on GPU 1: its
+// summary.json, from an exec before the OOM record was kept per device, holds both devices'
+// memory summed; the report reads GPU 1's own from its events file, and the console summary of
+// the same record says the same figures.
+TEST(ProgramDevices, TheReportOfTwoRanksNamesTheFailingDevicesOwnFiguresNotTheirSum) {
+  const std::filesystem::path folder = testing::fresh_temp_folder("program_devices_ddp") / "run";
+  std::filesystem::copy(std::filesystem::path(testing::test_data_dir()) / "captured" / "ddp_2rank",
+                        folder, std::filesystem::copy_options::recursive);
+  const auto [gpu1_live, gpu1_reserved] = oom_row(folder / "events-gpu1.csv");
+  const auto [summed_live, summed_reserved] = oom_row(folder / "events.csv");
+  ASSERT_LT(gpu1_live, summed_live);
+  const RunReport report = load_run_report(folder);
+  const std::string headline = run_headline(report);
+  EXPECT_NE(headline.find(fmt::format("with {} live on GPU 1", format_bytes(gpu1_live))),
+            std::string::npos)
+      << headline;
+  EXPECT_EQ(headline.find(format_bytes(summed_live)), std::string::npos) << headline;
+  const std::string md = run_markdown(report);
+  EXPECT_NE(md.find(fmt::format("| Program's memory | {} (NVML) |", format_bytes(gpu1_live))),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find(fmt::format("| Budget taken | {} |", format_bytes(gpu1_reserved))),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("## Memory over the run: the 2 devices together"), std::string::npos) << md;
+  const std::string console = program_summary(report, "");
+  EXPECT_NE(console.find(fmt::format("the program used {} there · {} of its {} budget taken",
+                                     format_bytes(gpu1_live), format_bytes(gpu1_reserved),
+                                     format_bytes(report.program->device_runs[1].budget_bytes))),
+            std::string::npos)
+      << console;
 }
 
 // One device: the summary as it always read, byte for byte.

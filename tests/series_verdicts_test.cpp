@@ -116,7 +116,7 @@ TEST(SeriesFixtures, OutsideIsTakenFromTheBudget) {
 // The card table's answer names the best exact setting: an approximate model's reading (backend=
 // async, "~15") that holds more is shown as one and said in a note, never the answer.
 TEST(SeriesFixtures, ACardTableNamesTheBestExactSettingNotAnApproximateReading) {
-  const trace::TraceSeries series = cli::load_series(gpt2_pattern(), {"batch", {1, 2}}, 0, {});
+  const trace::TraceSeries series = cli::load_series(gpt2_pattern(), {"batch", {1, 2}}, {}, {});
   SeriesTable table;
   table.rows = {SeriesRow{.setting = "native", .largest = {10}},
                 SeriesRow{.setting = "expandable_segments", .largest = {12}},

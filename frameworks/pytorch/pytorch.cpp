@@ -32,8 +32,9 @@ void add_trace_formats(Registry& registry) {
        .detect = &trace::is_pytorch_snapshot,
        .load =
            [](const std::filesystem::path& path, const trace::LoadOptions& options) {
-             return trace::load_pytorch_snapshot(path, options.level, options.device,
-                                                 trace::StopPoll(options.check_stop));
+             return trace::load_pytorch_snapshot(
+                 path, options.level, {.device = options.device, .option = options.device_option},
+                 trace::StopPoll(options.check_stop));
            },
        .replayed_by = torch::kBackendName,
        .has_levels = true});
@@ -55,6 +56,10 @@ Framework describe_pytorch() {
           .packages = {"torch/"},
           // Its module plumbing between two modules' forward(): not worth a reader's line.
           .plumbing_frames = {"torch/nn/modules/module.py:"},
+          // What gathers a stack with stacks='all' (the names PyTorch's own memory_viz.py leaves
+          // out of its flame graphs), and its caching allocator, which asks for it.
+          .recording_frames = {"unwind::unwind", "CapturedTraceback::gather", "gather_with_cpp",
+                               "c10::GatheredContext", "CUDACachingAllocator::"},
           // Its symmetric memory's NVLink multicast, as exec turns NCCL's and NVSHMEM's off.
           .program_environment = {{"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}},
           .cache_words = torch::cache_words(),

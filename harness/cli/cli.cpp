@@ -107,8 +107,8 @@ void add_whatif(CLI::App& app, Parsed& p) {
   w->add_flag("--force", o.force, "--out may name a folder holding a what-if: replace it");
   w->add_option("--level", o.level, "what is replayed: tensor (the program's requests)")
       ->capture_default_str();
-  w->add_option("--device,-d", o.device, "whose device trace in the snapshot")
-      ->capture_default_str();
+  w->add_option("--device,-d", o.device,
+                "whose device trace in the snapshot (default: the one that holds a history)");
   w->add_option("--alloc-conf", o.alloc_conf,
                 "a row of your own: PYTORCH_CUDA_ALLOC_CONF as your job sets it "
                 "(\"expandable_segments:True,max_split_size_mb:128\")");

@@ -147,7 +147,7 @@ struct WhatIfOptions {
   std::string out;     // folder for whatif.json, report.html and report.md
   bool force = false;  // --out may name a folder that holds a what-if
   std::string level = "tensor";
-  std::string device = "0";
+  std::string device;      // empty: the device trace that holds a history
   std::string alloc_conf;  // a row of the user's own settings, PyTorch's spelling
   bool fraction = false;   // every row under a memory fraction: caps, not cards
   bool quiet = false;

@@ -29,6 +29,15 @@ namespace oomlab::cli {
 
 namespace {
 
+// The device trace each snapshot is read at, as a replay reads it: -p device=N when given, else
+// the one that holds a history.
+trace::LoadOptions replayed_device(const Params& params) {
+  trace::LoadOptions options{.device_option = "-p device="};
+  if (params.values().contains("device") && params.was_set("device"))
+    options.device = static_cast<std::uint32_t>(params.integer("device"));
+  return options;
+}
+
 // --cards T4,L4,24GiB: each a named card (its budget on an idle H100's driver) or a size, less
 // what the process holds outside the allocator.
 std::vector<SeriesCard> parse_cards(const std::string& text, std::uint64_t outside) {
@@ -207,7 +216,7 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
   config.stop = StopOnSignal::flag();
   try {
     const trace::TraceSeries series =
-        load_series(plan.pattern, plan.asked, 0, [stop = config.stop] {
+        load_series(plan.pattern, plan.asked, replayed_device(config.params), [stop = config.stop] {
           if (stop != nullptr && stop->load()) throw Interrupted();
         });
     if (const auto why = series.misaligned())

@@ -90,7 +90,8 @@ std::string series_path(const std::string& pattern, const std::string& name, std
 }
 
 trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& asked,
-                               std::uint32_t device, const std::function<void()>& check_stop) {
+                               const trace::LoadOptions& device,
+                               const std::function<void()>& check_stop) {
   if (pattern.find("{" + asked.name + "}") == std::string::npos) {
     throw_usage(fmt::format(
         "--trace: '{}' has no {{{}}}: with --from, --trace names every snapshot, {{{}}} where "
@@ -108,7 +109,9 @@ trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& as
     }
     points.push_back({.value = value,
                       .trace = std::make_shared<const trace::Trace>(
-                          trace::load(path, {.device = device, .check_stop = check_stop}))});
+                          trace::load(path, {.device = device.device,
+                                             .device_option = device.device_option,
+                                             .check_stop = check_stop}))});
   }
   return {asked.name, std::move(points)};
 }
@@ -137,6 +140,11 @@ std::vector<std::string> series_notes(const trace::TraceSeries& series,
   for (const trace::SeriesPoint& p : series.points())
     values.push_back(p.value);
   std::vector<std::string> out;
+  for (const trace::SeriesPoint& p : series.points()) {  // the device each was read at, once
+    for (const std::string& notice : p.trace->notices) {
+      if (std::find(out.begin(), out.end(), notice) == out.end()) out.push_back(notice);
+    }
+  }
   out.push_back(fmt::format(
       "made from the snapshots at {}={}: of the {} requests at {}={}, {} ({:.1f}%) have a "
       "counterpart at every value, {} of them change with {}; {} are at {}={} only (kept at "

@@ -28,8 +28,9 @@ struct SeriesAsked {
                                       std::uint64_t value);
 // Each file read (trace::load: Error(input) naming the file), the series aligned; Error(usage)
 // for a pattern without {NAME}, Error(input) for a missing file (naming it and its value).
+// `device`: the device trace each is read at (LoadOptions: none, the one with a history).
 [[nodiscard]] trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& asked,
-                                             std::uint32_t device,
+                                             const trace::LoadOptions& device,
                                              const std::function<void()>& check_stop);
 // What the series found, one line each: the values, the alignment, what does not follow a line.
 // `rule`: how the transient requests were made, said when there are any (none: not said).

@@ -86,10 +86,12 @@ WhatIfRequest request_from(const WhatIfOptions& o) {
   check_destination("--json", o.json);  // before the replays: their result is not to be lost
   check_level(o.level);
   WhatIfRequest request{.trace = o.trace};
-  try {
-    request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
-  } catch (const Error& e) {
-    throw_usage(fmt::format("--device: {}", e.what()));
+  if (!o.device.empty()) {
+    try {
+      request.device = static_cast<std::uint32_t>(parse_device_index(o.device));
+    } catch (const Error& e) {
+      throw_usage(fmt::format("--device: {}", e.what()));
+    }
   }
   if (!o.budget.empty()) {
     try {
@@ -120,9 +122,10 @@ std::vector<std::string> made_at(const std::string& pattern,
     if (fs::is_regular_file(path, ec)) check_pytorch_snapshot(path);
   }
   const std::atomic<bool>* stop = request.stop;
-  const trace::TraceSeries series_made = load_series(pattern, asked, request.device, [stop] {
-    if (stop != nullptr && stop->load()) throw Interrupted();
-  });
+  const trace::TraceSeries series_made =
+      load_series(pattern, asked, {.device = request.device}, [stop] {
+        if (stop != nullptr && stop->load()) throw Interrupted();
+      });
   if (const auto why = series_made.misaligned())
     throw Error(ErrorKind::input, fmt::format("--from {}: {}", pattern, *why));
   request.loaded = std::make_shared<const trace::Trace>(series_made.at(value));
@@ -135,8 +138,8 @@ std::vector<std::string> made_at(const std::string& pattern,
   std::vector<std::string> notes = series_notes(series_made);
   const std::uint64_t anchor = asked.values.back();
   if (series_made.fit().transient > 0 && value != anchor) {
-    held = std::make_shared<const trace::Trace>(
-        series_made.at(value, trace::TraceSeries::Rule::held));
+    held =
+        std::make_shared<const trace::Trace>(series_made.at(value, trace::TraceSeries::Rule::held));
     made.held = trace::TraceSeries::Rule::held;
     notes.push_back(fmt::format(
         "{} requests that change with {} live inside one call (a library's workspace, such as "

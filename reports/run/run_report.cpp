@@ -11,6 +11,7 @@
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
 #include "record/formats.hpp"
+#include "reports/run/program_devices.hpp"
 #include "reports/run/report_input.hpp"
 #include "reports/run/run_extras.hpp"
 #include "reports/run/summary_json.hpp"
@@ -130,6 +131,23 @@ bool next_row(std::istream& in, std::string& row, std::uint64_t& line) {
   return true;
 }
 
+// On several devices the OOM's figures are the failing device's own, as its events file read them
+// at the OOM: a summary.json written before exec kept them so held the devices summed (9.33 GiB
+// "live on GPU 1" for two devices of 4.98 GiB each).
+void take_failing_device_figures(RunReport& report) {
+  if (!report.oom || !report.program) return;
+  const DeviceRun* device = headline_device(*report.program);
+  if (device == nullptr) return;
+  for (const RunReport::DeviceTimeline& d : report.device_timelines) {
+    if (d.device != device->index || d.timeline.failed_seqs.empty()) continue;
+    report.oom->live_bytes = d.timeline.oom_live_bytes;
+    report.oom->reserved_bytes = d.timeline.oom_reserved_bytes;
+    report.oom->diagnosis.free_bytes = device->budget_bytes > d.timeline.oom_reserved_bytes
+                                           ? device->budget_bytes - d.timeline.oom_reserved_bytes
+                                           : 0;
+  }
+}
+
 }  // namespace
 
 Timeline read_timeline(std::istream& in, const std::string& name, std::size_t buckets,
@@ -168,6 +186,10 @@ Timeline read_timeline(std::istream& in, const std::string& name, std::size_t bu
     ++timeline.events;
     timeline.peak_live_bytes = std::max(timeline.peak_live_bytes, live);
     timeline.peak_reserved_bytes = std::max(timeline.peak_reserved_bytes, reserved);
+    if (fields[4] == "oom" && timeline.failed_seqs.empty()) {
+      timeline.oom_live_bytes = live;
+      timeline.oom_reserved_bytes = reserved;
+    }
     if (fields[4] == "oom" && timeline.failed_seqs.size() < kMaxFailedMarks) {
       timeline.failed_seqs.push_back(seq);
     }
@@ -250,6 +272,7 @@ RunReport load_run_report(const std::filesystem::path& path) {
   report.timeline =
       read_timeline(in, events.string(), kTimelineBuckets, program_failure_query(report), oom_seq);
   read_device_timelines(report);
+  take_failing_device_figures(report);
   return report;
 }
 

@@ -45,6 +45,9 @@ struct Timeline {
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t peak_reserved_bytes = 0;
   std::vector<std::uint64_t> failed_seqs;  // op=oom rows (at most kMaxFailedMarks kept)
+  // What the first op=oom row read: the memory at the OOM, as this log saw it.
+  std::uint64_t oom_live_bytes = 0;
+  std::uint64_t oom_reserved_bytes = 0;
   // The event a replayed program's own first failure was re-made at (TimelineQuery), if found.
   std::optional<std::uint64_t> program_failure_seq;
   std::string missing;  // why there is no timeline ("events.csv is missing"), empty when there is

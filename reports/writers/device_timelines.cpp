@@ -42,6 +42,23 @@ std::string heading(const RunReport& run, const RunReport::DeviceTimeline& d) {
 
 }  // namespace
 
+RunReport devices_together(const RunReport& run) {
+  if (run.device_timelines.empty()) return run;
+  RunReport together = run;
+  together.budget_bytes = 0;
+  if (together.oom) {  // marked on its device's chart, with that device's figures
+    std::erase(together.timeline.failed_seqs, together.oom->event);
+    together.oom.reset();
+  }
+  return together;
+}
+
+std::string timeline_heading(const RunReport& run) {
+  if (run.device_timelines.empty() || !run.program) return "Memory over the run";
+  return fmt::format("Memory over the run: the {} devices together",
+                     run.program->device_runs.size());
+}
+
 void read_device_timelines(RunReport& report) {
   if (!report.program || report.program->device_runs.size() < 2) return;
   const std::optional<FailingRank>& rank = report.program->failing_rank;

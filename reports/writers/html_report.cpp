@@ -238,11 +238,11 @@ std::string run_html(const RunReport& run) {
   out += provenance_html(run.provenance);
   out += environment_html(run.platform);
   out += answer_sections(run);
-  out += "<section id=\"timeline\">\n<h2>Memory over the run</h2>\n";
+  out += fmt::format("<section id=\"timeline\">\n<h2>{}</h2>\n", timeline_heading(run));
   if (!run.timeline.missing.empty()) {
     out += fmt::format("<p class=\"note\">{}</p>\n", xml_escape(run.timeline.missing));
   }
-  out += timeline_svg(run);
+  out += timeline_svg(devices_together(run));
   out += fmt::format("<p class=\"caption\">{}</p>\n</section>\n",
                      xml_escape(timeline_caption(run.timeline)));
   out += device_timelines_html(run);

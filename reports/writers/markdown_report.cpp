@@ -41,8 +41,9 @@ std::string environment_md(const ReportEnvironment& env) {
   return markdown_kv_table(environment_rows(env), "Environment");
 }
 
-std::string timeline_md(const RunReport& run) {
-  std::string out = "## Memory over the run\n\n";
+std::string timeline_md(const RunReport& shown) {
+  const RunReport run = devices_together(shown);
+  std::string out = fmt::format("## {}\n\n", timeline_heading(run));
   const Timeline& t = run.timeline;
   if (t.missing.empty()) {
     const std::uint64_t top =

@@ -212,11 +212,14 @@ std::string legend_svg(const RunReport& run) {
                    "stroke=\"{0}\"/>",
                    kReservedColour),
        "reserved bytes"},
-      {fmt::format(R"(<rect width="22" height="4" y="-6" fill="{}"/>)", kLiveColour), "live bytes"},
-      {fmt::format("<line x2=\"22\" y1=\"-4\" y2=\"-4\" stroke=\"{}\" stroke-width=\"1.5\" "
-                   "stroke-dasharray=\"6 3\"/>",
-                   kBudgetColour),
-       "budget"}};
+      {fmt::format(R"(<rect width="22" height="4" y="-6" fill="{}"/>)", kLiveColour),
+       "live bytes"}};
+  if (run.budget_bytes > 0) {
+    items.push_back({fmt::format("<line x2=\"22\" y1=\"-4\" y2=\"-4\" stroke=\"{}\" "
+                                 "stroke-width=\"1.5\" stroke-dasharray=\"6 3\"/>",
+                                 kBudgetColour),
+                     "budget"});
+  }
   if (run.oom) {
     items.push_back({fmt::format(R"(<circle cx="11" cy="-4" r="6" fill="{}"/>)", kOomColour),
                      "OOM (bar: the request)"});
@@ -286,7 +289,7 @@ std::string timeline_svg(const RunReport& run) {
         "fill=\"#777\">{}</text>\n",
         f.left + f.width / 2, f.top + f.height / 2, xml_escape(run.timeline.missing));
   }
-  out += budget_svg(f, run.budget_bytes);
+  if (run.budget_bytes > 0) out += budget_svg(f, run.budget_bytes);  // none: several devices'
   out += failed_marks_svg(f, run);
   out += program_failure_svg(f, run);
   if (run.oom) {

@@ -176,9 +176,9 @@ class FitRuns {
                                          return a.process_bytes < b.process_bytes;
                                        });
     try {
-      points_.push_back(
-          {.value = value,
-           .trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {}))});
+      points_.push_back({.value = value,
+                         .trace = std::make_shared<const trace::Trace>(
+                             trace::load(most->snapshot, {.device = 0}))});
       outside_ = std::max(outside_, most->outside_allocator_bytes);
     } catch (const Error& e) {
       series_note_ = fmt::format("no prediction from the snapshots: {}", e.what());

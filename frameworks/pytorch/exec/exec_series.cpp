@@ -61,7 +61,7 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
                                      [](const ProgramModel& a, const ProgramModel& b) {
                                        return a.process_bytes < b.process_bytes;
                                      });
-  return {.trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {})),
+  return {.trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {.device = 0})),
           .outside_bytes = most->outside_allocator_bytes};
 }
 

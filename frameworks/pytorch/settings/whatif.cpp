@@ -131,7 +131,7 @@ RunConfig base_config(const WhatIfRequest& request,
   config.trace = trace;  // read once, here: every trial adopts it
   config.params = Params(player->params);
   config.params.set("trace", request.trace.string());  // the record's: the file is not read again
-  config.params.set("device", std::int64_t{request.device});
+  if (request.device) config.params.set("device", std::int64_t{*request.device});
   config.allocator = torch::torch_kind();
   config.probe = false;
   config.verify = VerifyMode::off;
@@ -360,6 +360,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
                             request.trace.string(), trace::to_string(trace->format)));
   }
   WhatIfResult result{.trace = request.trace, .entries = trace->source_entries};
+  result.notes = trace->notices;  // the device read, when the user named none
   choose_budget(request, *trace, result);
   result.question = request.question;
   result.upper_bytes = std::max(kWhatIfCardBytes, result.budget_bytes.value_or(0));

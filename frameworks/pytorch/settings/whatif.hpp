@@ -35,8 +35,8 @@ struct WhatIfRequest {
   // The snapshot already read (its device's trace, at the tensor level): no file is read. Null:
   // `trace` is read.
   std::shared_ptr<const trace::Trace> loaded;
-  std::uint32_t device = 0;                        // whose device trace
-  std::optional<BudgetRequest> budget;             // none: the snapshot's, when it recorded one
+  std::optional<std::uint32_t> device;  // whose device trace; none: the one with a history
+  std::optional<BudgetRequest> budget;  // none: the snapshot's, when it recorded one
   BudgetQuestion question = BudgetQuestion::card;  // cards, or caps of a memory fraction
   // The user's own settings (--alloc-conf), a row of their own named by `own_name`.
   std::optional<Params> own_options;

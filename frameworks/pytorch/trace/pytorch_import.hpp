@@ -9,18 +9,21 @@
 #include <string_view>
 
 #include "oomlab/trace.hpp"
+#include "pytorch/trace/snapshot_device.hpp"
 #include "trace/stop_poll.hpp"
 
 namespace oomlab::trace {
 
 inline constexpr const char* kPytorchFormatName = "pytorch";
 
-// Calls `poll` as it reads (StopPoll): what stops a long load.
+// The history of the device `device` names (pick_device). Calls `poll` as it reads (StopPoll):
+// what stops a long load.
 [[nodiscard]] Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
-                                          std::uint32_t device, StopPoll poll = {});
+                                          const DeviceAsked& device, StopPoll poll = {});
 // The same from bytes already in memory (`path` for messages): what the fuzzers drive.
 [[nodiscard]] Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content,
-                                           Level level, std::uint32_t device, StopPoll poll = {});
+                                           Level level, const DeviceAsked& device,
+                                           StopPoll poll = {});
 // A pickle starts with PROTO, the JSON dump with '{' (after blank lines, if any).
 [[nodiscard]] bool is_pytorch_snapshot(std::string_view head);
 // The number the registry gave the format.

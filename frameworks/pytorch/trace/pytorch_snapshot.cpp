@@ -18,6 +18,7 @@
 #include "oomlab/error.hpp"
 #include "pytorch/trace/pickle.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
+#include "pytorch/trace/snapshot_device.hpp"
 #include "pytorch/trace/snapshot_views.hpp"
 #include "trace/importers.hpp"
 #include "trace/load_status.hpp"
@@ -55,8 +56,8 @@ struct At {
 template <typename View>
 class SnapshotReader {
  public:
-  SnapshotReader(const std::filesystem::path& path, std::uint32_t device, StopPoll& poll)
-      : path_(path), device_(device), poll_(poll) {}
+  SnapshotReader(const std::filesystem::path& path, const DeviceAsked& asked, StopPoll& poll)
+      : path_(path), asked_(asked), poll_(poll) {}
 
   Snapshot read(const View& root) {
     if (!root.is_dict()) fail(root, "the top level", "not a dict: not a PyTorch memory snapshot");
@@ -72,37 +73,28 @@ class SnapshotReader {
                 fmt::format("{}: {}{}: {}", path_.string(), where, at.where(), what));
   }
 
-  View device_trace(const View& root) const {
+  // The device trace read (pick_device): the one named, else the one that holds a history.
+  View device_trace(const View& root) {
     const auto traces = root.get("device_traces");
     if (!traces)
       fail(root, "the top level",
            "no 'device_traces': not a memory snapshot with its history recorded");
     if (!traces->is_list()) fail(*traces, "device_traces", "not a list");
-    if (traces->size() == 0) no_history(*traces, "device_traces is empty");
-    if (device_ >= traces->size()) {
-      fail(*traces, "device_traces",
-           fmt::format("no trace for device {}: the snapshot has {}", device_, traces->size()));
+    std::optional<std::uint32_t> asked = asked_.device;
+    if (!asked && traces->size() == 1) asked = 0;  // the only one: read as if it were named
+    if (asked && *asked < traces->size() && !traces->at(*asked).is_list())
+      fail(traces->at(*asked), fmt::format("device_traces[{}]", *asked), "not a list");
+    std::vector<std::uint64_t> entries;
+    for (std::size_t d = 0; d < traces->size(); ++d) {
+      const View t = traces->at(d);
+      entries.push_back(t.is_list() ? t.size() : 0);
     }
-    const View entries = traces->at(device_);
-    if (!entries.is_list()) fail(entries, fmt::format("device_traces[{}]", device_), "not a list");
-    if (entries.size() == 0) {
-      std::string other;
-      for (std::size_t d = 0; d < traces->size() && other.empty(); ++d) {
-        const View t = traces->at(d);
-        if (t.is_list() && t.size() > 0)
-          other = fmt::format(" (device_traces[{}] has {} entries: --device {})", d, t.size(), d);
-      }
-      no_history(entries, fmt::format("device_traces[{}] is empty{}", device_, other));
-    }
-    return entries;
-  }
-
-  // A snapshot taken without _record_memory_history: its segments say what was held at the end,
-  // but nothing of the requests that led there, so there is nothing to replay.
-  [[noreturn]] void no_history(const View& at, std::string_view what) const {
-    fail(at, what,
-         "the snapshot has no allocation history: record it with "
-         "torch.cuda.memory._record_memory_history() before the run");
+    const DevicePick pick = pick_device(entries, {.device = asked, .option = asked_.option});
+    if (!pick.what.empty())
+      fail(pick.at_list ? *traces : traces->at(pick.device), pick.where, pick.what);
+    device_ = pick.device;
+    snapshot_.notice = pick.notice;
+    return traces->at(device_);
   }
 
   std::uint64_t field(const View& entry, const At& at, std::string_view key, bool required) const {
@@ -290,7 +282,8 @@ class SnapshotReader {
   }
 
   const std::filesystem::path& path_;
-  std::uint32_t device_;
+  DeviceAsked asked_;
+  std::uint32_t device_ = 0;  // the one read
   StopPoll& poll_;
   Snapshot snapshot_;
   std::unordered_map<std::string, std::uint32_t> stack_ids_;
@@ -324,8 +317,8 @@ LargeArray<char> read_file(const std::filesystem::path& path, StopPoll& poll) {
   return content;
 }
 
-Snapshot read_json(const std::filesystem::path& path, std::string_view text, std::uint32_t device,
-                   StopPoll& poll) {
+Snapshot read_json(const std::filesystem::path& path, std::string_view text,
+                   const DeviceAsked& device, StopPoll& poll) {
   nlohmann::json doc;
   try {
     doc = nlohmann::json::parse(
@@ -351,7 +344,7 @@ Snapshot read_json(const std::filesystem::path& path, std::string_view text, std
 // The snapshot in `content` (a string, or a file's bytes): its JSON dump, or the pickle.
 template <typename Bytes>
 Trace parse_snapshot(const std::filesystem::path& path, Bytes content, Level level,
-                     std::uint32_t device, StopPoll& poll) {
+                     const DeviceAsked& device, StopPoll& poll) {
   const std::string_view all(content.data(), content.size());
   const std::string_view text = all.starts_with("\xEF\xBB\xBF")
                                     ? all.substr(3)  // a byte-order mark
@@ -371,14 +364,14 @@ Trace parse_snapshot(const std::filesystem::path& path, Bytes content, Level lev
 
 }  // namespace
 
-Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level, std::uint32_t device,
-                            StopPoll poll) {
+Trace load_pytorch_snapshot(const std::filesystem::path& path, Level level,
+                            const DeviceAsked& device, StopPoll poll) {
   LargeArray<char> content = read_file(path, poll);
   return parse_snapshot(path, std::move(content), level, device, poll);
 }
 
 Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string content, Level level,
-                             std::uint32_t device, StopPoll poll) {
+                             const DeviceAsked& device, StopPoll poll) {
   return parse_snapshot(path, std::move(content), level, device, poll);
 }
 

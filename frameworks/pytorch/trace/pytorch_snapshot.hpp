@@ -59,6 +59,7 @@ struct Snapshot {
   std::vector<SnapshotSegment> segments;  // of this device
   std::vector<std::vector<std::string>> stacks;
   std::optional<RecordedAllocatorSettings> settings;
+  std::string notice;  // the device read when the user named none, said (pick_device)
 };
 
 // The trace at `level`: tensor (alloc / free_completed, with the segment calls kept beside for

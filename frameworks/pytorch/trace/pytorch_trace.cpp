@@ -385,6 +385,7 @@ Trace build_pytorch_trace(const std::filesystem::path& path, const Snapshot& sna
                                            snapshot.unknown_actions.end());
   }
   trace.source_entries = snapshot.entries.size() + snapshot.other_entries;
+  if (!snapshot.notice.empty()) trace.notices.push_back(snapshot.notice);
   return trace;
 }
 

@@ -158,6 +158,11 @@ struct Framework {
   // Its own code between two calls of the user's: a frame containing one of these is left out
   // when a stack is shown ("torch/nn/modules/module.py:").
   std::vector<std::string> plumbing_frames;
+  // Its recording's own machinery in a stack it recorded, by a part of the frame's name (the C++
+  // unwinder that gathered the stack, "unwind::unwind", and the allocator that asked for it):
+  // never the program's, so left out of the OOM record's frames and never charged a block
+  // (trace::recording_frame).
+  std::vector<std::string> recording_frames;
   // Set in the environment of every program `exec` runs, over any value it had: what keeps the
   // framework's memory inside the budget's account (its NVLink multicast buffers off, say).
   std::vector<std::pair<std::string, std::string>> program_environment;

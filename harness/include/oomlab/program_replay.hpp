@@ -33,6 +33,7 @@ struct ProgramRequest {
   std::uint64_t trace_entry = 0;             // 0-based, as the trace file counts its entries
   std::optional<std::uint64_t> trace_line;   // text formats: its line in the file
   std::vector<std::string> frames;           // its Python stack, innermost first, when recorded
+  std::string user_frame;                    // the innermost of `frames` in the user's own files
   std::vector<ProgramBlock> largest_live;    // the largest blocks live then, when recorded
   std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
 };

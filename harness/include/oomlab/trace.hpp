@@ -134,6 +134,9 @@ struct Trace {
   std::optional<RecordedState> recorded;
   // The run record beside the file, when it is a snapshot an `oomlab exec` run wrote.
   std::optional<RecordedEnd> recorded_end;
+  // What reading it chose that the user did not name, in words a notice says ("the history is of
+  // device 1 (device_traces[1]); device_traces[0] is empty").
+  std::vector<std::string> notices;
 };
 
 // A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
@@ -145,7 +148,11 @@ struct Trace {
 struct LoadOptions {
   Format format = Format::automatic;
   Level level = Level::tensor;
-  std::uint32_t device = 0;  // PyTorch: which device's trace
+  // A format with several devices' traces (PyTorch): whose to read; none: the one device whose
+  // trace holds a history (several: refused, naming them with `device_option`, how the command
+  // names a device before its number).
+  std::optional<std::uint32_t> device;
+  std::string device_option = "--device ";
   // Called every few thousand rows (entries, opcodes) while the trace is read: it throws
   // (Interrupted, TimedOut) to stop a long load. None: the load runs to its end.
   std::function<void()> check_stop;
@@ -178,11 +185,14 @@ struct MemoryHolder {
 // The blocks live just before event `position` (Trace::events.size(): at the end), grouped by
 // the frame that allocated them: the innermost frame outside the registered frameworks' own
 // packages (Framework::packages: the user's code or the library that called the framework, a
-// diffusers module, a transformers layer), else the innermost frame; blocks allocated without
-// frames (none recorded, or on autograd's backward thread) make one group. The `most` largest
-// groups, largest first.
+// diffusers module, a transformers layer), else the innermost frame; the recording's own frames
+// (recording_frame) are never one. Blocks allocated without frames (none recorded, or on
+// autograd's backward thread) make one group. The `most` largest groups, largest first. With
+// `roots` (the program's own folders), a framework's package outside them and outside the
+// installed packages (PYTHONPATH, a source build) is known as the framework's too.
 [[nodiscard]] std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t position,
-                                                       std::size_t most);
+                                                       std::size_t most,
+                                                       std::span<const std::string> roots = {});
 
 // Whether a frame ("name (file:line)", as traces hold them) is in the user's own files: not in
 // an installed package (site-packages, dist-packages), Python's own library, a frozen module or
@@ -191,6 +201,23 @@ struct MemoryHolder {
 // user's when its file lies under one of them and in no installed package; a library installed
 // elsewhere (a PYTHONPATH folder) is then told apart from the user's code.
 [[nodiscard]] bool user_frame(std::string_view frame, std::span<const std::string> roots = {});
+// The innermost of `frames` (innermost first) in the user's own files: under `roots` when one is,
+// else (none there, or no roots) the innermost that user_frame() takes without roots; null when
+// none is.
+[[nodiscard]] const std::string* innermost_user_frame(std::span<const std::string> frames,
+                                                      std::span<const std::string> roots);
+// The program's own folders as its recorded stacks show them, for a trace read without the
+// program (a snapshot replayed alone): the folder of its entry script, the file whose top level
+// (`<module>`) is the outermost frame outside installed packages, Python's library and C++ in
+// most stacks. None when no stack shows one (no stacks; a program started from an installed
+// command, `python -c`, or a test runner). A library on PYTHONPATH lies outside it; so does the
+// user's code in a folder beside the script's (a src/ layout), which then reads as a library's.
+[[nodiscard]] std::vector<std::string> entry_folders(const Trace& trace);
+// Whether a frame is the recording's own machinery, not the program's: a registered framework's
+// recording_frames (PyTorch's C++ unwinder and allocator in a stacks='all' snapshot).
+[[nodiscard]] bool recording_frame(std::string_view frame);
+// `frames` without the recording's own (recording_frame), in order.
+[[nodiscard]] std::vector<std::string> program_frames(std::span<const std::string> frames);
 
 // Whether the failed request at `position` (Op::failed) was one the program survived: it asked
 // for more after it (cuDNN falling back to an algorithm that needs a smaller workspace, a batch

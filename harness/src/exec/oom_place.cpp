@@ -57,17 +57,14 @@ std::vector<std::string> program_roots(const ProgramRun& program) {
 }
 
 void choose_user_frame(OomRecord& oom, const ProgramRun& program,
-                       const std::vector<TracebackFrame>& traceback) {
-  const std::vector<std::string> roots = program_roots(program);
-  const auto is_user = [&](std::span<const std::string> under) {
-    return [under](const std::string& f) { return trace::user_frame(f, under); };
-  };
-  auto user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user(roots));
-  if (user == oom.frames.end())
-    user = std::find_if(oom.frames.begin(), oom.frames.end(), is_user({}));
+                       const std::vector<TracebackFrame>& traceback,
+                       std::span<const std::string> more_roots) {
+  std::vector<std::string> roots = program_roots(program);
+  roots.insert(roots.end(), more_roots.begin(), more_roots.end());
+  const std::string* user = trace::innermost_user_frame(oom.frames, roots);
   oom.user_frame.clear();
   oom.user_line.clear();
-  if (user == oom.frames.end()) return;
+  if (user == nullptr) return;
   oom.user_frame = *user;
   const auto printed = std::find_if(traceback.begin(), traceback.end(),
                                     [&](const TracebackFrame& f) { return f.frame == *user; });
@@ -86,14 +83,19 @@ void describe_failure(OomRecord& oom, const trace::Trace& trace, const ProgramRu
     const std::uint32_t last = trace.demand.last_alloc_at;
     at = last == trace::Event::kNone ? static_cast<std::uint32_t>(trace.events.size()) : last + 1;
   }
-  oom.holders = trace::memory_holders(trace, at, kHolders);
+  // The program's folders, and its entry script's as its stacks show it (the command may name
+  // none: a launcher's, a shell script's).
+  const std::vector<std::string> entry = trace::entry_folders(trace);
+  std::vector<std::string> roots = program_roots(program);
+  roots.insert(roots.end(), entry.begin(), entry.end());
+  oom.holders = trace::memory_holders(trace, at, kHolders, roots);
   if (fatal == trace::Event::kNone || !trace.recorded || trace.recorded->frames_of(fatal).empty())
     return;
   const std::string kept_frame = oom.user_frame;
   const std::string kept_line = oom.user_line;
-  oom.frames = trace.recorded->frames_of(fatal);
+  oom.frames = trace::program_frames(trace.recorded->frames_of(fatal));
   oom.frames_from = "snapshot";
-  choose_user_frame(oom, program);
+  choose_user_frame(oom, program, {}, entry);
   if (oom.user_frame == kept_frame && !kept_line.empty()) oom.user_line = kept_line;
 }
 

@@ -3,6 +3,7 @@
 // replay itself).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -23,10 +24,11 @@ void describe_failure(OomRecord& oom, const trace::Trace& trace, const ProgramRu
 [[nodiscard]] std::vector<std::string> program_roots(const ProgramRun& program);
 
 // oom.user_frame and oom.user_line from oom.frames: the innermost frame under the program's own
-// folders (else, none there, the innermost outside installed packages and Python's library),
-// and its code: `code` when the frame is the traceback's that printed it, else read from the file
-// when it is on this machine.
+// folders, program_roots() and `more_roots` (else, none there, the innermost outside installed
+// packages and Python's library: trace::innermost_user_frame), and its code: `code` when the
+// frame is the traceback's that printed it, else read from the file when it is on this machine.
 void choose_user_frame(OomRecord& oom, const ProgramRun& program,
-                       const std::vector<TracebackFrame>& traceback = {});
+                       const std::vector<TracebackFrame>& traceback = {},
+                       std::span<const std::string> more_roots = {});
 
 }  // namespace oomlab

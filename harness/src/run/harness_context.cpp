@@ -98,6 +98,7 @@ void HarnessContext::describe_oom(ProgramRequest request) {
   oom_->trace_line = request.trace_line;
   oom_->frames = std::move(request.frames);
   if (!oom_->frames.empty()) oom_->frames_from = "snapshot";
+  oom_->user_frame = std::move(request.user_frame);
   oom_->largest_live = std::move(request.largest_live);
   oom_->holders = std::move(request.holders);
 }

@@ -1,5 +1,5 @@
-// memory_holders and user_frame (oomlab/trace.hpp): who held the memory at a moment of a trace,
-// and which of a stack's frames are the user's own.
+// memory_holders (oomlab/trace.hpp): who held the memory at a moment of a trace, by the frame
+// that allocated each live block.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,52 +13,23 @@
 
 #include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
+#include "trace/frame_text.hpp"
 
 namespace oomlab::trace {
 
 namespace {
 
-// "name (file:line)" -> file.
-std::string_view file_of(std::string_view frame) {
-  const std::size_t open = frame.rfind(" (");
-  const std::size_t colon = frame.rfind(':');
-  if (open == std::string_view::npos || colon == std::string_view::npos || colon < open) return {};
-  return frame.substr(open + 2, colon - open - 2);
-}
-
-std::string_view name_of(std::string_view frame) {
-  const std::size_t open = frame.rfind(" (");
-  return open == std::string_view::npos ? frame : frame.substr(0, open);
-}
-
-// An installed package's file as its import path shows it ("diffusers/models/unets/x.py").
-std::string_view package_path(std::string_view file) {
-  for (const std::string_view root : {"/site-packages/", "/dist-packages/"}) {
-    const std::size_t at = file.rfind(root);
-    if (at != std::string_view::npos) return file.substr(at + root.size());
-  }
-  return {};
-}
-
-// A file outside the installed packages by its last three parts ("diffusers/models/resnet.py"
-// of a PYTHONPATH folder, "data/programs/train.py").
-std::string_view last_parts(std::string_view file) {
-  constexpr int kParts = 3;
-  std::size_t at = file.size();
-  for (int part = 0; part < kParts; ++part) {
-    const std::size_t slash = at == 0 ? std::string_view::npos : file.rfind('/', at - 1);
-    if (slash == std::string_view::npos) return file;
-    at = slash;
-  }
-  return file.substr(at + 1);
-}
-
-// In a registered framework's own code (Framework::packages).
-bool in_framework(std::string_view frame) {
-  const std::string_view path = package_path(file_of(frame));
+// In a registered framework's own code (Framework::packages): installed ("site-packages/torch/"),
+// or, when the program's own folders are known, a folder of that name outside them (a framework
+// on PYTHONPATH or built from source: "/src/pytorch/torch/nn/modules/conv.py").
+bool in_framework(std::string_view frame, std::span<const std::string> roots) {
+  const std::string_view file = file_of(frame);
+  const std::string_view path = package_path(file);
+  const bool elsewhere = path.empty() && !roots.empty() && !under_roots(file, roots);
   for (const Framework& framework : Registry::global().frameworks()) {
     for (const std::string& package : framework.packages) {
       if (path.starts_with(package)) return true;
+      if (elsewhere && file.find("/" + package) != std::string_view::npos) return true;
     }
   }
   return false;
@@ -69,13 +40,16 @@ bool python_frame(std::string_view frame) {
 }
 
 // The frame a block's memory is charged to, in words: "forward (diffusers/models/resnet.py)".
-std::string holder_of(const std::vector<std::string>& frames) {
+// The recording's own frames (recording_frame) are never charged.
+std::string holder_of(const std::vector<std::string>& recorded,
+                      std::span<const std::string> roots) {
+  const std::vector<std::string> frames = program_frames(recorded);
   if (frames.empty()) {
     return "no frames recorded (record stacks: exec --snapshot-stacks python, or "
            "_record_memory_history(stacks='python')), or allocated on autograd's backward thread";
   }
-  const auto outside = std::find_if(frames.begin(), frames.end(), [](const std::string& f) {
-    return python_frame(f) && !in_framework(f);
+  const auto outside = std::find_if(frames.begin(), frames.end(), [&](const std::string& f) {
+    return python_frame(f) && !in_framework(f, roots);
   });
   const auto python = std::find_if(frames.begin(), frames.end(),
                                    [](const std::string& f) { return python_frame(f); });
@@ -90,24 +64,8 @@ std::string holder_of(const std::vector<std::string>& frames) {
 
 }  // namespace
 
-bool user_frame(std::string_view frame, std::span<const std::string> roots) {
-  const std::string_view file = file_of(frame);
-  if (!file.ends_with(".py") || file.starts_with("<")) return false;
-  if (!package_path(file).empty()) return false;
-  if (!roots.empty()) {
-    return std::any_of(roots.begin(), roots.end(), [&](const std::string& root) {
-      return !root.empty() && file.starts_with(root) &&
-             (root.ends_with('/') || file.size() == root.size() || file[root.size()] == '/');
-    });
-  }
-  // Python's own library: /usr/lib/python3.12/, /opt/x/lib/python3.11/ (a venv's site-packages
-  // was caught above).
-  const std::size_t lib = file.find("/lib/python3");
-  return lib == std::string_view::npos;
-}
-
 std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t position,
-                                         std::size_t most) {
+                                         std::size_t most, std::span<const std::string> roots) {
   std::vector<std::uint32_t> slot_event(trace.slots, Event::kNone);
   const std::uint32_t end = std::min<std::uint32_t>(position, trace.events.size());
   for (std::uint32_t i = 0; i < end; ++i) {
@@ -125,7 +83,9 @@ std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t posit
                                     ? trace.recorded->event_stacks[event]
                                     : Event::kNone;
     auto [known, added] = by_stack.try_emplace(stack);
-    if (added) known->second = holder_of(trace.recorded ? trace.recorded->frames_of(event) : kNone);
+    if (added) {
+      known->second = holder_of(trace.recorded ? trace.recorded->frames_of(event) : kNone, roots);
+    }
     MemoryHolder& group = groups[known->second];
     group.where = known->second;
     group.bytes += trace.events[event].bytes;
