@@ -31,7 +31,9 @@ fs::path captured_copy(const std::string& run) {
   return folder;
 }
 
-nlohmann::json json_of(const fs::path& file) { return nlohmann::json::parse(read_text(file)); }
+nlohmann::json json_of(const fs::path& file) {
+  return nlohmann::json::parse(read_text(file));
+}
 
 TEST(ReportRemodel, ACublasOomStoredAsCompletingInTheModelBecomesALowerBoundBesideTheAllocator) {
   const fs::path run = captured_copy("gpt2_b7_12GiB");
@@ -92,8 +94,8 @@ TEST(ReportRemodel, APlainReportOfAnotherOomlabsFolderSaysWhoseVerdictsItShows) 
 
 TEST(ReportRemodel, ASimulatedRunIsMadeAgainAndItsOwnOomlabsReportSaysNothingOfVersions) {
   const fs::path out = ::oomlab::testing::fresh_temp_folder("oomlab_remodel_sim") / "run";
-  const CliRun ran = oomlab_cli({"run", "fragmentation", "-a", "sim", "--budget", "256MiB",
-                                 "--out", out.string(), "-q"});
+  const CliRun ran = oomlab_cli(
+      {"run", "fragmentation", "-a", "sim", "--budget", "256MiB", "--out", out.string(), "-q"});
   ASSERT_EQ(ran.code, 0) << ran.err;
   ASSERT_EQ(oomlab_cli({"report", out.string()}).code, 0);
   EXPECT_EQ(read_text(out / "report.md").find("This record's verdicts"), std::string::npos);

@@ -32,8 +32,8 @@ json run_json(std::vector<std::string> args) {
 }
 
 json fit_replay(const std::vector<std::string>& more) {
-  std::vector<std::string> args = {"fit",   "replay", "--trace", gpt2_pattern(), "--from",
-                                   "batch=1,2", "--range", "batch=1..256"};
+  std::vector<std::string> args = {"fit",    "replay",    "--trace", gpt2_pattern(),
+                                   "--from", "batch=1,2", "--range", "batch=1..256"};
   args.insert(args.end(), more.begin(), more.end());
   return run_json(args);
 }
@@ -42,8 +42,8 @@ json fit_replay(const std::vector<std::string>& more) {
 // completes at 12.0 GiB and runs out a little higher, so its first search (from the top) found a
 // frontier of 12.6 GiB above a budget where it fits.
 TEST(SeriesFixtures, AWhatIfRowNeverFitsUnderItsOwnFrontier) {
-  const json doc = run_json({"whatif", "--trace", gpt2_pattern(), "--from", "batch=1,2,4,8",
-                            "--at", "batch=7", "--budget", "12GiB"});
+  const json doc = run_json({"whatif", "--trace", gpt2_pattern(), "--from", "batch=1,2,4,8", "--at",
+                             "batch=7", "--budget", "12GiB"});
   ASSERT_TRUE(doc.contains("rows"));
   const auto budget = doc.at("budget_bytes").get<std::uint64_t>();
   bool any_not_monotonic = false;
@@ -64,7 +64,7 @@ TEST(SeriesFixtures, AWhatIfRowNeverFitsUnderItsOwnFrontier) {
 
 TEST(SeriesFixtures, AMadeTableSaysItIsPredictedAndWhatItWasMadeFrom) {
   const json doc = run_json({"whatif", "--trace", gpt2_pattern(), "--from", "batch=1,2", "--at",
-                            "batch=16", "--budget", "24GiB"});
+                             "batch=16", "--budget", "24GiB"});
   ASSERT_TRUE(doc.contains("made_from")) << doc.dump();
   EXPECT_EQ(doc.at("predicted"), true);
   EXPECT_EQ(doc.at("trace").at("path"), gpt2_pattern()) << "no file at batch=16 was read";

@@ -186,7 +186,9 @@ TEST(SnapshotFrames, TheRecordingsOwnCppFramesAreNeverShownNorAHolder) {
         << block.dump(2);
   }
   ASSERT_EQ(oom.at("holders").size(), 1U) << oom.dump(2);
-  EXPECT_EQ(oom.at("holders").at(0).at("where"), "at::native::empty_cuda(c10::ArrayRef<long>) (?" "?)")
+  EXPECT_EQ(oom.at("holders").at(0).at("where"),
+            "at::native::empty_cuda(c10::ArrayRef<long>) (?"
+            "?)")
       << "the backward thread's block is charged to its innermost frame that is the program's";
 
   const testing::CliRun text =

@@ -80,8 +80,7 @@ TEST(Verdicts, ASnapshotReadAloneSaysItsHistoryEndsMidStep) {
   ASSERT_EQ(whatif.code, 0) << whatif.err;
   const json doc = json::parse(whatif.out);
   EXPECT_FALSE(doc.at("lower_bound").get<bool>()) << "the history alone cannot know";
-  EXPECT_NE(doc.at("notes").dump().find("it stops mid-step"), std::string::npos)
-      << doc.at("notes");
+  EXPECT_NE(doc.at("notes").dump().find("it stops mid-step"), std::string::npos) << doc.at("notes");
 }
 
 TEST(Verdicts, ACompletedProgramsSnapshotSaysNothingOfAMidStep) {
@@ -103,10 +102,9 @@ TEST(Verdicts, ACudnnAttentionFrameIsNoConvolution) {
   b.add(trace::Op::free, 4096, 0x2000, 0, 0, 0, 3, 0);
   trace::Trace t = b.finish();
   t.recorded.emplace();
-  t.recorded->stacks = {
-      {"at::native::_cudnn_attention_forward (??:0)",
-       "scaled_dot_product_attention (torch/nn/functional.py:6102)"},
-      {"_conv_forward (torch/nn/modules/conv.py:548)", "forward (model.py:12)"}};
+  t.recorded->stacks = {{"at::native::_cudnn_attention_forward (??:0)",
+                         "scaled_dot_product_attention (torch/nn/functional.py:6102)"},
+                        {"_conv_forward (torch/nn/modules/conv.py:548)", "forward (model.py:12)"}};
   t.recorded->event_stacks = {0, 0, 0, 0};
   const auto words = [&] { return ::testing::PrintToString(trace::trace_caveats(t)); };
   EXPECT_EQ(words().find("inside convolutions"), std::string::npos) << words();
@@ -123,10 +121,8 @@ TEST(Verdicts, ACublasOomInASearchsTableIsCublassNotACapacityOfTheAllocator) {
   EXPECT_FALSE(recognise_oom_line("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
                                   "20.00 MiB. GPU 0 has a total capacity of 79.18 GiB")
                    ->library);
-  const Trial trial{.value = 7,
-                    .outcome = Outcome::oom,
-                    .cause = Cause::capacity,
-                    .library = oom->framework};
+  const Trial trial{
+      .value = 7, .outcome = Outcome::oom, .cause = Cause::capacity, .library = oom->framework};
   const std::string line = cli::value_trial_line("batch", trial);
   EXPECT_NE(line.find("oom (in cuBLAS)"), std::string::npos) << line;
   EXPECT_EQ(line.find("capacity"), std::string::npos) << line;
@@ -146,8 +142,8 @@ TEST(Verdicts, FlagsThatWouldBeIgnoredAreRefused) {
 }
 
 TEST(Verdicts, FitSaysWhichBudgetItAnswersForWhenNoneWasGiven) {
-  const CliRun r = cli({"fit", "leak", "-a", "sim", "-p", "leak=256MiB", "--range", "steps=1..64",
-                        "-q"});
+  const CliRun r =
+      cli({"fit", "leak", "-a", "sim", "-p", "leak=256MiB", "--range", "steps=1..64", "-q"});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("--budget not given: the answer is for the default 8.00 GiB"),
             std::string::npos)

@@ -46,9 +46,10 @@ int fit_command(const FitOptions& o, std::ostream& out, std::ostream& err) {
   check_destination("--json", o.run.json);
   prepare_out_folder(o.run.out, o.run.force, "fit.json");
   if (!o.budget_given) {
-    console.notice(fmt::format("--budget not given: the answer is for the default {}; --budget "
-                               "names the card (a size, N% of the device, all, or a card's name)",
-                               format_bytes(parse_budget(o.run.budget).bytes.value)));
+    console.notice(
+        fmt::format("--budget not given: the answer is for the default {}; --budget "
+                    "names the card (a size, N% of the device, all, or a card's name)",
+                    format_bytes(parse_budget(o.run.budget).bytes.value)));
   }
   resolve_allocator(config, console);
   config.notice = [&](std::string_view text) { console.notice(text); };

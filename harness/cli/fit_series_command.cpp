@@ -192,8 +192,8 @@ std::optional<std::string> take_outside(const FitOptions& o, RunConfig& config) 
     throw_usage("--outside: give --budget as a size or a card's name, from which it is taken");
   }
   if (card <= outside) {
-    throw_usage(fmt::format("--outside: {} is no less than the budget ({})",
-                            format_bytes(outside), format_bytes(card)));
+    throw_usage(fmt::format("--outside: {} is no less than the budget ({})", format_bytes(outside),
+                            format_bytes(card)));
   }
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card - outside}};
   return fmt::format(
@@ -225,9 +225,10 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
     for (const std::string& note : read_budget(o.run.budget).notes)
       console.notice(note);
     if (!o.budget_given) {
-      console.notice(fmt::format("--budget not given: the answer is for the default {}; --budget "
-                                 "names the card (a size, or a card's name: oomlab list --cards)",
-                                 format_bytes(parse_budget(o.run.budget).bytes.value)));
+      console.notice(
+          fmt::format("--budget not given: the answer is for the default {}; --budget "
+                      "names the card (a size, or a card's name: oomlab list --cards)",
+                      format_bytes(parse_budget(o.run.budget).bytes.value)));
     }
     const std::optional<std::string> outside = take_outside(o, config);
     resolve_allocator(config, console);

@@ -69,11 +69,11 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
         range ? "~" : "", format_bytes(*result.answer), format_count(*result.answer),
         format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
         runs_text(result.trials.size()),
-        result.lower_bound ? fmt::format("; a lower bound for the whole job: {}",
-                                         result.lower_bound_why.empty()
-                                             ? "the trace stops at the program's OOM"
-                                             : result.lower_bound_why)
-                           : "",
+        result.lower_bound
+            ? fmt::format("; a lower bound for the whole job: {}",
+                          result.lower_bound_why.empty() ? "the trace stops at the program's OOM"
+                                                         : result.lower_bound_why)
+            : "",
         range ? fmt::format("; approximate: backend=async is a model of the "
                             "driver's pool from measurements, and PyTorch's own "
                             "frontier lies in {}..{} (docs/torch.md)",

@@ -44,7 +44,8 @@ std::string assignment(const std::string& name, const nlohmann::json& value) {
   return name + "=" + text;
 }
 
-Params recorded_params(const ParamSpec& spec, const nlohmann::json& values, std::string_view owner) {
+Params recorded_params(const ParamSpec& spec, const nlohmann::json& values,
+                       std::string_view owner) {
   std::vector<std::string> assignments;
   for (const auto& [name, value] : values.items()) {
     if (!value.is_null()) assignments.push_back(assignment(name, value));
@@ -70,8 +71,7 @@ std::string changed_inputs(const RunConfig& config, const fs::path& summary) {
 RunConfig recorded_config(const RunReport& stored) {
   const Registry::Entry* entry = Registry::global().find(stored.scenario);
   if (entry == nullptr) {
-    throw Error(ErrorKind::input,
-                fmt::format("this oomlab has no scenario '{}'", stored.scenario));
+    throw Error(ErrorKind::input, fmt::format("this oomlab has no scenario '{}'", stored.scenario));
   }
   const BackendInfo* backend = find_backend(stored.allocator);
   if (backend == nullptr) {
@@ -150,10 +150,10 @@ RunReport remodel_run(const fs::path& path) {
   const std::string how =
       stored.is_program() ? remodel_program(stored, now) : rerun_scenario(stored, now);
   const std::vector<std::string> changes = verdict_changes(stored, now);
-  now.provenance.push_back(fmt::format(
-      "Re-diagnosed by oomlab {}: {}. The stored verdict was oomlab {}'s; {}", this_oomlab(),
-      how, written_by(stored.platform),
-      changes.empty() ? "nothing a reader acts on changed" : "what changed:"));
+  now.provenance.push_back(
+      fmt::format("Re-diagnosed by oomlab {}: {}. The stored verdict was oomlab {}'s; {}",
+                  this_oomlab(), how, written_by(stored.platform),
+                  changes.empty() ? "nothing a reader acts on changed" : "what changed:"));
   now.provenance.insert(now.provenance.end(), changes.begin(), changes.end());
   return now;
 }

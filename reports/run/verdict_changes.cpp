@@ -17,7 +17,9 @@ std::string version_words(const std::string& version, const std::string& git) {
   return fmt::format("{} (git {})", version.empty() ? "?" : version, git.empty() ? "?" : git);
 }
 
-std::string quoted(const std::string& text) { return text.empty() ? "none" : "'" + text + "'"; }
+std::string quoted(const std::string& text) {
+  return text.empty() ? "none" : "'" + text + "'";
+}
 
 // "cause: capacity -> fragmentation", when they differ.
 void add_if_changed(std::vector<std::string>& out, std::string_view what, const std::string& was,
@@ -25,7 +27,9 @@ void add_if_changed(std::vector<std::string>& out, std::string_view what, const 
   if (was != now) out.push_back(fmt::format("{}: {} → {}", what, was, now));
 }
 
-std::string outcome_words(const RunResult& r) { return std::string(to_string(r.outcome)); }
+std::string outcome_words(const RunResult& r) {
+  return std::string(to_string(r.outcome));
+}
 
 std::string place_words(const OomRecord& oom) {
   return oom.trace_entry ? fmt::format("trace entry {}", format_count(*oom.trace_entry))
@@ -65,11 +69,11 @@ void row_changes(const ProgramModel& a, const ProgramModel& b, std::vector<std::
       if (was.setting != now.setting) continue;
       add_if_changed(out, fmt::format("{} at the model's budget", now.setting),
                      at_budget_words(was), at_budget_words(now));
-      const bool moved = was.frontier_bytes.has_value() != now.frontier_bytes.has_value() ||
-                         (was.frontier_bytes && now.frontier_bytes &&
-                          std::llabs(static_cast<long long>(*was.frontier_bytes) -
-                                     static_cast<long long>(*now.frontier_bytes)) >
-                              static_cast<long long>(2_MiB));
+      const bool moved =
+          was.frontier_bytes.has_value() != now.frontier_bytes.has_value() ||
+          (was.frontier_bytes && now.frontier_bytes &&
+           std::llabs(static_cast<long long>(*was.frontier_bytes) -
+                      static_cast<long long>(*now.frontier_bytes)) > static_cast<long long>(2_MiB));
       if (moved) {  // a bound that became one is said once, for every row
         add_if_changed(out, fmt::format("{}'s card", now.setting), card_words(was, a.lower_bound),
                        card_words(now, b.lower_bound));
@@ -80,10 +84,10 @@ void row_changes(const ProgramModel& a, const ProgramModel& b, std::vector<std::
 
 void model_changes(const RunResult& stored, const RunResult& now, std::vector<std::string>& out) {
   if (stored.models.empty() != now.models.empty()) {
-    out.push_back(now.models.empty()
-                      ? "the model: no snapshot could be modelled now (see the notices)"
-                      : fmt::format("the model: {} snapshot(s) modelled, none before",
-                                    now.models.size()));
+    out.push_back(
+        now.models.empty()
+            ? "the model: no snapshot could be modelled now (see the notices)"
+            : fmt::format("the model: {} snapshot(s) modelled, none before", now.models.size()));
     return;
   }
   if (now.models.empty()) return;
@@ -116,7 +120,9 @@ std::string written_by(const ReportEnvironment& env) {
   return version_words(env.oomlab_version, env.oomlab_git);
 }
 
-bool written_by_another(const ReportEnvironment& env) { return written_by(env) != this_oomlab(); }
+bool written_by_another(const ReportEnvironment& env) {
+  return written_by(env) != this_oomlab();
+}
 
 std::string other_version_line(const RunReport& run) {
   if (!written_by_another(run.platform)) return {};

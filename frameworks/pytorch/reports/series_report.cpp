@@ -56,14 +56,12 @@ std::string answer_line(const SeriesTableSubject& s, const SeriesTable& table) {
 
 // An approximate row that holds more than the answer's setting: said, and why it is not the
 // answer.
-std::optional<std::string> approximate_note(const SeriesTableSubject& s,
-                                            const SeriesTable& table) {
+std::optional<std::string> approximate_note(const SeriesTableSubject& s, const SeriesTable& table) {
   if (s.cards.empty() || table.rows.empty()) return std::nullopt;
   const std::size_t last = s.cards.size() - 1;
   const SeriesRow& b = table.rows[best_row(table, last)];
   for (const SeriesRow& row : table.rows) {
-    if (!row.approximate || row.largest[last].value_or(0) <= b.largest[last].value_or(0))
-      continue;
+    if (!row.approximate || row.largest[last].value_or(0) <= b.largest[last].value_or(0)) continue;
     return fmt::format(
         "{} reads {} on {}, more than {}'s {}: it is a model of the driver's pool from "
         "measurements, not byte-exact (its frontiers have been up to 9% off PyTorch's), so the "
@@ -107,8 +105,7 @@ std::string series_table_text(const SeriesTableSubject& s, const trace::TraceSer
         "context and libraries' workspaces a process holds: about 0.75 GiB for PyTorch on an "
         "H100; fit exec measures it)\n";
   }
-  if (const auto approximate = approximate_note(s, table))
-    out += "note: " + *approximate + '\n';
+  if (const auto approximate = approximate_note(s, table)) out += "note: " + *approximate + '\n';
   for (const std::string& note : s.notes)
     out += "note: " + note + '\n';
   out += fmt::format("note: '<{}': not even {}={} fits; '>={}': the whole range fits\n", s.range.lo,

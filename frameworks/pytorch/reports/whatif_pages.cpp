@@ -89,9 +89,9 @@ std::string table_html(const WhatIfResult& r) {
 }  // namespace
 
 std::string whatif_markdown(const WhatIfResult& r) {
-  std::string out = fmt::format("# oomlab whatif · {}\n\n**{}**\n\n{}\n\n",
-                                markdown_cell(whatif_subject(r)),
-                                markdown_cell(whatif_answer(r)), markdown_cell(whatif_heading(r)));
+  std::string out =
+      fmt::format("# oomlab whatif · {}\n\n**{}**\n\n{}\n\n", markdown_cell(whatif_subject(r)),
+                  markdown_cell(whatif_answer(r)), markdown_cell(whatif_heading(r)));
   const WhatIfTable table = whatif_table(r);
   out += "|";
   for (const std::string& h : table.header)

@@ -202,11 +202,12 @@ json at_budget_json(const WhatIfResult& r, const WhatIfRow& row) {
 constexpr std::string_view kStopsAtOom = "the snapshot stops at the program's OOM";
 
 std::string whatif_answer(const WhatIfResult& r) {
-  std::string out = r.made ? fmt::format("predicted for {}={} from the snapshots at {}={} (not "
-                                         "run): ",
-                                         r.made->name, r.made->at, r.made->name,
-                                         fmt::join(r.made->values, ","))
-                           : std::string();
+  std::string out =
+      r.made ? fmt::format(
+                   "predicted for {}={} from the snapshots at {}={} (not "
+                   "run): ",
+                   r.made->name, r.made->at, r.made->name, fmt::join(r.made->values, ","))
+             : std::string();
   out += frontier_answer(r);
   if (r.budget_bytes) out += "; " + budget_answer(r);
   if (r.lower_bound && r.best) {
@@ -307,31 +308,30 @@ json whatif_json(const WhatIfResult& r) {
     }
   }
   json doc = {{"schema", kWhatIfSchema},
-          {"oomlab", version_json()},
-          {"trace", {{"path", r.trace.string()}, {"entries", r.entries}}},
-          {"allocator", "torch"},
-          {"simulated", true},
-          {"card_bytes", r.upper_bytes},
-          {"resolution_bytes", kDevicePageBytes},
-          {"budget_bytes", or_null(r.budget_bytes)},
-          {"question", r.question == BudgetQuestion::fraction ? "fraction" : "card"},
-          {"budget_source", r.budget_source == WhatIfBudgetSource::none
-                                ? json(nullptr)
-                                : json(to_string(r.budget_source))},
-          {"answer", whatif_answer(r)},
-          {"notes", r.notes},
-          {"rows", rows},
-          {"best", r.best ? json(r.rows[*r.best].name) : json(nullptr)},
-          {"lower_bound", r.lower_bound},
-          {"duration_ms", r.duration_ms}};
+              {"oomlab", version_json()},
+              {"trace", {{"path", r.trace.string()}, {"entries", r.entries}}},
+              {"allocator", "torch"},
+              {"simulated", true},
+              {"card_bytes", r.upper_bytes},
+              {"resolution_bytes", kDevicePageBytes},
+              {"budget_bytes", or_null(r.budget_bytes)},
+              {"question", r.question == BudgetQuestion::fraction ? "fraction" : "card"},
+              {"budget_source", r.budget_source == WhatIfBudgetSource::none
+                                    ? json(nullptr)
+                                    : json(to_string(r.budget_source))},
+              {"answer", whatif_answer(r)},
+              {"notes", r.notes},
+              {"rows", rows},
+              {"best", r.best ? json(r.rows[*r.best].name) : json(nullptr)},
+              {"lower_bound", r.lower_bound},
+              {"duration_ms", r.duration_ms}};
   // Why, where it is not the trace's own OOM (a run record's word): older readers need not know.
   if (r.lower_bound && !r.lower_bound_why.empty() && r.lower_bound_why != kStopsAtOom)
     doc["lower_bound_why"] = r.lower_bound_why;
   if (r.made) {  // a trace made at a value not run: every figure is predicted
     doc["predicted"] = true;
-    doc["made_from"] =
-        made_from_json(r.made->name, r.made->values, r.made->fit, r.made->files,
-                       trace::TraceSeries::Rule::lines);
+    doc["made_from"] = made_from_json(r.made->name, r.made->values, r.made->fit, r.made->files,
+                                      trace::TraceSeries::Rule::lines);
     doc["made_from"]["at"] = r.made->at;
     if (r.made->held) doc["made_from"]["range_from"] = trace::to_string(*r.made->held);
   }

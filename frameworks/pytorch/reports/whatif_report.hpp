@@ -19,8 +19,8 @@ namespace oomlab {
 [[nodiscard]] std::string whatif_answer(const WhatIfResult& result);
 // "what if NAME (N entries) had run with other settings? budget ..."
 [[nodiscard]] std::string whatif_heading(const WhatIfResult& result);
-// What the table is of: the snapshot's name, or for a trace made from a series "snap_b{batch}.pickle
-// at batch=16 (made from batch=1,2; predicted, not run)".
+// What the table is of: the snapshot's name, or for a trace made from a series
+// "snap_b{batch}.pickle at batch=16 (made from batch=1,2; predicted, not run)".
 [[nodiscard]] std::string whatif_subject(const WhatIfResult& result);
 
 struct WhatIfTable {

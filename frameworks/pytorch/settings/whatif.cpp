@@ -227,10 +227,9 @@ std::uint64_t given_budget(const BudgetRequest& request, std::optional<std::uint
                      request.kind == BudgetRequest::Kind::card;  // a named card is its own size
   if (request.kind == BudgetRequest::Kind::bytes &&
       request.bytes.value > SimAllocator::kMaxCapacityBytes) {
-    throw Error(ErrorKind::usage,
-                fmt::format("--budget: no card holds {}: the model goes up to {}",
-                            format_bytes(request.bytes.value),
-                            format_bytes(SimAllocator::kMaxCapacityBytes)));
+    throw Error(ErrorKind::usage, fmt::format("--budget: no card holds {}: the model goes up to {}",
+                                              format_bytes(request.bytes.value),
+                                              format_bytes(SimAllocator::kMaxCapacityBytes)));
   }
   ResolvedBudget budget =
       sized

@@ -73,14 +73,14 @@ struct WhatIfRow {
 struct WhatIfMade {
   std::string name;  // the parameter ("batch")
   std::uint64_t at = 0;
-  std::vector<std::uint64_t> values;              // the snapshots' values
-  std::vector<std::filesystem::path> files;       // the snapshots read, by value
-  trace::SeriesFit fit;                           // how well they aligned
-  std::optional<trace::TraceSeries::Rule> held;   // the rule of each row's range's other end
+  std::vector<std::uint64_t> values;             // the snapshots' values
+  std::vector<std::filesystem::path> files;      // the snapshots read, by value
+  trace::SeriesFit fit;                          // how well they aligned
+  std::optional<trace::TraceSeries::Rule> held;  // the rule of each row's range's other end
 };
 
 struct WhatIfResult {
-  std::filesystem::path trace;  // the snapshot, or for a made trace the series' pattern
+  std::filesystem::path trace;    // the snapshot, or for a made trace the series' pattern
   std::uint64_t entries = 0;      // the snapshot's device-trace entries, of every kind
   std::uint64_t upper_bytes = 0;  // the modelled card: the largest budget tried
   std::optional<std::uint64_t> budget_bytes;

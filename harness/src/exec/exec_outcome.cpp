@@ -64,11 +64,12 @@ OomRecord oom_record(const ExecObservation& seen, const OomDevice& device,
       device.position && *device.position < result.environment.devices.size()
           ? result.environment.devices[*device.position].total_bytes
           : total_of(result);
-  return program_oom_record(message, {.at = at,
-                                      .event = seen.oom_row ? seen.oom_row->first : 0,
-                                      .budget_bytes = device.budget_bytes,
-                                      .device_total_bytes = total,
-                                      .lines_seen = seen.oom_lines},
+  return program_oom_record(message,
+                            {.at = at,
+                             .event = seen.oom_row ? seen.oom_row->first : 0,
+                             .budget_bytes = device.budget_bytes,
+                             .device_total_bytes = total,
+                             .lines_seen = seen.oom_lines},
                             result.program ? &*result.program : nullptr);
 }
 

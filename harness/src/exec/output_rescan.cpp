@@ -31,7 +31,8 @@ OutputRescan rescan_output(const std::vector<fs::path>& files) {
   }
   out.oom = scanner.found();
   out.oom_lines = scanner.lines_seen();
-  if (out.oom && out.oom->sizing_setting.empty()) out.oom->sizing_setting = scanner.sizing_setting();
+  if (out.oom && out.oom->sizing_setting.empty())
+    out.oom->sizing_setting = scanner.sizing_setting();
   // XLA's own log lines do not say whether JAX or TensorFlow built it; the output does.
   if (out.oom && out.oom->framework == "TensorFlow/XLA" && hints.jax != hints.tensorflow)
     out.oom->framework = hints.jax ? "JAX/XLA" : "TensorFlow";
@@ -79,7 +80,8 @@ std::string rediagnose_program_output(RunResult& run, const fs::path& folder) {
   const ProgramRun& p = *run.program;
   std::vector<fs::path> files;
   for (const std::string& name : {p.stdout_file, p.stderr_file}) {
-    if (!name.empty()) files.push_back(fs::path(name).is_absolute() ? fs::path(name) : folder / name);
+    if (!name.empty())
+      files.push_back(fs::path(name).is_absolute() ? fs::path(name) : folder / name);
   }
   const OutputRescan scan = rescan_output(files);
   if (scan.files.empty()) {
@@ -107,8 +109,9 @@ std::string rediagnose_program_output(RunResult& run, const fs::path& folder) {
     run.outcome = Outcome::oom;
     run.error_message.clear();
     ++run.failed;
-    return read + " read again: it holds an OOM line this oomlab knows (the run had called it "
-                  "an error); its moment is the program's peak";
+    return read +
+           " read again: it holds an OOM line this oomlab knows (the run had called it "
+           "an error); its moment is the program's peak";
   }
   return read + " read again";
 }

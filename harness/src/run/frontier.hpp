@@ -23,7 +23,7 @@ struct FrontierResult : BoundaryResult {
   // The replayed trace stops short (at the program's own failure, or where its run record says it
   // died): what it would have needed after it is unknown, so the frontier is a lower bound.
   bool lower_bound = false;
-  std::string lower_bound_why;  // "the trace stops at the program's OOM", ...
+  std::string lower_bound_why;        // "the trace stops at the program's OOM", ...
   std::optional<DeviceFacts> device;  // the runs' device; none on the sim
   [[nodiscard]] std::uint64_t upper_bytes() const {
     return trials.empty() ? 0 : trials.front().budget_bytes;

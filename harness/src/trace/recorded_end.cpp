@@ -66,9 +66,10 @@ std::optional<RecordedEnd> recorded_end_beside(const fs::path& snapshot) {
 std::string recorded_end_caveat(const RecordedEnd& end) {
   const std::string how =
       end.outcome == "oom"
-          ? fmt::format("ran out of memory{} without a refusal of the allocator this snapshot "
-                        "records",
-                        end.reporter.empty() ? "" : fmt::format(" in {}", end.reporter))
+          ? fmt::format(
+                "ran out of memory{} without a refusal of the allocator this snapshot "
+                "records",
+                end.reporter.empty() ? "" : fmt::format(" in {}", end.reporter))
           : fmt::format("ended in {}", end.outcome.empty() ? "an unknown way" : end.outcome);
   return fmt::format(
       "the run record beside the snapshot ({}) says the program {}{}{}: the snapshot stops where "

@@ -153,7 +153,9 @@ bool ended_beside_trace(const Trace& trace) {
          !trace.recorded_end->outcome.empty() && fatal_failure_at(trace) == Event::kNone;
 }
 
-bool stops_short(const Trace& trace) { return ends_at_failure(trace) || ended_beside_trace(trace); }
+bool stops_short(const Trace& trace) {
+  return ends_at_failure(trace) || ended_beside_trace(trace);
+}
 
 std::string stops_short_words(const Trace& trace) {
   if (ends_at_failure(trace)) return "the trace stops at the program's OOM";
