@@ -218,7 +218,7 @@ std::string whatif_answer(const WhatIfResult& r) {
 }
 
 std::string whatif_subject(const WhatIfResult& r) {
-  const std::string name = r.trace.filename().string();
+  std::string name = r.trace.filename().string();
   if (!r.made) return name;
   return fmt::format("{} at {}={} (made from {}={}; predicted, not run)", name, r.made->name,
                      r.made->at, r.made->name, fmt::join(r.made->values, ","));

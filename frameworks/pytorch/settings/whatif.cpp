@@ -364,7 +364,8 @@ WhatIfResult what_if(const WhatIfRequest& request) {
   result.question = request.question;
   result.upper_bytes = std::max(kWhatIfCardBytes, result.budget_bytes.value_or(0));
   result.lower_bound = trace::stops_short(*trace);
-  result.lower_bound_why = trace::stops_short_words(*trace);
+  // The trace's own OOM is said in whatif's words; a run record's, in the trace's.
+  if (!trace::ends_at_failure(*trace)) result.lower_bound_why = trace::stops_short_words(*trace);
   for (const std::string& caveat : trace::trace_caveats(*trace))
     result.notes.push_back(caveat);
   const std::vector<TorchSetting> rows =
