@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -112,7 +113,13 @@ std::string rerun_scenario(const RunReport& stored, RunReport& now) {
     return fmt::format("not made again: {}; its verdict stands as oomlab {} wrote it", e.what(),
                        written_by(stored.platform));
   }
-  RunResult result = run_scenario(config);
+  RunResult result;
+  try {
+    result = run_scenario(config);
+  } catch (const Error& e) {  // its input gone (a trace named relative to where it ran), say
+    return fmt::format("not made again: {}; its verdict stands as oomlab {} wrote it", e.what(),
+                       written_by(stored.platform));
+  }
   if (result.allocator == "torch" && result.oom) check_remedies(config, result);
   result.input_trace.reset();
   static_cast<RunResult&>(now) = std::move(result);
@@ -122,8 +129,15 @@ std::string rerun_scenario(const RunReport& stored, RunReport& now) {
 // An exec's record: its output read again, its snapshots through today's model. A remedy check
 // is a rerun of the program, a fact that stays with the model it checked.
 std::string remodel_program(const RunReport& stored, RunReport& now) {
-  now.models.clear();
   std::string how = rediagnose_program_output(now, now.dir);
+  const std::vector<fs::path>& snapshots = now.program->snapshots;
+  std::error_code ec;
+  if (!snapshots.empty() && std::none_of(snapshots.begin(), snapshots.end(), [&](const fs::path& f) {
+        return fs::is_regular_file(f, ec);
+      })) {
+    return how + "; its snapshots are not in the folder: the model's answers stand as recorded";
+  }
+  now.models.clear();
   model_program(now, {});
   if (!stored.models.empty() && !now.models.empty() && stored.models.front().remedy_check &&
       !now.models.front().remedy_check)
