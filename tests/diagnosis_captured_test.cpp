@@ -219,6 +219,29 @@ TEST(CapturedDiagnosis, RefusalsTheProgramSurvivedAreNotItsOom) {
   EXPECT_EQ(result.at("metrics").at("trace_survived_refusals"), 2);
 }
 
+// The program filled PyTorch's cache, catching each refusal, then died in cuBLAS: its snapshot
+// ends with a refusal it survived. The OOM is cuBLAS's, beside the allocator, and every answer
+// read from the snapshot is a lower bound; the refusal is never called PyTorch's failure.
+TEST(CapturedDiagnosis, AnOomInCublasAfterARefusalTheProgramCaughtIsCublass) {
+  RunResult run = captured_run("cublas_caught_4GiB");
+  ASSERT_EQ(run.outcome, Outcome::oom);
+  ASSERT_TRUE(run.oom && run.oom->program);
+  // An older record has no `library`: the output says it, as exec reads it today.
+  run.oom->program->library = scanned("cublas_caught_4GiB").found()->library;
+  ASSERT_TRUE(run.oom->program->library);
+  model_program(run, {});
+  ASSERT_EQ(run.models.size(), 1U) << all_notes(run);
+  const ProgramModel& m = run.models.front();
+  ASSERT_TRUE(m.library_oom) << m.reproduction;
+  EXPECT_EQ(m.library_oom->library, "cuBLAS");
+  EXPECT_FALSE(m.program_entry) << "the refusal at the trace's end was caught";
+  EXPECT_EQ(m.reproduction.find("PyTorch failed"), std::string::npos) << m.reproduction;
+  EXPECT_NE(m.reproduction.find("died in cuBLAS beside it"), std::string::npos) << m.reproduction;
+  EXPECT_TRUE(m.lower_bound);
+  for (const std::string& caveat : m.caveats)
+    EXPECT_EQ(caveat.find("stops at the program's OOM"), std::string::npos) << caveat;
+}
+
 TEST(SurvivedRefusals, AReplayThatOnlyRefusesWhatTheProgramSurvivedCompletes) {
   // 6 MiB live, 4 MiB refused (the program asked for less and went on), 1 MiB more: at an 8 MiB
   // budget the 4 MiB are refused again, and the program, as it did, completes.

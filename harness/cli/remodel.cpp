@@ -132,9 +132,9 @@ std::string remodel_program(const RunReport& stored, RunReport& now) {
   std::string how = rediagnose_program_output(now, now.dir);
   const std::vector<fs::path>& snapshots = now.program->snapshots;
   std::error_code ec;
-  if (!snapshots.empty() && std::none_of(snapshots.begin(), snapshots.end(), [&](const fs::path& f) {
-        return fs::is_regular_file(f, ec);
-      })) {
+  if (!snapshots.empty() &&
+      std::none_of(snapshots.begin(), snapshots.end(),
+                   [&](const fs::path& f) { return fs::is_regular_file(f, ec); })) {
     return how + "; its snapshots are not in the folder: the model's answers stand as recorded";
   }
   now.models.clear();

@@ -22,10 +22,13 @@ std::uint64_t library_room_cap(std::uint64_t allocator_budget) {
                                                         : kDevicePageBytes;
 }
 
-// Everything after the last allocation is the exception's unwinding: frees alone.
+// Everything after the last allocation is the exception's unwinding: frees alone. Unless the
+// program was refused after it and caught that (a refusal after the last allocation, then the
+// library's death): its frees then came before it died, and the state is the trace's end.
 std::optional<LibraryOom> library_oom(const trace::Trace& trace, const ProgramMessage& message) {
-  const std::uint32_t last = trace.demand.last_alloc_at;
+  std::uint32_t last = trace.demand.last_alloc_at;
   if (last == trace::Event::kNone) return std::nullopt;
+  if (trace::ends_at_failure(trace)) last = static_cast<std::uint32_t>(trace.events.size() - 1);
   std::vector<std::uint64_t> slot_bytes(trace.slots, 0);
   std::uint64_t live = 0;
   for (std::uint32_t i = 0; i <= last; ++i) {

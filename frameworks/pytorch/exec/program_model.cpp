@@ -14,6 +14,7 @@
 #include "pytorch/settings/torch_settings.hpp"
 #include "pytorch/settings/whatif.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
+#include "trace/recorded_end.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab {
@@ -171,7 +172,11 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
                 fmt::format("{}: not a PyTorch memory snapshot", snapshot.string()));
   }
   ProgramModel m{.snapshot = snapshot};
-  if (const std::uint32_t fatal = trace::fatal_failure_at(*trace); fatal != trace::Event::kNone)
+  // A program that died in a CUDA library died beside the allocator: a refusal at the trace's
+  // end was one it caught and survived, not its OOM.
+  const bool in_library = holds_the_oom && run.oom && run.oom->program && run.oom->program->library;
+  if (const std::uint32_t fatal = trace::fatal_failure_at(*trace);
+      fatal != trace::Event::kNone && !in_library)
     m.program_entry = trace->events[fatal].index;
   const ProcessMemory memory = measure(run, *trace, holds_the_oom && m.program_entry, place);
   m.process_bytes = memory.process;
@@ -199,9 +204,13 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
   if (holds_the_oom && !m.program_entry && run.oom && run.oom->program)
     m.library_oom = library_oom(*trace, *run.oom->program);
   m.reproduction = reproduction(m, run.outcome);
-  m.lower_bound = trace::ends_at_failure(*trace) || m.library_oom.has_value();
+  m.lower_bound = trace::stops_short(*trace) || m.library_oom.has_value();
   m.caveats = trace::trace_caveats(*trace);
-  if (m.library_oom) m.caveats.insert(m.caveats.begin(), library_caveat(*m.library_oom));
+  if (m.library_oom) {  // its own words, with the allocator's figures, for the record's
+    if (trace->recorded_end)
+      std::erase(m.caveats, trace::recorded_end_caveat(*trace->recorded_end));
+    m.caveats.insert(m.caveats.begin(), library_caveat(*m.library_oom));
+  }
   if (const RecordedAllocatorSettings* recorded = trace::allocator_settings(*trace);
       recorded != nullptr && recorded->fraction_capped.value_or(false)) {
     m.notes.emplace_back(
@@ -217,6 +226,20 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
 }
 
 namespace {
+
+// How the run ended, as its record will say: what a snapshot of it knows of its program.
+trace::RecordedEnd run_end(const RunResult& run) {
+  trace::RecordedEnd end{.outcome = std::string(to_string(run.outcome)),
+                         .budget_bytes = run.budget_bytes};
+  if (run.oom && run.oom->program) {
+    end.reporter = run.oom->program->framework;
+    end.library = run.oom->program->library;
+    end.line = run.oom->program->line;
+  } else {
+    end.line = run.error_message;
+  }
+  return end;
+}
 
 // What choosing among a run's snapshots needs of each: read once, then let go.
 struct SnapshotFacts {
@@ -327,8 +350,9 @@ void model_program(RunResult& run, const ModelOptions& options) {
   }
   try {
     for (const std::size_t i : order) {
-      const auto trace = std::make_shared<const trace::Trace>(
-          trace::load(snapshots[i], {.device = facts[i]->device}));  // once, for all of it
+      trace::Trace loaded = trace::load(snapshots[i], {.device = facts[i]->device});
+      if (!loaded.recorded_end) loaded.recorded_end = run_end(run);  // the run is its record
+      const auto trace = std::make_shared<const trace::Trace>(std::move(loaded));  // once
       ProgramModel m =
           model_snapshot(run, snapshots[i], trace, i == primary, place_of(run, facts, i), options);
       if (i == primary && run.oom) describe_failure(*run.oom, *trace, *run.program);

@@ -109,7 +109,10 @@ struct RecordedEnd {
   std::filesystem::path record;  // the run record read
   std::string outcome;           // "completed", "oom", "error", "timeout", "interrupted"
   std::string reporter;          // who reported its OOM ("cuBLAS", "PyTorch"), "" for none
-  std::string line;              // its OOM line, or its error
+  // The reporter is a CUDA library whose own allocation failed: the program died beside the
+  // allocator, and a refusal at the trace's end was one it survived (caught), not its death.
+  bool library = false;
+  std::string line;  // its OOM line, or its error
   std::uint64_t budget_bytes = 0;
 };
 
@@ -165,7 +168,8 @@ struct LoadOptions {
 // (a snapshot dumped at the OOM): what the program would have done next is not in it.
 [[nodiscard]] bool ends_at_failure(const Trace& trace);
 // Whether its run record says the program ended otherwise than it completed, where the trace
-// holds no failure of its own that ended it (an OOM beside the allocator, a crash, a timeout).
+// holds no failure of its own that ended it (an OOM beside the allocator, a crash, a timeout), or
+// where it died in a CUDA library whatever the trace's last refusal.
 [[nodiscard]] bool ended_beside_trace(const Trace& trace);
 // Either: the trace stops short of what the program needed, and every frontier and every 'fits'
 // read from it is a lower bound for the whole job.

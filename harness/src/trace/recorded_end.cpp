@@ -55,6 +55,8 @@ std::optional<RecordedEnd> recorded_end_beside(const fs::path& snapshot) {
     if (const auto said = oom->find("program"); said != oom->end() && said->is_object()) {
       end.reporter = text_at(*said, "framework");
       end.line = text_at(*said, "line");
+      const auto library = said->find("library");
+      end.library = library != said->end() && library->is_boolean() && library->get<bool>();
     }
   }
   if (end.line.empty()) end.line = text_at(doc, "error");
@@ -64,18 +66,26 @@ std::optional<RecordedEnd> recorded_end_beside(const fs::path& snapshot) {
 }
 
 std::string recorded_end_caveat(const RecordedEnd& end) {
-  const std::string how =
-      end.outcome == "oom"
-          ? fmt::format(
-                "ran out of memory{} without a refusal of the allocator this snapshot "
-                "records",
-                end.reporter.empty() ? "" : fmt::format(" in {}", end.reporter))
-          : fmt::format("ended in {}", end.outcome.empty() ? "an unknown way" : end.outcome);
+  std::string how;
+  if (end.outcome == "oom" && end.library) {
+    how = fmt::format("ran out of memory in {}, beside the allocator this snapshot records",
+                      end.reporter);
+  } else if (end.outcome == "oom") {
+    how = fmt::format(
+        "ran out of memory{} without a refusal of the allocator this snapshot "
+        "records",
+        end.reporter.empty() ? "" : fmt::format(" in {}", end.reporter));
+  } else {
+    how = fmt::format("ended in {}", end.outcome.empty() ? "an unknown way" : end.outcome);
+  }
   return fmt::format(
-      "the run record beside the snapshot ({}) says the program {}{}{}: the snapshot stops where "
-      "it died, and what it would have needed after that is not in it, so every frontier and "
-      "every 'fits' read from it is a lower bound for the whole job",
-      end.record.string(), how,
+      "{} says the program {}{}{}: the snapshot stops where it died, and what it would have "
+      "needed after that is not in it, so every frontier and every 'fits' read from it is a "
+      "lower bound for the whole job",
+      end.record.empty()
+          ? std::string("its run")
+          : fmt::format("the run record beside the snapshot ({})", end.record.string()),
+      how,
       end.budget_bytes != 0 ? fmt::format(" under a budget of {}", format_bytes(end.budget_bytes))
                             : "",
       end.line.empty() ? "" : fmt::format(" (\"{}\")", end.line));

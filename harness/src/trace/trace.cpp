@@ -149,8 +149,11 @@ bool ends_at_failure(const Trace& trace) {
 }
 
 bool ended_beside_trace(const Trace& trace) {
-  return trace.recorded_end && trace.recorded_end->outcome != "completed" &&
-         !trace.recorded_end->outcome.empty() && fatal_failure_at(trace) == Event::kNone;
+  if (!trace.recorded_end) return false;
+  const RecordedEnd& end = *trace.recorded_end;
+  if (end.outcome == "oom" && end.library) return true;
+  return end.outcome != "completed" && !end.outcome.empty() &&
+         fatal_failure_at(trace) == Event::kNone;
 }
 
 bool stops_short(const Trace& trace) {
@@ -158,7 +161,8 @@ bool stops_short(const Trace& trace) {
 }
 
 std::string stops_short_words(const Trace& trace) {
-  if (ends_at_failure(trace)) return "the trace stops at the program's OOM";
+  const bool in_library = trace.recorded_end && trace.recorded_end->library;
+  if (ends_at_failure(trace) && !in_library) return "the trace stops at the program's OOM";
   if (!ended_beside_trace(trace)) return {};
   const RecordedEnd& end = *trace.recorded_end;
   if (end.outcome == "oom" && !end.reporter.empty()) {

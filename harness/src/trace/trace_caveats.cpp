@@ -185,7 +185,8 @@ std::vector<std::string> trace_caveats(const Trace& trace) {
   if (trace.recorded && !trace.recorded->unknown_actions.empty())
     out.push_back(unknown_actions(*trace.recorded));
   if (trace.initial_events > 0) out.push_back(late_start(trace));
-  if (ends_at_failure(trace)) {
+  const bool in_library = trace.recorded_end && trace.recorded_end->library;
+  if (ends_at_failure(trace) && !in_library) {
     out.push_back(stops_at_oom(trace));
   } else if (ended_beside_trace(trace)) {
     out.push_back(recorded_end_caveat(*trace.recorded_end));
