@@ -18,6 +18,8 @@
 #include "trace/trace.hpp"
 #include "trace/trace_series.hpp"
 
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -60,8 +62,8 @@ void align_and_table(benchmark::State& state, const std::shared_ptr<const Trace>
   std::size_t replays = 0;
   for (auto _ : state) {
     const TraceSeries series("batch", {{1, b1}, {2, b2}});
-    const oomlab::SeriesTable table =
-        oomlab::series_table({.series = &series, .range = {"batch", 1, 64}, .values = values});
+    const oomlab::torch::SeriesTable table = oomlab::torch::series_table(
+        {.series = &series, .range = {"batch", 1, 64}, .values = values});
     replays = table.replays;
   }
   state.counters["entries"] = static_cast<double>(b2->source_entries);
@@ -121,8 +123,8 @@ BENCHMARK(BM_SeriesTable20k)->Unit(benchmark::kMillisecond)->Iterations(1);
 void BM_WhatIfOneSnapshot(benchmark::State& state) {
   const auto b8 = snapshot("sd_b8.pickle");
   for (auto _ : state) {
-    const oomlab::WhatIfResult r =
-        oomlab::what_if({.trace = series_folder() / "sd_b8.pickle", .loaded = b8});
+    const oomlab::torch::WhatIfResult r =
+        oomlab::torch::what_if({.trace = series_folder() / "sd_b8.pickle", .loaded = b8});
     benchmark::DoNotOptimize(r.rows.size());
   }
 }

@@ -51,7 +51,10 @@ mkdir -p "$out"
 oomlab="$bin/oomlab"
 tests="$bin/oomlab_tests"
 [[ -x "$tests" ]] || tests="$bin/tests/oomlab_tests"
-for f in "$oomlab" "$tests"; do
+# The allocator contract over every registered backend is a binary of its own (it loads a plugin).
+contract="$bin/oomlab_contract_tests"
+[[ -x "$contract" ]] || contract="$bin/tests/contract/oomlab_contract_tests"
+for f in "$oomlab" "$tests" "$contract"; do
   [[ -x "$f" ]] || { echo "gpu-check: $f not found (run ci/stage-gpu.sh first)" >&2; exit 2; }
 done
 failures=0
@@ -80,10 +83,11 @@ echo "== test suite (one process per test, as ctest runs them: a test's before/a
 echo "   memory figures must not see what the driver releases late from an earlier test)"
 : >"$out/tests.log"
 passed=0; failed=0; skipped=0; browser_skipped=0; suite=""
+for binary in "$tests" "$contract"; do
 while IFS= read -r line; do
   if [[ "$line" != " "* ]]; then suite="${line%%#*}"; suite="${suite%% *}"; continue; fi
   name="${line#  }"; name="${name%%#*}"; name="${name%% *}"
-  result=$("$tests" --gtest_color=no --gtest_filter="$suite$name" 2>&1)
+  result=$("$binary" --gtest_color=no --gtest_filter="$suite$name" 2>&1)
   echo "$result" >>"$out/tests.log"
   if [[ "$suite" == ReportBrowser* ]] && grep -q 'not found on PATH' <<<"$result"; then
     # The report's browser test needs Chromium, not a GPU; GPU machines have none and no network
@@ -96,7 +100,8 @@ while IFS= read -r line; do
   else
     failed=$((failed + 1)); echo "  FAILED  $suite$name"
   fi
-done < <("$tests" --gtest_list_tests)
+done < <("$binary" --gtest_list_tests)
+done
 echo "  passed: $passed  failed: $failed  skipped: $skipped  (browser tests left to .ci/run: $browser_skipped)"
 [[ $failed -eq 0 ]] || fail "$failed tests failed (log: $out/tests.log)"
 [[ $skipped -eq 0 ]] || fail "$skipped tests skipped on the GPU machine"

@@ -9,7 +9,7 @@ build="$root/build-gpu"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLAB_CUDA=ON -DOOMLAB_BENCH=ON >/dev/null
 cmake --build "$build" --parallel
 mkdir -p "$stage"
-for binary in oomlab tests/oomlab_tests tests/oomlab_cuda_hog; do
+for binary in oomlab tests/oomlab_tests tests/contract/oomlab_contract_tests tests/oomlab_cuda_hog; do
   strip -o "$stage/$(basename "$binary")" "$build/$binary"
 done
 # The tests' --plugin libraries, found beside the test binary (plugins/).

@@ -34,7 +34,8 @@ class MixedPrecision final : public Scenario {
            "  activation-dominated (the usual gain, 16-bit fits >= 1.6x the fp32 batch): the "
            "defaults,\n"
            "    -p layers=8 -p hidden=512 -p heads=8 -p seq=256 -p vocab=16384\n"
-           "  weights-dominated (AMP uses more memory than fp32, as in pytorch#120994): fp16 fits\n"
+           "  weights-dominated (AMP uses more memory than fp32, as in PyTorch issue 120994): fp16 "
+           "fits\n"
            "    batch 16 where fp32 fits 36 on the sim,\n"
            "    -p layers=2 -p hidden=2048 -p heads=16 -p seq=32 -p vocab=8192";
   }

@@ -15,6 +15,8 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 using namespace oomlab::literals;

@@ -26,6 +26,8 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 using namespace oomlab::literals;
@@ -358,6 +360,66 @@ TEST(ArchitectureGuideFramework, ItsImportersErrorsNameTheLineAndWithoutItTheFil
                                "PyTorch snapshot as pickle or JSON)"),
             std::string::npos)
       << bare.err_tail;
+}
+
+// Toy grows by a command of its own, registered through Framework::add_commands and a public
+// header: `oomlab --help` lists it, it runs, and CLI11 refuses its bad flags as it does the
+// engine's (exit 2). Each 1.5 MiB block costs two 1 MiB slabs (or one of 2 MiB): the third
+// allocation, line 4, holds the most.
+TEST(ArchitectureGuideFramework, ItsOwnCommandIsOnTheCommandLine) {
+  const oomlab::cli::ChildResult help = oomlab_with({"--help"});
+  EXPECT_EQ(help.exit_code, oomlab::cli::kExitOk) << help.err_tail;
+  EXPECT_NE(help.out.find("slabs"), std::string::npos) << help.out;
+  EXPECT_EQ(oomlab_with({"--help"}, false).out.find("slabs"), std::string::npos)
+      << "without the plugin, no such command";
+
+  const fs::path trace = toy_trace("command");
+  const oomlab::cli::ChildResult one = oomlab_with({"slabs", "--trace", trace.string()});
+  ASSERT_EQ(one.exit_code, oomlab::cli::kExitOk) << one.err_tail;
+  EXPECT_NE(one.out.find("at most 6 slabs of 1 MiB live at once (line 4): 6 MiB"),
+            std::string::npos)
+      << one.out;
+  const oomlab::cli::ChildResult two =
+      oomlab_with({"slabs", "--trace", trace.string(), "--slab-mib", "2"});
+  EXPECT_NE(two.out.find("at most 3 slabs of 2 MiB"), std::string::npos) << two.out;
+
+  EXPECT_EQ(oomlab_with({"slabs"}).exit_code, oomlab::cli::kExitUsage) << "--trace is required";
+  EXPECT_EQ(oomlab_with({"slabs", "--trace", trace.string(), "--slab-mib", "0"}).exit_code,
+            oomlab::cli::kExitUsage);
+}
+
+// Its backend brings its granularity (1 MiB slabs) and its OOM is its own: the OOM record's
+// source is `slab`, never the driver's; the largest free piece is said to Toy's resolution; a
+// frontier on it is found to 1 MiB; and a saved run re-read says the same.
+TEST(ArchitectureGuideFramework, ItsBackendsOomIsItsOwnAtItsGranularity) {
+  const fs::path trace = toy_trace("granularity");
+  // Two 2 MiB slabs of 5 MiB: 1 MiB left, which no slab fits in.
+  const json slab = replay(trace, "slab:slab=2MiB", "5MiB");
+  ASSERT_TRUE(slab.is_object());
+  EXPECT_EQ(slab["oom"]["source"], "slab") << slab["oom"].dump(1);
+  EXPECT_EQ(slab["oom"]["granularity_bytes"], 1048576);
+  EXPECT_EQ(slab["oom"]["largest_free_bytes"], 0);
+
+  const fs::path out = oomlab::testing::fresh_temp_folder("toy_framework_granularity_run") / "r";
+  const oomlab::cli::ChildResult run =
+      oomlab_with({"run", "replay", "--trace", trace.string(), "-a", "slab:slab=2MiB", "--budget",
+                   "5MiB", "--out", out.string()});
+  EXPECT_NE(run.out.find("under 1.00 MiB in one block"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(slab, simulated)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("driver"), std::string::npos) << run.out;
+  const oomlab::cli::ChildResult report = oomlab_with({"report", out.string()});
+  ASSERT_EQ(report.exit_code, oomlab::cli::kExitOk) << report.err_tail;
+  std::ifstream markdown(out / "report.md");
+  const std::string written((std::istreambuf_iterator<char>(markdown)),
+                            std::istreambuf_iterator<char>());
+  EXPECT_NE(written.find("under 1.00 MiB"), std::string::npos) << written;
+
+  const oomlab::cli::ChildResult frontier =
+      oomlab_with({"frontier", "replay", "--trace", trace.string(), "-a", "slab", "--json", "-"});
+  ASSERT_EQ(frontier.exit_code, oomlab::cli::kExitOk) << frontier.err_tail;
+  const json f = json::parse(frontier.out);
+  EXPECT_EQ(f["resolution_bytes"], 1048576) << f.dump(1);
+  EXPECT_EQ(f["frontier_bytes"], 6 * 1048576) << "three blocks of two 1 MiB slabs";
 }
 
 }  // namespace

@@ -23,6 +23,8 @@
 #include "trace/trace.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 // its OutOfMemoryError line and exit 1, above the largest value its budget holds. The search must
 // land on that value, a failure of another kind must stop it, and a model's line through three
 // runs must take it there in five; a first run off the line costs one run more, never a guess.
-#include "pytorch/exec/exec_fit.hpp"
+#include "exec/exec_fit.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

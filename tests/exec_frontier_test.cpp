@@ -3,7 +3,7 @@
 // on that need to the resolution: in three runs from a right prediction, and by steps doubling
 // away from the first probe (a wrong prediction, or what the top run took when there is none)
 // within 2·log2(distance) + 3 runs, whether the need lies near the probe, far below or far above.
-#include "pytorch/exec/exec_frontier.hpp"
+#include "exec/exec_frontier.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

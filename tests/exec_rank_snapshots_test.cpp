@@ -15,6 +15,8 @@
 #include "pytorch/exec/program_model.hpp"
 #include "test_support.hpp"
 
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -64,7 +66,7 @@ TEST(ExecRankSnapshots, EachRankHasItsSnapshotReplayedOnItsOwnDevice) {
     names.push_back(file.filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"snapshot-rank0.pickle", "snapshot-rank1.pickle"}));
-  oomlab::model_program(r, {.threads = 1});
+  oomlab::torch::model_program(r, {.threads = 1});
   ASSERT_EQ(r.models.size(), 2U) << (r.notes.empty() ? "" : r.notes.front());
   for (const oomlab::ProgramModel& m : r.models) {
     ASSERT_TRUE(m.device) << m.snapshot;

@@ -37,7 +37,7 @@ inline OomRecord full_oom() {
                               .failed_device_bytes = 258_MiB,
                               .failed_request_bytes = 257_MiB,
                               .allowed_bytes = 2_GiB,
-                              .async_backend = false},
+                              .pool = false},
           .trace_entry = 16794,
           .trace_line = 16801,
           .frames = {"forward (model.py:12)", "<module> (train.py:3)"},

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "exec/exec_outcome.hpp"
 #include "exec/oom_text.hpp"
 
 namespace oomlab {
@@ -166,6 +167,33 @@ TEST(OomMessage, StreamExecutorDriverFailureIsReadButMayBeRetried) {
       "of memory");
   EXPECT_EQ(bare.framework, "TensorFlow/XLA");
   EXPECT_EQ(bare.request_bytes, 19104890880U);
+}
+
+// The BFC allocator's bare line is TensorFlow's or XLA's alike: the program's command line and
+// output name which, through the dialect's reporter_named_by; both named, or neither, it stays
+// shared.
+TEST(OomMessages, TheSharedBfcLineIsNamedForTheOneFrameworkTheProgramShows) {
+  const ProgramOom bare = recognised(
+      "failed to allocate 17.79G (19104890880 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out "
+      "of memory");
+  const auto named = [&](std::initializer_list<std::string_view> lines) {
+    FrameworkHints hints;
+    for (const std::string_view line : lines)
+      hints.read(line);
+    ProgramOom oom = bare;
+    name_shared_reporter(oom, hints);
+    return oom.framework;
+  };
+  EXPECT_EQ(named({"python train_jax.py", "step 1"}), "JAX/XLA");
+  EXPECT_EQ(named({"python train.py", "import tensorflow as tf"}), "TensorFlow");
+  EXPECT_EQ(named({"python train.py"}), "TensorFlow/XLA");
+  EXPECT_EQ(named({"jax and tensorflow both"}), "TensorFlow/XLA");
+  ProgramOom torch_line = bare;
+  torch_line.framework = "PyTorch";
+  FrameworkHints jax;
+  jax.read("jax");
+  name_shared_reporter(torch_line, jax);
+  EXPECT_EQ(torch_line.framework, "PyTorch") << "another reporter is never renamed";
 }
 
 // jax-ml/jax#788 (jaxlib 0.1.x, built from TF's tree) and patrick-kidger/equinox#737.

@@ -17,11 +17,13 @@
 #include "trace/trace.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;
-using trace::pickle::Document;
-using trace::pickle::Kind;
+using torch::pickle::Document;
+using torch::pickle::Kind;
 
 // [1, {'a': 3}, {'b': 6}, 7], its list filled by two APPENDS with a dict filled between them.
 const std::string kBatches(

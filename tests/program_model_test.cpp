@@ -13,12 +13,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "exec/exec_frontier.hpp"
 #include "exec/oom_message.hpp"
 #include "oomlab/units.hpp"
 #include "test_support.hpp"
 #include "trace/trace.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;

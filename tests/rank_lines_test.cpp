@@ -12,6 +12,8 @@
 
 #include "pytorch/exec/torchrun.hpp"
 
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -13,6 +13,8 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;

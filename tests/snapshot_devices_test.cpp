@@ -16,19 +16,21 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 using namespace oomlab::literals;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
-using trace::DeviceAsked;
-using trace::pick_device;
+using torch::DeviceAsked;
+using torch::pick_device;
 
 constexpr std::string_view kNoHistory = "the snapshot has no allocation history";
 
 TEST(SnapshotDevices, TheOneDeviceWithAHistoryIsReadAndSaidWhenNoneIsNamed) {
   const std::vector<std::uint64_t> entries = {0, 310};
-  const trace::DevicePick pick = pick_device(entries, {});
+  const torch::DevicePick pick = pick_device(entries, {});
   EXPECT_TRUE(pick.what.empty()) << pick.what;
   EXPECT_EQ(pick.device, 1U);
   EXPECT_EQ(pick.notice,
@@ -41,7 +43,7 @@ TEST(SnapshotDevices, TheOneDeviceWithAHistoryIsReadAndSaidWhenNoneIsNamed) {
 
 TEST(SnapshotDevices, DeviceZeroWithTheHistoryIsReadWithoutANote) {
   const std::vector<std::uint64_t> entries = {40, 0};
-  const trace::DevicePick pick = pick_device(entries, {});
+  const torch::DevicePick pick = pick_device(entries, {});
   EXPECT_TRUE(pick.what.empty());
   EXPECT_EQ(pick.device, 0U);
   EXPECT_TRUE(pick.notice.empty()) << pick.notice;
@@ -49,7 +51,7 @@ TEST(SnapshotDevices, DeviceZeroWithTheHistoryIsReadWithoutANote) {
 
 TEST(SnapshotDevices, SeveralDevicesWithAHistoryAreRefusedNamingEachAndTheFlag) {
   const std::vector<std::uint64_t> entries = {40, 310};
-  const trace::DevicePick pick = pick_device(entries, {.option = "-p device="});
+  const torch::DevicePick pick = pick_device(entries, {.option = "-p device="});
   EXPECT_EQ(pick.where, "device_traces");
   EXPECT_EQ(pick.what,
             "devices 0 and 1 (40 and 310 entries: -p device=0 or -p device=1) hold a history "
@@ -58,7 +60,7 @@ TEST(SnapshotDevices, SeveralDevicesWithAHistoryAreRefusedNamingEachAndTheFlag) 
 
 TEST(SnapshotDevices, ANamedDeviceWithoutAHistorySaysWhereTheHistoryIsAndNothingElse) {
   const std::vector<std::uint64_t> entries = {0, 310};
-  const trace::DevicePick pick = pick_device(entries, {.device = 0});
+  const torch::DevicePick pick = pick_device(entries, {.device = 0});
   EXPECT_EQ(pick.where, "device_traces[0] is empty");
   EXPECT_EQ(pick.what,
             "device 0 has no allocation history in this snapshot; device 1 (310 entries: "

@@ -11,6 +11,8 @@
 #include "pytorch/model/torch_allocator.hpp"
 
 namespace oomlab::torch {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 using namespace oomlab::literals;

@@ -12,6 +12,8 @@
 #include "pytorch/model/torch_backend.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 Params torch_over(const std::string& upstream) {

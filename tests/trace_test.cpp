@@ -18,6 +18,8 @@
 #include "trace/importers.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 using namespace oomlab::literals;
@@ -91,7 +93,7 @@ TEST(PyTorchSnapshot, PickleAndJsonGiveTheSameTrace) {
     ASSERT_EQ(a.recorded->device_free_at(i), b.recorded->device_free_at(i)) << i;
   }
   EXPECT_EQ(a.recorded->emptied_cache_before, b.recorded->emptied_cache_before);
-  EXPECT_EQ(a.format, trace::pytorch_format());
+  EXPECT_EQ(a.format, torch::pytorch_format());
   EXPECT_EQ(a.ignored, 5538U + 121 + 37) << "free_requested and segment entries at tensor level";
 }
 

@@ -17,6 +17,8 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;

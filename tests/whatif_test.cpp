@@ -20,6 +20,8 @@
 #include "test_support.hpp"
 
 namespace oomlab {
+
+using namespace oomlab::torch;  // the PyTorch wing, whose code this drives
 namespace {
 
 namespace fs = std::filesystem;
@@ -278,7 +280,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadWhatIf{{"--trace", "@sample", "--level", "segment"}, "--level: 'segment'"},
         BadWhatIf{{"--trace", "@sample", "--level", "tensr"},
                   "--level: 'tensr' is not a level (did you mean 'tensor'?): whatif takes tensor"},
-        BadWhatIf{{"@sample"}, "give the snapshot with --trace (oomlab whatif --trace "},
+        BadWhatIf{{"@sample"}, "give the file with --trace (oomlab whatif --trace "},
         BadWhatIf{{"--trace", "@sample", "--device", "x"}, "--device:"}));
 
 // An output that cannot be written is exit 5 for every command, and found before the replays.

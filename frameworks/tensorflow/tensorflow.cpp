@@ -85,7 +85,9 @@ void add_oom_dialects(Registry& registry) {
                                "XLA_PYTHON_CLIENT_MEM_FRACTION sets how much of the card XLA's "
                                "pool may take",
                    .sizing_setting = "XLA_PYTHON_CLIENT_PREALLOCATE=false for JAX, "
-                                     "TF_FORCE_GPU_ALLOW_GROWTH=true for TensorFlow"}}});
+                                     "TF_FORCE_GPU_ALLOW_GROWTH=true for TensorFlow"}},
+       .shared_reporter = "TensorFlow/XLA",
+       .reporter_named_by = {{"jax", "JAX/XLA"}, {"tensorflow", "TensorFlow"}}});
 }
 
 Framework describe_tensorflow() {

@@ -175,13 +175,13 @@ std::string unexpected_arguments(const CLI::App& app) {
           "[OPTIONS] -- {}){}",
           prefix(*level), rest.front(), rest.front(), help_hint(*level));
     }
-    // `oomlab whatif snapshot.pickle`: the file named without its flag.
+    // `oomlab whatif snapshot.pickle`: the file named without the flag it needs.
     const CLI::Option* trace = level->get_option_no_throw("--trace");
-    if (level->get_name() == "whatif" && trace != nullptr && trace->count() == 0) {
+    if (trace != nullptr && trace->get_required() && trace->count() == 0) {
       return fmt::format(
-          "{}unexpected argument '{}': give the snapshot with --trace (oomlab "
-          "whatif --trace {}){}",
-          prefix(*level), rest.front(), rest.front(), help_hint(*level));
+          "{}unexpected argument '{}': give the file with --trace (oomlab {} "
+          "--trace {}){}",
+          prefix(*level), rest.front(), level->get_name(), rest.front(), help_hint(*level));
     }
     return fmt::format("{}unexpected argument '{}': oomlab {} takes {}{}", prefix(*level),
                        rest.front(), level->get_name(), positionals(*level), help_hint(*level));

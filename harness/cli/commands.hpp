@@ -26,7 +26,8 @@ inline constexpr int kExitInterrupted = 130;
 struct RunOptions {
   std::string scenario;
   std::string allocator = "auto";
-  std::string alloc_conf;  // PyTorch's PYTORCH_CUDA_ALLOC_CONF string: the torch allocator's
+  // A framework's own spelling of its allocator's settings (settings_spelling(): its flag).
+  std::string spelled_settings;
   std::string budget = "8GiB";
   std::string seed = "1";
   std::vector<std::string> params;
@@ -139,22 +140,6 @@ struct CompareOptions {
   bool allow_missing = false;  // missing baseline cells, or no match at all, do not fail
 };
 
-// `oomlab whatif --trace SNAPSHOT`: the snapshot under several settings of PyTorch's allocator.
-struct WhatIfOptions {
-  std::string trace;
-  std::string budget;  // empty: the snapshot's own, when it recorded one
-  std::string json;    // FILE or '-'
-  std::string out;     // folder for whatif.json, report.html and report.md
-  bool force = false;  // --out may name a folder that holds a what-if
-  std::string level = "tensor";
-  std::string device;      // empty: the device trace that holds a history
-  std::string alloc_conf;  // a row of the user's own settings, PyTorch's spelling
-  bool fraction = false;   // every row under a memory fraction: caps, not cards
-  bool quiet = false;
-  std::string from;  // NAME=V1,V2: --trace is a pattern, the snapshots at these values
-  std::string at;    // NAME=N: the value the table is made for
-};
-
 int run_command(const RunOptions& options, const std::vector<std::string>& argv, std::ostream& out,
                 std::ostream& err);
 int frontier_command(const RunOptions& options, std::ostream& out, std::ostream& err);
@@ -166,7 +151,6 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
 int fit_series_command(const FitOptions& options, std::ostream& out, std::ostream& err);
 // `frontier exec --from NAME=V1,V2 --at NAME=N -- CMD ... {NAME}`: the frontier at N, not run.
 int frontier_series_command(const ExecOptions& options, std::ostream& out, std::ostream& err);
-int whatif_command(const WhatIfOptions& options, std::ostream& out, std::ostream& err);
 int list_command(bool as_json, bool cards, std::ostream& out);
 int matrix_command(const MatrixOptions& options, const std::vector<std::string>& argv,
                    std::ostream& out, std::ostream& err);

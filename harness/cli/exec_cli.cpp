@@ -42,11 +42,8 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
 
 }  // namespace
 
-void add_exec(CLI::App& app, ExecOptions& o) {
-  CLI::App* sub = app.add_subcommand(
-      "exec",
-      "run any CUDA program on a card cut down to the budget, its memory sampled and its OOM "
-      "recognised: oomlab exec [OPTIONS] -- CMD [ARGS...]");
+void add_exec(CLI::App& command, ExecOptions& o) {
+  CLI::App* sub = &command;
   sub->add_option("--budget,-b", o.budget,
                   "all the program may use on each device, its CUDA context included: a size "
                   "(24GiB), N% of the device, all, or a card's name (L4, A100-80GB: oomlab list "

@@ -14,7 +14,7 @@ class App;
 
 namespace oomlab::cli {
 
-void add_exec(CLI::App& app, ExecOptions& options);
+void add_exec(CLI::App& command, ExecOptions& o);  // on its own subcommand
 void add_frontier_exec(CLI::App& frontier, ExecOptions& options);
 void add_fit_exec(CLI::App& fit, FitExecOptions& options);
 

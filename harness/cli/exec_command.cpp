@@ -12,11 +12,11 @@
 #include "cli/parse.hpp"
 #include "cli/run_outputs.hpp"
 #include "cli/signals.hpp"
+#include "exec/exec_frontier.hpp"
 #include "exec/exec_run.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/exec/program_model.hpp"
-#include "pytorch/exec/remedy_check.hpp"
+#include "oomlab/framework.hpp"
 
 namespace oomlab::cli {
 
@@ -51,7 +51,10 @@ int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* wh
   if (code != kExitOk || result.models.empty()) return code;
   const std::optional<RemedyCheck>& check = result.models.front().remedy_check;
   if (check && !check->held && check->outcome == Outcome::oom) {
-    *why = "--check-remedy: " + remedy_check_line(*check);
+    const ProgramModelling* modelling = program_modelling();
+    *why = "--check-remedy: " + (modelling != nullptr && modelling->remedy_words != nullptr
+                                     ? modelling->remedy_words(*check)
+                                     : check->line);
     return kExitCheckFailed;
   }
   return code;
@@ -60,11 +63,13 @@ int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* wh
 // The model's answers from the program's snapshots, and --check-remedy's rerun.
 void model_and_check(const ExecOptions& o, const ExecConfig& config, ExecDevices& devices,
                      RunResult& result, Console& console) {
-  model_program(result, {.stop = config.stop});
-  if (!o.check_remedy) return;
+  const ProgramModelling* modelling = program_modelling();
+  if (modelling == nullptr) return;  // no framework models the snapshots
+  modelling->model(result, config.stop);
+  if (!o.check_remedy || modelling->check_remedy == nullptr) return;
   std::string text;
   try {
-    const std::string why = check_remedy(config, devices, result);
+    const std::string why = modelling->check_remedy(config, devices, result);
     if (why.empty()) return;
     text = "--check-remedy: nothing to check: " + why;
   } catch (const Error& e) {  // the first run's record stands

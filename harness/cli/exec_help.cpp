@@ -1,6 +1,45 @@
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "cli/help_text.hpp"
+#include "exec/exec_run.hpp"
+#include "oomlab/registry.hpp"
 
 namespace oomlab::cli {
+
+namespace {
+
+// Each registered launcher's report, as the rank that ran out first is read from it.
+std::string launcher_words() {
+  std::string out;
+  for (const Framework& f : Registry::global().frameworks()) {
+    if (f.launcher) out += fmt::format("{}'s root cause and error file,", f.launcher->name);
+  }
+  return out;
+}
+
+// What exec sets in every program's environment: its own and each framework's.
+std::string environment_words() {
+  std::vector<std::string> set;
+  set.reserve(std::size(kMulticastOff));
+  for (const auto& [name, value] : kMulticastOff)
+    set.push_back(fmt::format("{}={}", name, value));
+  for (const Framework& f : Registry::global().frameworks()) {
+    for (const auto& [name, value] : f.program_environment)
+      set.push_back(fmt::format("{}={}", name, value));
+  }
+  return fmt::format("{} are", fmt::join(set, ", "));
+}
+
+// What each framework's instrumentation and model add to a run (Framework::exec_help).
+std::string frameworks_words() {
+  std::string out;
+  for (const Framework& f : Registry::global().frameworks())
+    out += f.exec_help;
+  return out;
+}
+
+}  // namespace
 
 std::string exec_footer() {
   return "What the budget counts:\n"
@@ -18,38 +57,28 @@ std::string exec_footer() {
          "              an 'oom' row when its output reports an OOM\n"
          "  summary.json  outcome completed | oom | error | timeout | interrupted, the OOM line\n"
          "              and its figures, the cause, the peak; stdout.txt and stderr.txt\n"
-         "  snapshot-*.pickle  a Python program's PyTorch memory snapshot, one per process "
-         "(below)\n"
+         "  snapshot-*.pickle  a Python program's memory snapshot, one per process (below)\n"
          "  OOM messages recognised: PyTorch, TensorFlow, JAX/XLA, CuPy, CUDA runtime and driver,\n"
          "  cuBLAS, cuDNN, CUDA.jl, RMM. A framework that sizes itself from the device's total\n"
          "  memory (JAX preallocates 75%) is named with the setting that fixes it.\n"
-         "PyTorch snapshot, with no change to the program:\n"
-         "  A start-up shim (a sitecustomize.py first on PYTHONPATH, which runs the one the\n"
-         "  environment had) waits for the program to import torch; from its first use of CUDA\n"
-         "  it records PyTorch's memory history (alloc/free and segment events) and writes\n"
-         "  snapshot-rank<RANK>.pickle (LOCAL_RANK, else snapshot-pid<PID>.pickle) at each OOM "
-         "and\n"
-         "  at a normal exit; after an unhandled exception the OOM's snapshot is kept. The\n"
-         "  program's output, exit code and exceptions are unchanged; a failure of the shim is\n"
-         "  noted (program.snapshot_note), never raised. --no-snapshot turns it off,\n"
-         "  --snapshot-stacks python adds each allocation's Python stack, --snapshot-entries N\n"
-         "  keeps the last N entries only. Without a run folder (--no-out) nothing is kept.\n"
          "Several devices (--devices 0,1 or all; --budgets 0=20GiB,1=24GiB for each its own):\n"
          "  a ballast and a timeline per device (events-gpuN.csv), and for a distributed job the\n"
          "  rank that ran out of memory first: from the rank mark on its OOM line ([rank1]:,\n"
-         "  [default1]:), the GPU PyTorch's message names, torchrun's root cause and error file,\n"
+         "  [default1]:), the GPU the OOM message names, " +
+         launcher_words() +
+         "\n"
          "  and the device that filled its budget; summary.json program.failing_rank. A job left\n"
          "  waiting after a rank's OOM (no output, no device's memory moving for --grace s) is\n"
-         "  ended, outcome oom. NCCL_NVLS_ENABLE=0, TORCH_SYMM_MEM_DISABLE_MULTICAST=1 and\n"
-         "  NVSHMEM_DISABLE_NVLS=1 are set in every program's environment.\n"
+         "  ended, outcome oom. " +
+         environment_words() +
+         " set in every program's\n"
+         "  environment.\n"
          "Safety: Ctrl-C sends SIGINT to the program's process group, --timeout SIGTERM, and "
          "after\n"
          "  --grace seconds SIGKILL; should oomlab itself be killed, a guardian process ends the\n"
-         "  program's group and the driver frees oomlab's ballast. Free memory is checked after.\n"
-         "The model (PyTorch programs): each snapshot goes through oomlab's model of PyTorch's\n"
-         "  allocator: summary.json 'model' says whether it fails where the program did, the\n"
-         "  memory the process held outside the allocator, each setting at the budget with the\n"
-         "  card it needs, and the setting to use; --check-remedy runs the program again with it.\n"
+         "  program's group and the driver frees oomlab's ballast. Free memory is checked "
+         "after.\n" +
+         frameworks_words() +
          "Examples:\n"
          "  oomlab exec --budget 24GiB -- python train.py --batch 64\n"
          "  oomlab exec --budget 16GiB --timeout 600 --out runs/train -- python train.py\n"

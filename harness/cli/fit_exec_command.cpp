@@ -10,9 +10,9 @@
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
+#include "exec/exec_fit.hpp"
+#include "exec/exec_frontier.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/exec/exec_fit.hpp"
-#include "pytorch/exec/exec_frontier.hpp"
 #include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {

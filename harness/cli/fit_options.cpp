@@ -120,4 +120,12 @@ void check_fit_command(const FitRange& range, const std::vector<std::string>& co
   }
 }
 
+std::uint64_t parse_outside(const std::string& text) {
+  try {
+    return parse_size(text).value;
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--outside: {}", e.what()));
+  }
+}
+
 }  // namespace oomlab::cli

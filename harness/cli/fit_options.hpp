@@ -27,6 +27,9 @@ void check_fit_parameter(const FitRange& range, const std::string& scenario, con
 // contradict each other; 4 a run passed --timeout.
 [[nodiscard]] int fit_exit_code(const FitResult& result);
 
+// --outside SIZE: what a process holds outside its framework's allocator. Error(usage) naming it.
+[[nodiscard]] std::uint64_t parse_outside(const std::string& text);
+
 // The program's words must hold {NAME}: where the value goes. Error(usage) otherwise.
 void check_fit_command(const FitRange& range, const std::vector<std::string>& command);
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-#include "cli/alloc_conf.hpp"
+#include "cli/command_table.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/fit_options.hpp"
@@ -21,8 +21,6 @@
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
-#include "pytorch/reports/series_report.hpp"
-#include "pytorch/settings/series_table.hpp"
 #include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {
@@ -36,46 +34,6 @@ trace::LoadOptions replayed_device(const Params& params) {
   if (params.values().contains("device") && params.was_set("device"))
     options.device = static_cast<std::uint32_t>(params.integer("device"));
   return options;
-}
-
-// --cards T4,L4,24GiB: each a named card (its budget on an idle H100's driver) or a size, less
-// what the process holds outside the allocator.
-std::vector<SeriesCard> parse_cards(const std::string& text, std::uint64_t outside) {
-  std::vector<SeriesCard> out;
-  std::size_t at = 0;
-  while (at <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    const std::string word = text.substr(at, comma - at);
-    at = comma + 1;
-    BudgetRequest b;
-    try {
-      b = parse_budget(word);
-    } catch (const Error& e) {
-      throw_usage(fmt::format("--cards: {}", e.what()));
-    }
-    std::uint64_t bytes = 0;
-    if (b.kind == BudgetRequest::Kind::card) {
-      bytes = card_budget_bytes(*b.card, kIdleKeptBackH100);
-    } else if (b.kind == BudgetRequest::Kind::bytes) {
-      bytes = b.bytes.value;
-    } else {
-      throw_usage(fmt::format("--cards: '{}': give a card's name or a size (T4,L4,24GiB)", word));
-    }
-    if (bytes <= outside) {
-      throw_usage(fmt::format("--cards: '{}' ({}) is no more than --outside ({})", word,
-                              format_bytes(bytes), format_bytes(outside)));
-    }
-    out.push_back({.name = word, .card_bytes = bytes, .budget_bytes = bytes - outside});
-  }
-  return out;
-}
-
-std::uint64_t parse_outside(const std::string& text) {
-  try {
-    return parse_size(text).value;
-  } catch (const Error& e) {
-    throw_usage(fmt::format("--outside: {}", e.what()));
-  }
 }
 
 struct SeriesPlan {
@@ -119,34 +77,6 @@ SeriesPlan plan_from(const FitOptions& o) {
         "less --outside)");
   }
   return plan;
-}
-
-int card_table(const FitOptions& o, const SeriesPlan& plan, const trace::TraceSeries& series,
-               std::ostream& out, std::ostream& err) {
-  const std::uint64_t outside = parse_outside(o.outside);
-  SeriesTableRequest request{.series = &series,
-                             .range = plan.range,
-                             .cards = parse_cards(o.cards, outside),
-                             .stop = StopOnSignal::flag(),
-                             .rule = plan.rule};
-  for (const SeriesCard& c : request.cards)
-    request.card_bytes = std::max(request.card_bytes, c.card_bytes);
-  if (!o.run.alloc_conf.empty()) {
-    static_cast<void>(torch_assignments(o.run.alloc_conf, "--alloc-conf"));
-    request.own_options = parse_allocator("torch:" + o.run.alloc_conf).options;
-    request.own_name = o.run.alloc_conf;
-  }
-  const SeriesTable table = series_table(request);
-  const SeriesTableSubject subject{.pattern = plan.pattern,
-                                   .range = plan.range,
-                                   .cards = request.cards,
-                                   .outside_bytes = outside,
-                                   .notes = series_notes(series, plan.rule)};
-  std::ostream& said = words_stream(o.run.json, out, err);
-  said << series_table_text(subject, series, table);
-  write_search_json(o.run.json, o.run.out, "fit.json",
-                    series_table_json(subject, series, table).dump(2) + "\n", out);
-  return kExitOk;
 }
 
 // Where transient requests change with the value, the answer under the other bound: refusable
@@ -221,7 +151,18 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
         });
     if (const auto why = series.misaligned())
       throw Error(ErrorKind::input, fmt::format("--from {}: {}", plan.pattern, *why));
-    if (!o.cards.empty()) return card_table(o, plan, series, out, err);
+    if (!o.cards.empty()) {
+      const SeriesTableRun& table = command_table().series_table();
+      if (!table) throw_usage("--cards: no framework here makes a table of its settings");
+      return table({.series = series,
+                    .range = plan.range,
+                    .pattern = plan.pattern,
+                    .rule = plan.rule,
+                    .options = o,
+                    .notes = series_notes(series, plan.rule),
+                    .out = out,
+                    .err = err});
+    }
     for (const std::string& note : read_budget(o.run.budget).notes)
       console.notice(note);
     if (!o.budget_given) {

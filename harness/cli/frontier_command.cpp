@@ -6,6 +6,7 @@
 #include <span>
 #include <sstream>
 
+#include "allocators/backends.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/output_flag.hpp"
@@ -14,7 +15,6 @@
 #include "cli/signals.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/model/torch_options.hpp"
 #include "record/formats.hpp"
 #include "reports/run/summary_json.hpp"
 #include "reports/searches/search_json.hpp"
@@ -29,32 +29,35 @@ std::string runs_text(std::size_t n) {
   return fmt::format("{} run{}", n, n == 1 ? "" : "s");
 }
 
-// What a torch frontier was asked under: PyTorch's settings, and a fraction cap when it was one
-// (a cap on the modelled card, not a card).
-std::string torch_settings_text(const FrontierResult& r) {
-  if (r.allocator != "torch") return {};
-  const std::string conf = torch::alloc_conf(r.allocator_options);
-  std::string out = conf.empty() ? " with PyTorch's defaults"
-                                 : fmt::format(" with PYTORCH_CUDA_ALLOC_CONF={}", conf);
-  if (r.allocator_options.choice("budget_by") == "fraction") {
-    out += " under torch.cuda.set_per_process_memory_fraction (the budget is its cap)";
-  }
-  return out;
+// What the frontier was asked under, in the words of the framework whose allocator the backend
+// models ("" for the others).
+std::string settings_text(const FrontierResult& r) {
+  const BackendInfo& info = backend_info(r.backend);
+  return info.settings_words != nullptr ? info.settings_words(r.allocator_options) : "";
 }
 
-// backend=async's frontier is the model's reading, as whatif's row says: where PyTorch's own lies.
-// A range whose two ends read the same is none: the figure is shown plainly.
-std::optional<torch::FrontierRange> approximate_range(const FrontierResult& r) {
-  if (r.allocator != "torch" || !r.answer) return std::nullopt;
-  const auto range = torch::frontier_range(r.allocator_options, *r.answer);
+// An approximate backend's frontier is the model's reading: where the real one lies. A range
+// whose two ends read the same is none: the figure is shown plainly.
+std::optional<ByteRange> approximate_range(const FrontierResult& r) {
+  const BackendInfo& info = backend_info(r.backend);
+  if (info.frontier_range == nullptr || !r.answer) return std::nullopt;
+  const auto range = info.frontier_range(r.allocator_options, *r.answer);
   if (range && format_bytes(range->low_bytes) == format_bytes(range->high_bytes))
     return std::nullopt;
   return range;
 }
 
+std::string approximate_text(const FrontierResult& r, ByteRange range) {
+  const BackendInfo& info = backend_info(r.backend);
+  return info.approximate_words != nullptr
+             ? info.approximate_words(r.allocator_options, range)
+             : fmt::format("the real allocator's lies in {}..{}", format_bytes(range.low_bytes),
+                           format_bytes(range.high_bytes));
+}
+
 // The answer in one line: the frontier, or why there is none.
 std::string answer_line(const FrontierResult& result, const std::string& name,
-                        const std::string& timeout) {
+                        const std::string& timeout, std::uint64_t resolution) {
   if (result.timed_out) {
     const Trial& t = result.trials.back();
     return fmt::format(
@@ -64,21 +67,16 @@ std::string answer_line(const FrontierResult& result, const std::string& name,
   }
   if (result.answer) {
     const auto range = approximate_range(result);
-    return fmt::format(
-        "{}: completes at {}{} ({} B) and above, not at {} B (to {}; {}){}{}", name,
-        range ? "~" : "", format_bytes(*result.answer), format_count(*result.answer),
-        format_count(result.beyond.value_or(0)), format_bytes(kDevicePageBytes),
-        runs_text(result.trials.size()),
-        result.lower_bound
-            ? fmt::format("; a lower bound for the whole job: {}",
-                          result.lower_bound_why.empty() ? "the trace stops at the program's OOM"
-                                                         : result.lower_bound_why)
-            : "",
-        range ? fmt::format("; approximate: backend=async is a model of the "
-                            "driver's pool from measurements, and PyTorch's own "
-                            "frontier lies in {}..{} (docs/torch.md)",
-                            format_bytes(range->low_bytes), format_bytes(range->high_bytes))
-              : "");
+    return fmt::format("{}: completes at {}{} ({} B) and above, not at {} B (to {}; {}){}{}", name,
+                       range ? "~" : "", format_bytes(*result.answer), format_count(*result.answer),
+                       format_count(result.beyond.value_or(0)), format_bytes(resolution),
+                       runs_text(result.trials.size()),
+                       result.lower_bound ? fmt::format("; a lower bound for the whole job: {}",
+                                                        result.lower_bound_why.empty()
+                                                            ? "the trace stops at the program's OOM"
+                                                            : result.lower_bound_why)
+                                          : "",
+                       range ? "; approximate: " + approximate_text(result, *range) : "");
   }
   const Trial& t = result.trials.front();
   return fmt::format("{}: does not complete even at {} ({} B): {}{}", name,
@@ -130,9 +128,12 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
   config.notice = [&](std::string_view text) { console.notice(text); };
   const StopOnSignal signals;
   config.stop = StopOnSignal::flag();
+  // To the backend's own granularity (its memory source's): no finer answer means anything.
+  const std::uint64_t resolution =
+      backend_info(memory_source(config.allocator, config.allocator_options)).granularity_bytes;
   FrontierResult result;
   try {
-    result = find_frontier(config, kDevicePageBytes, [&](const Trial& t) {
+    result = find_frontier(config, resolution, [&](const Trial& t) {
       if (!o.quiet) err << budget_trial_line(t) << '\n' << std::flush;
     });
   } catch (const Interrupted&) {
@@ -141,8 +142,8 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
   }
   const std::string name =
       fmt::format("{} on {}{}{}", config.scenario, result.allocator,
-                  result.simulated ? " (simulated)" : "", torch_settings_text(result));
-  const std::string answer = answer_line(result, name, o.timeout);
+                  result.simulated ? " (simulated)" : "", settings_text(result));
+  const std::string answer = answer_line(result, name, o.timeout, resolution);
   const SearchSubject subject{
       .scenario = config.scenario,
       .params = config.params,
@@ -157,7 +158,7 @@ int frontier_command(const RunOptions& o, std::ostream& out, std::ostream& err) 
   said << answer << '\n';
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
-  const std::string json = frontier_json(subject, result, kDevicePageBytes, answer).dump(2) + "\n";
+  const std::string json = frontier_json(subject, result, resolution, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", json, out);
   if (!o.junit.empty()) write_frontier_junit(result, config.scenario, answer, o.junit, out);
   if (result.timed_out) return kExitCellFailed;

@@ -10,10 +10,10 @@
 #include "cli/parse.hpp"
 #include "cli/search_output.hpp"
 #include "cli/signals.hpp"
+#include "exec/exec_frontier.hpp"
 #include "exec/exec_run.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/exec/exec_frontier.hpp"
 #include "record/formats.hpp"
 #include "reports/searches/search_json.hpp"
 

@@ -14,9 +14,9 @@
 #include "cli/search_output.hpp"
 #include "cli/series_cli.hpp"
 #include "cli/signals.hpp"
+#include "exec/exec_series.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
-#include "pytorch/exec/exec_series.hpp"
 #include "reports/searches/search_json.hpp"
 
 namespace oomlab::cli {

@@ -13,7 +13,6 @@ namespace oomlab::cli {
 [[nodiscard]] std::string frontier_exec_footer();
 [[nodiscard]] std::string fit_footer();
 [[nodiscard]] std::string fit_exec_footer();
-[[nodiscard]] std::string whatif_footer();
 [[nodiscard]] std::string matrix_footer();
 [[nodiscard]] std::string report_footer();
 [[nodiscard]] std::string compare_footer();

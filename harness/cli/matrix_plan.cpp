@@ -332,8 +332,10 @@ MatrixPlan plan_matrix(const MatrixOptions& o, std::ostream& err) {
   const auto device =
       std::find_if(env.devices.begin(), env.devices.end(),
                    [&](const DeviceFacts& d) { return d.index == plan.devices.front(); });
-  const bool all_sim = std::all_of(allocators.begin(), allocators.end(), [](const std::string& a) {
-    return a == "sim" || a.starts_with("sim:");
+  // Where no cell asks the device for memory, the environment names none.
+  const bool all_sim = std::none_of(allocators.begin(), allocators.end(), [](const std::string& a) {
+    const AllocatorChoice choice = parse_allocator(a);
+    return choice.kind == BackendKind::automatic || uses_device(choice.kind, choice.options);
   });
   plan.environment = environment_json(
       env, device != env.devices.end() ? std::optional<DeviceFacts>(*device) : std::nullopt,

@@ -10,10 +10,9 @@
 #include <numeric>
 
 #include "allocators/backends.hpp"
-#include "cli/alloc_conf.hpp"
 #include "cli/size_text.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/model/torch_backend.hpp"
+#include "oomlab/registry.hpp"
 
 namespace oomlab::cli {
 
@@ -229,6 +228,21 @@ Params parse_params(const ParamSpec& spec, const std::vector<std::string>& assig
   return params;
 }
 
+const SettingsSpelling* settings_spelling_of(std::string_view backend) {
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (framework.settings_spelling && framework.settings_spelling->backend == backend)
+      return &*framework.settings_spelling;
+  }
+  return nullptr;
+}
+
+const SettingsSpelling* settings_spelling() {
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (framework.settings_spelling) return &*framework.settings_spelling;
+  }
+  return nullptr;
+}
+
 AllocatorChoice parse_allocator(std::string_view text) {
   const std::string_view body = trim(text);
   const auto colon = body.find(':');
@@ -242,11 +256,12 @@ AllocatorChoice parse_allocator(std::string_view text) {
                             did_you_mean(name, names), fmt::join(names, ", ")));
   }
   std::vector<std::string> assignments;
-  if (colon != std::string_view::npos && info->kind == torch::torch_kind()) {
-    // PyTorch's own spelling too: -a torch:expandable_segments:True,max_split_size_mb:128.
+  const SettingsSpelling* spelling = settings_spelling_of(info->name);
+  if (colon != std::string_view::npos && spelling != nullptr) {
+    // The framework's own spelling too: -a torch:expandable_segments:True,max_split_size_mb:128.
     const std::string_view rest = body.substr(colon + 1);
     if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));
-    assignments = torch_assignments(rest, "--allocator");
+    assignments = spelling->assignments(rest, "--allocator");
   } else if (colon != std::string_view::npos) {
     std::string_view rest = body.substr(colon + 1);
     if (trim(rest).empty()) throw_usage(fmt::format("--allocator: no options after '{}:'", name));

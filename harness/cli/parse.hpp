@@ -13,6 +13,10 @@
 #include "run/runner.hpp"
 #include "run/verify_mode.hpp"
 
+namespace oomlab {
+struct SettingsSpelling;
+}  // namespace oomlab
+
 namespace oomlab::cli {
 
 // 512, 64KiB, 8GiB, 1.5GB, 8G, "8 GiB". IEC units (KiB, K) are powers of 1024, SI units (KB) of
@@ -55,8 +59,14 @@ struct AllocatorChoice {
   BackendKind kind;
   Params options;
 };
-// "async", "async:release_threshold=0,reuse_opportunistic=off".
+// "async", "async:release_threshold=0,reuse_opportunistic=off"; a backend whose framework spells
+// its settings its own way takes that spelling too (Framework::settings_spelling).
 [[nodiscard]] AllocatorChoice parse_allocator(std::string_view text);
+
+// The framework's spelling of `backend`'s settings; null when none spells them its own way.
+[[nodiscard]] const SettingsSpelling* settings_spelling_of(std::string_view backend);
+// The spelling the engine's commands take a flag for (--alloc-conf); null: no framework has one.
+[[nodiscard]] const SettingsSpelling* settings_spelling();
 
 // all | sample | off
 [[nodiscard]] VerifyMode parse_verify_mode(std::string_view text);

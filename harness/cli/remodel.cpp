@@ -8,12 +8,12 @@
 #include <limits>
 
 #include "cli/parse.hpp"
+#include "exec/exec_frontier.hpp"
 #include "exec/output_rescan.hpp"
 #include "io/file_digest.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
-#include "pytorch/exec/program_model.hpp"
-#include "pytorch/settings/torch_settings.hpp"
 #include "reports/run/report_input.hpp"
 #include "reports/run/verdict_changes.hpp"
 #include "run/runner.hpp"
@@ -120,7 +120,9 @@ std::string rerun_scenario(const RunReport& stored, RunReport& now) {
     return fmt::format("not made again: {}; its verdict stands as oomlab {} wrote it", e.what(),
                        written_by(stored.platform));
   }
-  if (result.allocator == "torch" && result.oom) check_remedies(config, result);
+  if (const BackendInfo& info = backend_info(result.backend);
+      info.check_settings != nullptr && result.oom)
+    info.check_settings(config, result);
   result.input_trace.reset();
   static_cast<RunResult&>(now) = std::move(result);
   return "made again from its record (the same trace, parameters, allocator, budget and seed)";
@@ -138,7 +140,7 @@ std::string remodel_program(const RunReport& stored, RunReport& now) {
     return how + "; its snapshots are not in the folder: the model's answers stand as recorded";
   }
   now.models.clear();
-  model_program(now, {});
+  if (const ProgramModelling* modelling = program_modelling()) modelling->model(now, nullptr);
   if (!stored.models.empty() && !now.models.empty() && stored.models.front().remedy_check &&
       !now.models.front().remedy_check)
     now.models.front().remedy_check = stored.models.front().remedy_check;

@@ -53,9 +53,8 @@ WrittenReports write_remodelled(const std::filesystem::path& input,
 
 int report_command(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   if (options.paths.empty()) {
-    throw_usage(
-        "report: give at least one run, matrix, frontier, fit or whatif folder (or its "
-        "summary.json, matrix.json, frontier.json, fit.json or whatif.json)");
+    throw_usage(fmt::format("report: give at least one {} folder (or its file: {})",
+                            report_kinds_words(), report_files_words()));
   }
   std::set<std::string> used;
   for (const std::string& path : options.paths) {

@@ -2,12 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <set>
 
+#include "cli/command_table.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
-#include "pytorch/reports/whatif_report.hpp"
 #include "record/formats.hpp"
 #include "reports/matrix/matrix_report.hpp"
 #include "reports/run/report_input.hpp"
@@ -28,43 +27,58 @@ void write_file(const fs::path& path, const std::string& text, WrittenReports& w
   written.files.push_back(path);
 }
 
-enum class InputKind : std::uint8_t { run, matrix, frontier, fit, whatif };
+// A result a folder holds: the engine's four, then each framework's (cli::ReportKind).
+struct InputKind {
+  enum class Engine : std::uint8_t { run, matrix, frontier, fit, registered };
+  Engine engine = Engine::run;
+  const cli::ReportKind* registered = nullptr;
+};
 
-// A folder by the file it holds (a matrix folder's cells hold summary.json, so matrix.json first);
-// a file by its name or, renamed, its schema.
+struct KnownFile {
+  std::string file;
+  std::string schema;
+  std::string name;
+  InputKind kind;
+};
+
+// A folder's marks in the order they are looked for (a matrix folder's cells hold summary.json,
+// so matrix.json first).
+std::vector<KnownFile> known_files() {
+  using Engine = InputKind::Engine;
+  std::vector<KnownFile> out = {
+      {"matrix.json", std::string(kMatrixSchema), "matrix", {Engine::matrix}},
+      {"summary.json", std::string(kRunSchema), "run", {Engine::run}},
+      {"frontier.json", std::string(kFrontierSchema), "frontier", {Engine::frontier}},
+      {"fit.json", std::string(kFitSchema), "fit", {Engine::fit}}};
+  for (const cli::ReportKind& k : cli::command_table().report_kinds())
+    out.push_back({k.file, k.schema, k.name, {Engine::registered, &k}});
+  return out;
+}
+
+// A folder by the file it holds; a file by its name or, renamed, its schema.
 InputKind kind_of(const fs::path& input) {
   std::error_code ec;
-  static const std::array<std::pair<const char*, InputKind>, 5> kFiles = {{
-      {"matrix.json", InputKind::matrix},
-      {"summary.json", InputKind::run},
-      {"frontier.json", InputKind::frontier},
-      {"fit.json", InputKind::fit},
-      {"whatif.json", InputKind::whatif},
-  }};
+  const std::vector<KnownFile> files = known_files();
   if (fs::is_directory(input, ec)) {
-    for (const auto& [file, kind] : kFiles) {
-      if (fs::exists(input / file, ec)) return kind;
+    for (const KnownFile& f : files) {
+      if (fs::exists(input / f.file, ec)) return f.kind;
     }
     throw Error(ErrorKind::input,
-                fmt::format("{}: holds none of matrix.json (a matrix), summary.json (a run), "
-                            "frontier.json (a frontier), fit.json (a fit) or whatif.json (a "
-                            "whatif)",
-                            input.string()));
+                fmt::format("{}: holds none of {}", input.string(), report_files_words()));
   }
   if (!fs::exists(input, ec)) {
     throw Error(ErrorKind::input, fmt::format("{}: no such file or folder", input.string()));
   }
-  for (const auto& [file, kind] : kFiles) {
-    if (input.filename() == file) return kind;
+  for (const KnownFile& f : files) {
+    if (input.filename() == f.file) return f.kind;
   }
   const nlohmann::json doc = read_json_file(input);
   const std::string schema =
       doc.is_object() && doc.contains("schema") && doc["schema"].is_string() ? doc["schema"] : "";
-  if (schema == kMatrixSchema) return InputKind::matrix;
-  if (schema == kFrontierSchema) return InputKind::frontier;
-  if (schema == kFitSchema) return InputKind::fit;
-  if (schema == kWhatIfSchema) return InputKind::whatif;
-  return InputKind::run;
+  for (const KnownFile& f : files) {
+    if (!schema.empty() && schema == f.schema) return f.kind;
+  }
+  return {};
 }
 
 void write_run(const RunReport& run, const fs::path& dir, WrittenReports& written) {
@@ -102,8 +116,9 @@ void write_run_reports(const RunReport& run, const fs::path& out_dir, WrittenRep
 
 WrittenReports write_reports(const fs::path& input, const fs::path& out_dir) {
   WrittenReports written;
-  switch (kind_of(input)) {
-    case InputKind::matrix: {
+  const InputKind kind = kind_of(input);
+  switch (kind.engine) {
+    case InputKind::Engine::matrix: {
       MatrixReport matrix = load_matrix_report(input);
       const fs::path out = out_dir.empty() ? matrix.dir : out_dir;
       WrittenReports cells;
@@ -114,35 +129,55 @@ WrittenReports write_reports(const fs::path& input, const fs::path& out_dir) {
       written.warnings = std::move(cells.warnings);
       return written;
     }
-    case InputKind::frontier: {
+    case InputKind::Engine::frontier: {
       const FrontierReport frontier = load_frontier_report(input);
       const fs::path out = out_dir.empty() ? frontier.dir : out_dir;
       write_file(out / "report.html", frontier_html(frontier), written);
       write_file(out / "report.md", frontier_markdown(frontier), written);
       return written;
     }
-    case InputKind::fit: {
+    case InputKind::Engine::fit: {
       const FitReport fit = load_fit_report(input);
       const fs::path out = out_dir.empty() ? fit.dir : out_dir;
       write_file(out / "report.html", fit_html(fit), written);
       write_file(out / "report.md", fit_markdown(fit), written);
       return written;
     }
-    case InputKind::whatif: {
-      // whatif's own pages, as `whatif --out` wrote them.
-      const fs::path file = fs::is_directory(input) ? input / "whatif.json" : input;
-      const WhatIfResult whatif = read_whatif(file);
-      const fs::path out = out_dir.empty() ? file.parent_path() : out_dir;
-      write_file(out / "report.html", whatif_html(whatif), written);
-      write_file(out / "report.md", whatif_markdown(whatif), written);
+    case InputKind::Engine::registered: {
+      const fs::path file =
+          fs::is_directory(input) ? input / kind.registered->file : fs::path(input);
+      for (fs::path& path :
+           kind.registered->write(file, out_dir.empty() ? file.parent_path() : out_dir))
+        written.files.push_back(std::move(path));
       return written;
     }
-    case InputKind::run:
+    case InputKind::Engine::run:
       break;
   }
   const RunReport run = load_run_report(input);
   write_run(run, out_dir.empty() ? run.dir : out_dir, written);
   return written;
+}
+
+std::string report_files_words() {
+  const std::vector<KnownFile> files = known_files();
+  std::string out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i > 0) out += i + 1 == files.size() ? " or " : ", ";
+    out += fmt::format("{} (a {})", files[i].file, files[i].name);
+  }
+  return out;
+}
+
+std::string report_kinds_words() {
+  std::vector<KnownFile> files = known_files();
+  std::swap(files[0], files[1]);  // a run first, as people ask for them
+  std::string out;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (i > 0) out += i + 1 == files.size() ? " and " : ", ";
+    out += files[i].name;
+  }
+  return out;
 }
 
 }  // namespace oomlab

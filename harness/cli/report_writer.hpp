@@ -21,6 +21,12 @@ struct WrittenReports {
 [[nodiscard]] WrittenReports write_reports(const std::filesystem::path& input,
                                            const std::filesystem::path& out_dir);
 
+// The results `report` reads, in words: "matrix.json (a matrix), summary.json (a run), ...,
+// whatif.json (a whatif)", and "matrix, run, frontier, fit and whatif" (the frameworks' kinds
+// included: cli::ReportKind).
+[[nodiscard]] std::string report_files_words();
+[[nodiscard]] std::string report_kinds_words();
+
 struct RunReport;
 // A run's report.html and report.md, from a run already read (and re-diagnosed), into `out_dir`.
 void write_run_reports(const RunReport& run, const std::filesystem::path& out_dir,

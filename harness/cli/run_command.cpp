@@ -13,7 +13,6 @@
 #include <fstream>
 #include <mutex>
 
-#include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/output_flag.hpp"
@@ -24,9 +23,9 @@
 #include "io/file_digest.hpp"
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/trace_format.hpp"
-#include "pytorch/settings/torch_settings.hpp"
 #include "reports/run/soak_report.hpp"
 #include "reports/run/summary_json.hpp"
 #include "run/run_plan.hpp"
@@ -70,18 +69,18 @@ std::vector<std::string> assignments_of(const RunOptions& o, const Registry::Ent
 
 namespace {
 
-// --alloc-conf is the torch allocator's options in PyTorch's words: after -a torch's own, or
-// alone (the allocator left at auto).
-std::string with_alloc_conf(const std::string& allocator, const std::string& conf) {
-  if (conf.empty()) return allocator;
-  static_cast<void>(torch_assignments(conf, "--alloc-conf"));  // its own errors name its flag
-  if (allocator == "auto") return "torch:" + conf;
-  if (allocator == "torch" || allocator.starts_with("torch:")) {
-    return allocator + (allocator == "torch" ? ":" : ",") + conf;
-  }
-  throw_usage(fmt::format(
-      "--alloc-conf: PyTorch's settings are the torch allocator's: drop '-a {}' or give -a torch",
-      allocator));
+// A framework's spelling of its allocator's settings (--alloc-conf) is that backend's options in
+// its words: after -a BACKEND's own, or alone (the allocator left at auto).
+std::string with_spelled_settings(const std::string& allocator, const std::string& text) {
+  const SettingsSpelling* spelling = settings_spelling();
+  if (text.empty() || spelling == nullptr) return allocator;
+  static_cast<void>(spelling->assignments(text, spelling->flag));  // its errors name its flag
+  const std::string& backend = spelling->backend;
+  if (allocator == "auto") return backend + ":" + text;
+  if (allocator == backend || allocator.starts_with(backend + ":"))
+    return allocator + (allocator == backend ? ":" : ",") + text;
+  throw_usage(fmt::format("{}: these settings are the {} allocator's: drop '-a {}' or give -a {}",
+                          spelling->flag, backend, allocator, backend));
 }
 
 }  // namespace
@@ -97,7 +96,8 @@ RunConfig config_from(const RunOptions& o) {
   config.scenario = o.scenario;
   config.params = parse_params(entry->params, assignments_of(o, *entry),
                                fmt::format("scenario '{}'", o.scenario), "--param");
-  AllocatorChoice allocator = parse_allocator(with_alloc_conf(o.allocator, o.alloc_conf));
+  AllocatorChoice allocator =
+      parse_allocator(with_spelled_settings(o.allocator, o.spelled_settings));
   config.allocator = allocator.kind;
   config.allocator_options = std::move(allocator.options);
   config.budget = with_flag("--budget", [&] { return parse_budget(o.budget); });
@@ -318,10 +318,11 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
   }
   RunResult result = run_or_clean_up(config, record.folder, !folder_existed);
   console.end_progress();
-  if (result.allocator == "torch" && result.oom) {
+  if (const BackendInfo& info = backend_info(result.backend);
+      info.check_settings != nullptr && result.oom) {
     if (console.progress_enabled())
-      console.progress("checking PyTorch's allocator settings at this budget");
-    check_remedies(config, result);
+      console.progress(fmt::format("checking {}'s settings at this budget", info.name));
+    info.check_settings(config, result);
     console.end_progress();
   }
   return finish_run(result, with_digests(), out, err);

@@ -1,29 +1,65 @@
 #include "cli/scenario_cli.hpp"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <CLI/CLI.hpp>
 
+#include "allocators/backends.hpp"
 #include "cli/exec_cli.hpp"
 #include "cli/help_text.hpp"
+#include "cli/parse.hpp"
+#include "oomlab/framework.hpp"
+#include "oomlab/trace_format.hpp"
 
 namespace oomlab::cli {
+
+namespace {
+
+// "a, b or c".
+std::string listed_or(const std::vector<std::string>& names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+// The catalogue's backends, and what `auto` replays through each model of a recorded allocator.
+std::string allocator_help() {
+  std::vector<std::string> names;
+  std::vector<std::string> models;
+  for (const BackendInfo& b : backend_catalog()) {
+    if (b.kind == BackendKind::automatic) continue;
+    names.push_back(b.name);
+    if (!b.replays.empty()) models.push_back(fmt::format("{} for {}", b.name, b.replays));
+  }
+  names.emplace_back(fmt::format("auto ({}{}async with a GPU, else sim)", fmt::join(models, "; "),
+                                 models.empty() ? "" : "; otherwise "));
+  return "NAME[:opt=value,...]: " + listed_or(names);
+}
+
+std::string format_names() {
+  std::vector<std::string> names;
+  for (const trace::FormatInfo& f : trace::formats())
+    names.push_back(f.name);
+  return listed_or(names);
+}
+
+}  // namespace
 
 void add_scenario_options(CLI::App* sub, RunOptions& o, bool required) {
   auto* scenario = sub->add_option("scenario", o.scenario, "the scenario (see 'oomlab list')");
   if (required) scenario->required();
-  sub->add_option(
-         "--allocator,-a", o.allocator,
-         "NAME[:opt=value,...]: cuda, async, managed, sim, torch (a model of PyTorch's caching "
-         "allocator) or auto (torch for a PyTorch snapshot; otherwise async with a GPU, else sim)")
-      ->capture_default_str();
-  sub->add_option("--alloc-conf", o.alloc_conf,
-                  "PyTorch's PYTORCH_CUDA_ALLOC_CONF as your job sets it "
-                  "(\"expandable_segments:True,max_split_size_mb:128\"): the torch allocator "
-                  "with those settings");
+  sub->add_option("--allocator,-a", o.allocator, allocator_help())->capture_default_str();
+  if (const SettingsSpelling* spelling = settings_spelling())
+    sub->add_option(spelling->flag, o.spelled_settings, spelling->help);
   sub->add_option("--seed", o.seed, "seed of the scenario's random choices")->capture_default_str();
   sub->add_option("--param,-p", o.params, "KEY=VALUE for the scenario (repeatable)");
   sub->add_option("--trace", o.trace, "replay: the trace file (same as --param trace=FILE)");
   sub->add_option("--format", o.format,
-                  "replay: auto, oomlab, rmm or pytorch (same as --param format=)");
+                  fmt::format("replay: auto, {} (same as --param format=)", format_names()));
   sub->add_flag("--strict", o.strict,
                 "replay: a free of an unknown address is an error (--param strict=on)");
   sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
@@ -37,11 +73,8 @@ void add_scenario_options(CLI::App* sub, RunOptions& o, bool required) {
       "skip the largest-free-block search at OOM (faster; fragmentation is then inferred)");
 }
 
-void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program) {
-  CLI::App* frontier = app.add_subcommand(
-      "frontier",
-      "the smallest budget at which a scenario completes: on fresh runs, steps doubling from what "
-      "the top run took, then bisection, to 2 MiB");
+void add_frontier(CLI::App& command, RunOptions& run, ExecOptions& program) {
+  CLI::App* frontier = &command;
   add_scenario_options(frontier, run, false);  // or `frontier exec`
   add_frontier_exec(*frontier, program);
   frontier->require_subcommand(0, 1);
@@ -66,11 +99,8 @@ void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program) {
   frontier->footer(frontier_footer());
 }
 
-void add_fit(CLI::App& app, FitOptions& o, FitExecOptions& program) {
-  CLI::App* fit = app.add_subcommand(
-      "fit",
-      "the largest value of a setting (steps, a batch) at which a scenario completes under the "
-      "budget: doubling, then bisection, on fresh runs");
+void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
+  CLI::App* fit = &command;
   add_scenario_options(fit, o.run, false);  // or `fit exec`
   add_fit_exec(*fit, program);
   fit->require_subcommand(0, 1);

@@ -13,7 +13,8 @@ namespace oomlab::cli {
 // A scenario (positional; `required` unless an `exec` may stand in its place), its allocator,
 // parameters and trace.
 void add_scenario_options(CLI::App* sub, RunOptions& options, bool required = true);
-void add_frontier(CLI::App& app, RunOptions& run, ExecOptions& program);
-void add_fit(CLI::App& app, FitOptions& options, FitExecOptions& program);
+// On the command's own subcommand, with its `exec` beside it.
+void add_frontier(CLI::App& command, RunOptions& run, ExecOptions& program);
+void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program);
 
 }  // namespace oomlab::cli

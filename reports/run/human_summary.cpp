@@ -59,7 +59,7 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, boo
                  format_bytes(oom.device_free_bytes));
   if (oom.largest_free_bytes) {
     const std::string largest = *oom.largest_free_bytes == 0
-                                    ? fmt::format("under {}", format_bytes(kDevicePageBytes))
+                                    ? fmt::format("under {}", format_bytes(oom.granularity_bytes))
                                     : format_bytes(*oom.largest_free_bytes);
     fmt::format_to(it, "largest    {} in one block, of {} free · fragmentation {:.1f}%\n", largest,
                    format_bytes(d.free_bytes), 100.0 * d.fragmentation.value_or(0.0));
@@ -76,7 +76,7 @@ void write_oom(std::string& out, const OomRecord& oom, std::uint64_t budget, boo
 std::string cache_line(const CacheState& c, const OomRecord& oom) {
   const CacheWords& words = words_of(c);
   const auto size = [&](std::uint64_t bytes) { return size_in(words, bytes); };
-  if (c.async_backend) {
+  if (c.pool) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}, device limit {}",
                        size(c.allocated_bytes), size(oom.request_bytes),
                        size(oom.device_total_bytes));

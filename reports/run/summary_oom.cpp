@@ -41,6 +41,10 @@ LeakFit read_leak(const JsonFields& oom) {
 // caching allocator kept one.
 json cache_json(const OomRecord& oom) {
   const CacheState& c = *oom.cache;
+  const CacheWords* words = Registry::global().cache_words(c.framework);
+  const std::string backend = words == nullptr ? (c.pool ? "pool" : "cache")
+                              : c.pool         ? words->pool_backend
+                                               : words->cache_backend;
   return {{"allocated_bytes", c.allocated_bytes},
           {"reserved_bytes", c.reserved_bytes},
           {"reserved_unallocated_bytes",
@@ -49,7 +53,7 @@ json cache_json(const OomRecord& oom) {
           {"tried_to_allocate_bytes",
            c.failed_device_bytes != 0 ? c.failed_device_bytes : oom.request_bytes},
           {"allowed_bytes", c.allowed_bytes != 0 ? json(c.allowed_bytes) : json(nullptr)},
-          {"backend", c.async_backend ? "async" : "native"},
+          {"backend", backend},
           {"message", cache_message(oom)},
           {"failed_device_bytes", c.failed_device_bytes},
           {"failed_request_bytes", c.failed_request_bytes}};
@@ -81,8 +85,11 @@ std::optional<CacheState> read_cache(const JsonFields& oom, std::uint64_t reques
   if (key.empty()) return std::nullopt;
   const std::optional<JsonFields> p = oom.optional_object(key);
   const std::string backend = p->optional_text("backend");
-  if (!backend.empty() && backend != "native" && backend != "async")
-    p->fail("backend", fmt::format("native or async, not '{}'", backend));
+  const CacheWords& words = *Registry::global().cache_words(key);
+  if (!backend.empty() && backend != words.cache_backend && backend != words.pool_backend) {
+    p->fail("backend",
+            fmt::format("{} or {}, not '{}'", words.cache_backend, words.pool_backend, backend));
+  }
   const std::uint64_t tried = p->optional_count("tried_to_allocate_bytes").value_or(0);
   return CacheState{
       .framework = key,
@@ -92,7 +99,7 @@ std::optional<CacheState> read_cache(const JsonFields& oom, std::uint64_t reques
           p->optional_count("failed_device_bytes").value_or(tried != request_bytes ? tried : 0),
       .failed_request_bytes = p->optional_count("failed_request_bytes").value_or(0),
       .allowed_bytes = p->optional_count("allowed_bytes").value_or(0),
-      .async_backend = backend == "async"};
+      .pool = backend == words.pool_backend};
 }
 
 json largest_live_json(const std::vector<ProgramBlock>& blocks) {
@@ -236,6 +243,9 @@ json oom_json(const OomRecord& oom) {
               {"evidence", d.evidence},
               {"leak", leak_json(oom.leak)}};
   add_cache_json(out, oom);
+  // A backend that takes memory in pieces other than the device's page says so (the largest
+  // free block's resolution); the page is said by its absence, as records before it had it.
+  if (oom.granularity_bytes != kDevicePageBytes) out["granularity_bytes"] = oom.granularity_bytes;
   const json replayed = {{"trace_entry", or_null(oom.trace_entry)},
                          {"trace_line", or_null(oom.trace_line)},
                          {"frames", oom.frames},
@@ -266,6 +276,8 @@ OomRecord read_oom(const JsonFields& oom) {
   o.device_free_bytes = oom.optional_count("device_free_bytes").value_or(0);
   o.device_total_bytes = oom.optional_count("device_total_bytes").value_or(0);
   o.largest_free_bytes = oom.optional_count("largest_free_bytes");
+  o.granularity_bytes = oom.optional_count("granularity_bytes").value_or(kDevicePageBytes);
+  if (o.granularity_bytes == 0) oom.fail("granularity_bytes", "a size of at least one byte");
   o.diagnosis = read_diagnosis(oom);
   o.cache = read_cache(oom, o.request_bytes);
   o.trace_entry = oom.optional_count("trace_entry");

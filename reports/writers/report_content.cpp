@@ -41,7 +41,7 @@ std::string cache_figures(const CacheState& c, std::uint64_t request_bytes) {
   const auto size = [&](std::uint64_t bytes) { return size_in(words, bytes); };
   // What the framework says it tried: the device request that failed, else the program's.
   const std::uint64_t tried = c.failed_device_bytes != 0 ? c.failed_device_bytes : request_bytes;
-  if (c.async_backend) {
+  if (c.pool) {
     return fmt::format("cudaMallocAsync backend: {} allocated, requested {}",
                        size(c.allocated_bytes), size(tried));
   }
@@ -130,8 +130,8 @@ std::vector<ReportRow> oom_rows(const OomRecord& oom) {
   rows.push_back({"Device free", free});
   std::string largest = "not probed";
   if (oom.largest_free_bytes) {
-    // The probe bisects to whole device pages: 0 means no page-sized block was left.
-    largest = *oom.largest_free_bytes == 0 ? "under " + format_bytes(kDevicePageBytes)
+    // The probe bisects to the backend's granularity: 0 means no such piece was left.
+    largest = *oom.largest_free_bytes == 0 ? "under " + format_bytes(oom.granularity_bytes)
                                            : format_bytes(*oom.largest_free_bytes);
   }
   rows.push_back({"Largest free block", largest});

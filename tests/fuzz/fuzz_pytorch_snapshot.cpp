@@ -9,7 +9,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string bytes(reinterpret_cast<const char*>(data), size);
   for (const auto level : {oomlab::trace::Level::tensor, oomlab::trace::Level::segment}) {
     oomlab::fuzz::refused_or_checked(
-        [&] { return oomlab::trace::parse_pytorch_snapshot("fuzz.pickle", bytes, level, {}); });
+        [&] { return oomlab::torch::parse_pytorch_snapshot("fuzz.pickle", bytes, level, {}); });
   }
   return 0;
 }

@@ -3,8 +3,12 @@
 // oomlab_toy_framework_plugin.so): what it brings is a model of its allocator (the backend `slab`:
 // whole slabs, so a request costs its size rounded up to one; no GPU needed) and its traces (the
 // format `toy`: "alloc BYTES ADDRESS" and "free ADDRESS" lines under the header "# oomlab toy
-// trace"), which `auto` replays through that model. tests/architecture_guide_test.cpp drives the
-// real binary with it.
+// trace"), which `auto` replays through that model; the backend takes memory in whole slabs (its
+// granularity) and refuses at its own limit (its OOM is its own, never the driver's); and a
+// command of its own, `oomlab slabs --trace FILE`: the most slabs a toy trace holds at once.
+// tests/architecture_guide_test.cpp drives the real binary with it.
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <fstream>
@@ -14,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "oomlab/command_table.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/trace_builder.hpp"
@@ -30,15 +35,18 @@ class SlabAllocator final : public oomlab::Allocator {
  private:
   [[nodiscard]] std::string_view do_name() const override { return "slab"; }
   AllocResult do_allocate(std::size_t bytes, oomlab::Stream /*stream*/) override {
+    if (bytes == 0) return {};  // nothing to hold: success with no pointer, as cudaMalloc's
+    // Checked before rounding: a request near the largest size would wrap around to a few slabs.
+    if (bytes > capacity_ - used_) return {.status = AllocStatus::out_of_memory};
     const std::uint64_t cost = footprint(bytes);
-    if (used_ + cost > capacity_) return {.status = AllocStatus::out_of_memory};
+    if (cost > capacity_ - used_) return {.status = AllocStatus::out_of_memory};
     used_ += cost;
     const std::uint64_t address = next_;
     next_ += cost + slab_;                             // never handed out twice, never 0
     return {.ptr = reinterpret_cast<void*>(address)};  // NOLINT: an address, never dereferenced
   }
-  void do_deallocate(void* /*ptr*/, std::size_t bytes, oomlab::Stream /*stream*/) override {
-    used_ -= footprint(bytes);
+  void do_deallocate(void* ptr, std::size_t bytes, oomlab::Stream /*stream*/) override {
+    if (ptr != nullptr) used_ -= footprint(bytes);
   }
   [[nodiscard]] oomlab::MemoryState do_state() const override {
     return {.reserved_bytes = used_,
@@ -67,6 +75,8 @@ oomlab::BackendInfo slab_backend() {
                        .default_value = oomlab::Bytes{std::uint64_t{1} << 20U},
                        .help = "the slab every request is rounded up to"}},
           .needs_device = false,
+          .granularity_bytes = std::uint64_t{1} << 20U,
+          .oom_source = "slab",
           .make =
               [](const oomlab::Params& options, const oomlab::BackendSite& site) {
                 return std::unique_ptr<oomlab::Allocator>(
@@ -131,6 +141,47 @@ oomlab::trace::Trace load_toy(const std::filesystem::path& path,
   return builder.finish();
 }
 
+// `oomlab slabs --trace FILE [--slab-mib N]`: the most slabs of N MiB the trace holds at once,
+// and the first line where it holds them.
+int slabs(const std::string& path, std::uint64_t slab_mib, std::ostream& out) {
+  const std::uint64_t slab = slab_mib << 20U;
+  const oomlab::trace::Trace trace = load_toy(path, {});
+  std::uint64_t live = 0;
+  std::uint64_t most = 0;
+  std::uint64_t at_line = 0;
+  for (const oomlab::trace::Event e : trace.events) {
+    const std::uint64_t cost = (e.bytes + slab - 1) / slab;
+    if (e.op == oomlab::trace::Op::alloc) {
+      live += cost;
+      if (live > most) {
+        most = live;
+        at_line = e.line;
+      }
+    } else if (e.op == oomlab::trace::Op::free) {
+      live -= std::min(live, cost);
+    }
+  }
+  out << path << ": at most " << most << " slabs of " << slab_mib << " MiB live at once (line "
+      << at_line << "): " << most * slab_mib << " MiB\n";
+  return 0;
+}
+
+void add_commands(oomlab::cli::CommandTable& table) {
+  table.add({.name = "slabs",
+             .summary = "Toy: the most slabs a toy trace holds at once",
+             .place = 95,
+             .define = [](CLI::App& app) {
+               auto trace = std::make_shared<std::string>();
+               auto slab_mib = std::make_shared<std::uint64_t>(1);
+               app.add_option("--trace", *trace, "FILE: a toy trace")->required();
+               app.add_option("--slab-mib", *slab_mib, "N: the slab, in MiB (default 1)")
+                   ->check(CLI::PositiveNumber);
+               return [trace, slab_mib](const oomlab::cli::CommandCall& call) {
+                 return slabs(*trace, *slab_mib, call.out);
+               };
+             }});
+}
+
 void add_backends(oomlab::Registry& registry) {
   registry.add_backend(slab_backend());
 }
@@ -150,5 +201,6 @@ extern "C" void oomlab_register(oomlab::Registry& registry) {
   registry.add_framework({.name = "Toy",
                           .summary = "its allocator modelled (slab), its traces read (toy)",
                           .add_backends = &add_backends,
-                          .add_trace_formats = &add_trace_formats});
+                          .add_trace_formats = &add_trace_formats,
+                          .add_commands = &add_commands});
 }

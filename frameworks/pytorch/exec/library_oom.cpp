@@ -9,7 +9,7 @@
 #include "oomlab/units.hpp"
 #include "trace/trace.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 std::string library_of(const ProgramMessage& message) {
   if (message.framework != "PyTorch") return message.framework;
@@ -90,4 +90,4 @@ std::string library_evidence(const LibraryOom& l, std::uint64_t budget) {
       format_bytes(budget));
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -11,7 +11,7 @@
 #include "oomlab/trace.hpp"
 #include "run/run_result.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 // The library named for an OOM beside PyTorch's allocator: the message's (cuBLAS, cuDNN, NCCL,
 // ...), or, for PyTorch's own "CUDA error: out of memory", a CUDA call outside its allocator.
@@ -35,4 +35,4 @@ namespace oomlab {
 // --check-remedy tries first: expandable segments, unless the program ran with them.
 void advise_library_room(ProgramModel& m);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

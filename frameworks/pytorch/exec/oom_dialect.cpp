@@ -10,7 +10,7 @@
 #include "exec/oom_text.hpp"
 #include "oomlab/framework.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 namespace {
 
 using oom_text::contains;
@@ -126,4 +126,4 @@ std::vector<OomDialect> pytorch_oom_dialects() {
            .follow_up = &read_malloc_async_figures}};
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -5,8 +5,8 @@
 
 #include "oomlab/framework.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 [[nodiscard]] std::vector<OomDialect> pytorch_oom_dialects();
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -17,7 +17,7 @@
 #include "trace/recorded_end.hpp"
 #include "trace/trace.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -167,7 +167,7 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
                             const std::shared_ptr<const trace::Trace>& trace, bool holds_the_oom,
                             const SnapshotPlace& place, const ModelOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (trace->format != trace::pytorch_format()) {
+  if (trace->format != torch::pytorch_format()) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not a PyTorch memory snapshot", snapshot.string()));
   }
@@ -373,21 +373,4 @@ void model_program(RunResult& run, const ModelOptions& options) {
   }
 }
 
-const ModelRow* as_ran_row(const ProgramModel& model) {
-  for (const ModelRow& r : model.whatif) {
-    if (r.as_ran) return &r;
-  }
-  return nullptr;
-}
-
-std::optional<std::uint64_t> predicted_frontier(const std::vector<ProgramModel>& models) {
-  std::optional<std::uint64_t> most;
-  for (const ProgramModel& m : models) {
-    const ModelRow* row = as_ran_row(m);
-    if (row == nullptr || !row->frontier_bytes) return std::nullopt;
-    most = std::max(most.value_or(0), *row->frontier_bytes);
-  }
-  return most;
-}
-
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -13,7 +13,7 @@
 
 #include "run/run_result.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 struct ModelOptions {
   const std::atomic<bool>* stop = nullptr;
@@ -45,13 +45,4 @@ struct SnapshotPlace {
 // advice becomes the model's when its snapshot holds the OOM.
 void model_program(RunResult& run, const ModelOptions& options);
 
-// The row the program ran with (its snapshot's settings), or none.
-[[nodiscard]] const ModelRow* as_ran_row(const ProgramModel& model);
-
-// The smallest card for the whole process with the settings it ran with: the model's frontier
-// plus the memory outside the allocator, the largest over the run's snapshots (each process has
-// the budget on its device). None when no snapshot gives one.
-[[nodiscard]] std::optional<std::uint64_t> predicted_frontier(
-    const std::vector<ProgramModel>& models);
-
-}  // namespace oomlab
+}  // namespace oomlab::torch

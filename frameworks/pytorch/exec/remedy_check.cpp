@@ -8,7 +8,7 @@
 
 #include "pytorch/exec/library_oom.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -155,4 +155,4 @@ std::string remedy_check_line(const RemedyCheck& c) {
                      c.duration_ms / 1e3, verdict, c.line.empty() ? "" : " (\"" + c.line + "\")");
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

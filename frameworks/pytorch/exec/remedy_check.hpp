@@ -8,7 +8,7 @@
 
 #include "exec/exec_run.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 inline constexpr const char* kAllocConfVariable = "PYTORCH_CUDA_ALLOC_CONF";
 
@@ -23,4 +23,4 @@ inline constexpr const char* kAllocConfVariable = "PYTORCH_CUDA_ALLOC_CONF";
 // budget: completed — the model's claim held".
 [[nodiscard]] std::string remedy_check_line(const RemedyCheck& check);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -15,7 +15,7 @@ std::string size_text(std::uint64_t bytes) {
 
 std::string oom_message(const CacheState& c, std::uint64_t request_bytes,
                         std::uint64_t device_free_bytes, std::uint64_t device_total_bytes) {
-  if (c.async_backend) {
+  if (c.pool) {
     return fmt::format(
         "Allocation on device 0 would exceed allowed memory. (out of memory) Currently allocated "
         ": {} Requested : {} Device limit : {} Free (according to CUDA): {}",
@@ -46,6 +46,8 @@ CacheWords cache_words() {
           .pool_fragmentation_advice =
               "the pool cannot give back chunks in which a block still lives: free long-lived "
               "tensors together, or try the native allocator with expandable_segments:True",
+          .cache_backend = "native",
+          .pool_backend = "async",
           .size = &size_text,
           .message = &oom_message};
 }

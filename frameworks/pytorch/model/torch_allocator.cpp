@@ -69,7 +69,7 @@ CacheState TorchAllocator::cache_state() const {
           .failed_device_bytes = s.failed_device_bytes,
           .failed_request_bytes = s.failed_request_bytes,
           .allowed_bytes = allowed_.value_or(0),
-          .async_backend = config_.backend == Backend::async};
+          .pool = config_.backend == Backend::async};
 }
 
 MemoryState TorchAllocator::do_state() const {

@@ -67,6 +67,39 @@ std::vector<std::string> settle_torch(Params& options, const RecordedAllocatorSe
   return std::move(resolved.notes);
 }
 
+// What a frontier was asked under: PyTorch's settings, and a fraction cap when it was one (a cap
+// on the modelled card, not a card).
+std::string settings_words(const Params& options) {
+  const std::string conf = alloc_conf(options);
+  std::string out = conf.empty() ? " with PyTorch's defaults"
+                                 : fmt::format(" with PYTORCH_CUDA_ALLOC_CONF={}", conf);
+  if (options.choice("budget_by") == "fraction")
+    out += " under torch.cuda.set_per_process_memory_fraction (the budget is its cap)";
+  return out;
+}
+
+std::string approximate_words(const Params& /*options*/, ByteRange range) {
+  return fmt::format(
+      "backend=async is a model of the driver's pool from measurements, and PyTorch's own "
+      "frontier lies in {}..{} (docs/torch.md)",
+      format_bytes(range.low_bytes), format_bytes(range.high_bytes));
+}
+
+std::vector<std::string> contract_options(const std::vector<std::string>& upstreams) {
+  std::vector<std::string> options = {"expandable_segments=true", "max_split_size=20MiB",
+                                      "garbage_collection_threshold=0.5,budget_by=fraction",
+                                      "backend=async"};
+  for (const std::string& upstream : upstreams) {
+    if (upstream == "sim") continue;  // the default
+    options.push_back("upstream=" + upstream);
+    if (upstream == "cuda") {
+      options.push_back("upstream=cuda,expandable_segments=true");  // the virtual-memory API
+      options.push_back("upstream=cuda,backend=async");
+    }
+  }
+  return options;
+}
+
 }  // namespace
 
 BackendInfo torch_backend_info(const std::vector<std::string>& upstreams) {
@@ -77,6 +110,9 @@ BackendInfo torch_backend_info(const std::vector<std::string>& upstreams) {
               "managed on the device",
           .options = torch_option_spec(upstreams),
           .needs_device = false,
+          // Each way it holds memory (garbage collection acts under a fraction cap only), and
+          // over every upstream the catalogue offers it.
+          .contract_options = contract_options(upstreams),
           .validate = &validate_torch_options,
           .make = &make_torch,
           .upstream = &upstream_kind,
@@ -86,7 +122,9 @@ BackendInfo torch_backend_info(const std::vector<std::string>& upstreams) {
           .auto_notice =
               "a PyTorch snapshot: replayed through 'torch', oomlab's model of PyTorch's "
               "caching allocator, on a simulated card (no GPU used); -a async, cuda or sim "
-              "replays its requests on that allocator instead"};
+              "replays its requests on that allocator instead",
+          .settings_words = &settings_words,
+          .approximate_words = &approximate_words};
 }
 
 BackendKind torch_kind() {

@@ -10,7 +10,7 @@
 #include "record/formats.hpp"
 #include "reports/run/summary_json.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -154,4 +154,4 @@ nlohmann::ordered_json series_table_json(const SeriesTableSubject& s,
           {"notes", s.notes}};
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

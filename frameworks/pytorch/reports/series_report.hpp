@@ -9,7 +9,7 @@
 
 #include "pytorch/settings/series_table.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 struct SeriesTableSubject {
   std::string pattern;  // the snapshots' --trace pattern
@@ -26,4 +26,4 @@ struct SeriesTableSubject {
                                                        const trace::TraceSeries& series,
                                                        const SeriesTable& table);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -9,7 +9,7 @@
 #include "reports/run/report_input.hpp"
 #include "reports/writers/params_text.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -102,4 +102,4 @@ WhatIfResult read_whatif(const std::filesystem::path& path) {
   return r;
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -10,7 +10,7 @@
 #include "reports/writers/markdown_report.hpp"
 #include "reports/writers/report_content.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -138,4 +138,4 @@ std::string whatif_html(const WhatIfResult& r) {
   return out + html_page_end(OOMLAB_VERSION);
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -12,7 +12,7 @@
 #include "reports/searches/search_json.hpp"
 #include "reports/writers/json_values.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 using json = nlohmann::ordered_json;
 
@@ -338,4 +338,4 @@ json whatif_json(const WhatIfResult& r) {
   return doc;
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

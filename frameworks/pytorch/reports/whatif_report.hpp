@@ -12,7 +12,7 @@
 #include "pytorch/settings/whatif.hpp"
 #include "record/formats.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 // One line, leading: the setting that fits in the least memory against native, and, at the
 // budget, which settings run out of memory and which fit. Never recommends one that does not.
@@ -39,4 +39,4 @@ struct WhatIfTable {
 // Error(input) naming the file and the field when it is not one.
 [[nodiscard]] WhatIfResult read_whatif(const std::filesystem::path& path);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -18,7 +18,7 @@
 #include "run/parallel_each.hpp"
 #include "run/runner.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 namespace {
 
@@ -255,4 +255,4 @@ FitResult fit_as_recorded(const trace::TraceSeries& series, const FitRange& rang
   return fit_series(config, series, {.range = range}, rule);
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -21,7 +21,7 @@
 #include "run/fit.hpp"
 #include "trace/trace_series.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 // A card (or a size) of the table: its name, and the budget the allocator has on it (the card's
 // memory less what the process holds outside the allocator).
@@ -80,4 +80,4 @@ struct SeriesTable {
     const trace::TraceSeries& series, std::uint64_t value, std::uint64_t card_bytes,
     const std::atomic<bool>* stop, trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

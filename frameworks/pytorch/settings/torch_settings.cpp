@@ -10,7 +10,7 @@
 #include "pytorch/model/torch_options.hpp"
 #include "run/parallel_each.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 Params torch_native_options(std::uint64_t card_bytes) {
   const ParamSpec& spec = backend_info(torch::torch_kind()).options;
@@ -154,4 +154,4 @@ std::string remedy_advice(std::span<const SettingAnswer> checks, std::uint64_t b
   return out;
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -14,7 +14,7 @@
 #include "oomlab/params.hpp"
 #include "run/runner.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 // What the budget is: a card of that size (the device refuses), or a cap set by
 // torch.cuda.set_per_process_memory_fraction on the modelled card (PyTorch refuses first).
@@ -59,4 +59,4 @@ void check_remedies(const RunConfig& config, RunResult& result);
 [[nodiscard]] std::string remedy_advice(std::span<const SettingAnswer> checks,
                                         std::uint64_t budget_bytes);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -23,7 +23,7 @@
 #include "run/run_plan.hpp"
 #include "trace/trace.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 std::string_view to_string(WhatIfBudgetSource source) {
   switch (source) {
@@ -352,7 +352,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
       request.loaded ? request.loaded
                      : std::make_shared<const trace::Trace>(
                            trace::load(request.trace, {.device = request.device}));
-  if (trace->format != trace::pytorch_format()) {
+  if (trace->format != torch::pytorch_format()) {
     throw Error(ErrorKind::input,
                 fmt::format("{}: not a PyTorch memory snapshot (it reads as {}): whatif replays "
                             "the snapshots torch.cuda.memory._dump_snapshot() writes",
@@ -392,4 +392,4 @@ WhatIfResult what_if(const WhatIfRequest& request) {
   return result;
 }
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -20,7 +20,7 @@
 #include "run/runner.hpp"
 #include "trace/trace_series.hpp"
 
-namespace oomlab {
+namespace oomlab::torch {
 
 // Where the budget of the what-if came from.
 enum class WhatIfBudgetSource : std::uint8_t {
@@ -113,4 +113,4 @@ inline constexpr std::uint64_t kWhatIfCardBytes = 80ULL << 30U;
 // Interrupted when `stop` is set during the search.
 [[nodiscard]] WhatIfResult what_if(const WhatIfRequest& request);
 
-}  // namespace oomlab
+}  // namespace oomlab::torch

@@ -5,7 +5,9 @@
 #include "pytorch/trace/pickle_opcodes.hpp"
 #include "pytorch/trace/pickle_reader.hpp"
 
-namespace oomlab::trace::pickle {
+namespace oomlab::torch::pickle {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 void Reader::run() {
   if (data_.empty() || static_cast<unsigned char>(data_[0]) != kProto) {
@@ -189,4 +191,4 @@ const Node* Document::get(const Node& dict, std::string_view key) const {
   return nullptr;
 }
 
-}  // namespace oomlab::trace::pickle
+}  // namespace oomlab::torch::pickle

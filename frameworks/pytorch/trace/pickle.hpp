@@ -17,7 +17,9 @@
 #include "trace/large_array.hpp"
 #include "trace/stop_poll.hpp"
 
-namespace oomlab::trace::pickle {
+namespace oomlab::torch::pickle {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 enum class Kind : std::uint8_t { none, boolean, integer, real, text, bytes, list, tuple, dict };
 
@@ -81,4 +83,4 @@ class Document {
   std::uint32_t root_ = 0;
 };
 
-}  // namespace oomlab::trace::pickle
+}  // namespace oomlab::torch::pickle

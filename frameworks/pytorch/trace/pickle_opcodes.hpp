@@ -2,7 +2,7 @@
 // names of those that would import, build or call something (the reader refuses those, by name).
 #pragma once
 
-namespace oomlab::trace::pickle {
+namespace oomlab::torch::pickle {
 
 // Opcodes by their byte (Python's pickletools).
 enum Op : unsigned char {
@@ -88,4 +88,4 @@ inline const char* refused_name(unsigned char op) {
   }
 }
 
-}  // namespace oomlab::trace::pickle
+}  // namespace oomlab::torch::pickle

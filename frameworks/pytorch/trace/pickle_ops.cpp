@@ -3,7 +3,9 @@
 #include "pytorch/trace/pickle_opcodes.hpp"
 #include "pytorch/trace/pickle_reader.hpp"
 
-namespace oomlab::trace::pickle {
+namespace oomlab::torch::pickle {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 void Reader::other_op(unsigned char op) {
   if (op == kProto) {
@@ -154,4 +156,4 @@ bool Reader::memo_op(unsigned char op) {
   }
 }
 
-}  // namespace oomlab::trace::pickle
+}  // namespace oomlab::torch::pickle

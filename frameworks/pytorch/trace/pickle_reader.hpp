@@ -11,7 +11,9 @@
 #include "oomlab/error.hpp"
 #include "pytorch/trace/pickle.hpp"
 
-namespace oomlab::trace::pickle {
+namespace oomlab::torch::pickle {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 // Reads opcodes into the Document's nodes, runs and items. Nothing is formatted on the way: the
 // opcode's byte is kept (at_) and a message is made only when something is wrong.
@@ -126,4 +128,4 @@ class Reader {
   static constexpr std::uint32_t kUnset = std::numeric_limits<std::uint32_t>::max();
 };
 
-}  // namespace oomlab::trace::pickle
+}  // namespace oomlab::torch::pickle

@@ -4,7 +4,9 @@
 #include "oomlab/trace_format.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 bool is_pytorch_snapshot(std::string_view head) {
   if (!head.empty() && static_cast<unsigned char>(head[0]) == 0x80) return true;  // pickle PROTO
@@ -20,4 +22,4 @@ Format pytorch_format() {
   return kFormat;
 }
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

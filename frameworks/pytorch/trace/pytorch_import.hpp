@@ -12,7 +12,9 @@
 #include "pytorch/trace/snapshot_device.hpp"
 #include "trace/stop_poll.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 inline constexpr const char* kPytorchFormatName = "pytorch";
 
@@ -29,4 +31,4 @@ inline constexpr const char* kPytorchFormatName = "pytorch";
 // The number the registry gave the format.
 [[nodiscard]] Format pytorch_format();
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

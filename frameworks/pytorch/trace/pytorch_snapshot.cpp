@@ -23,7 +23,9 @@
 #include "trace/importers.hpp"
 #include "trace/load_status.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 namespace {
 
@@ -375,4 +377,4 @@ Trace parse_pytorch_snapshot(const std::filesystem::path& path, std::string cont
   return parse_snapshot(path, std::move(content), level, device, poll);
 }
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

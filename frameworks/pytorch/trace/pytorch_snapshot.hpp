@@ -14,7 +14,9 @@
 #include "trace/large_array.hpp"
 #include "trace/trace.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 struct SnapshotEntry {
   enum class Kind : std::uint8_t {
@@ -68,4 +70,4 @@ struct Snapshot {
 [[nodiscard]] Trace build_pytorch_trace(const std::filesystem::path& path, const Snapshot& snapshot,
                                         Level level);
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

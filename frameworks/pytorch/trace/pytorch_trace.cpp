@@ -20,7 +20,9 @@
 #include "pytorch/trace/pytorch_snapshot.hpp"
 #include "trace/address_set.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 namespace {
 
@@ -389,4 +391,4 @@ Trace build_pytorch_trace(const std::filesystem::path& path, const Snapshot& sna
   return trace;
 }
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

@@ -6,7 +6,9 @@
 
 #include "oomlab/units.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 namespace {
 
@@ -101,4 +103,4 @@ DevicePick pick_device(std::span<const std::uint64_t> entries, const DeviceAsked
   return pick;
 }
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

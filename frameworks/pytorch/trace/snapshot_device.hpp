@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace oomlab::trace {
+namespace oomlab::torch {
 
 // What the user asked for: a device, or none (then the one with a history), and how the command
 // names a device before its number ("--device ", "-p device="), for a message.
@@ -33,4 +33,4 @@ struct DevicePick {
 [[nodiscard]] DevicePick pick_device(std::span<const std::uint64_t> entries,
                                      const DeviceAsked& asked);
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

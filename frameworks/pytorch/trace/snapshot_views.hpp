@@ -12,7 +12,9 @@
 
 #include "pytorch/trace/pickle.hpp"
 
-namespace oomlab::trace {
+namespace oomlab::torch {
+
+using namespace oomlab::trace;  // the engine's trace types, which it works in
 
 // A node of the unpickled snapshot, with where it came from.
 struct PickleView {
@@ -97,4 +99,4 @@ struct JsonView {
   [[nodiscard]] static std::string where() { return {}; }
 };
 
-}  // namespace oomlab::trace
+}  // namespace oomlab::torch

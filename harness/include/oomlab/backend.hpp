@@ -14,8 +14,12 @@
 #include "oomlab/allocator.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/recorded_settings.hpp"
+#include "oomlab/units.hpp"
 
 namespace oomlab {
+
+struct RunConfig;  // run/runner.hpp: a run, typed
+struct RunResult;  // run/run_result.hpp: what it produced
 
 // The built-in backends have names here; a registered one gets a number from
 // kFirstRegisteredBackend on, in the order it was added (Registry::add_backend).
@@ -53,6 +57,21 @@ struct BackendInfo {
   ParamSpec options;
   bool needs_device = true;    // with its default options (an adaptor's: its upstream's)
   bool holds_ballast = false;  // the driver enforces the budget; else oomlab caps it
+  // The smallest piece it takes its memory in (an adaptor: its upstream's): the resolution of a
+  // frontier found on it, and what "largest free under N" of its OOM means. CUDA's page where the
+  // driver (or the sim standing for it) hands the memory out.
+  std::uint64_t granularity_bytes = kDevicePageBytes;
+  // Who refuses when it runs out (an adaptor: its upstream): "driver" where the device or the sim
+  // does; a model that refuses at a limit of its own names itself, so that its OOM is never
+  // called the driver's.
+  std::string oom_source = "driver";
+  // Whether what it hands out is held from its memory at once (reserved); false where pages land
+  // only when touched (managed memory).
+  bool reserves_on_allocate = true;
+  // Its options that change how it holds memory, each as --allocator spells it after "NAME:"
+  // ("expandable_segments=true", "upstream=cuda,backend=async"): the allocator contract suite
+  // (tests/contract/) runs it with its defaults and with each of these.
+  std::vector<std::string> contract_options;
   // Can hand an adaptor backend the memory it serves from: an allocation of any size, on the
   // run's stream. Every backend but an adaptor and auto.
   bool serves_upstream = false;
@@ -77,6 +96,15 @@ struct BackendInfo {
   // --trace)"), and the notice a run that took it for auto prints; both empty for the others.
   std::string replays;
   std::string auto_notice;
+  // A model of a framework's allocator whose settings are a user's remedy: after a run of it ran
+  // out of memory, its settings are tried at the same budget so that its advice names only one
+  // that completes (RunResult's oom remedies); null: none to try.
+  void (*check_settings)(const RunConfig& config, RunResult& result) = nullptr;
+  // Its options as the framework's user would set them, for an answer's line (" with
+  // PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"); null: nothing said of them.
+  std::string (*settings_words)(const Params& options) = nullptr;
+  // An approximate frontier (frontier_range) in words: why, and where the real one lies.
+  std::string (*approximate_words)(const Params& options, ByteRange range) = nullptr;
 };
 
 }  // namespace oomlab

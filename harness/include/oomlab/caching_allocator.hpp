@@ -23,7 +23,9 @@ struct CacheState {
   std::uint64_t failed_device_bytes = 0;   // what the last failed request asked the device for
   std::uint64_t failed_request_bytes = 0;  // that request as the allocator rounded it
   std::uint64_t allowed_bytes = 0;         // set_per_process_memory_fraction's cap; 0: none
-  bool async_backend = false;              // PyTorch's cudaMallocAsync backend, not its cache
+  // Its cache is a stream-ordered pool (cudaMallocAsync's) rather than segments of its own; the
+  // framework's record names that backend CacheWords::pool_backend.
+  bool pool = false;
   bool operator==(const CacheState&) const = default;
 };
 

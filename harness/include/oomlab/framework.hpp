@@ -3,6 +3,7 @@
 // reports and the CLI name no framework: they ask the registry.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -63,6 +64,12 @@ struct OomDialect {
   std::optional<OomReport> (*recognise)(std::string_view line) = nullptr;
   bool (*follow_up)(OomReport& report, std::string_view line) = nullptr;  // null: none come
   std::vector<OomAdvice> advice;  // for the reporters it names
+  // A reporter its line cannot tell apart ("TensorFlow/XLA": the BFC allocator both share), and
+  // the words in the program's command line or output that name which one it was ({"jax",
+  // "JAX/XLA"}, {"tensorflow", "TensorFlow"}): where exactly one of them appears, the report is
+  // that one's.
+  std::string shared_reporter;
+  std::vector<std::pair<std::string, std::string>> reporter_named_by;
 };
 
 // How a framework speaks of its caching allocator's state at an OOM (a CacheState whose
@@ -77,6 +84,10 @@ struct CacheWords {
   // reuse; and when its stream-ordered pool's chunks each keep a live block.
   std::string fragmentation_advice;
   std::string pool_fragmentation_advice;
+  // Its allocator's backends as its record names them (summary.json's oom.<key>.backend): the
+  // one with a cache of segments of its own ("native") and the stream-ordered pool ("async").
+  std::string cache_backend;
+  std::string pool_backend;
   std::string (*size)(std::uint64_t bytes) = nullptr;  // a size as the framework prints it
   // The message its own out-of-memory error gives for this state.
   std::string (*message)(const CacheState& cache, std::uint64_t request_bytes,
@@ -144,6 +155,44 @@ struct Launcher {
   std::string local_mark;   // what puts a local rank's ("torchrun --tee")
 };
 
+namespace cli {
+class CommandTable;  // oomlab/command_table.hpp: the command line's commands
+}
+struct RunResult;       // run/run_result.hpp: a run's record, a program's too
+struct ExecConfig;      // exec/exec_run.hpp: a program's run, typed
+class ExecDevices;      // exec/exec_devices.hpp: the devices it runs on
+struct RemedyCheck;     // run/setting_answer.hpp: a rerun with the setting the model named
+struct FitResult;       // run/fit.hpp: the largest value that fits
+struct SeriesQuestion;  // exec/exec_fit.hpp: a trace series' answer asked of the model
+
+// What a framework's model of its allocator answers of a program `exec` ran, from the snapshots
+// its start-up shim recorded (Framework::program_shim): exec's model, --check-remedy's rerun, and
+// the searches' predictions (frontier exec, fit exec, frontier exec --from).
+struct ProgramModelling {
+  // Each snapshot of run.program through the model, into run.models (a stop ends it).
+  void (*model)(RunResult& run, const std::atomic<bool>* stop) = nullptr;
+  // The program run again at the same budget with the setting the model named: "" when it ran,
+  // else why it did not. Throws what running it throws.
+  std::string (*check_remedy)(const ExecConfig& config, ExecDevices& devices,
+                              RunResult& run) = nullptr;
+  std::string (*remedy_words)(const RemedyCheck& check) = nullptr;  // the check in one line
+  // From a trace series of the program's snapshots: the largest value whose made trace completes
+  // in a budget, and the smallest budget a value's made trace completes in.
+  FitResult (*fit_series)(const SeriesQuestion& question) = nullptr;
+  std::optional<std::uint64_t> (*frontier_series)(const SeriesQuestion& question) = nullptr;
+};
+
+// How its users spell its allocator's settings (PyTorch's PYTORCH_CUDA_ALLOC_CONF): the backend
+// whose options they are, the flag the engine's commands take them with, and the reader that
+// turns them into that backend's `name=value` options (Error(usage) naming `flag`; the CLI calls
+// it, the only place that parses text).
+struct SettingsSpelling {
+  std::string backend;  // "torch"
+  std::string flag;     // "--alloc-conf"
+  std::string help;     // the flag's help on the engine's commands
+  std::vector<std::string> (*assignments)(std::string_view text, std::string_view flag) = nullptr;
+};
+
 struct Framework {
   std::string name;     // "PyTorch"
   std::string summary;  // one line, for `oomlab list`
@@ -171,7 +220,15 @@ struct Framework {
   std::optional<CacheWords> cache_words;
   bool models_snapshots = false;
   std::optional<ProgramShim> program_shim;  // none: exec does not instrument its programs
-  std::optional<Launcher> launcher;         // the distributed launcher it ships, if any
+  // What its instrumentation and model add to a program's run, for `exec --help` (paragraphs,
+  // each line indented as the help's are; "" none).
+  std::string exec_help;
+  std::optional<Launcher> launcher;                   // the distributed launcher it ships, if any
+  std::optional<SettingsSpelling> settings_spelling;  // none: its options spelled as oomlab's
+  std::optional<ProgramModelling> program_modelling;  // with models_snapshots
+  // Its face on the command line: the commands it brings (PyTorch's whatif) and the flags it adds
+  // to the engine's, put in the CLI's table by code of its own above the CLI; null: none.
+  void (*add_commands)(cli::CommandTable& table) = nullptr;
 };
 
 }  // namespace oomlab

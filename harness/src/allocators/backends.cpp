@@ -59,6 +59,7 @@ BackendInfo managed_backend() {
                        .type = ParamType::flag,
                        .default_value = false,
                        .help = "cudaMemPrefetchAsync each allocation to the device"}},
+          .reserves_on_allocate = false,  // pages land on the device when touched
           .serves_upstream = true,
           .make = &make_managed_backend};
 }

@@ -69,9 +69,8 @@ LeakFit fit_leak(std::span<const StepSample> samples, std::uint64_t budget_bytes
 
 namespace {
 
-std::string largest_text(std::uint64_t largest) {
-  return largest == 0 ? fmt::format("under {}", format_bytes(kDevicePageBytes))
-                      : format_bytes(largest);
+std::string largest_text(std::uint64_t largest, std::uint64_t granularity) {
+  return largest == 0 ? fmt::format("under {}", format_bytes(granularity)) : format_bytes(largest);
 }
 
 }  // namespace
@@ -204,7 +203,7 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
   const CacheWords& words = words_of(c);
   const std::uint64_t unallocated =
       c.reserved_bytes > c.allocated_bytes ? c.reserved_bytes - c.allocated_bytes : 0;
-  if (c.async_backend) {
+  if (c.pool) {
     d.evidence = fmt::format(
         "{} free in total >= request {}, but the cudaMallocAsync pool's chunks that hold it each "
         "keep a live block (the pool reserves {})",
@@ -311,7 +310,8 @@ Diagnosis diagnose(const OomEvidence& e) {
     d.cause = Cause::fragmentation;
     d.evidence = e.largest_free_bytes
                      ? fmt::format("{} free in total, but the largest block is {} < request {}",
-                                   format_bytes(d.free_bytes), largest_text(*e.largest_free_bytes),
+                                   format_bytes(d.free_bytes),
+                                   largest_text(*e.largest_free_bytes, e.granularity_bytes),
                                    format_bytes(e.request_bytes))
                      : fmt::format("{} free in total >= request {} (largest block not probed)",
                                    format_bytes(d.free_bytes), format_bytes(e.request_bytes));

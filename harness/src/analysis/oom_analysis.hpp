@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "oomlab/caching_allocator.hpp"
+#include "oomlab/units.hpp"
 
 namespace oomlab {
 
@@ -47,10 +48,11 @@ struct OomEvidence {
   std::optional<std::uint64_t> live_footprint_bytes;
   std::optional<std::uint64_t> request_footprint_bytes;
   std::uint64_t expected_peak_bytes = 0;  // the scenario's own model of this part's peak (0: none)
-  std::optional<std::uint64_t> largest_free_bytes;  // none when not probed
-  std::optional<bool> request_fits_now;             // the same request, probed right after
-  std::uint64_t cap_bytes = 0;                      // oomlab's cap when it refused (else 0)
-  std::uint64_t cap_charged_bytes = 0;              // what the cap counted as held then
+  std::optional<std::uint64_t> largest_free_bytes;     // none when not probed
+  std::uint64_t granularity_bytes = kDevicePageBytes;  // the probe's resolution (the backend's)
+  std::optional<bool> request_fits_now;                // the same request, probed right after
+  std::uint64_t cap_bytes = 0;                         // oomlab's cap when it refused (else 0)
+  std::uint64_t cap_charged_bytes = 0;                 // what the cap counted as held then
   bool real_device = false;
   std::uint64_t device_free_at_start = 0;  // after the ballast
   std::uint64_t device_free_now = 0;

@@ -5,6 +5,7 @@
 #include "exec/oom_place.hpp"
 #include "exec/rank_attribution.hpp"
 #include "exec/snapshot_shim.hpp"
+#include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
 
@@ -151,13 +152,32 @@ OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
   return oom;
 }
 
+void FrameworkHints::read(std::string_view text) {
+  for (const OomDialect& d : Registry::global().oom_dialects()) {
+    for (const auto& [word, reporter] : d.reporter_named_by) {
+      if (!words.contains(word) && text.find(word) != std::string_view::npos) words.insert(word);
+    }
+  }
+}
+
+void name_shared_reporter(ProgramOom& oom, const FrameworkHints& hints) {
+  for (const OomDialect& d : Registry::global().oom_dialects()) {
+    if (d.shared_reporter.empty() || oom.framework != d.shared_reporter) continue;
+    std::vector<std::string> named;
+    for (const auto& [word, reporter] : d.reporter_named_by) {
+      if (hints.words.contains(word)) named.push_back(reporter);
+    }
+    if (named.size() == 1) oom.framework = named.front();
+    return;
+  }
+}
+
 ExecObservation observe(const MemoryTimeline& timeline, const OomScanner& scanner,
                         const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row,
-                        FrameworkHints hints) {
+                        const FrameworkHints& hints) {
   std::optional<ProgramOom> oom = scanner.found();
   if (oom && oom->sizing_setting.empty()) oom->sizing_setting = scanner.sizing_setting();
-  if (oom && oom->framework == "TensorFlow/XLA" && hints.jax != hints.tensorflow)
-    oom->framework = hints.jax ? "JAX/XLA" : "TensorFlow";
+  if (oom) name_shared_reporter(*oom, hints);
   return ExecObservation{.peak = timeline.peak(),
                          .peak_used_bytes = timeline.peak_used_bytes(),
                          .first_bytes = timeline.first_bytes(),

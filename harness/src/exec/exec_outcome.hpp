@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
+#include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -47,15 +50,19 @@ struct OomMoment {
 [[nodiscard]] OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
                                            const ProgramRun* program);
 
-// What the program's output said of itself beyond its OOM lines.
+// What the program's command line and output said of itself beyond its OOM lines: the words of
+// the registered dialects' reporter_named_by that appeared.
 struct FrameworkHints {
-  bool jax = false;
-  bool tensorflow = false;
+  std::set<std::string> words;
+  void read(std::string_view text);
 };
+// A report of a dialect's shared reporter, named for the one framework the hints name, if one.
+void name_shared_reporter(ProgramOom& oom, const FrameworkHints& hints);
 
 [[nodiscard]] ExecObservation observe(
     const MemoryTimeline& timeline, const OomScanner& scanner,
-    const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row, FrameworkHints hints);
+    const std::optional<std::pair<std::uint64_t, MemoryReading>>& oom_row,
+    const FrameworkHints& hints);
 
 // The result before the run: environment, devices, the command as the scenario's one parameter.
 [[nodiscard]] RunResult exec_result_frame(const ExecConfig& config, const ExecDevices& devices);

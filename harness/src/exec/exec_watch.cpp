@@ -28,8 +28,7 @@ std::pair<const Launcher*, const LauncherFailure*> ExecWatch::root_cause() const
 }
 
 void ExecWatch::hint(std::string_view text) {
-  saw_.jax = saw_.jax || text.find("jax") != std::string_view::npos;
-  saw_.tensorflow = saw_.tensorflow || text.find("tensorflow") != std::string_view::npos;
+  saw_.read(text);
 }
 
 void ExecWatch::line(std::string_view text, bool /*from_stderr*/) {

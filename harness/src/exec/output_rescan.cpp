@@ -24,8 +24,7 @@ OutputRescan rescan_output(const std::vector<fs::path>& files) {
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      hints.jax = hints.jax || line.find("jax") != std::string::npos;
-      hints.tensorflow = hints.tensorflow || line.find("tensorflow") != std::string::npos;
+      hints.read(line);
       scanner.feed_line(read_rank_marks(line).text);
     }
   }
@@ -34,8 +33,7 @@ OutputRescan rescan_output(const std::vector<fs::path>& files) {
   if (out.oom && out.oom->sizing_setting.empty())
     out.oom->sizing_setting = scanner.sizing_setting();
   // XLA's own log lines do not say whether JAX or TensorFlow built it; the output does.
-  if (out.oom && out.oom->framework == "TensorFlow/XLA" && hints.jax != hints.tensorflow)
-    out.oom->framework = hints.jax ? "JAX/XLA" : "TensorFlow";
+  if (out.oom) name_shared_reporter(*out.oom, hints);
   return out;
 }
 

@@ -228,7 +228,7 @@ std::uint64_t HarnessContext::probe_largest(std::uint64_t upper_bytes) {
         }
         return status;
       },
-      upper_bytes, kDevicePageBytes);
+      upper_bytes, settings_.granularity_bytes);
 }
 
 std::optional<std::uint64_t> HarnessContext::largest_free_bytes() {
@@ -279,6 +279,7 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
                             .request_footprint_bytes = allocator_.footprint(bytes),
                             .expected_peak_bytes = expected_peak_bytes_,
                             .largest_free_bytes = rec.largest_free_bytes,
+                            .granularity_bytes = settings_.granularity_bytes,
                             .request_fits_now = fits_now,
                             .cap_bytes = capped ? state.cap_bytes : 0,
                             .cap_charged_bytes = capped ? state.cap_charged_bytes : 0,
@@ -289,7 +290,8 @@ void HarnessContext::record_oom(std::size_t bytes, std::string_view label,
                             .leak = rec.leak,
                             .cache = rec.cache});
   const bool fraction = rec.cache && rec.cache->allowed_bytes > 0;
-  rec.source = capped ? "budget-cap" : fraction ? "fraction" : "driver";
+  rec.source = capped ? "budget-cap" : fraction ? "fraction" : settings_.oom_source;
+  rec.granularity_bytes = settings_.granularity_bytes;
   // The CUDA error's name, where a CUDA call was made: not for the cap, not on the sim.
   if (!capped && !fraction && !settings_.simulated) {
     rec.error =

@@ -33,6 +33,9 @@ struct ContextSettings {
   bool simulated = true;
   VerifyMode verify = VerifyMode::sample;
   std::uint64_t device_free_at_start = 0;  // after the ballast: the external-pressure baseline
+  // The backend's own (BackendInfo of its memory source): its OOM's words and resolution.
+  std::uint64_t granularity_bytes = kDevicePageBytes;
+  std::string oom_source = "driver";
   // Simulated: the card the budget stands for (a named card's memory, a size's own), which an OOM
   // reports as the device's total; 0: the allocator's (the modelled card, for N% and all).
   std::uint64_t card_bytes = 0;

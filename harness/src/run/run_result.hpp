@@ -42,6 +42,7 @@ struct OomRecord {
   std::uint64_t device_free_bytes = 0;
   std::uint64_t device_total_bytes = 0;
   std::optional<std::uint64_t> largest_free_bytes;
+  std::uint64_t granularity_bytes = kDevicePageBytes;  // the backend's (BackendInfo), for 0 above
   Diagnosis diagnosis;
   // A caching allocator's own account (torch): what PyTorch's OutOfMemoryError would say.
   std::optional<CacheState> cache;
@@ -57,7 +58,9 @@ struct OomRecord {
   std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
   std::optional<ProgramMessage> program;     // exec: the program's own words
   std::vector<SettingAnswer> remedies;       // torch replays: each setting at the run's budget
-  std::string source;                // "driver" | "budget-cap" | "fraction" (PyTorch's own cap)
+  // "driver" | "budget-cap" | "fraction" (a framework's own cap) | a model's own name
+  // (BackendInfo::oom_source)
+  std::string source;
   std::optional<std::string> error;  // the CUDA error's name; none for budget-cap
   LeakFit leak;
   bool operator==(const OomRecord&) const = default;

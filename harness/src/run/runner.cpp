@@ -103,6 +103,11 @@ std::uint64_t simulated_card_bytes(const BudgetRequest& request, std::uint64_t b
   return request.kind == BudgetRequest::Kind::bytes ? budget : 0;
 }
 
+// Where a run's memory comes from: the backend itself, or an adaptor's upstream.
+const BackendInfo& memory_source_info(const RunPlan& plan) {
+  return backend_info(memory_source(plan.kind, plan.allocator_options));
+}
+
 ContextSettings context_settings(const RunConfig& config, const RunPlan& plan, std::uint64_t budget,
                                  DeviceHold& hold, const std::atomic<bool>& timed_out,
                                  RunResult& result) {
@@ -115,6 +120,8 @@ ContextSettings context_settings(const RunConfig& config, const RunPlan& plan, s
       .simulated = plan.simulated,
       .verify = plan.simulated ? VerifyMode::off : config.verify,
       .device_free_at_start = plan.simulated ? budget : hold.free_at_start,
+      .granularity_bytes = memory_source_info(plan).granularity_bytes,
+      .oom_source = memory_source_info(plan).oom_source,
       .card_bytes = plan.simulated ? simulated_card_bytes(config.budget, budget) : 0,
       .stop = config.stop,
       .timed_out = config.timeout.count() > 0 ? &timed_out : nullptr,

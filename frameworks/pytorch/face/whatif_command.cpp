@@ -11,7 +11,6 @@
 #include <optional>
 #include <span>
 
-#include "cli/alloc_conf.hpp"
 #include "cli/commands.hpp"
 #include "cli/out_folder.hpp"
 #include "cli/output_flag.hpp"
@@ -21,13 +20,17 @@
 #include "io/output_file.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
+#include "pytorch/face/alloc_conf.hpp"
+#include "pytorch/face/face.hpp"
 #include "pytorch/reports/whatif_report.hpp"
 #include "pytorch/settings/whatif.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
 #include "trace/importers.hpp"
 #include "trace/trace.hpp"
 
-namespace oomlab::cli {
+namespace oomlab::torch {
+
+using namespace oomlab::cli;  // the engine's cli types, which it works in
 
 namespace fs = std::filesystem;
 
@@ -42,7 +45,7 @@ void check_pytorch_snapshot(const fs::path& path) {
   head.resize(static_cast<std::size_t>(file.gcount()));
   trace::refuse_compressed(path, head);
   const trace::Format format = trace::detect_format(head);
-  if (format == trace::pytorch_format()) return;
+  if (format == torch::pytorch_format()) return;
   throw Error(ErrorKind::input,
               fmt::format("{}: not a PyTorch memory snapshot{}: whatif replays what "
                           "torch.cuda.memory._dump_snapshot() writes",
@@ -222,4 +225,4 @@ int whatif_command(const WhatIfOptions& o, std::ostream& out, std::ostream& err)
   return kExitOk;
 }
 
-}  // namespace oomlab::cli
+}  // namespace oomlab::torch

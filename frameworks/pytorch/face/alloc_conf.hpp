@@ -8,7 +8,9 @@
 #include <string_view>
 #include <vector>
 
-namespace oomlab::cli {
+namespace oomlab::torch {
+
+using namespace oomlab::cli;  // the engine's cli types, which it works in
 
 // The items of an option list, split at commas outside brackets (roundup_power2_divisions takes
 // "[256:1,512:2]"). An item in PyTorch's KEY:VALUE becomes oomlab's key=value; one already in
@@ -18,4 +20,4 @@ namespace oomlab::cli {
 [[nodiscard]] std::vector<std::string> torch_assignments(std::string_view list,
                                                          std::string_view flag);
 
-}  // namespace oomlab::cli
+}  // namespace oomlab::torch

@@ -1,4 +1,4 @@
-#include "cli/alloc_conf.hpp"
+#include "pytorch/face/alloc_conf.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,9 @@
 #include "cli/parse.hpp"
 #include "oomlab/error.hpp"
 
-namespace oomlab::cli {
+namespace oomlab::torch {
+
+using namespace oomlab::cli;  // the engine's cli types, which it works in
 
 namespace {
 
@@ -133,4 +135,4 @@ std::vector<std::string> torch_assignments(std::string_view list, std::string_vi
   return out;
 }
 
-}  // namespace oomlab::cli
+}  // namespace oomlab::torch

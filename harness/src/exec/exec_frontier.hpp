@@ -18,6 +18,7 @@
 
 #include "exec/exec_run.hpp"
 #include "run/searches.hpp"
+#include "run/setting_answer.hpp"
 
 namespace oomlab {
 
@@ -43,8 +44,25 @@ struct ExecSearch {
 [[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
                                               const ExecSearch& search);
 
+struct ProgramModelling;
+// Whose allocator the model's snapshots are of, as a sentence names it ("PyTorch"; "the
+// framework" where none models them).
+[[nodiscard]] std::string allocator_owner();
+// The registered framework's model of exec's program snapshots (Framework::program_modelling),
+// null when none models them: the searches then run plain, without a prediction.
+[[nodiscard]] const ProgramModelling* program_modelling();
+
+// The row the program ran with (its snapshot's settings), or none.
+[[nodiscard]] const ModelRow* as_ran_row(const ProgramModel& model);
+
+// The smallest card for the whole process with the settings it ran with: the model's frontier
+// plus the memory outside the allocator, the largest over the run's snapshots (each process has
+// the budget on its device). None when no snapshot gives one.
+[[nodiscard]] std::optional<std::uint64_t> predicted_frontier(
+    const std::vector<ProgramModel>& models);
+
 // A run's snapshots through the model (into run.models): the largest of their settings'
-// whole-process frontiers, or none without a snapshot.
+// whole-process frontiers, or none without a snapshot or a model.
 [[nodiscard]] std::optional<std::uint64_t> predict_from_snapshots(RunResult& run,
                                                                   const std::atomic<bool>* stop);
 

@@ -1,4 +1,4 @@
-#include "pytorch/exec/exec_series.hpp"
+#include "exec/exec_series.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -7,13 +7,12 @@
 #include <filesystem>
 #include <memory>
 
+#include "exec/exec_fit.hpp"
+#include "exec/exec_frontier.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/framework.hpp"
 #include "oomlab/units.hpp"
-#include "pytorch/exec/exec_fit.hpp"
-#include "pytorch/exec/exec_frontier.hpp"
-#include "pytorch/exec/program_model.hpp"
-#include "pytorch/settings/series_table.hpp"
 
 namespace oomlab {
 
@@ -50,9 +49,10 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
                                name, value, to_string(run.outcome),
                                trial.message.empty() ? "" : ": " + trial.message)};
   }
-  model_program(run, {.stop = base.stop});
+  if (const ProgramModelling* modelling = program_modelling()) modelling->model(run, base.stop);
   if (run.models.empty()) {
-    return {.why = fmt::format("the run at {}={} left no PyTorch snapshot to read{}", name, value,
+    return {.why = fmt::format("the run at {}={} left no {} snapshot to read{}", name, value,
+                               allocator_owner(),
                                run.program && !run.program->snapshot_note.empty()
                                    ? " (" + run.program->snapshot_note + ")"
                                    : "")};
@@ -70,18 +70,26 @@ void answer_from(const trace::TraceSeries& series, const SeriesFrontierRequest& 
   using Rule = trace::TraceSeries::Rule;
   const std::uint64_t card =
       out.card_bytes > out.outside_bytes ? out.card_bytes - out.outside_bytes : 0;
-  const std::optional<std::uint64_t> lines =
-      frontier_as_recorded(series, request.at, card, stop, Rule::lines);
+  const auto frontier = [&](Rule rule) -> std::optional<std::uint64_t> {
+    const ProgramModelling* modelling = program_modelling();
+    if (modelling == nullptr || modelling->frontier_series == nullptr) return std::nullopt;
+    return modelling->frontier_series(
+        {.series = series,
+         .range = {.name = request.name, .lo = request.at, .hi = request.at},
+         .budget_bytes = card,
+         .stop = stop,
+         .rule = rule});
+  };
+  const std::optional<std::uint64_t> lines = frontier(Rule::lines);
   const bool adapts = series.fit().transient > 0;
-  const std::optional<std::uint64_t> low =
-      adapts ? frontier_as_recorded(series, request.at, card, stop, Rule::refusable) : lines;
+  const std::optional<std::uint64_t> low = adapts ? frontier(Rule::refusable) : lines;
   const std::string made = fmt::format(
       "the trace made at {}={} from the runs at {}={} ({:.1f}% of their requests aligned, {} "
       "scaling with {}), replayed on the model under the settings they ran with, plus {} the "
-      "process held outside PyTorch's allocator",
+      "process held outside {}'s allocator",
       request.name, request.at, request.name, fmt::join(request.from, ","),
       100.0 * series.fit().aligned_share, format_count(series.fit().scaling), request.name,
-      format_bytes(out.outside_bytes));
+      format_bytes(out.outside_bytes), allocator_owner());
   if (lines) out.frontier_bytes = *lines + out.outside_bytes;
   if (low) out.low_bytes = *low + out.outside_bytes;
   if (!lines && !low) {
@@ -110,9 +118,9 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   SeriesFrontier out;
   const SnapshotFolder scratch;
   if (!base.snapshot.enabled || scratch.path().empty()) {
-    out.note =
-        "no answer: the runs record no PyTorch snapshot (--no-snapshot, or no temporary "
-        "folder)";
+    out.note = fmt::format(
+        "no answer: the runs record no {} snapshot (--no-snapshot, or no temporary folder)",
+        allocator_owner());
     return out;
   }
   ExecConfig config = base;

@@ -1,12 +1,13 @@
-#include "pytorch/exec/exec_frontier.hpp"
+#include "exec/exec_frontier.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "exec/snapshot_folder.hpp"
+#include "oomlab/framework.hpp"
+#include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
-#include "pytorch/exec/program_model.hpp"
 
 namespace oomlab {
 
@@ -27,10 +28,10 @@ std::string prediction_note(const RunResult& top, const std::optional<std::uint6
   const ModelRow* row = as_ran_row(m);
   return fmt::format(
       "predicted {} ({} B): the model's frontier for {} ({}) plus {} the process held outside "
-      "PyTorch's allocator ({})",
+      "{}'s allocator ({})",
       format_bytes(*predicted), format_count(*predicted), row->setting,
       format_bytes(row->model_frontier_bytes.value_or(0)), format_bytes(m.outside_allocator_bytes),
-      m.outside_measured);
+      allocator_owner(), m.outside_measured);
 }
 
 }  // namespace
@@ -69,8 +70,40 @@ Trial program_trial(const RunResult& run) {
   return trial;
 }
 
+std::string allocator_owner() {
+  const CacheWords* words = Registry::global().snapshot_words();
+  return words != nullptr ? words->owner : "the framework";
+}
+
+const ProgramModelling* program_modelling() {
+  for (const Framework& f : Registry::global().frameworks()) {
+    if (f.models_snapshots && f.program_modelling && f.program_modelling->model != nullptr)
+      return &*f.program_modelling;
+  }
+  return nullptr;
+}
+
+const ModelRow* as_ran_row(const ProgramModel& model) {
+  for (const ModelRow& r : model.whatif) {
+    if (r.as_ran) return &r;
+  }
+  return nullptr;
+}
+
+std::optional<std::uint64_t> predicted_frontier(const std::vector<ProgramModel>& models) {
+  std::optional<std::uint64_t> most;
+  for (const ProgramModel& m : models) {
+    const ModelRow* row = as_ran_row(m);
+    if (row == nullptr || !row->frontier_bytes) return std::nullopt;
+    most = std::max(most.value_or(0), *row->frontier_bytes);
+  }
+  return most;
+}
+
 std::optional<std::uint64_t> predict_from_snapshots(RunResult& run, const std::atomic<bool>* stop) {
-  model_program(run, {.stop = stop});
+  const ProgramModelling* modelling = program_modelling();
+  if (modelling == nullptr) return std::nullopt;
+  modelling->model(run, stop);
   return predicted_frontier(run.models);
 }
 

@@ -1,4 +1,4 @@
-#include "pytorch/exec/exec_fit.hpp"
+#include "exec/exec_fit.hpp"
 
 #include <fmt/format.h>
 
@@ -8,11 +8,11 @@
 #include <filesystem>
 #include <memory>
 
+#include "exec/exec_frontier.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/framework.hpp"
 #include "oomlab/units.hpp"
-#include "pytorch/exec/exec_frontier.hpp"
-#include "pytorch/settings/series_table.hpp"
 #include "trace/trace_series.hpp"
 
 namespace oomlab {
@@ -201,14 +201,21 @@ class FitRuns {
       const std::uint64_t budget = result_.budget_bytes - outside_;
       const FitRange range{.name = name, .lo = points_.back().value, .hi = search_.range.hi};
       const bool adapts = series.fit().transient > 0;
-      const FitResult f = fit_as_recorded(
-          series, range, budget, base_.stop,
-          adapts ? trace::TraceSeries::Rule::refusable : trace::TraceSeries::Rule::lines);
+      const ProgramModelling* modelling = program_modelling();
+      if (modelling == nullptr || modelling->fit_series == nullptr)
+        return {.note = "no prediction: no model of the snapshots' allocator"};
+      const FitResult f = modelling->fit_series(
+          {.series = series,
+           .range = range,
+           .budget_bytes = budget,
+           .stop = base_.stop,
+           .rule = adapts ? trace::TraceSeries::Rule::refusable : trace::TraceSeries::Rule::lines});
       const std::string made = made_words(series, budget);
       if (!f.answer) return {.note = fmt::format("no prediction: {}: none completes", made)};
       std::string bounds;
       if (adapts) {
-        const FitResult lines = fit_as_recorded(series, range, budget, base_.stop);
+        const FitResult lines = modelling->fit_series(
+            {.series = series, .range = range, .budget_bytes = budget, .stop = base_.stop});
         bounds = fmt::format(
             "; {} requests live inside one call and change with {} (cuDNN's workspaces): "
             "{}={} with each given up when refused, as a capped program does, {} with each "
@@ -230,10 +237,10 @@ class FitRuns {
     return fmt::format(
         "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}) made "
         "into a trace at each value and replayed on the model at {} ({} less {} the process "
-        "held outside PyTorch's allocator)",
+        "held outside {}'s allocator)",
         name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
         format_count(series.fit().scaling), name, format_bytes(budget),
-        format_bytes(result_.budget_bytes), format_bytes(outside_));
+        format_bytes(result_.budget_bytes), format_bytes(outside_), allocator_owner());
   }
 
   void read_need(RunResult& run, std::uint64_t value) {

@@ -8,6 +8,7 @@
 // value, and the search goes to the largest value the line says fits and verifies it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -16,8 +17,21 @@
 
 #include "exec/exec_run.hpp"
 #include "run/fit.hpp"
+#include "trace/trace_series.hpp"
 
 namespace oomlab {
+
+// A trace series' answer asked of a framework's model (ProgramModelling::fit_series, its
+// frontier_series): the series, the values asked (frontier_series: range.lo, the one value), the
+// budget (fit_series: the allocator's; frontier_series: the modelled card, the most tried), and
+// how the transient requests are made.
+struct SeriesQuestion {
+  const trace::TraceSeries& series;
+  FitRange range;
+  std::uint64_t budget_bytes = 0;
+  const std::atomic<bool>* stop = nullptr;
+  trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines;
+};
 
 struct ExecFitSearch {
   FitRange range;
