@@ -133,12 +133,11 @@ class Replay final : public Scenario {
 
   [[nodiscard]] std::shared_ptr<const trace::Trace> input_trace() const override { return trace_; }
 
-  // A PyTorch snapshot's at the tensor level (none recorded: PyTorch's defaults). Its segment
+  // A snapshot's at the tensor level (none recorded: its model's defaults). Its segment
   // level is what the caching allocator got, which no model of it serves again.
-  [[nodiscard]] std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
-      const override {
+  [[nodiscard]] std::optional<RecordedSettings> recorded_allocator_settings() const override {
     if (!trace_ || !trace_->recorded || level_ != trace::Level::tensor) return std::nullopt;
-    return trace_->recorded->allocator_settings.value_or(RecordedAllocatorSettings{});
+    return trace_->recorded->allocator_settings.value_or(RecordedSettings{});
   }
 
   void run(RunContext& ctx) override {

@@ -88,7 +88,7 @@ TEST(TorchUpstreams, ExpandableSegmentsOnlyWhereThePagesAreTheUpstreams) {
 // The same rule when expandable_segments comes from a snapshot's recorded settings.
 TEST(TorchUpstreams, ARecordedExpandableSettingOverAsyncIsRefusedBeforeTheRun) {
   Params options = torch_over("async");
-  const RecordedAllocatorSettings recorded{.expandable_segments = true};
+  const RecordedSettings recorded{.backend = "torch", .options = {{"expandable_segments", true}}};
   try {
     static_cast<void>(backend_info(torch::torch_kind()).settle(options, &recorded));
     FAIL() << "settle must refuse the recorded expandable_segments over async";

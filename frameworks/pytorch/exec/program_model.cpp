@@ -11,6 +11,7 @@
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "pytorch/exec/library_oom.hpp"
+#include "pytorch/model/torch_options.hpp"
 #include "pytorch/settings/torch_settings.hpp"
 #include "pytorch/settings/whatif.hpp"
 #include "pytorch/trace/pytorch_import.hpp"
@@ -211,8 +212,8 @@ ProgramModel model_snapshot(const RunResult& run, const std::filesystem::path& s
       std::erase(m.caveats, trace::recorded_end_caveat(*trace->recorded_end));
     m.caveats.insert(m.caveats.begin(), library_caveat(*m.library_oom));
   }
-  if (const RecordedAllocatorSettings* recorded = trace::allocator_settings(*trace);
-      recorded != nullptr && recorded->fraction_capped.value_or(false)) {
+  if (const RecordedSettings* recorded = trace::allocator_settings(*trace);
+      recorded != nullptr && torch::ran_under_fraction_cap(*recorded)) {
     m.notes.emplace_back(
         "the program's own OOM left the device room for the request: it ran under "
         "torch.cuda.set_per_process_memory_fraction, whose cap is not the budget; the model "

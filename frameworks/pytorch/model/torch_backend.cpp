@@ -50,7 +50,7 @@ std::unique_ptr<Allocator> make_torch(const Params& options, const BackendSite& 
 
 // A snapshot's expandable_segments over an upstream that cannot map pages is refused here,
 // before the run, as the same option given by the user is.
-std::vector<std::string> settle_torch(Params& options, const RecordedAllocatorSettings* recorded) {
+std::vector<std::string> settle_torch(Params& options, const RecordedSettings* recorded) {
   ResolvedTorch resolved = resolve_torch(options, recorded);
   check_upstream(resolved.effective, resolved.config.expandable_segments);
   // PyTorch collects cached blocks only as its fraction cap fills: on a card of its own the

@@ -4,7 +4,10 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
+#include <charconv>
+#include <optional>
 #include <vector>
 
 #include "allocators/backends.hpp"
@@ -179,13 +182,31 @@ std::optional<FrontierRange> frontier_range(const Params& options, std::uint64_t
 
 namespace {
 
-// One recorded value as the default of an option the user left alone.
-template <typename T>
-void take(Params& effective, std::vector<std::string>& taken, const char* name,
-          const std::optional<T>& recorded, ParamValue value) {
-  if (!recorded || effective.was_set(name)) return;
-  effective.set(name, std::move(value));
+// A recorded option as the default of an option the user left alone, where it has the option's
+// type (a per-size table is not one: the caller reads it).
+void take(Params& effective, std::vector<std::string>& taken, const RecordedSettings& recorded,
+          const char* name) {
+  const auto it = recorded.options.find(name);
+  if (it == recorded.options.end() || effective.was_set(name) ||
+      it->second.index() != effective.values().at(name).index()) {
+    return;
+  }
+  effective.set(name, it->second);
   taken.push_back(fmt::format("{}={}", name, format_param_value(effective.values().at(name))));
+}
+
+// roundup_power2_divisions recorded per size (PyTorch's intervals from 1 MB up, a whole number
+// each, kPerSizeDivisions): the table, when it is one.
+std::optional<std::array<std::uint32_t, 16>> per_size_divisions(const RecordedSettings& r) {
+  const auto list = r.get<ChoiceList>("roundup_power2_divisions");
+  if (!list || list->size() != 16) return std::nullopt;
+  std::array<std::uint32_t, 16> table{};
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const std::string& text = (*list)[i];
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), table[i]);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  }
+  return table;
 }
 
 TorchConfig config_from(const Params& p) {
@@ -204,33 +225,22 @@ TorchConfig config_from(const Params& p) {
 
 }  // namespace
 
-ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettings* recorded) {
+ResolvedTorch resolve_torch(const Params& options, const RecordedSettings* recorded) {
   ResolvedTorch out{.effective = options};
   if (recorded == nullptr) {
     out.config = config_from(out.effective);
     return out;
   }
-  const RecordedAllocatorSettings& r = *recorded;
+  const RecordedSettings& r = *recorded;
   Params& e = out.effective;
   std::vector<std::string> taken;
-  take(e, taken, "expandable_segments", r.expandable_segments,
-       r.expandable_segments.value_or(false));
-  take(e, taken, "max_split_size", r.max_split_size, Bytes{r.max_split_size.value_or(0)});
-  take(e, taken, "max_non_split_rounding", r.max_non_split_rounding,
-       Bytes{r.max_non_split_rounding.value_or(0)});
-  take(e, taken, "large_segment_size", r.large_segment_size,
-       Bytes{r.large_segment_size.value_or(0)});
-  take(e, taken, "garbage_collection_threshold", r.garbage_collection_threshold,
-       r.garbage_collection_threshold.value_or(0.0));
-  take(e, taken, "backend", r.backend, r.backend.value_or("native"));
-  const auto& table = r.roundup_power2_divisions;
-  const bool uniform = table && std::all_of(table->begin(), table->end(),
-                                            [&](std::uint32_t d) { return d == (*table)[0]; });
-  if (table && uniform) {
-    take(e, taken, "roundup_power2_divisions", table, std::int64_t{(*table)[0]});
+  for (const char* name :
+       {"expandable_segments", "max_split_size", "max_non_split_rounding", "large_segment_size",
+        "garbage_collection_threshold", "backend", "roundup_power2_divisions"}) {
+    take(e, taken, r, name);
   }
   out.config = config_from(e);
-  if (table && !uniform && !e.was_set("roundup_power2_divisions")) {
+  if (const auto table = per_size_divisions(r); table && !e.was_set("roundup_power2_divisions")) {
     out.config.roundup_power2_divisions = *table;
     std::vector<std::string> steps;
     for (std::size_t i = 0; i < table->size(); ++i)
@@ -245,7 +255,7 @@ ResolvedTorch resolve_torch(const Params& options, const RecordedAllocatorSettin
   }
   // A card answers "how much memory": the fraction the program ran under is a question of its
   // own, asked for by name.
-  if (r.fraction_capped.value_or(false) && !e.was_set("budget_by")) {
+  if (ran_under_fraction_cap(r) && !e.was_set("budget_by")) {
     out.notes.emplace_back(
         "torch: the program ran under torch.cuda.set_per_process_memory_fraction (its OOM left "
         "the device room for the request); this run models a card of the budget's size "

@@ -48,8 +48,14 @@ struct ResolvedTorch {
   Params effective;                // the options as the run used them
   std::vector<std::string> notes;  // what came from the recorded settings, and what did not
 };
+// The program a snapshot recorded ran under torch.cuda.set_per_process_memory_fraction (its own
+// OOM left the device room for the request): its settings record budget_by=fraction, which a
+// model takes only when asked by name (a card answers "how much memory").
+[[nodiscard]] inline bool ran_under_fraction_cap(const RecordedSettings& recorded) {
+  return recorded.get<std::string>("budget_by") == "fraction";
+}
+
 // The user's options over the recorded settings over PyTorch's defaults.
-[[nodiscard]] ResolvedTorch resolve_torch(const Params& options,
-                                          const RecordedAllocatorSettings* recorded);
+[[nodiscard]] ResolvedTorch resolve_torch(const Params& options, const RecordedSettings* recorded);
 
 }  // namespace oomlab::torch

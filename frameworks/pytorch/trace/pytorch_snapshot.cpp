@@ -239,35 +239,50 @@ class SnapshotReader {
     }
   }
 
+  // Each as the torch backend's option of that name: a size in bytes (max_split_size -1, no
+  // limit, is the option's max), roundup_power2_divisions one number where every size has the
+  // same, else the list by size from 1 MB (per_size_divisions reads it back).
   void read_settings(const View& settings) {
     if (!settings.is_dict()) return;
-    RecordedAllocatorSettings r;
-    if (const auto v = settings.get("expandable_segments")) r.expandable_segments = v->boolean();
+    RecordedSettings r = snapshot_settings();
+    if (const auto v = settings.get("expandable_segments"); v && v->boolean())
+      r.options["expandable_segments"] = *v->boolean();
     if (const auto v = settings.get("max_split_size"); v && v->integer()) {
-      r.max_split_size = *v->integer() < 0 ? UINT64_MAX : static_cast<std::uint64_t>(*v->integer());
+      r.options["max_split_size"] =
+          Bytes{*v->integer() < 0 ? UINT64_MAX : static_cast<std::uint64_t>(*v->integer())};
     }
     if (const auto v = settings.get("garbage_collection_threshold"); v && v->number())
-      r.garbage_collection_threshold = *v->number();
-    if (const auto v = settings.get("roundup_power2_divisions"); v && v->is_dict()) {
-      std::array<std::uint32_t, 16> table{};
-      v->for_each_entry([&](std::string_view key, const View& value) {
-        std::uint64_t mb = 0;
-        for (const char c : key)
-          mb = c >= '0' && c <= '9' ? mb * 10 + (c - '0') : 0;
-        const auto divisions = value.integer();
-        if (mb == 0 || (mb & (mb - 1)) != 0 || !divisions || *divisions < 0) return;
-        table[std::min<std::size_t>(std::bit_width(mb) - 1, table.size() - 1)] =
-            static_cast<std::uint32_t>(*divisions);
-      });
-      r.roundup_power2_divisions = table;
-    }
+      r.options["garbage_collection_threshold"] = *v->number();
+    if (const auto v = settings.get("roundup_power2_divisions"); v && v->is_dict())
+      read_divisions(*v, r);
     if (const auto v = settings.get("PYTORCH_CUDA_ALLOC_CONF"); v && v->text())
       read_conf_text(*v->text(), r);
-    snapshot_.settings = r;
+    snapshot_.settings = std::move(r);
+  }
+
+  static void read_divisions(const View& by_size, RecordedSettings& r) {
+    std::array<std::uint32_t, 16> table{};
+    by_size.for_each_entry([&](std::string_view key, const View& value) {
+      std::uint64_t mb = 0;
+      for (const char c : key)
+        mb = c >= '0' && c <= '9' ? mb * 10 + (c - '0') : 0;
+      const auto divisions = value.integer();
+      if (mb == 0 || (mb & (mb - 1)) != 0 || !divisions || *divisions < 0) return;
+      table[std::min<std::size_t>(std::bit_width(mb) - 1, table.size() - 1)] =
+          static_cast<std::uint32_t>(*divisions);
+    });
+    if (std::all_of(table.begin(), table.end(), [&](std::uint32_t d) { return d == table[0]; })) {
+      r.options["roundup_power2_divisions"] = std::int64_t{table[0]};
+      return;
+    }
+    ChoiceList by_interval;
+    for (const std::uint32_t d : table)
+      by_interval.push_back(std::to_string(d));
+    r.options["roundup_power2_divisions"] = std::move(by_interval);
   }
 
   // The keys of PYTORCH_CUDA_ALLOC_CONF that the structured settings do not carry.
-  static void read_conf_text(std::string_view conf, RecordedAllocatorSettings& r) {
+  static void read_conf_text(std::string_view conf, RecordedSettings& r) {
     const auto megabytes = [&](std::string_view key) -> std::optional<std::uint64_t> {
       const auto at = conf.find(key);
       if (at == std::string_view::npos) return std::nullopt;
@@ -278,9 +293,12 @@ class SnapshotReader {
         mb = mb * 10 + static_cast<std::uint64_t>(conf[i] - '0');
       return digits && mb < (1ULL << 40U) ? std::optional(mb << 20U) : std::nullopt;
     };
-    r.max_non_split_rounding = megabytes("max_non_split_rounding_mb:");
-    r.large_segment_size = megabytes("large_segment_size_mb:");
-    if (conf.find("backend:cudaMallocAsync") != std::string_view::npos) r.backend = "async";
+    if (const auto bytes = megabytes("max_non_split_rounding_mb:"))
+      r.options["max_non_split_rounding"] = Bytes{*bytes};
+    if (const auto bytes = megabytes("large_segment_size_mb:"))
+      r.options["large_segment_size"] = Bytes{*bytes};
+    if (conf.find("backend:cudaMallocAsync") != std::string_view::npos)
+      r.options["backend"] = std::string("async");
   }
 
   const std::filesystem::path& path_;

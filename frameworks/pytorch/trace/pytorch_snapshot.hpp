@@ -53,6 +53,11 @@ struct SnapshotSegment {
   std::vector<Block> blocks;
 };
 
+// A snapshot's allocator settings are the options of the backend that models its allocator.
+[[nodiscard]] inline RecordedSettings snapshot_settings() {
+  return {.backend = "torch"};
+}
+
 struct Snapshot {
   LargeArray<SnapshotEntry> entries;  // hundreds of thousands: huge pages
   std::uint64_t other_entries = 0;    // free_requested, snapshot, ...
@@ -60,7 +65,8 @@ struct Snapshot {
   std::map<std::string, std::uint64_t> unknown_actions;
   std::vector<SnapshotSegment> segments;  // of this device
   std::vector<std::vector<std::string>> stacks;
-  std::optional<RecordedAllocatorSettings> settings;
+  // Its allocator_settings as the torch backend's options (snapshot_settings).
+  std::optional<RecordedSettings> settings;
   std::string notice;  // the device read when the user named none, said (pick_device)
 };
 

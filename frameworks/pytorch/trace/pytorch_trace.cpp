@@ -200,7 +200,7 @@ ReleaseClassifier classifier_for(const Snapshot& s, std::uint64_t initial_reserv
     if (takes(e.kind)) c.peak = std::max(c.peak, reserved += e.bytes);
     if (gives_back(e.kind)) reserved -= std::min(reserved, e.bytes);
   }
-  c.collects = s.settings && s.settings->garbage_collection_threshold.value_or(0.0) > 0.0;
+  c.collects = s.settings && s.settings->get<double>("garbage_collection_threshold") > 0.0;
   return c;
 }
 
@@ -213,7 +213,7 @@ class Assembler {
     Trace& t = builder_.trace();
     RecordedState& own = t.recorded.emplace();
     own.stacks = snapshot_.stacks;
-    own.allocator_settings = snapshot_.settings;
+    own.allocator_settings = snapshot_.settings.value_or(snapshot_settings());
     note_fraction_cap(t);
     place_initial_state(t);
     walk(t);
@@ -225,8 +225,9 @@ class Assembler {
   void note_fraction_cap(Trace& t) const {
     for (const SnapshotEntry& e : snapshot_.entries) {
       if (e.kind != Kind::oom) continue;
-      if (!t.recorded->allocator_settings) t.recorded->allocator_settings.emplace();
-      t.recorded->allocator_settings->fraction_capped = e.address >= e.bytes;
+      if (e.address < e.bytes) return;
+      if (!t.recorded->allocator_settings) t.recorded->allocator_settings = snapshot_settings();
+      t.recorded->allocator_settings->options["budget_by"] = std::string("fraction");
       return;
     }
   }

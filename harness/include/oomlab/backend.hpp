@@ -45,9 +45,9 @@ struct BackendSite {
   std::uint64_t budget_bytes = 0;
   std::optional<int> device;  // none: a simulated run
   Stream stream;
-  // The settings of the allocator the run's input was recorded with (a snapshot's), for a model
-  // of that allocator; null when the input recorded none.
-  const RecordedAllocatorSettings* recorded = nullptr;
+  // The settings of the allocator the run's input was recorded with (a snapshot's), as the
+  // options of the backend that models it; null when the input recorded none.
+  const RecordedSettings* recorded = nullptr;
 };
 
 struct BackendInfo {
@@ -82,10 +82,10 @@ struct BackendInfo {
   // An adaptor's: the backend its options name as its upstream, where its memory comes from
   // (null: the backend takes its memory itself).
   BackendKind (*upstream)(const Params& options) = nullptr;
-  // Takes the defaults of options the user left alone from the recorded settings, saying so in
-  // the notes it returns (null: the backend takes nothing from them).
-  std::vector<std::string> (*settle)(Params& options,
-                                     const RecordedAllocatorSettings* recorded) = nullptr;
+  // Takes the defaults of options the user left alone from the recorded settings (its own
+  // options, by name), saying so in the notes it returns (null: the backend takes nothing from
+  // them).
+  std::vector<std::string> (*settle)(Params& options, const RecordedSettings* recorded) = nullptr;
   // Where the real allocator's frontier lies when the backend's is approximate (a model of a
   // pool the driver manages): [low, high] around the frontier the backend found with these
   // options; none when it is exact (null: always exact).

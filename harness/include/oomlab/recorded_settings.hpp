@@ -1,26 +1,36 @@
-// The settings of the allocator a replayed program ran with, as its trace recorded them (a
-// PyTorch snapshot's allocator_settings). A model of that allocator takes them as its defaults;
-// what the user asks for wins. Fields the trace does not carry stay empty.
+// The settings of the allocator a replayed program ran with, as its trace recorded them, spelled
+// as the options of the backend that models that allocator (the names and types of its
+// BackendInfo::options): the backend takes them as its defaults, and what the user asks for wins.
+// The trace format that read them knows whose they are; the engine only carries them.
 #pragma once
 
-#include <array>
-#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <variant>
+
+#include "oomlab/params.hpp"
 
 namespace oomlab {
 
-struct RecordedAllocatorSettings {
-  std::optional<bool> expandable_segments;
-  std::optional<std::uint64_t> max_split_size;  // UINT64_MAX: unlimited
-  std::optional<std::uint64_t> max_non_split_rounding;
-  std::optional<std::uint64_t> large_segment_size;
-  std::optional<double> garbage_collection_threshold;
-  std::optional<std::array<std::uint32_t, 16>> roundup_power2_divisions;  // per interval
-  std::optional<std::string> backend;                                     // "native" or "async"
-  // The program's own OOM left the device with room for the request: it was capped by
-  // set_per_process_memory_fraction, not by the device.
-  std::optional<bool> fraction_capped;
+struct RecordedSettings {
+  // The backend whose options these are ("": the first backend that models a recorded
+  // allocator, BackendInfo::auto_notice).
+  std::string backend;
+  // The options the trace recorded, by the backend's own names; a value may be of a type of its
+  // own where the backend reads more from a trace than a user can ask for.
+  std::map<std::string, ParamValue, std::less<>> options;
+
+  // The option's recorded value as a T; none where it was not recorded (or not as a T).
+  template <typename T>
+  [[nodiscard]] std::optional<T> get(std::string_view name) const {
+    const auto it = options.find(name);
+    if (it == options.end()) return std::nullopt;
+    const T* value = std::get_if<T>(&it->second);
+    return value != nullptr ? std::optional<T>(*value) : std::nullopt;
+  }
+  bool operator==(const RecordedSettings&) const = default;
 };
 
 }  // namespace oomlab

@@ -187,9 +187,9 @@ class Scenario {
   // Returns at the OOM, at its own end, or when ctx.stop_requested().
   virtual void run(RunContext& ctx) = 0;
   // After prepare(): the settings of the allocator the scenario's input was recorded with (a
-  // replayed PyTorch snapshot's), for a model of that allocator to start from. None by default.
-  [[nodiscard]] virtual std::optional<RecordedAllocatorSettings> recorded_allocator_settings()
-      const {
+  // replayed snapshot's), as the options of the backend that models it, for that model to start
+  // from. None by default.
+  [[nodiscard]] virtual std::optional<RecordedSettings> recorded_allocator_settings() const {
     return std::nullopt;
   }
 

@@ -79,7 +79,7 @@ struct RecordedState {
   std::vector<SegmentEntry> segment_entries;  // tensor level: the real allocator's device calls
   bool release_at_end = false;  // the program emptied its cache after its last request
   std::vector<std::vector<std::string>> stacks;  // Python frames, innermost first
-  std::optional<RecordedAllocatorSettings> allocator_settings;
+  std::optional<RecordedSettings> allocator_settings;
   // Entries of an action oomlab does not know (a newer PyTorch's), skipped: each action, how many.
   std::vector<std::pair<std::string, std::uint64_t>> unknown_actions;
 
@@ -142,8 +142,8 @@ struct Trace {
   std::vector<std::string> notices;
 };
 
-// A PyTorch snapshot's allocator settings, when it recorded them (null otherwise).
-[[nodiscard]] inline const RecordedAllocatorSettings* allocator_settings(const Trace& trace) {
+// The allocator settings a snapshot recorded, as its model's options (null: none recorded).
+[[nodiscard]] inline const RecordedSettings* allocator_settings(const Trace& trace) {
   return trace.recorded && trace.recorded->allocator_settings ? &*trace.recorded->allocator_settings
                                                               : nullptr;
 }

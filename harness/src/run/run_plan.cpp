@@ -45,7 +45,7 @@ void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& pla
                  RunResult& result) {
   const auto recorded = scenario.recorded_allocator_settings();
   if (plan.automatic && recorded) {
-    ResolvedAllocator model = model_of_recorded_allocator();
+    ResolvedAllocator model = model_of_recorded_allocator(recorded->backend);
     plan.kind = model.kind;
     plan.allocator_options = std::move(model.options);
     notify(config, result, std::move(model.notice));

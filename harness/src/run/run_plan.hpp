@@ -19,9 +19,9 @@ namespace oomlab {
 struct RunPlan {
   BackendKind kind = BackendKind::sim;
   Params allocator_options;
-  // The settings the input was recorded with (a PyTorch snapshot's), for a backend that models
-  // the allocator that recorded it.
-  std::optional<RecordedAllocatorSettings> recorded;
+  // The settings the input was recorded with (a framework's snapshot's), as the options of the
+  // backend that models the allocator that recorded them.
+  std::optional<RecordedSettings> recorded;
   bool simulated = true;
   bool automatic = false;      // the user named no allocator: the input may still choose one
   std::string pending_notice;  // auto's, said once the input has had its say
@@ -39,7 +39,8 @@ struct ResolvedAllocator {
 
 // What `auto` becomes for a trace that recorded its allocator (a framework's snapshot replayed at
 // the tensor level): the backend that models that allocator (BackendInfo::auto_notice; `name`,
-// when given, picks it by the name its format gives), with its default options and its notice.
+// when given, picks it by the name its trace gives, RecordedSettings::backend), with its default
+// options and its notice.
 [[nodiscard]] ResolvedAllocator model_of_recorded_allocator(std::string_view name = {});
 
 // The allocator the run uses: `auto` resolved (noting the fallback to sim), with its options.
