@@ -82,7 +82,7 @@ TEST(CapturedDiagnosis, AnOomInCublasIsNamedAsTheLibrarysAndNeverAsTheProgramCom
   EXPECT_NE(m.caveats.front().find("lower bound"), std::string::npos);
   EXPECT_NE(m.advice.find("leave cuBLAS room"), std::string::npos) << m.advice;
   ASSERT_TRUE(m.advised) << "--check-remedy has a setting to try first";
-  EXPECT_EQ(m.whatif[*m.advised].alloc_conf, "expandable_segments:True");
+  EXPECT_EQ(m.whatif[*m.advised].settings, "expandable_segments:True");
   EXPECT_NE(run.oom->diagnosis.evidence.find("cuBLAS could not get device memory"),
             std::string::npos)
       << run.oom->diagnosis.evidence;

@@ -10,6 +10,16 @@ namespace oomlab::testing {
 
 using namespace oomlab::literals;
 
+inline SettingAnswer answer(std::string setting, std::string settings, bool completes,
+                            std::optional<std::uint64_t> first_failure = std::nullopt) {
+  SettingAnswer a;
+  a.setting = std::move(setting);
+  a.settings = std::move(settings);
+  a.completes_at_budget = completes;
+  a.first_failure_index = first_failure;
+  return a;
+}
+
 inline OomRecord full_oom() {
   return {.event = 1033,
           .step = 7,
@@ -54,10 +64,8 @@ inline OomRecord full_oom() {
                                     .device_free_bytes = 100_MiB,
                                     .sizing_setting = "XLA_PYTHON_CLIENT_MEM_FRACTION",
                                     .lines_seen = 2},
-          .remedies = {{.setting = "expandable_segments",
-                        .alloc_conf = "expandable_segments:True",
-                        .completes_at_budget = true},
-                       {.setting = "native", .first_failure_index = 8945}},
+          .remedies = {answer("expandable_segments", "expandable_segments:True", true),
+                       answer("native", "", false, 8945)},
           .source = "driver",
           .error = "cudaErrorMemoryAllocation",
           .leak = {.samples = 5,
@@ -85,18 +93,21 @@ inline ProgramModel full_model(const std::filesystem::path& folder) {
                  .caveats = {"the trace stops at the OOM"},
                  .notes = {"one note"},
                  .duration_ms = 321.5};
-  ModelRow native{{.setting = "native", .first_failure_index = 8945}};
+  ModelRow native;
+  native.setting = "native";
+  native.first_failure_index = 8945;
   native.as_ran = true;
-  ModelRow expandable{{.setting = "expandable_segments",
-                       .alloc_conf = "expandable_segments:True",
-                       .completes_at_budget = true}};
+  ModelRow expandable;
+  expandable.setting = "expandable_segments";
+  expandable.settings = "expandable_segments:True";
+  expandable.completes_at_budget = true;
   expandable.fraction_cap = true;
   expandable.approximate = true;
   expandable.model_frontier_bytes = 1200_MiB;
   expandable.frontier_bytes = 1800_MiB;
   m.whatif = {native, expandable};
   m.remedy_check = RemedyCheck{.setting = "expandable_segments",
-                               .alloc_conf = "expandable_segments:True",
+                               .settings = "expandable_segments:True",
                                .replaced = "max_split_size_mb:128",
                                .allocator_cap_bytes = 1300_MiB,
                                .memory_fraction = 0.25,

@@ -68,7 +68,7 @@ class ModelRecord : public ::testing::Test {
     ASSERT_EQ(run_.models.size(), 1U);
     run_.models.front().remedy_check =
         RemedyCheck{.setting = "expandable_segments",
-                    .alloc_conf = "expandable_segments:True",
+                    .settings = "expandable_segments:True",
                     .outcome = Outcome::oom,
                     .held = false,
                     .line = "torch.OutOfMemoryError: CUDA out of memory."};

@@ -129,13 +129,13 @@ TEST(ProgramModel, TheAdviceNamesOnlySettingsWhoseRowsComplete) {
   EXPECT_TRUE(named.completes_at_budget);
   EXPECT_FALSE(named.as_ran);
   EXPECT_TRUE(m.advice.starts_with(
-      "the model says " + named.alloc_conf +
-      " completes at this budget: set PYTORCH_CUDA_ALLOC_CONF=" + named.alloc_conf))
+      "the model says " + named.settings +
+      " completes at this budget: set PYTORCH_CUDA_ALLOC_CONF=" + named.settings))
       << m.advice;
   std::size_t completing = 0;
   for (const ModelRow& row : m.whatif) {
-    if (row.alloc_conf.empty()) continue;
-    const bool named_in_advice = m.advice.find(row.alloc_conf) != std::string::npos;
+    if (row.settings.empty()) continue;
+    const bool named_in_advice = m.advice.find(row.settings) != std::string::npos;
     if (!row.completes_at_budget || row.fraction_cap) {
       EXPECT_FALSE(named_in_advice) << row.setting << " does not complete: " << m.advice;
     } else {

@@ -107,7 +107,7 @@ TEST_F(RemedyCheck, TheSettingTheModelNamesIsRunAgainAndItsClaimHolds) {
   const auto& check = r.models.front().remedy_check;
   ASSERT_TRUE(check);
   EXPECT_EQ(check->setting, "expandable_segments");
-  EXPECT_EQ(check->alloc_conf, "expandable_segments:True");
+  EXPECT_EQ(check->settings, "expandable_segments:True");
   EXPECT_EQ(check->outcome, Outcome::completed);
   EXPECT_TRUE(check->held);
   EXPECT_EQ(seen(), (std::vector<std::string>{"unset", "expandable_segments:True"}));

@@ -158,7 +158,9 @@ TEST(ReportPytorch, OptionValuesAreWrittenAsWhatifWritesThem) {
   const RunReport report = report_of(torch_replay("train_fixed_native", 16_GiB), "options");
   const std::string allocator = row_value(report, "Allocator");
   WhatIfResult whatif{.trace = "train_fixed_native.pickle", .upper_bytes = 80_GiB};
-  whatif.rows.push_back({.name = "native", .options = Params(torch::torch_option_spec())});
+  WhatIfRow& native = whatif.rows.emplace_back();
+  native.setting = "native";
+  native.options = Params(torch::torch_option_spec());
   whatif.native = 0;
   const std::string whatif_md = whatif_markdown(whatif);
   for (const std::string& setting :

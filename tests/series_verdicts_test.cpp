@@ -120,9 +120,15 @@ TEST(SeriesFixtures, OutsideIsTakenFromTheBudget) {
 TEST(SeriesFixtures, ACardTableNamesTheBestExactSettingNotAnApproximateReading) {
   const trace::TraceSeries series = cli::load_series(gpt2_pattern(), {"batch", {1, 2}}, {}, {});
   SeriesTable table;
-  table.rows = {SeriesRow{.setting = "native", .largest = {10}},
-                SeriesRow{.setting = "expandable_segments", .largest = {12}},
-                SeriesRow{.setting = "backend=async", .approximate = true, .largest = {15}}};
+  const auto row = [](std::string setting, std::uint64_t largest, bool approximate) {
+    SeriesRow r;
+    r.setting = std::move(setting);
+    r.approximate = approximate;
+    r.largest = {largest};
+    return r;
+  };
+  table.rows = {row("native", 10, false), row("expandable_segments", 12, false),
+                row("backend=async", 15, true)};
   const SeriesTableSubject subject{
       .pattern = gpt2_pattern(),
       .range = {.name = "batch", .lo = 1, .hi = 64},

@@ -109,8 +109,9 @@ TEST(TypedReplay, WhatIfAnswersForASnapshotAlreadyRead) {
   ASSERT_EQ(typed.rows.size(), by_path.rows.size());
   ASSERT_FALSE(typed.rows.empty());
   for (std::size_t i = 0; i < typed.rows.size(); ++i) {
-    EXPECT_EQ(typed.rows[i].name, by_path.rows[i].name);
-    EXPECT_EQ(typed.rows[i].frontier_bytes, by_path.rows[i].frontier_bytes) << typed.rows[i].name;
+    EXPECT_EQ(typed.rows[i].setting, by_path.rows[i].setting);
+    EXPECT_EQ(typed.rows[i].frontier_bytes, by_path.rows[i].frontier_bytes)
+        << typed.rows[i].setting;
   }
   EXPECT_EQ(typed.entries, by_path.entries);
 }

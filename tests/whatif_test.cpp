@@ -93,7 +93,7 @@ TEST(WhatIf, ExpandableSegmentsNeedNoMoreThanNativeWhenShapesChange) {
   ASSERT_TRUE(r.native);
   const auto find = [&](const std::string& name) -> const WhatIfRow& {
     for (const WhatIfRow& row : r.rows) {
-      if (row.name == name) return row;
+      if (row.setting == name) return row;
     }
     throw std::runtime_error("no row " + name);
   };
@@ -155,10 +155,12 @@ TEST(WhatIf, AtTheOriginalBudgetNativeFailsWherePyTorchDid) {
 // a cap on the modelled card is no card.
 TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
   const auto row = [](std::string name, std::uint64_t frontier, bool fraction) {
-    return WhatIfRow{.name = std::move(name),
-                     .options = Params(torch::torch_option_spec()),
-                     .fraction = fraction,
-                     .frontier_bytes = frontier};
+    WhatIfRow r;
+    r.setting = std::move(name);
+    r.options = Params(torch::torch_option_spec());
+    r.fraction_cap = fraction;
+    r.frontier_bytes = frontier;
+    return r;
   };
   const std::vector<WhatIfRow> rows = {
       row("native", 4_GiB, false),
@@ -169,9 +171,10 @@ TEST(WhatIf, AFractionCapRowIsNotTheSmallestCard) {
 }
 
 WhatIfRow row_at(std::string name, std::uint64_t frontier, const std::string& backend) {
-  WhatIfRow row{.name = std::move(name),
-                .options = Params(torch::torch_option_spec()),
-                .frontier_bytes = frontier};
+  WhatIfRow row;
+  row.setting = std::move(name);
+  row.options = Params(torch::torch_option_spec());
+  row.frontier_bytes = frontier;
   row.options.set("backend", backend);
   return row;
 }
@@ -206,14 +209,15 @@ TEST(WhatIf, TheExactRowThatLeadsOverASmallerApproximateFigureIsExplainedInANote
   const WhatIfResult r = what_if({.trace = kJobs / "grow_native.pickle"});
   ASSERT_TRUE(r.best.has_value());
   const WhatIfRow& best = r.rows[*r.best];
-  const auto async = std::find_if(r.rows.begin(), r.rows.end(),
-                                  [](const WhatIfRow& row) { return row.name == "backend=async"; });
+  const auto async = std::find_if(r.rows.begin(), r.rows.end(), [](const WhatIfRow& row) {
+    return row.setting == "backend=async";
+  });
   ASSERT_NE(async, r.rows.end());
   ASSERT_LT(*async->frontier_bytes, *best.frontier_bytes) << "the case this test is about";
-  EXPECT_NE(best.name, "backend=async");
+  EXPECT_NE(best.setting, "backend=async");
   EXPECT_FALSE(torch::frontier_range(best.options, *best.frontier_bytes).has_value())
-      << best.name << " is exact";
-  const std::string note = best.name + " leads, not backend=async: backend=async's frontier, ~" +
+      << best.setting << " is exact";
+  const std::string note = best.setting + " leads, not backend=async: backend=async's frontier, ~" +
                            format_bytes(*async->frontier_bytes) + ", is the smaller";
   EXPECT_NE(std::find_if(r.notes.begin(), r.notes.end(),
                          [&](const std::string& n) { return n.starts_with(note); }),

@@ -172,7 +172,7 @@ json remedies_json(const std::vector<SettingAnswer>& checks) {
   json out = json::array();
   for (const SettingAnswer& c : checks) {
     out.push_back({{"setting", c.setting},
-                   {"alloc_conf", c.alloc_conf},
+                   {"alloc_conf", c.settings},
                    {"completes_at_budget", c.completes_at_budget},
                    {"first_failure_index", or_null(c.first_failure_index)}});
   }
@@ -183,10 +183,11 @@ std::vector<SettingAnswer> read_remedies(const JsonFields& oom) {
   std::vector<SettingAnswer> checks;
   if (!oom.has("remedies")) return checks;
   for (const JsonFields& c : oom.objects("remedies")) {
-    checks.push_back({.setting = c.text("setting"),
-                      .alloc_conf = c.optional_text("alloc_conf"),
-                      .completes_at_budget = c.flag("completes_at_budget"),
-                      .first_failure_index = c.optional_count("first_failure_index")});
+    SettingAnswer& answer = checks.emplace_back();
+    answer.setting = c.text("setting");
+    answer.settings = c.optional_text("alloc_conf");
+    answer.completes_at_budget = c.flag("completes_at_budget");
+    answer.first_failure_index = c.optional_count("first_failure_index");
   }
   return checks;
 }

@@ -19,7 +19,7 @@ int small_int(const JsonFields& f, const std::string& key, int fallback) {
 
 json model_row_json(const ModelRow& r) {
   return {{"setting", r.setting},
-          {"alloc_conf", r.alloc_conf},
+          {"alloc_conf", r.settings},
           {"as_ran", r.as_ran},
           {"fraction_cap", r.fraction_cap},
           {"approximate", r.approximate},
@@ -31,14 +31,13 @@ json model_row_json(const ModelRow& r) {
 
 ModelRow read_model_row(const JsonFields& r) {
   ModelRow row;
-  static_cast<SettingAnswer&>(row) = {
-      .setting = r.text("setting"),
-      .alloc_conf = r.optional_text("alloc_conf"),
-      .completes_at_budget = r.flag("completes_at_budget"),
-      .first_failure_index = r.optional_count("first_failure_index")};
-  row.as_ran = r.flag("as_ran");
+  row.setting = r.text("setting");
+  row.settings = r.optional_text("alloc_conf");
   row.fraction_cap = r.flag("fraction_cap");
   row.approximate = r.flag("approximate");
+  row.completes_at_budget = r.flag("completes_at_budget");
+  row.first_failure_index = r.optional_count("first_failure_index");
+  row.as_ran = r.flag("as_ran");
   row.model_frontier_bytes = r.optional_count("model_frontier_bytes");
   row.frontier_bytes = r.optional_count("frontier_bytes");
   return row;
@@ -47,7 +46,7 @@ ModelRow read_model_row(const JsonFields& r) {
 json remedy_check_json(const std::optional<RemedyCheck>& c) {
   if (!c) return nullptr;
   return {{"setting", c->setting},
-          {"alloc_conf", c->alloc_conf},
+          {"alloc_conf", c->settings},
           {"replaced", text_or_null(c->replaced)},
           {"outcome", to_string(c->outcome)},
           {"held", c->held},
@@ -60,7 +59,7 @@ json remedy_check_json(const std::optional<RemedyCheck>& c) {
 
 RemedyCheck read_remedy_check(const JsonFields& c) {
   return {.setting = c.optional_text("setting"),
-          .alloc_conf = c.optional_text("alloc_conf"),
+          .settings = c.optional_text("alloc_conf"),
           .replaced = c.optional_text("replaced"),
           .allocator_cap_bytes = c.optional_count("allocator_cap_bytes"),
           .memory_fraction = c.optional_number("memory_fraction").value_or(0),

@@ -78,7 +78,7 @@ void advise_library_room(ProgramModel& m) {
       "the last {}, or a smaller batch; --check-remedy reruns the program to see which holds",
       l.library, format_bytes(cap), format_bytes(m.budget_bytes - cap));
   for (std::size_t i = 0; i < m.whatif.size(); ++i) {
-    if (m.whatif[i].alloc_conf == "expandable_segments:True" && !m.whatif[i].as_ran) m.advised = i;
+    if (m.whatif[i].settings == "expandable_segments:True" && !m.whatif[i].as_ran) m.advised = i;
   }
 }
 

@@ -88,9 +88,9 @@ ProcessMemory measure(const RunResult& run, const trace::Trace& trace, bool hold
 
 ModelRow model_row(const WhatIfRow& row, std::uint64_t outside) {
   ModelRow out;
-  out.setting = row.name;
-  out.alloc_conf = row.alloc_conf;
-  out.fraction_cap = row.fraction;
+  out.setting = row.setting;
+  out.settings = row.settings;
+  out.fraction_cap = row.fraction_cap;
   out.approximate = row.options.choice("backend") == "async";
   out.model_frontier_bytes = row.frontier_bytes;
   if (row.at_budget) {
@@ -152,11 +152,12 @@ void advise(ProgramModel& m) {
 }
 
 void fill_rows(ProgramModel& m, const WhatIfResult& whatif) {
-  const bool recorded_row = std::any_of(whatif.rows.begin(), whatif.rows.end(),
-                                        [](const WhatIfRow& r) { return r.name == kAsRecorded; });
+  const bool recorded_row =
+      std::any_of(whatif.rows.begin(), whatif.rows.end(),
+                  [](const WhatIfRow& r) { return r.setting == kAsRecorded; });
   for (const WhatIfRow& row : whatif.rows) {
     ModelRow r = model_row(row, m.outside_allocator_bytes);
-    r.as_ran = row.name == (recorded_row ? kAsRecorded : "native");
+    r.as_ran = row.setting == (recorded_row ? kAsRecorded : "native");
     if (r.as_ran && !r.completes_at_budget) m.reproduced_entry = r.first_failure_index;
     m.whatif.push_back(std::move(r));
   }

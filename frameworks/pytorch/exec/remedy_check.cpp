@@ -41,7 +41,7 @@ ExecConfig rerun_config(const ExecConfig& config, const RunResult& result,
     again.snapshot.folder.clear();  // folder (a temporary one without a run folder)
   } else {
     std::erase_if(again.variables, [](const auto& v) { return v.first == kAllocConfVariable; });
-    again.variables.emplace_back(kAllocConfVariable, check.alloc_conf);
+    again.variables.emplace_back(kAllocConfVariable, check.settings);
   }
   if (!config.folder.empty()) {
     again.folder = config.folder / "remedy_check";
@@ -85,7 +85,7 @@ void check_library_room(const ExecConfig& config, ExecDevices& devices, RunResul
   if (m.advised) {
     const ModelRow& row = m.whatif[*m.advised];
     RemedyCheck first{
-        .setting = row.setting, .alloc_conf = row.alloc_conf, .replaced = given_alloc_conf(config)};
+        .setting = row.setting, .settings = row.settings, .replaced = given_alloc_conf(config)};
     rerun(config, devices, result, first);
     if (first.held) {
       m.remedy_check = std::move(first);
@@ -122,7 +122,7 @@ std::string check_remedy(const ExecConfig& config, ExecDevices& devices, RunResu
   }
   const ModelRow& row = m.whatif[*m.advised];
   RemedyCheck check{
-      .setting = row.setting, .alloc_conf = row.alloc_conf, .replaced = given_alloc_conf(config)};
+      .setting = row.setting, .settings = row.settings, .replaced = given_alloc_conf(config)};
   rerun(config, devices, result, check);
   check.summary = remedy_check_line(check);
   m.remedy_check = std::move(check);
@@ -139,7 +139,7 @@ std::string remedy_check_line(const RemedyCheck& c) {
         c.memory_fraction);
   } else {
     set = fmt::format(
-        "{}={}{}", kAllocConfVariable, c.alloc_conf,
+        "{}={}{}", kAllocConfVariable, c.settings,
         c.replaced.empty() ? "" : fmt::format(" (replacing the program's '{}')", c.replaced));
   }
   std::string verdict;

@@ -166,7 +166,7 @@ void add_held_ranges(WhatIfRequest request, std::shared_ptr<const trace::Trace> 
   const WhatIfResult other = what_if(request);
   for (WhatIfRow& row : result.rows) {
     const auto same = std::find_if(other.rows.begin(), other.rows.end(),
-                                   [&](const WhatIfRow& r) { return r.name == row.name; });
+                                   [&](const WhatIfRow& r) { return r.setting == row.setting; });
     if (same == other.rows.end() || !same->frontier_bytes || !row.frontier_bytes) continue;
     row.made_range = {std::min(*same->frontier_bytes, *row.frontier_bytes),
                       std::max(*same->frontier_bytes, *row.frontier_bytes)};

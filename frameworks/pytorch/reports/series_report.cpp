@@ -38,7 +38,7 @@ std::size_t best_row(const SeriesTable& table, std::size_t card) {
   std::size_t best = 0;
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     const SeriesRow& row = table.rows[i];
-    if (row.fraction || row.approximate) continue;
+    if (row.fraction_cap || row.approximate) continue;
     if (row.largest[card].value_or(0) > table.rows[best].largest[card].value_or(0)) best = i;
   }
   return best;
@@ -129,8 +129,8 @@ nlohmann::ordered_json series_table_json(const SeriesTableSubject& s,
     for (const std::optional<std::uint64_t>& v : row.largest)
       largest.push_back(v ? ojson(*v) : ojson(nullptr));
     rows.push_back({{"setting", row.setting},
-                    {"alloc_conf", row.alloc_conf},
-                    {"fraction_cap", row.fraction},
+                    {"alloc_conf", row.settings},
+                    {"fraction_cap", row.fraction_cap},
                     {"approximate", row.approximate},
                     {"largest", largest},
                     {"replays", row.replays}});

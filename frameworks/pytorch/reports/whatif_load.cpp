@@ -41,16 +41,16 @@ WhatIfAtBudget read_at_budget(const JsonFields& at) {
 }
 
 WhatIfRow read_row(const JsonFields& row) {
-  WhatIfRow out{
-      .name = row.text("name"),
-      .options = params_from_json(torch::torch_option_spec(), row.optional_object("options")
-                                                                  ? row.object("options").raw()
-                                                                  : nlohmann::json::object()),
-      .alloc_conf = row.optional_text("alloc_conf"),
-      .fraction = row.optional_text("budget_by") == "fraction",
-      .frontier_bytes = row.optional_count("frontier_bytes"),
-      .failing_bytes = row.optional_count("failing_bytes").value_or(0),
-      .trials = row.optional_count("trials").value_or(0)};
+  WhatIfRow out;
+  out.setting = row.text("name");
+  out.settings = row.optional_text("alloc_conf");
+  out.fraction_cap = row.optional_text("budget_by") == "fraction";
+  out.options = params_from_json(torch::torch_option_spec(), row.optional_object("options")
+                                                                 ? row.object("options").raw()
+                                                                 : nlohmann::json::object());
+  out.frontier_bytes = row.optional_count("frontier_bytes");
+  out.failing_bytes = row.optional_count("failing_bytes").value_or(0);
+  out.trials = row.optional_count("trials").value_or(0);
   if (const auto at = row.optional_object("at_budget")) out.at_budget = read_at_budget(*at);
   // The range as written: a series' (held to lines) with the model's, which whatif_report widens
   // to again; without it a table made from a series would lose its ranges when reported again.
@@ -95,8 +95,8 @@ WhatIfResult read_whatif(const std::filesystem::path& path) {
     r.rows.push_back(read_row(row));
   const std::string best = top.optional_text("best");
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
-    if (r.rows[i].name == "native") r.native = i;
-    if (!best.empty() && r.rows[i].name == best && !r.best) r.best = i;
+    if (r.rows[i].setting == "native") r.native = i;
+    if (!best.empty() && r.rows[i].setting == best && !r.best) r.best = i;
   }
   r.duration_ms = top.optional_number("duration_ms").value_or(0);
   return r;

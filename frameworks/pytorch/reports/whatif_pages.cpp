@@ -54,7 +54,7 @@ std::vector<ReportRow> facts(const WhatIfResult& r) {
     }
     const bool changed = native != nullptr && &row.options != native;
     rows.push_back(
-        {"Options: " + row.name,
+        {"Options: " + row.setting,
          changed ? "native's with " + (options.empty() ? "no change" : options) : options});
   }
   return rows;

@@ -84,10 +84,10 @@ std::string listed(const std::vector<std::string>& names) {
 
 // What to set for a row: the exact variable, and the fraction where the row needs one.
 std::string to_set(const WhatIfRow& row) {
-  const std::string conf = row.alloc_conf.empty()
+  const std::string conf = row.settings.empty()
                                ? std::string("PYTORCH_CUDA_ALLOC_CONF unset")
-                               : fmt::format("PYTORCH_CUDA_ALLOC_CONF={}", row.alloc_conf);
-  return row.fraction ? conf + " with torch.cuda.set_per_process_memory_fraction" : conf;
+                               : fmt::format("PYTORCH_CUDA_ALLOC_CONF={}", row.settings);
+  return row.fraction_cap ? conf + " with torch.cuda.set_per_process_memory_fraction" : conf;
 }
 
 std::string frontier_text(const WhatIfResult& r, const WhatIfRow& row) {
@@ -109,7 +109,7 @@ std::string frontier_answer(const WhatIfResult& r) {
   const WhatIfRow& best = r.rows[*r.best];
   const WhatIfRow* native = r.native ? &r.rows[*r.native] : nullptr;
   if (native == nullptr || !native->frontier_bytes) {
-    return fmt::format("{} fits in {}; native does not complete even on a {} card", best.name,
+    return fmt::format("{} fits in {}; native does not complete even on a {} card", best.setting,
                        format_bytes(*best.frontier_bytes), card);
   }
   const std::uint64_t n = *native->frontier_bytes;
@@ -124,9 +124,10 @@ std::string frontier_answer(const WhatIfResult& r) {
     return fmt::format(
         "no setting needs much less than native ({}): the best, {}, saves {} "
         "({}), so PyTorch's defaults are about as good as any of these here",
-        format_bytes(n), best.name, format_bytes(n - *best.frontier_bytes), percent_text(saving));
+        format_bytes(n), best.setting, format_bytes(n - *best.frontier_bytes),
+        percent_text(saving));
   }
-  return fmt::format("{} fits in {}, {} less than native ({}): {}", best.name,
+  return fmt::format("{} fits in {}, {} less than native ({}): {}", best.setting,
                      frontier_text(r, best), percent_text(-percent_change(*best.frontier_bytes, n)),
                      format_bytes(n), to_set(best));
 }
@@ -147,8 +148,8 @@ std::string budget_answer(const WhatIfResult& r) {
   std::vector<std::string> maybe;
   for (const WhatIfRow& row : r.rows) {
     if (&row != &native && fits_at_budget(r, row))
-      fitting.push_back(fmt::format("{} ({})", row.name, to_set(row)));
-    if (&row != &native && uncertain_at_budget(r, row)) maybe.push_back(row.name);
+      fitting.push_back(fmt::format("{} ({})", row.setting, to_set(row)));
+    if (&row != &native && uncertain_at_budget(r, row)) maybe.push_back(row.setting);
   }
   const std::string may_fit =
       maybe.empty() ? std::string()
@@ -165,7 +166,7 @@ std::string budget_answer(const WhatIfResult& r) {
     out += fmt::format(
         ": the smallest frontier, {} ({}), is {} more (a smaller batch or shorter "
         "sequences, not an allocator setting, would have to make up the rest)",
-        format_bytes(*best.frontier_bytes), best.name,
+        format_bytes(*best.frontier_bytes), best.setting,
         format_bytes(*best.frontier_bytes - *r.budget_bytes));
   }
   return out;
@@ -245,7 +246,7 @@ WhatIfTable whatif_table(const WhatIfResult& r) {
     table.header.emplace_back("cause");
   }
   for (const WhatIfRow& row : r.rows) {
-    std::vector<std::string> cells = {row.name, frontier_text(r, row), vs_native_text(r, row)};
+    std::vector<std::string> cells = {row.setting, frontier_text(r, row), vs_native_text(r, row)};
     if (r.budget_bytes) {
       cells.push_back(row.at_budget ? at_budget_text(r, row) : "-");
       cells.push_back(cause_text(row));
@@ -292,10 +293,10 @@ json range_json(const WhatIfRow& row) {
 json whatif_json(const WhatIfResult& r) {
   json rows = json::array();
   for (const WhatIfRow& row : r.rows) {
-    rows.push_back({{"name", row.name},
+    rows.push_back({{"name", row.setting},
                     {"options", params_json(row.options)},
-                    {"alloc_conf", row.alloc_conf},
-                    {"budget_by", row.fraction ? "fraction" : "device"},
+                    {"alloc_conf", row.settings},
+                    {"budget_by", row.fraction_cap ? "fraction" : "device"},
                     {"frontier_bytes", or_null(row.frontier_bytes)},
                     {"frontier_range_bytes", range_json(row)},
                     {"failing_bytes", row.failing_bytes},
@@ -322,7 +323,7 @@ json whatif_json(const WhatIfResult& r) {
               {"answer", whatif_answer(r)},
               {"notes", r.notes},
               {"rows", rows},
-              {"best", r.best ? json(r.rows[*r.best].name) : json(nullptr)},
+              {"best", r.best ? json(r.rows[*r.best].setting) : json(nullptr)},
               {"lower_bound", r.lower_bound},
               {"duration_ms", r.duration_ms}};
   // Why, where it is not the trace's own OOM (a run record's word): older readers need not know.

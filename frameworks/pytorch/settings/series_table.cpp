@@ -204,9 +204,9 @@ SeriesTable series_table(const SeriesTableRequest& request) {
     RowSearch search(config, made, request.card_bytes);
     SeriesRow& row = table.rows[i];
     row.setting = settings[i].name;
-    row.fraction = settings[i].fraction;
+    row.fraction_cap = settings[i].fraction;
     row.approximate = settings[i].options.choice("backend") == "async";
-    row.alloc_conf = torch::alloc_conf(
+    row.settings = torch::alloc_conf(
         torch::resolve_torch(settings[i].options,
                              trace::allocator_settings(*request.series->points().back().trace))
             .effective);

@@ -19,6 +19,7 @@
 
 #include "oomlab/params.hpp"
 #include "run/fit.hpp"
+#include "run/framework_model.hpp"
 #include "trace/trace_series.hpp"
 
 namespace oomlab::torch {
@@ -31,13 +32,10 @@ struct SeriesCard {
   std::uint64_t budget_bytes = 0;
 };
 
-struct SeriesRow {
-  std::string setting;     // "native", "expandable_segments", ..., or the user's own
-  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for it
-  bool fraction = false;   // asked under a fraction cap on the modelled card
-  // A model from measurements, not byte-exact (PyTorch's cudaMallocAsync backend): its values
-  // are readings, and the answer names an exact setting.
-  bool approximate = false;
+// A setting (its `settings` are PYTORCH_CUDA_ALLOC_CONF's; approximate: PyTorch's cudaMallocAsync
+// backend, whose values are readings, the answer naming an exact setting) and what it does at
+// each value and on each card.
+struct SeriesRow : AllocatorSetting {
   // By the request's values: the smallest budget the allocator completes in (none: not even
   // the modelled card).
   std::vector<std::optional<std::uint64_t>> frontiers;

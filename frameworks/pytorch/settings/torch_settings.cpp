@@ -114,10 +114,11 @@ void check_remedies(const RunConfig& config, RunResult& result) {
   OomRecord& oom = *result.oom;
   oom.remedies.clear();
   for (std::size_t i = 0; i < settings.size(); ++i) {
-    oom.remedies.push_back({.setting = settings[i].name,
-                            .alloc_conf = torch::alloc_conf(settings[i].options),
-                            .completes_at_budget = at[i].outcome == Outcome::completed,
-                            .first_failure_index = at[i].first_failure_index});
+    SettingAnswer& answer = oom.remedies.emplace_back();
+    answer.setting = settings[i].name;
+    answer.settings = torch::alloc_conf(settings[i].options);
+    answer.completes_at_budget = at[i].outcome == Outcome::completed;
+    answer.first_failure_index = at[i].first_failure_index;
   }
   oom.diagnosis.advice = remedy_advice(oom.remedies, result.budget_bytes);
 }
@@ -137,18 +138,18 @@ std::string remedy_advice(std::span<const SettingAnswer> checks, std::uint64_t b
         format_bytes(budget_bytes), checks.size());
   }
   const SettingAnswer& first = *completing.front();
-  std::string out = first.alloc_conf.empty()
+  std::string out = first.settings.empty()
                         ? fmt::format(
                               "the model says PyTorch's defaults complete at this budget "
                               "(unset PYTORCH_CUDA_ALLOC_CONF)")
                         : fmt::format(
                               "the model says {} completes at this budget: set "
                               "PYTORCH_CUDA_ALLOC_CONF={}",
-                              first.alloc_conf, first.alloc_conf);
+                              first.settings, first.settings);
   std::vector<std::string> others;
   for (std::size_t i = 1; i < completing.size(); ++i) {
-    others.push_back(completing[i]->alloc_conf.empty() ? "PyTorch's defaults"
-                                                       : completing[i]->alloc_conf);
+    others.push_back(completing[i]->settings.empty() ? "PyTorch's defaults"
+                                                     : completing[i]->settings);
   }
   if (!others.empty()) out += fmt::format(" (so do {})", fmt::join(others, ", "));
   return out;

@@ -145,10 +145,11 @@ WhatIfRow frontier_row(const TorchSetting& setting, const RunConfig& base,
   RunConfig config = base;
   config.allocator_options = setting.options;
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{upper_bytes}};
-  WhatIfRow row{.name = setting.name,
-                .options = resolved(setting.options, trace).effective,
-                .fraction = setting.fraction};
-  row.alloc_conf = torch::alloc_conf(row.options);
+  WhatIfRow row;
+  row.setting = setting.name;
+  row.fraction_cap = setting.fraction;
+  row.options = resolved(setting.options, trace).effective;
+  row.settings = torch::alloc_conf(row.options);
   const FrontierResult f = find_frontier(config, kDevicePageBytes, nullptr);
   row.frontier_bytes = f.answer;
   row.failing_bytes = f.beyond.value_or(0);
@@ -187,14 +188,14 @@ std::string not_monotonic_note(const WhatIfRow& row, std::uint64_t budget) {
         "{}: not monotonic in the budget: it completes at {} (its frontier) and at the budget, "
         "{}, runs out at {} B and completes again from {} B ({}): a card of the frontier's size "
         "holds the job, but not every larger one does",
-        row.name, format_bytes(*row.frontier_bytes), format_bytes(budget),
+        row.setting, format_bytes(*row.frontier_bytes), format_bytes(budget),
         format_count(n.fails_bytes), format_count(*n.completes_again_bytes),
         format_bytes(*n.completes_again_bytes));
   }
   return fmt::format(
       "{}: not monotonic in the budget: it completes at {} (its frontier) and runs out at the "
       "budget, {}: a card of the frontier's size holds the job, but not every larger one does",
-      row.name, format_bytes(*row.frontier_bytes), format_bytes(n.fails_bytes));
+      row.setting, format_bytes(*row.frontier_bytes), format_bytes(n.fails_bytes));
 }
 
 // Each row on its own (the runs share nothing but the parsed trace, read-only): its frontier,
@@ -298,14 +299,14 @@ std::optional<std::size_t> smallest(const std::vector<WhatIfRow>& rows, BudgetQu
   std::optional<std::size_t> best;
   const auto consider = [&](std::size_t i) {
     if (!rows[i].frontier_bytes || !take(rows[i])) return;
-    if (question == BudgetQuestion::card && rows[i].fraction) return;
+    if (question == BudgetQuestion::card && rows[i].fraction_cap) return;
     if (!best || *rows[i].frontier_bytes < *rows[*best].frontier_bytes) best = i;
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].name != kAsRecorded) consider(i);
+    if (rows[i].setting != kAsRecorded) consider(i);
   }
   for (std::size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i].name == kAsRecorded) consider(i);
+    if (rows[i].setting == kAsRecorded) consider(i);
   }
   return best;
 }
@@ -325,9 +326,9 @@ std::string exact_row_leads_note(const std::vector<WhatIfRow>& rows,
       "(from measurements, not byte-exact) and PyTorch's own may be as much as {}, more than "
       "{}'s {}; such a row leads only where even the top of its range is below the best frontier "
       "of the rows the model gives exactly",
-      rows[*best].name, approximate.name, approximate.name,
+      rows[*best].setting, approximate.setting, approximate.setting,
       format_bytes(*approximate.frontier_bytes), format_bytes(model_range(approximate)->high_bytes),
-      rows[*best].name, format_bytes(exact));
+      rows[*best].setting, format_bytes(exact));
 }
 
 }  // namespace
@@ -380,7 +381,7 @@ WhatIfResult what_if(const WhatIfRequest& request) {
       !why.empty())
     result.notes.push_back(std::move(why));
   for (std::size_t i = 0; i < result.rows.size(); ++i) {
-    if (result.rows[i].name == "native") result.native = i;
+    if (result.rows[i].setting == "native") result.native = i;
   }
   result.notes.push_back(fmt::format(
       "every row replays the snapshot's tensor requests through oomlab's model of PyTorch's "

@@ -45,11 +45,10 @@ struct WhatIfRequest {
   unsigned threads = 0;  // 0: as many as the machine has cores, at most one per setting
 };
 
-struct WhatIfRow {
-  std::string name;        // "native", "expandable_segments", "max_split_size=128MiB", ...
-  Params options;          // as the run used them (the snapshot's settings resolved under them)
-  std::string alloc_conf;  // PYTORCH_CUDA_ALLOC_CONF for it ("" for PyTorch's defaults)
-  bool fraction = false;   // its budgets are fraction caps on the modelled card
+// A setting (its `settings` are PYTORCH_CUDA_ALLOC_CONF's; fraction_cap: its budgets are caps of
+// a memory fraction on the modelled card) and what it does at the budget and on every card.
+struct WhatIfRow : AllocatorSetting {
+  Params options;  // as the run used them (the snapshot's settings resolved under them)
   std::optional<std::uint64_t> frontier_bytes;  // none: not even the modelled card completes
   std::uint64_t failing_bytes = 0;              // the largest budget that did not complete
   std::size_t trials = 0;

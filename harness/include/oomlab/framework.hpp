@@ -161,7 +161,7 @@ class CommandTable;  // oomlab/command_table.hpp: the command line's commands
 struct RunResult;       // run/run_result.hpp: a run's record, a program's too
 struct ExecConfig;      // exec/exec_run.hpp: a program's run, typed
 class ExecDevices;      // exec/exec_devices.hpp: the devices it runs on
-struct RemedyCheck;     // run/setting_answer.hpp: a rerun with the setting the model named
+struct RemedyCheck;     // run/framework_model.hpp: a rerun with the setting the model named
 struct FitResult;       // run/fit.hpp: the largest value that fits
 struct SeriesQuestion;  // exec/exec_fit.hpp: a trace series' answer asked of the model
 

@@ -17,8 +17,8 @@
 #include <string>
 
 #include "exec/exec_run.hpp"
+#include "run/framework_model.hpp"
 #include "run/searches.hpp"
-#include "run/setting_answer.hpp"
 
 namespace oomlab {
 

@@ -17,8 +17,8 @@
 #include "oomlab/params.hpp"
 #include "oomlab/program_replay.hpp"
 #include "oomlab/scenario.hpp"
+#include "run/framework_model.hpp"
 #include "run/program_run.hpp"
-#include "run/setting_answer.hpp"
 #include "run/verify_mode.hpp"
 
 namespace oomlab {
