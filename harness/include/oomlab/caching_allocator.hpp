@@ -22,7 +22,8 @@ struct CacheState {
   std::uint64_t reserved_bytes = 0;        // held from the device
   std::uint64_t failed_device_bytes = 0;   // what the last failed request asked the device for
   std::uint64_t failed_request_bytes = 0;  // that request as the allocator rounded it
-  std::uint64_t allowed_bytes = 0;         // set_per_process_memory_fraction's cap; 0: none
+  // A cap of its own below the device (PyTorch's set_per_process_memory_fraction); 0: none.
+  std::uint64_t allowed_bytes = 0;
   // Its cache is a stream-ordered pool (cudaMallocAsync's) rather than segments of its own; the
   // framework's record names that backend CacheWords::pool_backend.
   bool pool = false;
@@ -42,8 +43,8 @@ struct PlacedSegment {
                               // keep their distances
   std::uint64_t bytes = 0;    // the segment (or, expandable, the mapped range)
   Stream stream;
-  bool small_pool = false;  // PyTorch's pool of requests up to 1 MiB
-  bool expandable = false;
+  bool small_pool = false;  // its pool of small requests, kept apart (PyTorch's: up to 1 MiB)
+  bool expandable = false;  // one segment that grows and shrinks by mapping pages
   std::vector<PlacedBlock> blocks;  // the live ones, by offset
 };
 
