@@ -199,8 +199,9 @@ TEST(CliHelp, RunAndFrontierNameTorchAndReplaySnapshotsThroughIt) {
     }
     EXPECT_GE(snapshots, 2U) << help;
     for (const std::string& example : examples_of(top, command)) {
-      if (example.find(".pickle") != std::string::npos)
+      if (example.find(".pickle") != std::string::npos) {
         EXPECT_FALSE(std::regex_search(example, other_allocator)) << example;
+      }
     }
   }
 }

@@ -19,13 +19,15 @@ using namespace oomlab::literals;
 
 class FakeDevices final : public ExecDevices {
  public:
-  explicit FakeDevices(std::filesystem::path usage_file, std::size_t count = 1)
+  // `uuid`: device 0's, what the program finds in CUDA_VISIBLE_DEVICES.
+  explicit FakeDevices(std::filesystem::path usage_file, std::size_t count = 1,
+                       const std::string& uuid = "GPU-fake")
       : usage_file_(std::move(usage_file)), ballasts(count, 0) {
     for (std::size_t i = 0; i < count; ++i) {
       const std::string n = i == 0 ? std::string() : std::to_string(i);
       facts_.push_back({.index = static_cast<int>(i),
                         .name = "Fake GPU",
-                        .uuid = "GPU-fake" + n,
+                        .uuid = uuid + n,
                         .total_bytes = 80_GiB});
     }
   }

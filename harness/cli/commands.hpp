@@ -97,6 +97,7 @@ struct FitOptions {
 struct FitExecOptions {
   ExecOptions exec;
   std::string range;
+  std::string gpus;  // 0,1,2,3 or all: a trial on each at once (empty: one at a time)
 };
 
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.

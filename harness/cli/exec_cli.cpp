@@ -122,6 +122,11 @@ void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
       ->capture_default_str();
   sub->add_option("--out,-o", o.out, "folder for fit.json; not one that holds one");
   sub->add_flag("--force", o.force, "--out may name a folder holding a fit: replace it");
+  sub->add_option("--gpus", options.gpus,
+                  "0,1,2,3 or all: run trials on these GPUs at once, each a fresh process on one "
+                  "GPU with its own ballast, the search in rounds (the two first runs together, "
+                  "then the prediction and the value over it): the same answer, sooner; over "
+                  "--device, and not with --devices (a program on several GPUs a trial)");
   add_program_options(sub, o);
   sub->footer(fit_exec_footer());
 }

@@ -160,11 +160,23 @@ std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& envi
 }
 
 ExecSearchSession::ExecSearchSession(const ExecOptions& options, ExecConfig& config,
-                                     Console& console) {
+                                     Console& console, const std::string& gpus) {
   config.notice = [&console](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
-  devices_ = open_exec_devices(exec_devices_from(options, *config.environment));
+  if (gpus.empty()) {
+    devices_.push_back(open_exec_devices(exec_devices_from(options, *config.environment)));
+  } else {
+    for (const int gpu : choose_devices(gpus, *config.environment, "--gpus"))
+      devices_.push_back(open_exec_devices({gpu}));
+  }
   config.stop = StopOnSignal::flag();
+}
+
+std::vector<ExecDevices*> ExecSearchSession::gpus() const {
+  std::vector<ExecDevices*> out;
+  for (const auto& d : devices_)
+    out.push_back(d.get());
+  return out;
 }
 
 }  // namespace oomlab::cli

@@ -29,13 +29,17 @@ namespace oomlab::cli {
 // the devices opened with their ballasts. close() gives the devices back before the answer.
 class ExecSearchSession {
  public:
-  ExecSearchSession(const ExecOptions& options, ExecConfig& config, Console& console);
-  [[nodiscard]] ExecDevices& devices() { return *devices_; }
-  void close() { devices_.reset(); }
+  // `gpus` (--gpus, "" none): the GPUs trials run on at once, each opened on its own.
+  ExecSearchSession(const ExecOptions& options, ExecConfig& config, Console& console,
+                    const std::string& gpus = "");
+  [[nodiscard]] ExecDevices& devices() { return *devices_.front(); }
+  // A trial's devices on each GPU of --gpus (one: those of --device or --devices).
+  [[nodiscard]] std::vector<ExecDevices*> gpus() const;
+  void close() { devices_.clear(); }
 
  private:
   StopOnSignal signals_;
-  std::unique_ptr<ExecDevices> devices_;
+  std::vector<std::unique_ptr<ExecDevices>> devices_;
 };
 
 }  // namespace oomlab::cli

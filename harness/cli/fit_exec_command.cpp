@@ -53,7 +53,12 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   const unsigned confirm = parse_confirm(o.confirm);
   check_destination("--json", o.json);
   prepare_out_folder(o.out, o.force, "fit.json");
-  ExecSearchSession session(o, config, console);
+  if (!options.gpus.empty() && !o.devices.empty()) {
+    throw_usage(
+        "--gpus: not with --devices: a trial runs on one GPU of --gpus (a program that spans "
+        "several GPUs a trial cannot be searched in parallel yet)");
+  }
+  ExecSearchSession session(o, config, console, options.gpus);
   FitResult result;
   try {
     const ExecFitSearch search{
@@ -66,7 +71,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
         // A completed run's whole-process need: its snapshot's frontier through the model
         // (the settings it ran with) plus what it held outside PyTorch's allocator.
         .need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); }};
-    result = fit_exec(config, session.devices(), search);
+    result = fit_exec(config, session.gpus(), search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";

@@ -113,7 +113,8 @@ std::vector<const Registry::Entry*> choose_scenarios(const MatrixOptions& o, std
 
 }  // namespace
 
-std::vector<int> choose_devices(const std::string& text, const Environment& env) {
+std::vector<int> choose_devices(const std::string& text, const Environment& env,
+                                std::string_view flag) {
   std::vector<int> devices;
   if (text == "all") {
     for (const DeviceFacts& d : env.devices)
@@ -126,11 +127,11 @@ std::vector<int> choose_devices(const std::string& text, const Environment& env)
     try {
       index = parse_device_index(part);
     } catch (const Error& e) {
-      throw_usage(fmt::format("--devices: {}", e.what()));
+      throw_usage(fmt::format("{}: {}", flag, e.what()));
     }
     if (std::find(devices.begin(), devices.end(), index) == devices.end()) devices.push_back(index);
   }
-  if (devices.empty()) throw_usage("--devices: no device given");
+  if (devices.empty()) throw_usage(fmt::format("{}: no device given", flag));
   return devices;
 }
 

@@ -44,7 +44,9 @@ struct MatrixPlan {
 };
 
 // --devices: "0,1" or "all" (every device found; 0 when none is, so that the run says why).
-[[nodiscard]] std::vector<int> choose_devices(const std::string& text, const Environment& env);
+// `flag` names the option in its errors.
+[[nodiscard]] std::vector<int> choose_devices(const std::string& text, const Environment& env,
+                                              std::string_view flag = "--devices");
 
 // Throws Error(usage) naming the flag for anything wrong; notes (skipped scenarios) go to `err`.
 [[nodiscard]] MatrixPlan plan_matrix(const MatrixOptions& options, std::ostream& err);

@@ -185,7 +185,9 @@ TEST(BackendContractCases, AreEveryRegisteredBackendAndThePlugins) {
   for (const ContractCase& c : contract_cases())
     names.insert(c.allocator.substr(0, c.allocator.find(':')));
   for (const BackendInfo& b : backend_catalog()) {
-    if (b.make != nullptr) EXPECT_TRUE(names.contains(b.name)) << b.name;
+    if (b.make != nullptr) {
+      EXPECT_TRUE(names.contains(b.name)) << b.name;
+    }
   }
   for (const std::string name : {"sim", "cuda", "async", "managed", "torch", "slab"})
     EXPECT_TRUE(names.contains(name)) << name;

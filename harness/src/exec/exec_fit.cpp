@@ -7,12 +7,16 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "exec/exec_frontier.hpp"
 #include "exec/snapshot_folder.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/framework.hpp"
 #include "oomlab/units.hpp"
+#include "run/parallel_each.hpp"
+#include "run/value_rounds.hpp"
 #include "trace/trace_series.hpp"
 
 namespace oomlab {
@@ -112,9 +116,9 @@ namespace {
 // records a snapshot of its own, read through the model and then removed.
 class FitRuns {
  public:
-  FitRuns(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search,
+  FitRuns(const ExecConfig& base, std::span<ExecDevices* const> gpus, const ExecFitSearch& search,
           FitResult& result)
-      : base_(base), config_(base), devices_(devices), search_(search), result_(result) {
+      : base_(base), config_(base), gpus_(gpus), search_(search), result_(result) {
     config_.folder.clear();  // trials keep no files; the table holds what matters
     config_.out_fd = -1;
     config_.err_fd = -1;
@@ -124,27 +128,51 @@ class FitRuns {
     return search_.need_of && base_.snapshot.enabled && !scratch_.path().empty();
   }
 
-  Trial run(std::uint64_t value) {
+  // The runs at `values` at once, the i-th on the i-th GPU, each a fresh process with its own
+  // ballast; what they found read in the order of the values, whichever ended first.
+  std::vector<Trial> run_round(const std::vector<std::uint64_t>& values) {
+    if (values.size() > gpus_.size())
+      throw Error(ErrorKind::internal, "a round has more runs than GPUs");
+    std::vector<ExecConfig> configs;
+    configs.reserve(values.size());
+    for (const std::uint64_t value : values) {
+      configs.push_back(config_at(value));
+      config_.notice = nullptr;  // the first run's notices are enough
+    }
+    std::vector<std::optional<RunResult>> runs(values.size());
+    parallel_each(values.size(), static_cast<unsigned>(values.size()),
+                  [&](std::size_t i) { runs[i] = run_exec(configs[i], *gpus_[i]); });
+    std::vector<Trial> trials;
+    for (std::size_t i = 0; i < values.size(); ++i)
+      trials.push_back(absorb(values[i], *runs[i], configs[i]));
+    return trials;
+  }
+
+  ExecConfig config_at(std::uint64_t value) {
     const std::string& name = search_.range.name;
-    config_.command = command_at(base_.command, name, value);
-    config_.program_environment = base_.program_environment;
-    config_.program_environment.emplace_back(fit_variable(name), std::to_string(value));
+    ExecConfig c = config_;
+    c.command = command_at(base_.command, name, value);
+    c.program_environment = base_.program_environment;
+    c.program_environment.emplace_back(fit_variable(name), std::to_string(value));
     const bool snapshot = guided() && !predicted_;
-    config_.snapshot.enabled = snapshot;
+    c.snapshot.enabled = snapshot;
     // Frames align the two runs' requests where a request is at one value only (a workspace).
-    config_.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
-    config_.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
-    RunResult run = run_exec(config_, devices_);
-    config_.notice = nullptr;  // the first run's notices are enough
+    c.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
+    c.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
+    return c;
+  }
+
+  Trial absorb(std::uint64_t value, RunResult& run, const ExecConfig& config) {
     if (first_) {
       first_ = false;
       result_.budget_bytes = run.budget_bytes;
       result_.environment = run.environment;
       result_.device = run.device;
     }
+    const bool snapshot = config.snapshot.enabled;
     if (snapshot && run.outcome == Outcome::completed) read_need(run, value);
     std::error_code ec;
-    if (snapshot) fs::remove_all(config_.snapshot.folder, ec);  // read: no longer needed
+    if (snapshot) fs::remove_all(config.snapshot.folder, ec);  // read: no longer needed
     Trial trial = program_trial(run);
     trial.value = value;
     return trial;
@@ -257,7 +285,7 @@ class FitRuns {
 
   const ExecConfig& base_;
   ExecConfig config_;
-  ExecDevices& devices_;
+  std::span<ExecDevices* const> gpus_;  // a trial's devices each, one trial at a time on each
   const ExecFitSearch& search_;
   FitResult& result_;
   const SnapshotFolder scratch_;  // the trials' snapshots, a folder each
@@ -274,19 +302,24 @@ class FitRuns {
 }  // namespace
 
 FitResult fit_exec(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search) {
+  ExecDevices* const one[] = {&devices};
+  return fit_exec(base, one, search);
+}
+
+FitResult fit_exec(const ExecConfig& base, std::span<ExecDevices* const> gpus,
+                   const ExecFitSearch& search) {
   FitResult result;
   result.range = search.range;
   result.allocator = "exec";
-  FitRuns runs(base, devices, search, result);
+  FitRuns runs(base, gpus, search, result);
   ValueSearch values{.lo = search.range.lo,
                      .hi = search.range.hi,
                      .confirm = search.confirm,
                      .on_trial = search.on_trial};
   if (runs.guided()) values.predict = [&](const std::vector<Trial>&) { return runs.predict(); };
-  static_cast<BoundaryResult&>(result) =
-      search_values(values, [&](std::optional<std::uint64_t> value) {
-        return runs.run(value.value_or(search.range.lo));
-      });
+  static_cast<BoundaryResult&>(result) = search_values_in_rounds(
+      values, static_cast<unsigned>(gpus.size()),
+      [&](const std::vector<std::uint64_t>& at) { return runs.run_round(at); });
   return result;
 }
 

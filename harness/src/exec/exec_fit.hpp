@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,10 @@ struct ExecFitSearch {
 // Each trial runs `base.command` at a value. Throws Interrupted on a stop, what run_exec throws
 // for a program that cannot be started.
 [[nodiscard]] FitResult fit_exec(const ExecConfig& base, ExecDevices& devices,
+                                 const ExecFitSearch& search);
+// The same search with a trial on each of `gpus` at once (each a trial's devices, with its own
+// ballast), in rounds (run/value_rounds.hpp): the same answer, sooner. One: the search above.
+[[nodiscard]] FitResult fit_exec(const ExecConfig& base, std::span<ExecDevices* const> gpus,
                                  const ExecFitSearch& search);
 
 // The command at `value`: every `{NAME}` in its words replaced.
