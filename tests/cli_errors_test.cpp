@@ -253,6 +253,14 @@ const std::vector<BadInvocation>& catalogue() {
           "true", "{batch}"},
          2,
          "--confirm: with --from"},
+        {{"fit", "exec", "--budget", "1GiB", "--range", "batch=1..8", "--gpus", "0,1", "--devices",
+          "0,1", "--", "true", "{batch}"},
+         2,
+         "--gpus: not with --devices"},
+        {{"fit", "exec", "--budget", "1GiB", "--range", "batch=1..8", "--gpus", "0,x", "--", "true",
+          "{batch}"},
+         2,
+         "--gpus: "},
     };
     all.insert(all.end(), rest.begin(), rest.end());
     const std::vector<BadInvocation> names = name_cases();
