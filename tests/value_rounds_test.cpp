@@ -121,6 +121,21 @@ TEST(ValueRounds, TrialsAreInIncreasingValueWithinEachRoundAndTheSameEveryTime) 
   EXPECT_EQ(a.result.answer, 100U);
 }
 
+// What a terminal's progress line shows: each round's values before it runs, and the runs done.
+TEST(ValueRounds, EachRoundIsAnnouncedWithItsValuesAndTheRunsDone) {
+  ValueSearch s = values(1, 512, 37);
+  std::vector<std::pair<std::vector<std::uint64_t>, std::size_t>> announced;
+  s.on_round = [&](const std::vector<std::uint64_t>& v, std::size_t done) {
+    announced.emplace_back(v, done);
+  };
+  const Counted c = in_rounds(s, 2, 37);
+  ASSERT_EQ(announced.size(), c.rounds);
+  EXPECT_EQ(announced[0].first, (std::vector<std::uint64_t>{1, 2}));
+  EXPECT_EQ(announced[0].second, 0U);
+  EXPECT_EQ(announced[1].first, (std::vector<std::uint64_t>{37, 38}));
+  EXPECT_EQ(announced[1].second, 2U);
+}
+
 TEST(ValueRounds, AFailureOfAnotherKindStopsTheSearchWithItsMessage) {
   const BoundaryResult r = search_values_in_rounds(
       values(1, 64, std::nullopt), 2, [](const std::vector<std::uint64_t>& at) {

@@ -122,8 +122,9 @@ CommandRun define_matrix(CLI::App& m) {
   m.add_option("--timeout", o->timeout,
                "seconds a cell may run before it is killed and recorded as timeout")
       ->capture_default_str();
-  m.add_option("--devices,-d", o->devices,
-               "CUDA devices: 0,1 or all; cells on different devices run in parallel")
+  m.add_option("--devices,--gpus,-d", o->devices,
+               "CUDA devices (--gpus the same): 0,1 or all; cells on different devices run in "
+               "parallel, one cell at a time on each")
       ->capture_default_str();
   m.add_option("--param,-p", o->params,
                "KEY=VALUE for every cell whose scenario declares KEY (repeatable)");

@@ -1,6 +1,8 @@
 // `oomlab fit exec --range NAME=LO..HI -- CMD ... {NAME}`: the largest value of a program's
 // setting at which it exits 0 under the budget, each trial a fresh process.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
@@ -44,7 +46,8 @@ std::string prediction_line(const FitResult& r) {
 
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err) {
   const ExecOptions& o = options.exec;
-  Console console(err, false);
+  // With --gpus, a round's runs end together: the line of what runs, on a terminal only.
+  Console console(err, !o.quiet && !options.gpus.empty() && isatty(STDERR_FILENO) == 1);
   ExecConfig config = exec_config_from(o);  // refuses a missing program first
   for (const std::string& note : read_budget(o.budget).notes)
     console.notice(note);
@@ -66,7 +69,15 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
         .confirm = confirm,
         .on_trial =
             [&](const Trial& t) {
+              console.end_progress();
               if (!o.quiet) err << value_trial_line(range.name, t) << '\n' << std::flush;
+            },
+        .on_round =
+            [&](const std::vector<std::uint64_t>& values, std::size_t done) {
+              console.progress(fmt::format("fit exec · running {}={} on {} GPU{} · {} run{} done",
+                                           range.name, fmt::join(values, ","), values.size(),
+                                           values.size() == 1 ? "" : "s", done,
+                                           done == 1 ? "" : "s"));
             },
         // A completed run's whole-process need: its snapshot's frontier through the model
         // (the settings it ran with) plus what it held outside PyTorch's allocator.

@@ -315,7 +315,8 @@ FitResult fit_exec(const ExecConfig& base, std::span<ExecDevices* const> gpus,
   ValueSearch values{.lo = search.range.lo,
                      .hi = search.range.hi,
                      .confirm = search.confirm,
-                     .on_trial = search.on_trial};
+                     .on_trial = search.on_trial,
+                     .on_round = search.on_round};
   if (runs.guided()) values.predict = [&](const std::vector<Trial>&) { return runs.predict(); };
   static_cast<BoundaryResult&>(result) = search_values_in_rounds(
       values, static_cast<unsigned>(gpus.size()),

@@ -38,6 +38,8 @@ struct ExecFitSearch {
   FitRange range;
   unsigned confirm = 0;
   std::function<void(const Trial&)> on_trial;
+  // With several GPUs: a round about to run (ValueSearch::on_round).
+  std::function<void(const std::vector<std::uint64_t>& values, std::size_t done)> on_round;
   // What a completed run needed of the card, whole process (none: no model for it); unset: no
   // model at all (the plain search).
   std::function<std::optional<std::uint64_t>(RunResult& run)> need_of;

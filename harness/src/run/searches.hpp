@@ -65,6 +65,8 @@ struct ValueSearch {
   // none until it can say (fit exec: three completed runs with snapshots, on a line).
   std::function<Prediction(const std::vector<Trial>& runs)> predict;
   std::function<void(const Trial&)> on_trial;
+  // In rounds (search_values_in_rounds): a round about to run, its values, and the runs done.
+  std::function<void(const std::vector<std::uint64_t>& values, std::size_t done)> on_round;
 };
 
 // The largest value at which runs complete (a larger one runs out of memory): `lo`, then values

@@ -28,7 +28,8 @@ std::vector<std::uint64_t> cuts(std::uint64_t below, std::uint64_t above, unsign
   std::vector<std::uint64_t> out;
   const std::uint64_t span = above - below;
   for (unsigned k = 1; k < parts; ++k) {
-    const std::uint64_t v = below + (span * k + parts / 2) / parts;
+    // span / parts · k, rounded, without span · k overflowing
+    const std::uint64_t v = below + span / parts * k + ((span % parts) * k + parts / 2) / parts;
     if (v > below && v < above) out.push_back(v);
   }
   return out;
@@ -43,18 +44,19 @@ std::vector<std::uint64_t> near_prediction(const RoundState& s, unsigned width,
   const std::uint64_t p = std::clamp(*s.predicted, s.lo, s.hi);
   std::vector<std::uint64_t> out;
   if (s.bad && *s.bad <= p) {
-    for (std::uint64_t d = 1; d < p && out.size() < width; d *= 2) {
+    for (std::uint64_t d = 1; d > 0 && d < p && out.size() < width; d *= 2) {
       if (p - d >= open_lo && p - d <= open_hi) out.push_back(p - d);
     }
   } else if (s.good && *s.good >= p) {
-    for (std::uint64_t d = 1; p + d <= open_hi && out.size() < width; d *= 2) {
+    for (std::uint64_t d = 1; d > 0 && d <= open_hi - p && out.size() < width; d *= 2) {
       if (p + d >= open_lo) out.push_back(p + d);
     }
   } else {
-    out = {p, p + 1};
+    out = {p};
+    if (p < s.hi) out.push_back(p + 1);
     if (width >= 4) {
       if (p > 0) out.push_back(p - 1);
-      out.push_back(p + 2);
+      if (p + 1 < s.hi) out.push_back(p + 2);
     }
   }
   return out;
@@ -111,6 +113,7 @@ class Rounds {
 
   // One round: each trial recorded, in increasing value; false when one's answer is unknown.
   bool run(const std::vector<std::uint64_t>& values, TrialRole fixed = TrialRole::top) {
+    if (s_.on_round) s_.on_round(values, r_.trials.size());
     std::vector<Trial> trials = run_round_(values);
     if (trials.size() != values.size())
       throw Error(ErrorKind::internal, "a round's runs do not match its values");
@@ -208,7 +211,7 @@ BoundaryResult search_values_in_rounds(const ValueSearch& s, unsigned width,
   r.answer = known.good;
   r.beyond = known.bad;
   if (!r.answer) return r;
-  const std::size_t searched = r.trials.size();
+  const auto searched = static_cast<std::ptrdiff_t>(r.trials.size());
   r.confirmation = confirm_boundary(*r.answer, r.beyond, s.confirm, [&](std::uint64_t value) {
     if (!rounds.run({value}, TrialRole::confirm)) return std::optional<bool>();
     return std::optional<bool>(r.trials.back().outcome == Outcome::completed);
