@@ -89,18 +89,24 @@ void confirm(BoundaryResult& r, Recorder& recorder, unsigned runs, std::uint64_t
   r.confirmation = confirm_boundary(answer, beyond, runs, [&](std::uint64_t value) {
     return recorder.run(value, TrialRole::confirm, false);
   });
-  if (!beyond) return;
-  const auto failed = std::find_if(r.trials.begin(), r.trials.begin() + searched, [&](auto& t) {
-    return t.value == *beyond && t.outcome != Outcome::completed;
-  });
-  const auto completed = std::find_if(r.trials.begin() + searched, r.trials.end(), [&](auto& t) {
-    return t.value == *beyond && t.outcome == Outcome::completed;
-  });
-  if (failed != r.trials.begin() + searched && completed != r.trials.end())
-    r.not_monotonic = std::make_pair(*failed, *completed);
+  note_not_monotonic(r, static_cast<std::size_t>(searched), beyond);
 }
 
 }  // namespace
+
+void note_not_monotonic(BoundaryResult& r, std::size_t searched,
+                        std::optional<std::uint64_t> beyond) {
+  if (!beyond) return;
+  const auto end = r.trials.begin() + static_cast<std::ptrdiff_t>(searched);
+  const auto failed = std::find_if(r.trials.begin(), end, [&](auto& t) {
+    return t.value == *beyond && t.outcome != Outcome::completed;
+  });
+  const auto completed = std::find_if(end, r.trials.end(), [&](auto& t) {
+    return t.value == *beyond && t.outcome == Outcome::completed;
+  });
+  if (failed != end && completed != r.trials.end())
+    r.not_monotonic = std::make_pair(*failed, *completed);
+}
 
 std::optional<std::uint64_t> shortfall_bytes(const Trial& failed) {
   if (!failed.request_bytes || !failed.free_bytes) return std::nullopt;

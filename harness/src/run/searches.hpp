@@ -76,4 +76,9 @@ struct ValueSearch {
 // reason than memory stops the search (`stopped`, its message).
 [[nodiscard]] BoundaryResult search_values(const ValueSearch& search, const TrialAt& run_at);
 
+// After --confirm's reruns (the trials from `searched` on): a rerun of `beyond` that completed
+// where the search's own run of it failed, as r.not_monotonic. Nothing without `beyond`.
+void note_not_monotonic(BoundaryResult& r, std::size_t searched,
+                        std::optional<std::uint64_t> beyond);
+
 }  // namespace oomlab

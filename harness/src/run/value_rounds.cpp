@@ -211,20 +211,12 @@ BoundaryResult search_values_in_rounds(const ValueSearch& s, unsigned width,
   r.answer = known.good;
   r.beyond = known.bad;
   if (!r.answer) return r;
-  const auto searched = static_cast<std::ptrdiff_t>(r.trials.size());
+  const std::size_t searched = r.trials.size();
   r.confirmation = confirm_boundary(*r.answer, r.beyond, s.confirm, [&](std::uint64_t value) {
     if (!rounds.run({value}, TrialRole::confirm)) return std::optional<bool>();
     return std::optional<bool>(r.trials.back().outcome == Outcome::completed);
   });
-  if (!r.beyond) return r;
-  const auto failed = std::find_if(r.trials.begin(), r.trials.begin() + searched, [&](auto& t) {
-    return t.value == *r.beyond && t.outcome != Outcome::completed;
-  });
-  const auto again = std::find_if(r.trials.begin() + searched, r.trials.end(), [&](auto& t) {
-    return t.value == *r.beyond && t.outcome == Outcome::completed;
-  });
-  if (failed != r.trials.begin() + searched && again != r.trials.end())
-    r.not_monotonic = std::make_pair(*failed, *again);
+  note_not_monotonic(r, searched, r.beyond);
   return r;
 }
 
