@@ -14,6 +14,9 @@ namespace {
 using oom_text::contains;
 using oom_text::size_after;
 
+// How many lines after the BFC allocator's warning its dump may take (a line for each chunk).
+constexpr int kPoolDumpLines = 1'000'000;
+
 // TF and XLA share the BFC allocator and StreamExecutor; the logged source path tells them
 // apart. TF builds XLA as external/local_xla, jaxlib as external/xla (once
 // external/org_tensorflow).
@@ -44,6 +47,7 @@ std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
     oom.request_bytes = size_after(line, "(rounded to ");
     if (!oom.request_bytes) oom.request_bytes = size_after(line, "trying to allocate ");
     oom.may_be_retried = true;
+    oom.follow_up_lines = kPoolDumpLines;  // its dump of the pool, a line a chunk, then a summary
     return oom;
   }
   // xla/stream_executor/cuda/cuda_executor.cc, as logged on an H100 when the BFC allocator's
@@ -65,6 +69,28 @@ std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
   return std::nullopt;
 }
 
+// The summary lines at the end of the BFC allocator's dump (LOG(INFO), so seen only with
+// TF_CPP_MIN_LOG_LEVEL=0): "Sum Total of in-use chunks: 1.50GiB" and "Allocator memory summary:
+// rounded request 10.11GiB, total free in pool 4.79GiB, largest free chunk usable by lower end
+// 4.78GiB, unallocated bytes 0B, pool size 6.29GiB, pool limit 6.29GiB". Free in the pool counts
+// the part of it no chunk was ever cut from (its "central gap"); what the pool may still grow by
+// is its limit less its size.
+bool bfc_pool_summary(OomReport& report, std::string_view line) {
+  if (const auto in_use = size_after(line, "Sum Total of in-use chunks: ")) {
+    report.framework_allocated_bytes = in_use;
+    return true;
+  }
+  if (!contains(line, "Allocator memory summary: ")) return false;
+  const auto free = size_after(line, "total free in pool ");
+  const auto largest = size_after(line, "largest free chunk usable by lower end ");
+  const auto limit = size_after(line, "pool limit ");
+  if (!free || !limit) return false;
+  report.framework_cached_free_bytes = free;
+  report.framework_largest_free_bytes = largest;
+  report.framework_limit_bytes = limit;
+  return true;
+}
+
 }  // namespace
 
 namespace {
@@ -74,6 +100,7 @@ void add_oom_dialects(Registry& registry) {
       {.name = "TensorFlow and XLA's BFC allocator",
        .rank = 50,
        .recognise = &tensorflow_or_xla_allocator,
+       .follow_up = &bfc_pool_summary,
        .advice = {{.framework = "TensorFlow",
                    .capacity = "set TF_FORCE_GPU_ALLOW_GROWTH=true so TensorFlow takes memory as "
                                "it needs it, then reduce the batch size or use mixed precision "

@@ -140,15 +140,20 @@ std::vector<ProgramBlock> read_largest_live(const JsonFields& oom) {
 // exec: the program's own OOM message and what it carried.
 json program_message_json(const std::optional<ProgramMessage>& m) {
   if (!m) return nullptr;
-  return {{"framework", m->framework},
-          {"line", m->line},
-          {"process_used_bytes", or_null(m->process_used_bytes)},
-          {"framework_allocated_bytes", or_null(m->framework_allocated_bytes)},
-          {"framework_cached_free_bytes", or_null(m->framework_cached_free_bytes)},
-          {"device_free_bytes", or_null(m->device_free_bytes)},
-          {"sizing_setting", text_or_null(m->sizing_setting)},
-          {"lines_seen", m->lines_seen},
-          {"library", m->library}};
+  json out = {{"framework", m->framework},
+              {"line", m->line},
+              {"process_used_bytes", or_null(m->process_used_bytes)},
+              {"framework_allocated_bytes", or_null(m->framework_allocated_bytes)},
+              {"framework_cached_free_bytes", or_null(m->framework_cached_free_bytes)},
+              {"device_free_bytes", or_null(m->device_free_bytes)},
+              {"sizing_setting", text_or_null(m->sizing_setting)},
+              {"lines_seen", m->lines_seen},
+              {"library", m->library}};
+  // A pool's own limit and largest free piece, only where the message gave them.
+  if (m->framework_limit_bytes) out["framework_limit_bytes"] = *m->framework_limit_bytes;
+  if (m->framework_largest_free_bytes)
+    out["framework_largest_free_bytes"] = *m->framework_largest_free_bytes;
+  return out;
 }
 
 std::optional<ProgramMessage> read_program_message(const JsonFields& oom) {
@@ -160,6 +165,8 @@ std::optional<ProgramMessage> read_program_message(const JsonFields& oom) {
       .process_used_bytes = m->optional_count("process_used_bytes"),
       .framework_allocated_bytes = m->optional_count("framework_allocated_bytes"),
       .framework_cached_free_bytes = m->optional_count("framework_cached_free_bytes"),
+      .framework_limit_bytes = m->optional_count("framework_limit_bytes"),
+      .framework_largest_free_bytes = m->optional_count("framework_largest_free_bytes"),
       .device_free_bytes = m->optional_count("device_free_bytes"),
       .sizing_setting = m->optional_text("sizing_setting"),
       .lines_seen = m->optional_count("lines_seen").value_or(0),

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,9 @@ struct OomReport {
   std::optional<std::uint64_t> process_used_bytes;
   std::optional<std::uint64_t> framework_allocated_bytes;
   std::optional<std::uint64_t> framework_cached_free_bytes;  // reserved by it but unallocated
+  // A pool with a limit of its own (XLA's BFC allocator): the limit, and its largest free piece.
+  std::optional<std::uint64_t> framework_limit_bytes;
+  std::optional<std::uint64_t> framework_largest_free_bytes;
   // An allocator that sized its own pool from the device's TOTAL memory and so cannot start under
   // a smaller budget: the setting that fixes it ("" otherwise).
   std::string sizing_setting;
@@ -193,6 +197,36 @@ struct SettingsSpelling {
   std::vector<std::string> (*assignments)(std::string_view text, std::string_view flag) = nullptr;
 };
 
+// A framework whose allocator sizes itself from the device's TOTAL memory (JAX's pool: 75% of
+// it by default): under a budget its program would size itself as on the whole device, not on a
+// card of the budget's size. `variables` gives what to set in the program's environment so that
+// it sizes itself from a card of `budget_bytes` instead, and a line that says so; `current` is
+// the program's own value of a variable (none: unset), so that a setting of the user's is scaled,
+// not replaced. exec sets them in every program it runs (they are the framework's alone) and
+// records the line where the program's command or output names `hint`.
+struct CardSizing {
+  struct Variables {
+    std::vector<std::pair<std::string, std::string>> set;
+    std::string note;
+  };
+  Variables (*variables)(
+      std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
+      const std::function<std::optional<std::string>(std::string_view)>& current) = nullptr;
+  std::string hint;  // "jax"
+};
+
+// A framework whose allocator says what it held at an OOM only at a log level its users do not
+// see by default (XLA's BFC allocator: its chunk map and pool summary at INFO, under JAX's
+// TF_CPP_MIN_LOG_LEVEL=1): exec sets `set` in the program's environment unless the user set
+// `level_variable`, keeps the lines of that level (`is_log_line`) out of the output the user sees,
+// copies them to `file` in the run folder, and reads them for the OOM's figures as any line.
+struct ProgramLog {
+  std::string level_variable;  // "TF_CPP_MIN_LOG_LEVEL"
+  std::vector<std::pair<std::string, std::string>> set;
+  bool (*is_log_line)(std::string_view line) = nullptr;
+  std::string file;  // "xla-log.txt"
+};
+
 struct Framework {
   std::string name;     // "PyTorch"
   std::string summary;  // one line, for `oomlab list`
@@ -215,6 +249,8 @@ struct Framework {
   // Set in the environment of every program `exec` runs, over any value it had: what keeps the
   // framework's memory inside the budget's account (its NVLink multicast buffers off, say).
   std::vector<std::pair<std::string, std::string>> program_environment;
+  std::optional<CardSizing> card_sizing;  // none: it sizes itself from what it is given
+  std::optional<ProgramLog> program_log;  // none: its OOM says all it knows at its default level
   // Where it has a caching allocator oomlab models: how its state at an OOM is worded. exec's
   // model of a program's snapshots is of the framework whose words say `models_snapshots`.
   std::optional<CacheWords> cache_words;

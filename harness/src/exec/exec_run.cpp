@@ -55,6 +55,52 @@ Held take_ballast(const ExecConfig& config, ExecDevices& devices, RunResult& res
   return held;
 }
 
+// The value the program would see for `name`: what exec sets itself (--check-remedy's, a fit's),
+// else oomlab's own environment, which the program inherits.
+std::optional<std::string> program_value(const ExecConfig& config, std::string_view name) {
+  for (const auto* list : {&config.variables, &config.program_environment}) {
+    for (auto it = list->rbegin(); it != list->rend(); ++it) {
+      if (it->first == name) return it->second;
+    }
+  }
+  const char* value = std::getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe)
+  if (value == nullptr) return std::nullopt;
+  return std::string(value);
+}
+
+// Each framework that sizes its allocator from the device's total memory, sized from a card of
+// the (first device's) budget instead; the lines that say so, by the word that names each.
+std::vector<std::pair<std::string, std::string>> size_to_card(
+    const ExecConfig& config, const ExecDevices& devices, const Held& held,
+    std::vector<std::pair<std::string, std::string>>& environment) {
+  std::vector<std::pair<std::string, std::string>> notes;
+  if (held.budgets.empty()) return notes;
+  const std::uint64_t total = devices.facts().front().total_bytes;
+  const auto current = [&config](std::string_view name) { return program_value(config, name); };
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (!framework.card_sizing || framework.card_sizing->variables == nullptr) continue;
+    CardSizing::Variables sized =
+        framework.card_sizing->variables(held.budgets.front(), total, current);
+    environment.insert(environment.end(), sized.set.begin(), sized.set.end());
+    if (!sized.note.empty()) notes.emplace_back(framework.card_sizing->hint, std::move(sized.note));
+  }
+  return notes;
+}
+
+// The first framework's log that the user did not ask to see themselves, its level turned on
+// and its lines kept apart (Framework::program_log).
+void keep_log_apart(const ExecConfig& config, ProgramSpec& spec) {
+  for (const Framework& framework : Registry::global().frameworks()) {
+    if (!framework.program_log || framework.program_log->is_log_line == nullptr) continue;
+    const ProgramLog& log = *framework.program_log;
+    if (program_value(config, log.level_variable)) continue;  // the user's level, the user's view
+    spec.environment.insert(spec.environment.end(), log.set.begin(), log.set.end());
+    spec.is_log_line = log.is_log_line;
+    if (!config.folder.empty()) spec.log_copy = config.folder / log.file;
+    return;
+  }
+}
+
 ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
                          const SnapshotShim* shim) {
   std::vector<std::string> uuids;
@@ -86,6 +132,7 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
     spec.environment.insert(spec.environment.end(), framework.program_environment.begin(),
                             framework.program_environment.end());
   }
+  keep_log_apart(config, spec);
   return spec;
 }
 
@@ -192,12 +239,15 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   const Held held = take_ballast(config, devices, result);
   std::optional<ProgramEnd> end;
   std::optional<ExecObservation> seen;
+  std::vector<std::pair<std::string, std::string>> card_notes;
   try {
     MemoryTimeline timeline(devices, timeline_setup(config, devices, held));
     ExecWatch watch(timeline, devices.facts().size(), config.grace);
     watch.hint(command_line(config.command));
     timeline.start();
-    end = run_program(program_spec(config, devices, shim ? &*shim : nullptr),
+    ProgramSpec spec = program_spec(config, devices, shim ? &*shim : nullptr);
+    card_notes = size_to_card(config, devices, held, spec.environment);
+    end = run_program(spec,
                       {.timeout = config.timeout,
                        .grace = config.grace,
                        .stop = config.stop,
@@ -210,6 +260,9 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
       result.events_error = e.what();
     }
     seen = observe(timeline, watch.scanner(), watch.noted(), watch.hints());
+    for (auto& [hint, note] : card_notes) {
+      if (watch.hints().words.contains(hint)) result.notes.push_back(std::move(note));
+    }
     record_devices(config, devices, held, seen->devices, result);
     std::vector<int> indices;
     for (const DeviceFacts& f : devices.facts())

@@ -70,6 +70,39 @@ ProgramOomDiagnosis from_cache_figures(const ProgramOom& oom) {
           fragmented ? fragmentation_advice(oom.framework) : capacity_advice(oom.framework)};
 }
 
+// A pool with a limit of its own (XLA's BFC allocator): what it may still give (free in it, and
+// what it may grow by up to its limit) beside the request. As large as the request, yet no piece
+// holds it: fragmentation; smaller: the program needs more than the pool's limit (capacity).
+ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom) {
+  const std::uint64_t limit = *oom.framework_limit_bytes;
+  const std::uint64_t request = *oom.request_bytes;
+  const std::uint64_t used = *oom.framework_allocated_bytes;
+  const std::uint64_t free = oom.framework_cached_free_bytes.value_or(0);
+  const std::uint64_t room = limit > used ? limit - used : 0;
+  if (room >= request) {
+    const std::uint64_t untaken = room > free ? room - free : 0;
+    return {Cause::fragmentation,
+            fmt::format("{} of {}'s pool limit ({}) is free: {} in its pool{}{}, >= {} requested, "
+                        "but in no one piece",
+                        two_decimal_size(room), oom.framework, two_decimal_size(limit),
+                        two_decimal_size(free),
+                        oom.framework_largest_free_bytes
+                            ? fmt::format(" (its largest piece {})",
+                                          two_decimal_size(*oom.framework_largest_free_bytes))
+                            : std::string(),
+                        untaken > 0
+                            ? fmt::format(" and {} it may still take", two_decimal_size(untaken))
+                            : std::string(),
+                        two_decimal_size(request)),
+            fragmentation_advice(oom.framework)};
+  }
+  return {Cause::capacity,
+          fmt::format("{} in use + {} requested = {} > {}'s pool limit {}", two_decimal_size(used),
+                      two_decimal_size(request), two_decimal_size(used + request), oom.framework,
+                      two_decimal_size(limit)),
+          capacity_advice(oom.framework)};
+}
+
 }  // namespace
 
 ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
@@ -80,6 +113,8 @@ ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
                         oom.framework),
             fmt::format("set {}", oom.sizing_setting)};
   }
+  if (oom.request_bytes && oom.framework_limit_bytes && oom.framework_allocated_bytes)
+    return from_pool_figures(oom);
   if (oom.request_bytes && oom.framework_cached_free_bytes) return from_cache_figures(oom);
   if (oom.richness() == 0) {
     return {Cause::capacity, "the message carries no figures", capacity_advice(oom.framework)};

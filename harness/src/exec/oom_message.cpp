@@ -143,7 +143,9 @@ int ProgramOom::richness() const {
          static_cast<int>(device_free_bytes.has_value()) +
          static_cast<int>(process_used_bytes.has_value()) +
          static_cast<int>(framework_allocated_bytes.has_value()) +
-         static_cast<int>(framework_cached_free_bytes.has_value());
+         static_cast<int>(framework_cached_free_bytes.has_value()) +
+         static_cast<int>(framework_limit_bytes.has_value()) +
+         static_cast<int>(framework_largest_free_bytes.has_value());
 }
 
 std::optional<ProgramOom> recognise_oom_line(std::string_view line) {

@@ -1,5 +1,7 @@
 // The figures that arrive on the lines after an OOM line (read by its dialect), and the scanner
 // that keeps the best OOM line of a whole run.
+#include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -33,6 +35,27 @@ bool names_an_exception(std::string_view line) {
   return name.ends_with("Error") || name.ends_with("Exception") || name.ends_with("Exhausted");
 }
 
+// The figures a logged warning carried (and the lines after it) that the raise which followed
+// for the same request does not repeat (XLA's BFC allocator logs its pool, then JAX raises with
+// the request alone).
+void carry_figures(const ProgramOom& warning, ProgramOom& raised) {
+  if (warning.request_bytes && raised.request_bytes) {
+    const auto [low, high] = std::minmax(*warning.request_bytes, *raised.request_bytes);
+    if (high - low > high / 100) return;  // another request: its figures are not this one's
+  }
+  const auto take = [](const std::optional<std::uint64_t>& from, std::optional<std::uint64_t>& to) {
+    if (!to) to = from;
+  };
+  take(warning.request_bytes, raised.request_bytes);
+  take(warning.device_total_bytes, raised.device_total_bytes);
+  take(warning.device_free_bytes, raised.device_free_bytes);
+  take(warning.process_used_bytes, raised.process_used_bytes);
+  take(warning.framework_allocated_bytes, raised.framework_allocated_bytes);
+  take(warning.framework_cached_free_bytes, raised.framework_cached_free_bytes);
+  take(warning.framework_limit_bytes, raised.framework_limit_bytes);
+  take(warning.framework_largest_free_bytes, raised.framework_largest_free_bytes);
+}
+
 }  // namespace
 
 void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest) {
@@ -46,7 +69,10 @@ void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest)
   if (replaces) {
     std::vector<TracebackFrame> traceback =
         found_ ? found_->traceback : std::vector<TracebackFrame>{};
+    const bool after_warning = found_ && found_->may_be_retried && !candidate.may_be_retried;
+    std::optional<ProgramOom> warning = after_warning ? std::move(found_) : std::nullopt;
     found_ = candidate;
+    if (warning) carry_figures(*warning, *found_);
     if (found_->traceback.empty()) found_->traceback = std::move(traceback);
     found_is_latest_ = candidate_is_latest;
   } else if (candidate_is_latest && found_is_latest_) {

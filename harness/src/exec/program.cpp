@@ -48,32 +48,61 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
-// One of the program's two streams: passed on, copied, and cut into lines for the observer.
+// One of the program's two streams: passed on, copied, and cut into lines for the observer. With
+// a log to keep apart (stderr, ProgramSpec::is_log_line), whole lines are passed on once each is
+// known not to be the log's; a carriage return passes what came before it at once (a progress
+// bar's line is never a log's).
 class OutputStream {
  public:
   OutputStream(int pass_fd, const std::filesystem::path& copy, bool is_stderr)
       : pass_fd_(pass_fd), is_stderr_(is_stderr) {
     if (!copy.empty()) copy_ = std::make_unique<OutputFile>(copy);
   }
+  void keep_log_apart(bool (*is_log_line)(std::string_view), const std::filesystem::path& copy) {
+    is_log_line_ = is_log_line;
+    if (!copy.empty()) log_copy_ = std::make_unique<OutputFile>(copy);
+  }
 
   void take(const char* data, std::size_t size, ProgramObserver& observer,
             std::deque<std::string>& last) {
-    if (pass_fd_ >= 0 && !write_all(pass_fd_, data, size)) pass_fd_ = -1;  // keep on copying
-    if (copy_) copy_->write(std::string_view(data, size));
+    if (is_log_line_ == nullptr) pass(std::string_view(data, size));
     for (std::size_t i = 0; i < size; ++i) {
       if (data[i] == '\n' || line_.size() == kMaxLineBytes) {
-        emit(observer, last);
+        end_line(observer, last, data[i] == '\n');
         if (data[i] == '\n') continue;
       }
       line_.push_back(data[i]);
+      if (data[i] == '\r' && is_log_line_ != nullptr) pass_held();
     }
   }
   void finish(ProgramObserver& observer, std::deque<std::string>& last) {
-    if (!line_.empty()) emit(observer, last);
+    if (!line_.empty()) end_line(observer, last, false);
     if (copy_) copy_->commit();
+    if (log_copy_) log_copy_->commit();
   }
 
  private:
+  void pass(std::string_view text) {
+    if (pass_fd_ >= 0 && !write_all(pass_fd_, text.data(), text.size())) pass_fd_ = -1;
+    if (copy_) copy_->write(text);  // keep on copying
+  }
+  // What of the line being read has not been passed on yet.
+  void pass_held() {
+    pass(std::string_view(line_).substr(passed_));
+    passed_ = line_.size();
+  }
+  void end_line(ProgramObserver& observer, std::deque<std::string>& last, bool newline) {
+    if (is_log_line_ != nullptr) {
+      if (passed_ == 0 && is_log_line_(line_)) {
+        if (log_copy_) log_copy_->write(line_ + (newline ? "\n" : ""));
+      } else {
+        pass_held();
+        if (newline) pass("\n");
+      }
+    }
+    passed_ = 0;
+    emit(observer, last);
+  }
   void emit(ProgramObserver& observer, std::deque<std::string>& last) {
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
     observer.line(line_, is_stderr_);
@@ -87,7 +116,10 @@ class OutputStream {
   int pass_fd_;
   bool is_stderr_;
   std::unique_ptr<OutputFile> copy_;
+  bool (*is_log_line_)(std::string_view) = nullptr;
+  std::unique_ptr<OutputFile> log_copy_;
   std::string line_;
+  std::size_t passed_ = 0;  // bytes of line_ already passed on
 };
 
 // The signals that end the program's group: SIGINT on a stop, SIGTERM at the timeout or when
@@ -242,6 +274,7 @@ ProgramEnd run_program(const ProgramSpec& spec, const ProgramLimits& limits,
   }
   OutputStream out_stream(spec.out_fd, spec.out_copy, false);
   OutputStream err_stream(spec.err_fd, spec.err_copy, true);
+  if (spec.is_log_line != nullptr) err_stream.keep_log_apart(spec.is_log_line, spec.log_copy);
   Pipe out;
   Pipe err;
   Pipe alive;

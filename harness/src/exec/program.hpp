@@ -26,6 +26,12 @@ struct ProgramSpec {
   int err_fd = 2;
   std::filesystem::path out_copy;  // a copy of each stream (empty: none)
   std::filesystem::path err_copy;
+  // Lines of its stderr that are a framework's own log, which its user would not have seen
+  // (exec turned the level on: Framework::program_log): kept out of what is passed on and of
+  // err_copy, written to `log_copy` instead (empty: nowhere), still shown to the observer. Null:
+  // stderr passed on as it comes.
+  bool (*is_log_line)(std::string_view line) = nullptr;
+  std::filesystem::path log_copy;
 };
 
 struct ProgramLimits {

@@ -17,8 +17,10 @@ struct ProgramMessage {
   std::string line;
   std::optional<std::uint64_t> process_used_bytes;
   std::optional<std::uint64_t> framework_allocated_bytes;
-  std::optional<std::uint64_t> framework_cached_free_bytes;  // reserved but unallocated
-  std::optional<std::uint64_t> device_free_bytes;            // what it said the device had free
+  std::optional<std::uint64_t> framework_cached_free_bytes;   // reserved but unallocated
+  std::optional<std::uint64_t> framework_limit_bytes;         // a pool's own limit
+  std::optional<std::uint64_t> framework_largest_free_bytes;  // its largest free piece
+  std::optional<std::uint64_t> device_free_bytes;             // what it said the device had free
   std::string sizing_setting;  // the framework sized itself from the device's total: the fix
   std::size_t lines_seen = 0;  // OOM lines in its output in all
   bool library = false;        // a CUDA library's own allocation (cuBLAS, cuDNN, NCCL) failed

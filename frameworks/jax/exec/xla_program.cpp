@@ -1,0 +1,83 @@
+#include "jax/exec/xla_program.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <system_error>
+
+#include "oomlab/units.hpp"
+
+namespace oomlab::jax {
+namespace {
+
+constexpr std::array<std::string_view, 2> kFractionVariables = {"XLA_CLIENT_MEM_FRACTION",
+                                                                "XLA_PYTHON_CLIENT_MEM_FRACTION"};
+
+std::optional<double> read_fraction(std::string_view text) {
+  double value = 0.0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !(value > 0.0)) return std::nullopt;
+  return value;
+}
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+}  // namespace
+
+CardSizing::Variables card_variables(
+    std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
+    const std::function<std::optional<std::string>(std::string_view)>& current) {
+  CardSizing::Variables out;
+  if (device_total_bytes == 0 || budget_bytes >= device_total_bytes) return out;
+  std::string_view variable = kFractionVariables[1];
+  double fraction = kDefaultMemFraction;
+  bool own = false;
+  for (const std::string_view name : kFractionVariables) {
+    const std::optional<std::string> value = current(name);
+    if (!value) continue;
+    const std::optional<double> read = read_fraction(*value);
+    if (!read) {
+      out.note = fmt::format(
+          "JAX: {}={} is not a fraction, so XLA's pool is not sized to the budget's card", name,
+          *value);
+      return out;
+    }
+    variable = name;
+    fraction = *read;
+    own = true;
+    break;
+  }
+  const double scaled =
+      fraction * static_cast<double>(budget_bytes) / static_cast<double>(device_total_bytes);
+  out.set.emplace_back(std::string(variable), fmt::format("{:.9g}", scaled));
+  out.note = fmt::format(
+      "JAX: XLA's pool sized as on a card of {} ({} of it{}): {}={:.9g} of this device's {}",
+      format_bytes(budget_bytes), fmt::format("{:g}", fraction),
+      own ? fmt::format(", the program's {}", variable) : ", JAX's default", variable, scaled,
+      format_bytes(device_total_bytes));
+  return out;
+}
+
+bool is_xla_info_line(std::string_view line) {
+  // absl's prefix: I, month and day, a time, the thread, the file and line, "] ".
+  if (line.size() > 6 && line[0] == 'I' && is_digit(line[1]) && is_digit(line[2]) &&
+      is_digit(line[3]) && is_digit(line[4]) && line[5] == ' ') {
+    return line.find("] ") != std::string_view::npos;
+  }
+  // The BFC allocator's Stats block: a word, a colon and a figure padded to column 34.
+  constexpr std::array<std::string_view, 9> kStats = {
+      "Limit:",    "InUse:",        "MaxInUse:",      "NumAllocs:",       "MaxAllocSize:",
+      "Reserved:", "PeakReserved:", "PeakAllocated:", "LargestFreeBlock:"};
+  for (const std::string_view word : kStats) {
+    if (line.starts_with(word) && line.size() > word.size() + 2 && line[word.size()] == ' ' &&
+        line[word.size() + 1] == ' ')
+      return true;
+  }
+  return false;
+}
+
+}  // namespace oomlab::jax

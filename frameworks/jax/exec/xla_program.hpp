@@ -1,0 +1,32 @@
+// What exec does to a JAX program so that a budget is a card for it, and so that XLA says what
+// its allocator held at an OOM: the pool's fraction scaled to the card (JAX sizes XLA's BFC pool,
+// and the memory limit XLA compiles under, from the device's total memory), and XLA's INFO log
+// (where the BFC allocator prints its chunk map and pool summary) turned on and kept apart.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "oomlab/framework.hpp"
+
+namespace oomlab::jax {
+
+// JAX's default share of the device's total memory for XLA's pool.
+inline constexpr double kDefaultMemFraction = 0.75;
+
+// XLA_PYTHON_CLIENT_MEM_FRACTION (or XLA_CLIENT_MEM_FRACTION, which JAX reads first) as the
+// program has it, else JAX's default, times budget / total: the share of this device that is that
+// share of a card of `budget_bytes`. Nothing set (and a note saying why) when the program's own
+// value is not a fraction JAX would take.
+[[nodiscard]] CardSizing::Variables card_variables(
+    std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
+    const std::function<std::optional<std::string>(std::string_view)>& current);
+
+// A line of XLA's (absl's) INFO log, "I1129 01:46:30.394064  511 bfc_allocator.cc:1385] ...", or
+// one of the lines of the BFC allocator's "Stats:" block that follow one ("InUse:   1.50GiB").
+[[nodiscard]] bool is_xla_info_line(std::string_view line);
+
+}  // namespace oomlab::jax

@@ -1,0 +1,195 @@
+// exec on JAX programs, on stand-in devices (80 GiB each): the budget is a card for XLA's pool
+// (JAX sizes it from the device's total memory, so its fraction is scaled to the budget), XLA's
+// INFO log is turned on and kept apart from the output the user sees, and the BFC allocator's
+// pool summary at an OOM gives the diagnosis. tests/data/exec/xla_oom_stderr.txt is the stderr of
+// tests/data/exec/jax_lm.py --batch 8 on an H200 (JAX 0.11.2, XLA_PYTHON_CLIENT_MEM_FRACTION=0.045,
+// TF_CPP_MIN_LOG_LEVEL=0; ptxas's register-spill lines left out).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "exec/exec_run.hpp"
+#include "exec/oom_message.hpp"
+#include "fake_exec_devices.hpp"
+#include "jax/exec/xla_program.hpp"
+#include "oomlab/units.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+using namespace oomlab::literals;
+using oomlab::testing::FakeDevices;
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ExecJax : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("oomlab-exec-jax-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "run");
+    devices_ = std::make_unique<FakeDevices>(dir_ / "usage");
+    for (const char* name :
+         {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "TF_CPP_MIN_LOG_LEVEL"})
+      ::unsetenv(name);  // NOLINT(concurrency-mt-unsafe): the suite's own process, one thread
+  }
+  void TearDown() override {
+    for (const char* name :
+         {"XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "TF_CPP_MIN_LOG_LEVEL"})
+      ::unsetenv(name);  // NOLINT(concurrency-mt-unsafe)
+    fs::remove_all(dir_);
+  }
+
+  oomlab::RunResult run(const std::string& script, std::uint64_t budget = 2_GiB) {
+    oomlab::ExecConfig config;
+    config.command = {"/bin/sh", "-c", script};
+    config.budget = {.kind = oomlab::BudgetRequest::Kind::bytes, .bytes = oomlab::Bytes{budget}};
+    config.interval = 2ms;
+    config.folder = dir_ / "run";
+    config.out_fd = -1;
+    config.err_fd = -1;
+    config.grace = 500ms;
+    config.environment = oomlab::Environment{};
+    config.snapshot.enabled = false;
+    return oomlab::run_exec(config, *devices_);
+  }
+  [[nodiscard]] std::string out() const { return read_file(dir_ / "run" / "stdout.txt"); }
+  [[nodiscard]] std::string err() const { return read_file(dir_ / "run" / "stderr.txt"); }
+  [[nodiscard]] std::string log() const { return read_file(dir_ / "run" / "xla-log.txt"); }
+
+  fs::path dir_;
+  std::unique_ptr<FakeDevices> devices_;
+};
+
+TEST_F(ExecJax, ThePoolIsSizedAsOnACardOfTheBudget) {
+  const oomlab::RunResult result =
+      run("echo \"jax fraction=$XLA_PYTHON_CLIENT_MEM_FRACTION level=$TF_CPP_MIN_LOG_LEVEL\"");
+  // 0.75 of a 2 GiB card is 0.01875 of the 80 GiB device.
+  EXPECT_EQ(out(), "jax fraction=0.01875 level=0\n");
+  ASSERT_EQ(result.notes.size(), 1U);
+  EXPECT_NE(result.notes.front().find("XLA_PYTHON_CLIENT_MEM_FRACTION=0.01875"), std::string::npos)
+      << result.notes.front();
+  EXPECT_NE(result.notes.front().find("JAX's default"), std::string::npos);
+}
+
+TEST_F(ExecJax, TheProgramsOwnFractionIsScaledNotReplaced) {
+  ::setenv("XLA_CLIENT_MEM_FRACTION", "0.5", 1);  // NOLINT(concurrency-mt-unsafe)
+  const oomlab::RunResult result =
+      run("echo \"jax $XLA_CLIENT_MEM_FRACTION ${XLA_PYTHON_CLIENT_MEM_FRACTION:-unset}\"", 8_GiB);
+  EXPECT_EQ(out(), "jax 0.05 unset\n");  // 0.5 x 8 / 80
+  ASSERT_EQ(result.notes.size(), 1U);
+  EXPECT_NE(result.notes.front().find("the program's XLA_CLIENT_MEM_FRACTION"), std::string::npos);
+}
+
+TEST_F(ExecJax, NoNoteWhereNothingNamesJax) {
+  const oomlab::RunResult result = run("echo torch");
+  EXPECT_TRUE(result.notes.empty());
+}
+
+TEST_F(ExecJax, XlasInfoLinesGoToTheirOwnFileAndThePoolSummaryDiagnoses) {
+  const std::string fixture = oomlab::testing::test_data_dir() + "/exec/xla_oom_stderr.txt";
+  const oomlab::RunResult result = run("cat '" + fixture + "' >&2; exit 1");
+  const std::string shown = err();
+  const std::string kept = log();
+  EXPECT_EQ(shown.find("I1129 "), std::string::npos) << "an INFO line reached the user";
+  EXPECT_EQ(shown.find("InUse:   "), std::string::npos) << "the Stats block reached the user";
+  EXPECT_NE(shown.find("ran out of memory trying to allocate 10.11GiB"), std::string::npos);
+  EXPECT_NE(shown.find("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED"), std::string::npos);
+  EXPECT_NE(kept.find("BFCAllocator dump for GPU_0_bfc"), std::string::npos);
+  EXPECT_NE(kept.find("LargestFreeBlock:"), std::string::npos);
+  // Every line of the program's stderr went to one of the two, once.
+  EXPECT_EQ(shown.size() + kept.size(), fs::file_size(fixture));
+
+  ASSERT_TRUE(result.oom.has_value());
+  ASSERT_TRUE(result.oom->program.has_value());
+  const oomlab::ProgramMessage& message = *result.oom->program;
+  EXPECT_EQ(message.framework, "JAX/XLA");
+  EXPECT_NE(message.line.find("JaxRuntimeError"), std::string::npos) << message.line;
+  // "pool limit 6.29GiB", "total free in pool 4.79GiB", "Sum Total of in-use chunks: 1.50GiB"
+  ASSERT_TRUE(message.framework_limit_bytes.has_value());
+  EXPECT_NEAR(static_cast<double>(*message.framework_limit_bytes) / 1_GiB, 6.29, 0.005);
+  EXPECT_NEAR(static_cast<double>(*message.framework_cached_free_bytes) / 1_GiB, 4.79, 0.005);
+  EXPECT_NEAR(static_cast<double>(*message.framework_allocated_bytes) / 1_GiB, 1.50, 0.005);
+  EXPECT_EQ(result.oom->diagnosis.cause, oomlab::Cause::capacity);
+  EXPECT_NE(result.oom->diagnosis.evidence.find("pool limit"), std::string::npos)
+      << result.oom->diagnosis.evidence;
+}
+
+TEST_F(ExecJax, TheUsersOwnLogLevelIsLeftAlone) {
+  ::setenv("TF_CPP_MIN_LOG_LEVEL", "0", 1);  // NOLINT(concurrency-mt-unsafe)
+  const std::string fixture = oomlab::testing::test_data_dir() + "/exec/xla_oom_stderr.txt";
+  static_cast<void>(run("cat '" + fixture + "' >&2; exit 1"));
+  EXPECT_EQ(err().size(), fs::file_size(fixture));
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "xla-log.txt"));
+}
+
+TEST_F(ExecJax, AProgressBarsCarriageReturnsPassAtOnce) {
+  static_cast<void>(run("printf '10%%\\r50%%\\r100%%\\n' >&2"));
+  EXPECT_EQ(err(), "10%\r50%\r100%\n");
+}
+
+// The pool's summary beside the request: free memory in it (and what it may still take) as large
+// as the request, but no piece that holds it, is fragmentation.
+TEST(XlaPoolDiagnosis, FreeEnoughButInPiecesIsFragmentation) {
+  oomlab::OomScanner scanner;
+  scanner.feed_line(
+      "W1129 01:46:30.393993     511 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 2.00GiB (rounded to 2147483648) from the lower end requested by "
+      "op ");
+  scanner.feed_line(
+      "I1129 01:46:30.394531     511 bfc_allocator.cc:1475] Sum Total of in-use "
+      "chunks: 3.00GiB");
+  scanner.feed_line(
+      "I1129 01:46:30.394532     511 bfc_allocator.cc:1477] Allocator memory summary: rounded "
+      "request 2.00GiB, total free in pool 2.50GiB, largest free chunk usable by lower end "
+      "1.00GiB, unallocated bytes 0B, pool size 5.50GiB, pool limit 5.50GiB");
+  scanner.feed_line(
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+      "to allocate 2.00GiB with allocator GPU_0_bfc on device 0.");
+  ASSERT_TRUE(scanner.found().has_value());
+  const oomlab::ProgramOom& oom = *scanner.found();
+  EXPECT_FALSE(oom.may_be_retried);  // the raise, with the warning's figures
+  const oomlab::ProgramOomDiagnosis diagnosis = oomlab::diagnose_program_oom(oom);
+  EXPECT_EQ(diagnosis.cause, oomlab::Cause::fragmentation) << diagnosis.evidence;
+  EXPECT_NE(diagnosis.evidence.find("largest piece 1024.00 MiB"), std::string::npos)
+      << diagnosis.evidence;
+}
+
+TEST(XlaCardVariables, ABadFractionIsLeftAsItIsAndSaid) {
+  const auto current = [](std::string_view name) -> std::optional<std::string> {
+    if (name == "XLA_PYTHON_CLIENT_MEM_FRACTION") return "most";
+    return std::nullopt;
+  };
+  const oomlab::CardSizing::Variables v = oomlab::jax::card_variables(2_GiB, 80_GiB, current);
+  EXPECT_TRUE(v.set.empty());
+  EXPECT_NE(v.note.find("is not a fraction"), std::string::npos) << v.note;
+  const auto none = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+  EXPECT_TRUE(oomlab::jax::card_variables(80_GiB, 80_GiB, none).set.empty());  // the whole card
+}
+
+TEST(XlaInfoLines, OnlyAbslInfoLinesAndTheStatsBlock) {
+  using oomlab::jax::is_xla_info_line;
+  EXPECT_TRUE(
+      is_xla_info_line("I1129 01:46:01.218266     511 se_gpu_pjrt_client.cc:1324] Using "
+                       "BFC allocator."));
+  EXPECT_TRUE(is_xla_info_line("MaxInUse:                      3.70GiB"));
+  EXPECT_FALSE(is_xla_info_line("W1129 01:46:30.393993     511 bfc_allocator.cc:598] Allocator"));
+  EXPECT_FALSE(is_xla_info_line("Traceback (most recent call last):"));
+  EXPECT_FALSE(is_xla_info_line("Limit: 3"));
+  EXPECT_FALSE(is_xla_info_line("I1129"));
+}
+
+}  // namespace
