@@ -1,11 +1,14 @@
 // JAX's OOM messages (XLA's RESOURCE_EXHAUSTED, its preallocation refused at start-up): what
 // oomlab exec reads in a program's output.
 #include <cstdint>
+#include <string>
+#include <vector>
 #include <optional>
 #include <string_view>
 
 #include "exec/oom_text.hpp"
 #include "jax/exec/xla_program.hpp"
+#include "jax/model/xla_backend.hpp"
 #include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
 
@@ -60,12 +63,22 @@ void add_oom_dialects(Registry& registry) {
                                      "XLA_PYTHON_CLIENT_MEM_FRACTION=...)"}}});
 }
 
+// `xla`, over every backend that serves an adaptor.
+void add_backends(Registry& registry) {
+  std::vector<std::string> upstreams;
+  for (const BackendInfo& b : registry.backends()) {
+    if (b.serves_upstream) upstreams.push_back(b.name);
+  }
+  registry.add_backend(jax::xla_backend_info(upstreams));
+}
+
 Framework describe_jax() {
   return {
       .name = "JAX",
       .summary =
           "its OOM messages read by exec (XLA's RESOURCE_EXHAUSTED, preallocation), "
           "its pool sized to the budget's card, XLA's allocator summary at an OOM",
+      .add_backends = &add_backends,
       .add_oom_dialects = &add_oom_dialects,
       .card_sizing = CardSizing{.variables = &jax::card_variables, .hint = "jax"},
       // JAX sets TF_CPP_MIN_LOG_LEVEL=1 unless it is set: 0 shows the BFC allocator's chunk

@@ -1,0 +1,72 @@
+#include "jax/model/xla_allocator.hpp"
+
+namespace oomlab::jax {
+
+namespace {
+
+void* pointer(std::uint64_t address) {
+  return reinterpret_cast<void*>(address);  // NOLINT(performance-no-int-to-ptr)
+}
+
+}  // namespace
+
+XlaAllocator::XlaAllocator(std::optional<BfcConfig> pool, std::unique_ptr<Allocator> upstream,
+                           Stream stream)
+    : AllocatorAdaptor(std::move(upstream)), stream_(stream) {
+  if (!pool) return;
+  RegionSource source{
+      .take = [this](std::uint64_t bytes) -> std::optional<std::uint64_t> {
+        const AllocResult r = this->upstream().allocate(bytes, stream_);
+        if (!r.ok()) return std::nullopt;
+        return reinterpret_cast<std::uint64_t>(r.ptr);
+      },
+      .give_back = [this](std::uint64_t address,
+                          std::uint64_t bytes) { this->upstream().deallocate(pointer(address), bytes, stream_); }};
+  pool_ = std::make_unique<BfcModel>(*pool, std::move(source));
+}
+
+XlaAllocator::~XlaAllocator() {
+  pool_.reset();  // its regions go back to the upstream
+}
+
+AllocResult XlaAllocator::do_allocate(std::size_t bytes, Stream stream) {
+  if (!pool_) return upstream().allocate(bytes, stream);
+  if (bytes == 0) return {};  // XLA hands out no memory for an empty buffer
+  const std::optional<std::uint64_t> address = pool_->allocate(bytes);
+  if (!address) return {nullptr, AllocStatus::out_of_memory, 0};
+  return {pointer(*address), AllocStatus::ok, 0};
+}
+
+void XlaAllocator::do_deallocate(void* ptr, std::size_t bytes, Stream stream) {
+  if (ptr == nullptr) return;
+  if (!pool_) {
+    upstream().deallocate(ptr, bytes, stream);
+    return;
+  }
+  pool_->free(reinterpret_cast<std::uint64_t>(ptr));
+}
+
+MemoryState XlaAllocator::do_state() const {
+  MemoryState state = upstream().state();
+  if (!pool_) return state;
+  const BfcStats stats = pool_->stats();
+  state.reserved_bytes = stats.pool_bytes;
+  state.own_bytes_bound = stats.pool_bytes;
+  state.used_bytes = stats.in_use_bytes;
+  return state;
+}
+
+std::uint64_t XlaAllocator::do_reserved_bytes() const {
+  return pool_ ? pool_->pool_bytes() : upstream().reserved_bytes();
+}
+
+AllocStatus XlaAllocator::do_probe(std::size_t bytes, Stream stream) {
+  if (!pool_) return upstream().probe(bytes, stream);
+  return pool_->would_fit(bytes) ? AllocStatus::ok : AllocStatus::out_of_memory;
+}
+
+std::uint64_t XlaAllocator::do_footprint(std::size_t bytes) const {
+  return pool_ ? rounded_bytes(bytes) : upstream().footprint(bytes);
+}
+
+}  // namespace oomlab::jax
