@@ -297,7 +297,8 @@ TEST(ArchitectureGuideFramework, ListShowsTheBackendAndTheFormatItAdds) {
     trace_formats.push_back(f["name"]);
   EXPECT_NE(std::find(allocators.begin(), allocators.end(), "slab"), allocators.end());
   EXPECT_EQ(allocators.back(), "auto") << "auto stays last";
-  EXPECT_EQ(trace_formats, (std::vector<std::string>{"oomlab", "rmm", "pytorch", "toy"}));
+  // The engine's, then the wings' (in the order frameworks registered), then the plugin's.
+  EXPECT_EQ(trace_formats, (std::vector<std::string>{"oomlab", "rmm", "xla", "pytorch", "toy"}));
   ASSERT_FALSE(j["frameworks"].empty());
   std::vector<std::string> frameworks;
   for (const json& f : j["frameworks"])
@@ -356,8 +357,9 @@ TEST(ArchitectureGuideFramework, ItsImportersErrorsNameTheLineAndWithoutItTheFil
   const oomlab::cli::ChildResult bare =
       oomlab_with({"run", "replay", "--trace", toy_trace("bare").string()}, false);
   EXPECT_EQ(bare.exit_code, oomlab::cli::kExitUsage);
-  EXPECT_NE(bare.err_tail.find("not a trace oomlab knows (an events.csv, an RMM log, or a "
-                               "PyTorch snapshot as pickle or JSON)"),
+  EXPECT_NE(bare.err_tail.find("not a trace oomlab knows (an events.csv, an RMM log, XLA's "
+                               "allocator log (xla-log.txt), or a PyTorch snapshot as pickle or "
+                               "JSON)"),
             std::string::npos)
       << bare.err_tail;
 }

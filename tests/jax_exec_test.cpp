@@ -63,7 +63,7 @@ class ExecJax : public ::testing::Test {
     config.err_fd = -1;
     config.grace = 500ms;
     config.environment = oomlab::Environment{};
-    config.snapshot.enabled = false;
+    config.snapshot.enabled = recording_;
     return oomlab::run_exec(config, *devices_);
   }
   [[nodiscard]] std::string out() const { return read_file(dir_ / "run" / "stdout.txt"); }
@@ -72,6 +72,7 @@ class ExecJax : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<FakeDevices> devices_;
+  bool recording_ = false;  // exec's snapshot shim, and XLA's allocator log with it
 };
 
 TEST_F(ExecJax, ThePoolIsSizedAsOnACardOfTheBudget) {
@@ -92,6 +93,19 @@ TEST_F(ExecJax, TheProgramsOwnFractionIsScaledNotReplaced) {
   EXPECT_EQ(out(), "jax 0.05 unset\n");  // 0.5 x 8 / 80
   ASSERT_EQ(result.notes.size(), 1U);
   EXPECT_NE(result.notes.front().find("the program's XLA_CLIENT_MEM_FRACTION"), std::string::npos);
+}
+
+TEST_F(ExecJax, EachRequestAndFreeIsLoggedWhileExecRecordsUnlessTheUserSaidOtherwise) {
+  const std::string show = "echo \"jax ${TF_CPP_VMODULE:-unset}\"";
+  static_cast<void>(run(show));
+  EXPECT_EQ(out(), "jax unset\n");  // --no-snapshot: nothing recorded
+  recording_ = true;
+  static_cast<void>(run(show));
+  EXPECT_EQ(out(), "jax bfc_allocator=4\n");
+  ::setenv("TF_CPP_VMODULE", "gpu_compiler=1", 1);  // NOLINT(concurrency-mt-unsafe)
+  static_cast<void>(run(show));
+  ::unsetenv("TF_CPP_VMODULE");  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(out(), "jax gpu_compiler=1\n");
 }
 
 TEST_F(ExecJax, NoNoteWhereNothingNamesJax) {
@@ -180,16 +194,31 @@ TEST(XlaCardVariables, ABadFractionIsLeftAsItIsAndSaid) {
   EXPECT_TRUE(oomlab::jax::card_variables(80_GiB, 80_GiB, none).set.empty());  // the whole card
 }
 
-TEST(XlaInfoLines, OnlyAbslInfoLinesAndTheStatsBlock) {
+TEST(XlaInfoLines, OnlyAbslInfoLinesTheStatsBlockAndAMemDebugLinesStack) {
   using oomlab::jax::is_xla_info_line;
   EXPECT_TRUE(
       is_xla_info_line("I1129 01:46:01.218266     511 se_gpu_pjrt_client.cc:1324] Using "
-                       "BFC allocator."));
-  EXPECT_TRUE(is_xla_info_line("MaxInUse:                      3.70GiB"));
-  EXPECT_FALSE(is_xla_info_line("W1129 01:46:30.393993     511 bfc_allocator.cc:598] Allocator"));
-  EXPECT_FALSE(is_xla_info_line("Traceback (most recent call last):"));
-  EXPECT_FALSE(is_xla_info_line("Limit: 3"));
-  EXPECT_FALSE(is_xla_info_line("I1129"));
+                       "BFC allocator.",
+                       nullptr));
+  EXPECT_TRUE(is_xla_info_line("MaxInUse:                      3.70GiB", nullptr));
+  EXPECT_FALSE(
+      is_xla_info_line("W1129 01:46:30.393993     511 bfc_allocator.cc:598] Allocator", nullptr));
+  EXPECT_FALSE(is_xla_info_line("Traceback (most recent call last):", nullptr));
+  EXPECT_FALSE(is_xla_info_line("Limit: 3", nullptr));
+  EXPECT_FALSE(is_xla_info_line("I1129", nullptr));
+  // "[mem-debug] AllocateRaw,GPU_0_bfc,4,0x302000000,*** Begin stack trace ***", then its stack.
+  const std::string begin =
+      "I1129 01:46:33.048540    1192 bfc_allocator.cc:388] [mem-debug] "
+      "AllocateRaw,GPU_0_bfc,4,0x302000000,*** Begin stack trace ***";
+  const std::string frame = "\tPyObject_Vectorcall";
+  const std::string end = "*** End stack trace ***";
+  EXPECT_TRUE(is_xla_info_line("\t", &begin));
+  EXPECT_TRUE(is_xla_info_line(frame, &frame));
+  EXPECT_TRUE(is_xla_info_line(end, &frame));
+  EXPECT_TRUE(is_xla_info_line("", &end));
+  EXPECT_FALSE(is_xla_info_line("", nullptr));            // the user's blank line
+  EXPECT_FALSE(is_xla_info_line("\tindented", nullptr));  // the user's tab
+  EXPECT_FALSE(is_xla_info_line(end, nullptr));
 }
 
 }  // namespace

@@ -1,16 +1,18 @@
 // JAX's OOM messages (XLA's RESOURCE_EXHAUSTED, its preallocation refused at start-up): what
 // oomlab exec reads in a program's output.
 #include <cstdint>
-#include <string>
-#include <vector>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "exec/oom_text.hpp"
 #include "jax/exec/xla_program.hpp"
 #include "jax/model/xla_backend.hpp"
+#include "jax/trace/xla_log.hpp"
 #include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
+#include "oomlab/trace_format.hpp"
 
 namespace oomlab {
 namespace {
@@ -72,6 +74,16 @@ void add_backends(Registry& registry) {
   registry.add_backend(jax::xla_backend_info(upstreams));
 }
 
+void add_trace_formats(Registry& registry) {
+  registry.add_trace_format({.name = jax::kXlaFormatName,
+                             .described_as = "XLA's allocator log (xla-log.txt)",
+                             .detect = &jax::is_xla_log,
+                             .load = &jax::load_xla_log,
+                             .replayed_by = jax::kBackendName,
+                             // XLA's log carries C++ stacks without names, not the program's lines
+                             .no_frames_words = "(XLA's allocator log names no Python lines)"});
+}
+
 Framework describe_jax() {
   return {
       .name = "JAX",
@@ -79,6 +91,7 @@ Framework describe_jax() {
           "its OOM messages read by exec (XLA's RESOURCE_EXHAUSTED, preallocation), "
           "its pool sized to the budget's card, XLA's allocator summary at an OOM",
       .add_backends = &add_backends,
+      .add_trace_formats = &add_trace_formats,
       .add_oom_dialects = &add_oom_dialects,
       .card_sizing = CardSizing{.variables = &jax::card_variables, .hint = "jax"},
       // JAX sets TF_CPP_MIN_LOG_LEVEL=1 unless it is set: 0 shows the BFC allocator's chunk
@@ -86,6 +99,7 @@ Framework describe_jax() {
       .program_log = ProgramLog{.level_variable = "TF_CPP_MIN_LOG_LEVEL",
                                 .set = {{"TF_CPP_MIN_LOG_LEVEL", "0"}},
                                 .is_log_line = &jax::is_xla_info_line,
+                                .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
                                 .file = "xla-log.txt"},
       .exec_help =
           "JAX programs, with no change to the program:\n"

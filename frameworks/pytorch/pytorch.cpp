@@ -46,7 +46,10 @@ void add_trace_formats(Registry& registry) {
                  trace::StopPoll(options.check_stop));
            },
        .replayed_by = torch::kBackendName,
-       .has_levels = true});
+       .has_levels = true,
+       .no_frames_words = "(record stacks: exec --snapshot-stacks python, or "
+                          "_record_memory_history(stacks='python')), or allocated on autograd's "
+                          "backward thread"});
 }
 
 void add_oom_dialects(Registry& registry) {

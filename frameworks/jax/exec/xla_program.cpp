@@ -62,7 +62,10 @@ CardSizing::Variables card_variables(
   return out;
 }
 
-bool is_xla_info_line(std::string_view line) {
+bool is_xla_info_line(std::string_view line, const std::string* previous_log_line) {
+  if (previous_log_line != nullptr &&
+      (line.empty() || line.starts_with('\t') || line == "*** End stack trace ***"))
+    return true;
   // absl's prefix: I, month and day, a time, the thread, the file and line, "] ".
   if (line.size() > 6 && line[0] == 'I' && is_digit(line[1]) && is_digit(line[2]) &&
       is_digit(line[3]) && is_digit(line[4]) && line[5] == ' ') {

@@ -25,8 +25,12 @@ inline constexpr double kDefaultMemFraction = 0.75;
     std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
     const std::function<std::optional<std::string>(std::string_view)>& current);
 
-// A line of XLA's (absl's) INFO log, "I1129 01:46:30.394064  511 bfc_allocator.cc:1385] ...", or
-// one of the lines of the BFC allocator's "Stats:" block that follow one ("InUse:   1.50GiB").
-[[nodiscard]] bool is_xla_info_line(std::string_view line);
+// A line of XLA's (absl's) INFO log, "I1129 01:46:30.394064  511 bfc_allocator.cc:1385] ...",
+// one of the lines of the BFC allocator's "Stats:" block ("InUse:   1.50GiB"), or of the stack
+// a "[mem-debug]" line of its VLOG 4 goes on with ("\tPyObject_Vectorcall" up to "*** End stack
+// trace ***" and the blank line after it): after a line of the log (`previous_log_line`, null when
+// the line before was the program's own), a blank line, a tab-indented one or the stack's end.
+// (Other threads' lines come between a stack's lines, so nothing more of the stack is asked.)
+[[nodiscard]] bool is_xla_info_line(std::string_view line, const std::string* previous_log_line);
 
 }  // namespace oomlab::jax

@@ -40,7 +40,8 @@ void validate_xla_options(const Params& options) {
 std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& site) {
   const BackendInfo& upstream_info = upstream_of(options);
   Params upstream_options(upstream_info.options);
-  if (upstream_info.kind == BackendKind::sim) upstream_options.set("total", Bytes{site.budget_bytes});
+  if (upstream_info.kind == BackendKind::sim)
+    upstream_options.set("total", Bytes{site.budget_bytes});
   std::unique_ptr<Allocator> upstream = make_backend(upstream_info.kind, upstream_options, site);
   return std::make_unique<XlaAllocator>(pool_config(options, site.budget_bytes),
                                         std::move(upstream), site.stream);
@@ -57,6 +58,24 @@ std::string settings_words(const Params& options) {
     set.emplace_back("--xla_gpu_enable_allocator_spatial_partitioning=false");
   if (set.empty()) return " with JAX's defaults";
   return fmt::format(" with {}", fmt::join(set, ", "));
+}
+
+// The log's own settings (preallocated or grown, the platform allocator) as the defaults of what
+// the user left alone.
+std::vector<std::string> settle_xla(Params& options, const RecordedSettings* recorded) {
+  if (recorded == nullptr) return {};
+  std::vector<std::string> taken;
+  for (const char* name : {"preallocate", "allocator"}) {
+    const auto it = recorded->options.find(name);
+    if (it == recorded->options.end() || options.was_set(name)) continue;
+    options.set(name, it->second);
+    taken.push_back(fmt::format("{}={}", name, format_param_value(it->second)));
+  }
+  if (taken.empty()) return {};
+  return {
+      fmt::format("xla: the log's settings are the defaults ({}); options given with "
+                  "--allocator win",
+                  fmt::join(taken, ", "))};
 }
 
 ParamSpec xla_option_spec(const std::vector<std::string>& upstreams) {
@@ -106,7 +125,8 @@ std::optional<BfcConfig> pool_config(const Params& options, std::uint64_t card_b
   if (options.choice("allocator") == "platform") return std::nullopt;
   const auto fraction = static_cast<float>(options.real("fraction"));
   const auto share = static_cast<std::uint64_t>(static_cast<double>(card_bytes) * fraction);
-  const std::uint64_t limit = (share + kLimitGranularity - 1) / kLimitGranularity * kLimitGranularity;
+  const std::uint64_t limit =
+      (share + kLimitGranularity - 1) / kLimitGranularity * kLimitGranularity;
   const bool preallocate = options.flag("preallocate");
   return BfcConfig{.limit_bytes = limit,
                    .allow_growth = !preallocate,
@@ -115,9 +135,10 @@ std::optional<BfcConfig> pool_config(const Params& options, std::uint64_t card_b
 
 BackendInfo xla_backend_info(const std::vector<std::string>& upstreams) {
   return {.name = kBackendName,
-          .summary = "a model of XLA's allocator as JAX sets it up (its BFC pool, a share of "
-                     "the card, preallocated or grown; or the platform allocator) over any "
-                     "other backend: the sim by default, or upstream=cuda, async, managed",
+          .summary =
+              "a model of XLA's allocator as JAX sets it up (its BFC pool, a share of "
+              "the card, preallocated or grown; or the platform allocator) over any "
+              "other backend: the sim by default, or upstream=cuda, async, managed",
           .options = xla_option_spec(upstreams),
           .needs_device = false,
           .oom_source = "XLA's pool",
@@ -125,6 +146,11 @@ BackendInfo xla_backend_info(const std::vector<std::string>& upstreams) {
           .validate = &validate_xla_options,
           .make = &make_xla,
           .upstream = &upstream_kind,
+          .settle = &settle_xla,
+          .replays = "XLA's allocator log (replay --trace xla-log.txt)",
+          .auto_notice =
+              "XLA's allocator log: replayed through 'xla', oomlab's model of XLA's "
+              "allocator as JAX sets it up, on a simulated card (no GPU used)",
           .settings_words = &settings_words};
 }
 

@@ -215,15 +215,21 @@ struct CardSizing {
   std::string hint;  // "jax"
 };
 
-// A framework whose allocator says what it held at an OOM only at a log level its users do not
-// see by default (XLA's BFC allocator: its chunk map and pool summary at INFO, under JAX's
-// TF_CPP_MIN_LOG_LEVEL=1): exec sets `set` in the program's environment unless the user set
-// `level_variable`, keeps the lines of that level (`is_log_line`) out of the output the user sees,
-// copies them to `file` in the run folder, and reads them for the OOM's figures as any line.
+// A framework whose allocator says what it held at an OOM, and what it did, only at a log level
+// its users do not see by default (XLA's BFC allocator: its chunk map and pool summary at INFO,
+// under JAX's TF_CPP_MIN_LOG_LEVEL=1; each request and free at VLOG 4): exec sets `set` (and,
+// while it records, `record`) in the program's environment unless the user set
+// `level_variable`, keeps the lines of that level (`is_log_line`) out of the output the user
+// sees, copies them to `file` in the run folder, and reads them for the OOM's figures as any line.
 struct ProgramLog {
   std::string level_variable;  // "TF_CPP_MIN_LOG_LEVEL"
   std::vector<std::pair<std::string, std::string>> set;
-  bool (*is_log_line)(std::string_view line) = nullptr;
+  // A line of it, given the line before when that one was the log's (null otherwise): a log line
+  // may go on over the lines after it.
+  bool (*is_log_line)(std::string_view line, const std::string* previous_log_line) = nullptr;
+  // What else it sets while exec records the program (not under --no-snapshot), unless the user
+  // set the variable: its allocator's every request and free, for a trace (format `xla`).
+  std::vector<std::pair<std::string, std::string>> record;
   std::string file;  // "xla-log.txt"
 };
 

@@ -32,6 +32,9 @@ struct FormatInfo {
   std::string replayed_by;
   // Whether the trace can be read at the tensor level, which --level picks (else: one level).
   bool has_levels = false;
+  // Where a block has no frames, why, and how to record them ("" : nothing more to say than that
+  // none were recorded).
+  std::string no_frames_words;
 };
 
 // `head` past a UTF-8 byte-order mark and the blank lines before a header (what the CSV readers

@@ -95,6 +95,11 @@ void keep_log_apart(const ExecConfig& config, ProgramSpec& spec) {
     const ProgramLog& log = *framework.program_log;
     if (program_value(config, log.level_variable)) continue;  // the user's level, the user's view
     spec.environment.insert(spec.environment.end(), log.set.begin(), log.set.end());
+    if (config.snapshot.enabled) {
+      for (const auto& [name, value] : log.record) {
+        if (!program_value(config, name)) spec.environment.emplace_back(name, value);
+      }
+    }
     spec.is_log_line = log.is_log_line;
     if (!config.folder.empty()) spec.log_copy = config.folder / log.file;
     return;

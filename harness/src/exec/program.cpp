@@ -58,7 +58,8 @@ class OutputStream {
       : pass_fd_(pass_fd), is_stderr_(is_stderr) {
     if (!copy.empty()) copy_ = std::make_unique<OutputFile>(copy);
   }
-  void keep_log_apart(bool (*is_log_line)(std::string_view), const std::filesystem::path& copy) {
+  void keep_log_apart(bool (*is_log_line)(std::string_view, const std::string*),
+                      const std::filesystem::path& copy) {
     is_log_line_ = is_log_line;
     if (!copy.empty()) log_copy_ = std::make_unique<OutputFile>(copy);
   }
@@ -93,12 +94,16 @@ class OutputStream {
   }
   void end_line(ProgramObserver& observer, std::deque<std::string>& last, bool newline) {
     if (is_log_line_ != nullptr) {
-      if (passed_ == 0 && is_log_line_(line_)) {
+      const bool log =
+          passed_ == 0 && is_log_line_(line_, previous_was_log_ ? &previous_ : nullptr);
+      if (log) {
         if (log_copy_) log_copy_->write(line_ + (newline ? "\n" : ""));
+        previous_ = line_;
       } else {
         pass_held();
         if (newline) pass("\n");
       }
+      previous_was_log_ = log;
     }
     passed_ = 0;
     emit(observer, last);
@@ -116,7 +121,9 @@ class OutputStream {
   int pass_fd_;
   bool is_stderr_;
   std::unique_ptr<OutputFile> copy_;
-  bool (*is_log_line_)(std::string_view) = nullptr;
+  bool (*is_log_line_)(std::string_view, const std::string*) = nullptr;
+  std::string previous_;  // the last line of the log, for is_log_line_
+  bool previous_was_log_ = false;
   std::unique_ptr<OutputFile> log_copy_;
   std::string line_;
   std::size_t passed_ = 0;  // bytes of line_ already passed on

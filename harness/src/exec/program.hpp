@@ -29,8 +29,9 @@ struct ProgramSpec {
   // Lines of its stderr that are a framework's own log, which its user would not have seen
   // (exec turned the level on: Framework::program_log): kept out of what is passed on and of
   // err_copy, written to `log_copy` instead (empty: nowhere), still shown to the observer. Null:
-  // stderr passed on as it comes.
-  bool (*is_log_line)(std::string_view line) = nullptr;
+  // stderr passed on as it comes. Given each line, and the line before it when that one was the
+  // log's (null otherwise).
+  bool (*is_log_line)(std::string_view line, const std::string* previous_log_line) = nullptr;
   std::filesystem::path log_copy;
 };
 

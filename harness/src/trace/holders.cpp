@@ -13,6 +13,7 @@
 
 #include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
+#include "oomlab/trace_format.hpp"
 #include "trace/frame_text.hpp"
 
 namespace oomlab::trace {
@@ -41,12 +42,12 @@ bool python_frame(std::string_view frame) {
 
 // The frame a block's memory is charged to, in words: "forward (diffusers/models/resnet.py)".
 // The recording's own frames (recording_frame) are never charged.
-std::string holder_of(const std::vector<std::string>& recorded,
-                      std::span<const std::string> roots) {
+std::string holder_of(const std::vector<std::string>& recorded, std::span<const std::string> roots,
+                      std::string_view no_frames_words) {
   const std::vector<std::string> frames = program_frames(recorded);
   if (frames.empty()) {
-    return "no frames recorded (record stacks: exec --snapshot-stacks python, or "
-           "_record_memory_history(stacks='python')), or allocated on autograd's backward thread";
+    return no_frames_words.empty() ? std::string("no frames recorded")
+                                   : fmt::format("no frames recorded {}", no_frames_words);
   }
   const auto outside = std::find_if(frames.begin(), frames.end(), [&](const std::string& f) {
     return python_frame(f) && !in_framework(f, roots);
@@ -75,6 +76,9 @@ std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t posit
     if (e.op == Op::free) slot_event[e.slot] = Event::kNone;
   }
   static const std::vector<std::string> kNone;
+  const FormatInfo* format = format_info(trace.format);
+  std::string_view no_frames;
+  if (format != nullptr) no_frames = format->no_frames_words;
   std::unordered_map<std::string, MemoryHolder> groups;
   std::unordered_map<std::uint32_t, std::string> by_stack;  // a stack's holder, worked out once
   for (const std::uint32_t event : slot_event) {
@@ -84,7 +88,8 @@ std::vector<MemoryHolder> memory_holders(const Trace& trace, std::uint32_t posit
                                     : Event::kNone;
     auto [known, added] = by_stack.try_emplace(stack);
     if (added) {
-      known->second = holder_of(trace.recorded ? trace.recorded->frames_of(event) : kNone, roots);
+      known->second =
+          holder_of(trace.recorded ? trace.recorded->frames_of(event) : kNone, roots, no_frames);
     }
     MemoryHolder& group = groups[known->second];
     group.where = known->second;

@@ -1,0 +1,279 @@
+#include "jax/trace/xla_log.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "oomlab/error.hpp"
+#include "oomlab/trace_builder.hpp"
+#include "oomlab/trace_format.hpp"
+#include "trace/importers.hpp"
+#include "trace/stop_poll.hpp"
+
+namespace oomlab::jax {
+namespace {
+
+using trace::Op;
+using trace::Place;
+
+constexpr std::string_view kMemDebug = "[mem-debug] ";
+constexpr std::uint64_t kDayNs = std::uint64_t{86'400} * 1'000'000'000;
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+// An absl log line: "I1129 01:46:33.048540    1192 bfc_allocator.cc:388] MESSAGE".
+struct LogLine {
+  std::uint64_t t_ns = 0;  // time of day
+  std::uint64_t thread = 0;
+  std::string_view message;
+};
+
+std::optional<std::uint64_t> digits(std::string_view text) {
+  std::uint64_t value = 0;
+  if (text.empty()) return std::nullopt;
+  for (const char c : text) {
+    if (!is_digit(c)) return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return value;
+}
+
+std::optional<LogLine> read_log_line(std::string_view line) {
+  // "I1129 01:46:33.048540" is 21 characters; then the thread, the place and "] ".
+  if (line.size() < 24 || line[5] != ' ' || line[8] != ':' || line[11] != ':' || line[14] != '.')
+    return std::nullopt;
+  const auto h = digits(line.substr(6, 2));
+  const auto m = digits(line.substr(9, 2));
+  const auto s = digits(line.substr(12, 2));
+  const auto us = digits(line.substr(15, 6));
+  const std::size_t close = line.find("] ", 21);
+  if (!h || !m || !s || !us || close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = line.substr(21, close - 21);
+  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
+  const auto thread = digits(rest.substr(0, rest.find(' ')));
+  return LogLine{.t_ns = (((*h * 60 + *m) * 60 + *s) * 1'000'000 + *us) * 1'000,
+                 .thread = thread.value_or(0),
+                 .message = line.substr(close + 2)};
+}
+
+// "NAME,BYTES,ADDRESS," after "[mem-debug] AllocateRaw," (or DeallocateRaw,).
+struct Fields {
+  std::string_view pool;
+  std::string_view bytes;
+  std::string_view address;
+};
+std::optional<Fields> comma_fields(std::string_view text) {
+  Fields f;
+  std::size_t at = 0;
+  for (std::string_view* field : {&f.pool, &f.bytes, &f.address}) {
+    const std::size_t comma = text.find(',', at);
+    if (comma == std::string_view::npos) return std::nullopt;
+    *field = text.substr(at, comma - at);
+    at = comma + 1;
+  }
+  return f;
+}
+
+bool is_device_pool(std::string_view name) {
+  return name.starts_with("GPU_") && name.ends_with("_bfc") && name.size() > 8;
+}
+
+class XlaLogReader {
+ public:
+  XlaLogReader(const std::filesystem::path& path, trace::Format format)
+      : path_(path), builder_(format, path) {}
+
+  void read_line(std::string_view line, std::uint64_t number) {
+    const std::optional<LogLine> log = read_log_line(line);
+    if (!log) return;
+    t_ns_ = time(log->t_ns);
+    const std::string_view message = log->message;
+    if (message.starts_with(kMemDebug)) {
+      mem_debug(message.substr(kMemDebug.size()), *log, {path_, number, {}});
+    } else if (message.starts_with("AllocateRaw ") &&
+               message.find(" alignment=") != std::string_view::npos) {
+      request(message.substr(12), *log, number);
+    } else if (message.starts_with("BFCAllocator dump for ")) {
+      dump(message.substr(22), *log);
+    } else if (message.starts_with("XLA backend allocating ") &&
+               message.find("BFCAllocator") != std::string_view::npos) {
+      preallocate_ = true;
+    } else if (message.starts_with("XLA backend will use up to ") &&
+               message.find("BFCAllocator") != std::string_view::npos) {
+      preallocate_ = false;
+    }
+  }
+
+  trace::Trace finish() {
+    for (const auto& [thread, pending] : pending_)
+      fail(pending, thread);
+    if (!pool_) {
+      throw Error(ErrorKind::input,
+                  fmt::format("{}: no allocation of XLA's device pool (GPU_0_bfc) in the log: was "
+                              "it written with TF_CPP_VMODULE=bfc_allocator=4 and "
+                              "TF_CPP_MIN_LOG_LEVEL=0?",
+                              path_.string()));
+    }
+    build();
+    trace::Trace& t = builder_.trace();
+    RecordedSettings settings{.backend = "xla"};
+    if (preallocate_) settings.options["preallocate"] = *preallocate_;
+    if (!t.recorded) t.recorded.emplace();
+    t.recorded->allocator_settings = std::move(settings);
+    return builder_.finish();
+  }
+
+ private:
+  struct Pending {
+    std::uint64_t bytes;
+    std::uint64_t t_ns;
+    std::uint64_t line;
+  };
+
+  // The log's time of day made a clock that runs on past midnight.
+  std::uint64_t time(std::uint64_t of_day) {
+    if (last_of_day_ && of_day + kDayNs / 2 < *last_of_day_) days_ += kDayNs;
+    last_of_day_ = of_day;
+    return days_ + of_day;
+  }
+
+  bool ours(std::string_view pool) {
+    if (!pool_ && is_device_pool(pool)) pool_ = std::string(pool);
+    return pool_ && *pool_ == pool;
+  }
+
+  void request(std::string_view rest, const LogLine& log, std::uint64_t number) {
+    const std::size_t space = rest.find(' ');
+    if (space == std::string_view::npos || !ours(rest.substr(0, space))) return;
+    const std::string_view bytes = rest.substr(space + 1, rest.find(' ', space + 1) - space - 1);
+    const std::uint64_t size = trace::read_size(bytes, {path_, number, "bytes"});
+    if (const auto it = pending_.find(log.thread); it != pending_.end()) {
+      fail(it->second, log.thread);  // asked again before the last was answered: it failed
+      pending_.erase(it);
+    }
+    pending_[log.thread] = Pending{.bytes = size, .t_ns = t_ns_, .line = number};
+  }
+
+  // The pool's dump, logged by the thread whose request it could not serve, when it gives up:
+  // that request failed there, before whatever the program freed after it.
+  void dump(std::string_view pool, const LogLine& log) {
+    if (!pool_ || pool != *pool_) return;
+    const auto it = pending_.find(log.thread);
+    if (it == pending_.end()) return;
+    fail(it->second, log.thread);
+    last_dumped_ = events_.size() - 1;
+    pending_.erase(it);
+  }
+
+  void mem_debug(std::string_view rest, const LogLine& log, const Place& place) {
+    const bool alloc = rest.starts_with("AllocateRaw,");
+    if (!alloc && !rest.starts_with("DeallocateRaw,")) return;
+    rest.remove_prefix(alloc ? 12 : 14);
+    const std::optional<Fields> f = comma_fields(rest);
+    if (!f) trace::bad_input(place, "a [mem-debug] line without its pool, size and address");
+    if (!ours(f->pool)) return;
+    const std::uint64_t bytes = trace::read_size(f->bytes, {place.file, place.line, "bytes"});
+    const std::uint64_t address =
+        f->address == "0" ? 0 : trace::read_hex(f->address, {place.file, place.line, "address"});
+    if (alloc) {
+      const bool answered = pending_.erase(log.thread) == 0;  // the pool's dump failed it already
+      if (address == 0) {
+        if (!answered) add(Op::failed, bytes, 0, log.thread, t_ns_, place.line);
+        return;
+      }
+    }
+    add(alloc ? Op::alloc : Op::free, bytes, address, log.thread, t_ns_, place.line);
+  }
+
+  void add(Op op, std::uint64_t bytes, std::uint64_t address, std::uint64_t thread,
+           std::uint64_t t_ns, std::uint64_t line) {
+    events_.push_back({op, bytes, address, thread, t_ns, line});
+  }
+
+  // The events, up to the program's death where it died of a failed request: a request the pool
+  // gave up on (its dump) after which the program asked for less than 1% of it in all was the
+  // OOM it raised; what followed was its end (work already dispatched, the exit's frees).
+  void build() {
+    std::size_t end = events_.size();
+    if (last_dumped_) {
+      std::uint64_t after = 0;
+      for (std::size_t i = *last_dumped_ + 1; i < events_.size(); ++i) {
+        if (events_[i].op == Op::alloc) after += events_[i].bytes;
+      }
+      if (after < events_[*last_dumped_].bytes / 100) end = *last_dumped_ + 1;
+    }
+    for (std::size_t i = 0; i < end; ++i) {
+      const Entry& e = events_[i];
+      builder_.add(e.op, e.bytes, e.address, 0, e.thread, e.t_ns, i, e.line);
+    }
+  }
+
+  void fail(const Pending& pending, std::uint64_t thread) {
+    add(Op::failed, pending.bytes, 0, thread, pending.t_ns, pending.line);
+  }
+
+  const std::filesystem::path& path_;
+  trace::TraceBuilder builder_;
+  std::optional<std::string> pool_;
+  std::map<std::uint64_t, Pending> pending_;  // by thread
+  std::optional<bool> preallocate_;
+  std::optional<std::uint64_t> last_of_day_;
+  std::uint64_t days_ = 0;
+  std::uint64_t t_ns_ = 0;
+  struct Entry {
+    Op op;
+    std::uint64_t bytes;
+    std::uint64_t address;
+    std::uint64_t thread;
+    std::uint64_t t_ns;
+    std::uint64_t line;
+  };
+  std::vector<Entry> events_;
+  std::optional<std::size_t> last_dumped_;  // the last request the pool's dump failed
+};
+
+trace::Format xla_format() {
+  static const trace::Format kFormat = [] {
+    const trace::FormatInfo* info = trace::find_format(kXlaFormatName);
+    if (info == nullptr) throw Error(ErrorKind::internal, "the xla format is not registered");
+    return info->format;
+  }();
+  return kFormat;
+}
+
+}  // namespace
+
+// An absl (TSL) log from its first line's prefix, "I1129 01:46:01.030317 ": XLA's (and
+// TensorFlow's, whose BFC allocator is the same) when exec kept it.
+bool is_xla_log(std::string_view head) {
+  const std::string_view first = trace::first_content(head);
+  if (first.size() < 22 || (first[0] != 'I' && first[0] != 'W' && first[0] != 'E')) return false;
+  for (const std::size_t at : {1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 17, 18, 19, 20}) {
+    if (!is_digit(first[at])) return false;
+  }
+  return first[5] == ' ' && first[8] == ':' && first[11] == ':' && first[14] == '.' &&
+         first[21] == ' ';
+}
+
+trace::Trace load_xla_log(const std::filesystem::path& path, const trace::LoadOptions& options) {
+  std::ifstream file = trace::open_trace(path);
+  trace::StopPoll poll(options.check_stop);
+  XlaLogReader reader(path, xla_format());
+  std::string line;
+  std::uint64_t number = 0;
+  while (std::getline(file, line)) {
+    ++number;
+    poll();
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    reader.read_line(line, number);
+  }
+  return reader.finish();
+}
+
+}  // namespace oomlab::jax

@@ -1,0 +1,168 @@
+// The trace format `xla` (XLA's allocator log, as exec keeps it) and the model `xla` against a
+// real JAX program. tests/data/exec/xla_log_batch4_8gib.txt is the xla-log.txt of `oomlab exec
+// --budget 8GiB -- python3 tests/data/exec/jax_lm.py --batch 4 --steps 2` on an H200 (JAX 0.11.2),
+// which ran out of memory asking for 4.74 GiB (5,085,851,160 bytes); only the lines the format
+// reads are kept (its requests, [mem-debug] allocations and frees, the pool's set-up and dump
+// headers; the stacks and occupancy maps, and all but six lines of the host's pool, left out).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "jax/model/bfc_model.hpp"
+#include "jax/model/xla_backend.hpp"
+#include "oomlab/backend.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/trace.hpp"
+#include "oomlab/trace_format.hpp"
+#include "oomlab/units.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace oomlab::literals;
+using oomlab::trace::Op;
+
+constexpr std::uint64_t kFailedRequest = 5'085'851'160;
+
+std::string fixture() {
+  return oomlab::testing::test_data_dir() + "/exec/xla_log_batch4_8gib.txt";
+}
+
+oomlab::trace::Trace load(const fs::path& path) {
+  return oomlab::trace::load(path, oomlab::trace::LoadOptions{});
+}
+
+TEST(XlaLog, TheDevicePoolsRequestsAndFreesUpToTheProgramsOom) {
+  const oomlab::trace::Trace trace = load(fixture());
+  EXPECT_EQ(oomlab::trace::format_info(trace.format)->name, "xla");
+  std::size_t allocs = 0;
+  std::size_t frees = 0;
+  std::size_t failed = 0;
+  for (const oomlab::trace::Event e : trace.events) {
+    allocs += e.op == Op::alloc ? 1 : 0;
+    frees += e.op == Op::free ? 1 : 0;
+    failed += e.op == Op::failed ? 1 : 0;
+  }
+  EXPECT_EQ(failed, 1U);
+  EXPECT_EQ(trace.events[trace.events.size() - 1].op, Op::failed);  // it stops at the OOM
+  EXPECT_EQ(trace.events[trace.events.size() - 1].bytes, kFailedRequest);
+  EXPECT_TRUE(oomlab::trace::ends_at_failure(trace));
+  EXPECT_GT(allocs, 1000U);
+  EXPECT_LT(frees, allocs);  // what was live at the OOM stays so
+  const oomlab::RecordedSettings* settings = oomlab::trace::allocator_settings(trace);
+  ASSERT_NE(settings, nullptr);
+  EXPECT_EQ(settings->backend, "xla");
+  EXPECT_EQ(settings->get<bool>("preallocate"), true);  // "XLA backend allocating ..."
+}
+
+// Every request the program got, the model serves on the pool JAX made from the 8 GiB card; the
+// request the program died of, it refuses, as XLA did. On a card of 12 GiB it would have fitted.
+TEST(XlaLog, TheModelFailsWhereTheProgramFailedAndNowhereElse) {
+  const oomlab::trace::Trace trace = load(fixture());
+  const oomlab::BackendInfo* xla = oomlab::find_backend("xla");
+  ASSERT_NE(xla, nullptr);
+  const oomlab::Params options(xla->options);
+  for (const std::uint64_t card : {8_GiB, 12_GiB}) {
+    std::uint64_t next = 1_GiB;
+    oomlab::jax::BfcModel pool(*oomlab::jax::pool_config(options, card),
+                               {.take = [&](std::uint64_t bytes) -> std::optional<std::uint64_t> {
+                                  const std::uint64_t at = next;
+                                  next += bytes + 1_GiB;
+                                  return at;
+                                },
+                                .give_back = {}});
+    std::map<std::uint32_t, std::uint64_t> at_slot;
+    std::size_t refused = 0;
+    std::uint64_t refused_bytes = 0;
+    for (const oomlab::trace::Event e : trace.events) {
+      if (e.op == Op::free && e.slot != oomlab::trace::Event::kNone) {
+        pool.free(at_slot.at(e.slot));
+        continue;
+      }
+      const std::optional<std::uint64_t> address = pool.allocate(e.bytes);
+      if (!address) {
+        ++refused;
+        refused_bytes = e.bytes;
+        continue;
+      }
+      if (e.op == Op::alloc) at_slot[e.slot] = *address;
+    }
+    if (card == 8_GiB) {
+      EXPECT_EQ(refused, 1U);
+      EXPECT_EQ(refused_bytes, kFailedRequest);
+    } else {
+      EXPECT_EQ(refused, 0U) << "a 12 GiB card's pool (9 GiB) holds the 4.74 GiB request";
+    }
+  }
+}
+
+class XlaLogLines : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() /
+            ("oomlab-xla-log-" + std::to_string(::getpid()) + "-" +
+             ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt");
+  }
+  void TearDown() override { fs::remove(path_); }
+  oomlab::trace::Trace load_lines(const std::string& text) {
+    std::ofstream(path_) << text;
+    return load(path_);
+  }
+  fs::path path_;
+};
+
+constexpr const char* kHead =
+    "I1129 02:43:58.030452     492 se_gpu_pjrt_client.cc:1324] Using BFC allocator.\n"
+    "I1129 02:43:58.030553     492 gpu_helpers.cc:174] XLA backend will use up to 6.00GiB "
+    "(6442450944 bytes) on device 0 for BFCAllocator.\n";
+
+TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
+  const oomlab::trace::Trace trace =
+      load_lines(std::string(kHead) +
+                 "I1129 02:43:58.1 492 x] ignored\n"
+                 "I1129 02:43:58.371733     492 bfc_allocator.cc:388] [mem-debug] "
+                 "AllocateRaw,xla_gpu_host_bfc,4,0x482200000,*** Begin stack trace ***\n"
+                 "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 1024 "
+                 "alignment=64\n"
+                 "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+                 "AllocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n"
+                 "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 2048 "
+                 "alignment=64\n"
+                 "I1129 02:43:58.391000     493 bfc_allocator.cc:388] [mem-debug] "
+                 "DeallocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n");
+  ASSERT_EQ(trace.events.size(), 3U);
+  EXPECT_EQ(trace.events[0].op, Op::alloc);
+  EXPECT_EQ(trace.events[1].op, Op::free);  // the other thread's free, logged first
+  EXPECT_EQ(trace.events[2].op, Op::failed);
+  EXPECT_EQ(trace.events[2].bytes, 2048U);
+  EXPECT_EQ(oomlab::trace::allocator_settings(trace)->get<bool>("preallocate"), false);
+}
+
+TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
+  try {
+    static_cast<void>(load_lines(std::string(kHead) +
+                                 "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+                                 "AllocateRaw,GPU_0_bfc,many,0x302000000,\n"));
+    FAIL() << "no error";
+  } catch (const oomlab::Error& e) {
+    EXPECT_EQ(e.kind(), oomlab::ErrorKind::input);
+    EXPECT_NE(std::string(e.what()).find(":3: bytes: 'many' is not a number"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(XlaLogLines, ALogWithoutThePoolsEventsSaysHowToRecordThem) {
+  try {
+    static_cast<void>(load_lines(kHead));
+    FAIL() << "no error";
+  } catch (const oomlab::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("TF_CPP_VMODULE=bfc_allocator=4"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
