@@ -4,6 +4,7 @@
 // pool summary at an OOM gives the diagnosis. tests/data/exec/xla_oom_stderr.txt is the stderr of
 // tests/data/exec/jax_lm.py --batch 8 on an H200 (JAX 0.11.2, XLA_PYTHON_CLIENT_MEM_FRACTION=0.045,
 // TF_CPP_MIN_LOG_LEVEL=0; ptxas's register-spill lines left out).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -179,6 +180,46 @@ TEST(XlaPoolDiagnosis, FreeEnoughButInPiecesIsFragmentation) {
   const oomlab::ProgramOomDiagnosis diagnosis = oomlab::diagnose_program_oom(oom);
   EXPECT_EQ(diagnosis.cause, oomlab::Cause::fragmentation) << diagnosis.evidence;
   EXPECT_NE(diagnosis.evidence.find("largest piece 1024.00 MiB"), std::string::npos)
+      << diagnosis.evidence;
+}
+
+// As JAX 0.11.2 logged it on an H200 (jax_convnet.py --batch 64 at 4 GiB): the autotuner's
+// scratch requests the pool refused and the program survived, each with its warning, then the
+// request it died of. The raise takes the figures of its own request's warning, not an earlier's.
+TEST(XlaPoolDiagnosis, TheRaiseTakesItsOwnRequestsFiguresNotASurvivedOnes) {
+  oomlab::OomScanner scanner;
+  const auto warning = [&](const char* size, const char* rounded, const char* in_use,
+                           const char* free) {
+    scanner.feed_line(fmt::format(
+        "W1129 03:08:39.644499    1259 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+        "memory trying to allocate {} (rounded to {}) from the lower end requested by op ",
+        size, rounded));
+    scanner.feed_line(fmt::format(
+        "I1129 03:08:39.644600    1259 bfc_allocator.cc:1475] Sum Total of in-use chunks: {}",
+        in_use));
+    scanner.feed_line(fmt::format(
+        "I1129 03:08:39.644601    1259 bfc_allocator.cc:1477] Allocator memory summary: rounded "
+        "request {}, total free in pool {}, largest free chunk usable by lower end {}, "
+        "unallocated bytes 0B, pool size 3.00GiB, pool limit 3.00GiB",
+        size, free, free));
+  };
+  warning("2.51GiB", "2691498752", "0.20GiB", "2.80GiB");
+  scanner.feed_line(
+      "W1129 03:08:39.644852    1259 bfc_allocator.cc:371] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 2.51GiB from the lower end with freed_by_count=0. The caller "
+      "indicates that this is not a failure, but this may mean that there could be performance "
+      "gains if more memory were available.");
+  warning("4.19GiB", "4499999744", "1.10GiB", "1.90GiB");
+  scanner.feed_line(
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+      "to allocate 4.19GiB with allocator GPU_0_bfc on device 0.");
+  ASSERT_TRUE(scanner.found().has_value());
+  const oomlab::ProgramOom& oom = *scanner.found();
+  ASSERT_TRUE(oom.framework_allocated_bytes.has_value());
+  EXPECT_NEAR(static_cast<double>(*oom.framework_allocated_bytes) / 1_GiB, 1.10, 0.005);
+  const oomlab::ProgramOomDiagnosis diagnosis = oomlab::diagnose_program_oom(oom);
+  EXPECT_EQ(diagnosis.cause, oomlab::Cause::capacity);
+  EXPECT_NE(diagnosis.evidence.find("1.10 GiB in use + 4.19 GiB requested"), std::string::npos)
       << diagnosis.evidence;
 }
 

@@ -69,10 +69,7 @@ void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest)
   if (replaces) {
     std::vector<TracebackFrame> traceback =
         found_ ? found_->traceback : std::vector<TracebackFrame>{};
-    const bool after_warning = found_ && found_->may_be_retried && !candidate.may_be_retried;
-    std::optional<ProgramOom> warning = after_warning ? std::move(found_) : std::nullopt;
     found_ = candidate;
-    if (warning) carry_figures(*warning, *found_);
     if (found_->traceback.empty()) found_->traceback = std::move(traceback);
     found_is_latest_ = candidate_is_latest;
   } else if (candidate_is_latest && found_is_latest_) {
@@ -89,6 +86,9 @@ void OomScanner::feed_line(std::string_view line) {
       traced_ = tracebacks_.last();
     }
     if (sizing_setting_.empty()) sizing_setting_ = oom->sizing_setting;
+    // A raise takes what the last logged warning of its request carried (earlier warnings were
+    // for requests the program survived: an autotuner's scratch, a retried region).
+    if (latest_ && latest_->may_be_retried && !oom->may_be_retried) carry_figures(*latest_, *oom);
     found_is_latest_ = false;
     latest_ = std::move(*oom);
     follow_up_lines_left_ = latest_->follow_up != nullptr ? latest_->follow_up_lines : 0;
