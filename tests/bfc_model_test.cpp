@@ -64,8 +64,8 @@ TEST(BfcModel, TheSmallestFreeChunkThatHoldsTheRequestWins) {
   const auto gap2 = pool.allocate(1_MiB);
   const auto c = pool.allocate(1_MiB);
   ASSERT_TRUE(a && gap1 && b && gap2 && c);
-  pool.free(*gap1);  // a 2 MiB hole at the lower address
-  pool.free(*gap2);  // a 1 MiB hole above it
+  pool.free(*gap1);                       // a 2 MiB hole at the lower address
+  pool.free(*gap2);                       // a 1 MiB hole above it
   EXPECT_EQ(pool.allocate(1_MiB), gap2);  // best fit, not first fit
   EXPECT_EQ(pool.allocate(1_MiB), gap1);  // the 2 MiB hole, split: 1 MiB stays free
   EXPECT_EQ(pool.allocate(1_MiB), *gap1 + 1_MiB);
@@ -79,10 +79,10 @@ TEST(BfcModel, AChunkIsSplitOnlyWhenTwiceTheRequestOr128MiBLarger) {
   ASSERT_TRUE(hole && keep);
   pool.free(*hole);
   const std::uint64_t before = pool.stats().in_use_bytes;
-  ASSERT_EQ(pool.allocate(2_MiB), hole);                    // 3 MiB < 2 x 2 MiB: not split
-  EXPECT_EQ(pool.stats().in_use_bytes - before, 3_MiB);     // the whole chunk counts
+  ASSERT_EQ(pool.allocate(2_MiB), hole);                 // 3 MiB < 2 x 2 MiB: not split
+  EXPECT_EQ(pool.stats().in_use_bytes - before, 3_MiB);  // the whole chunk counts
   pool.free(*hole);
-  ASSERT_EQ(pool.allocate(1_MiB + 512_KiB), hole);          // 3 MiB >= 2 x 1.5 MiB: split
+  ASSERT_EQ(pool.allocate(1_MiB + 512_KiB), hole);  // 3 MiB >= 2 x 1.5 MiB: split
   EXPECT_EQ(pool.stats().in_use_bytes - before, 1_MiB + 512_KiB);
   // Below twice the request, only 128 MiB or more over it splits.
   const auto big = pool.allocate(300_MiB);
@@ -136,8 +136,8 @@ TEST(BfcModel, ARefusedRegionIsAskedAgainAtNineTenthsInSinglePrecision) {
   ASSERT_GE(source.asked.size(), 3U);
   std::uint64_t expect = 64_MiB;
   for (std::size_t i = 1; i < source.asked.size(); ++i) {
-    expect = oomlab::jax::rounded_bytes(
-        static_cast<std::uint64_t>(static_cast<float>(expect) * 0.9F));
+    expect =
+        oomlab::jax::rounded_bytes(static_cast<std::uint64_t>(static_cast<float>(expect) * 0.9F));
     EXPECT_EQ(source.asked[i], expect);
   }
   EXPECT_LE(source.given.front(), 50_MiB);
@@ -163,8 +163,7 @@ TEST(BfcModel, PreallocationTakesTheWholeLimitAtTheFirstRequestAndNoMore) {
 TEST(BfcModel, SpatialPartitioningTakesAHoleBeforeTheRestOfThePool) {
   for (const bool spatial : {false, true}) {
     Source source;
-    BfcModel pool({.limit_bytes = 1_GiB, .allow_growth = false, .spatial = spatial},
-                  source.make());
+    BfcModel pool({.limit_bytes = 1_GiB, .allow_growth = false, .spatial = spatial}, source.make());
     const auto a = pool.allocate(8_MiB);
     const auto b = pool.allocate(300_MiB);
     const auto c = pool.allocate(500_MiB);  // 216 MiB of the pool left above it

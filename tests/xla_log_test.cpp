@@ -100,6 +100,11 @@ TEST(XlaLog, TheModelFailsWhereTheProgramFailedAndNowhereElse) {
   }
 }
 
+constexpr const char* kHead =
+    "I1129 02:43:58.030452     492 se_gpu_pjrt_client.cc:1324] Using BFC allocator.\n"
+    "I1129 02:43:58.030553     492 gpu_helpers.cc:174] XLA backend will use up to 6.00GiB "
+    "(6442450944 bytes) on device 0 for BFCAllocator.\n";
+
 class XlaLogLines : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -108,32 +113,27 @@ class XlaLogLines : public ::testing::Test {
              ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt");
   }
   void TearDown() override { fs::remove(path_); }
-  oomlab::trace::Trace load_lines(const std::string& text) {
-    std::ofstream(path_) << text;
+  // The log's head, then `lines`.
+  oomlab::trace::Trace load_lines(std::string_view lines) {
+    std::ofstream(path_) << kHead << lines;
     return load(path_);
   }
   fs::path path_;
 };
 
-constexpr const char* kHead =
-    "I1129 02:43:58.030452     492 se_gpu_pjrt_client.cc:1324] Using BFC allocator.\n"
-    "I1129 02:43:58.030553     492 gpu_helpers.cc:174] XLA backend will use up to 6.00GiB "
-    "(6442450944 bytes) on device 0 for BFCAllocator.\n";
-
 TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
-  const oomlab::trace::Trace trace =
-      load_lines(std::string(kHead) +
-                 "I1129 02:43:58.1 492 x] ignored\n"
-                 "I1129 02:43:58.371733     492 bfc_allocator.cc:388] [mem-debug] "
-                 "AllocateRaw,xla_gpu_host_bfc,4,0x482200000,*** Begin stack trace ***\n"
-                 "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 1024 "
-                 "alignment=64\n"
-                 "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
-                 "AllocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n"
-                 "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 2048 "
-                 "alignment=64\n"
-                 "I1129 02:43:58.391000     493 bfc_allocator.cc:388] [mem-debug] "
-                 "DeallocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n");
+  const oomlab::trace::Trace trace = load_lines(
+      "I1129 02:43:58.1 492 x] ignored\n"
+      "I1129 02:43:58.371733     492 bfc_allocator.cc:388] [mem-debug] "
+      "AllocateRaw,xla_gpu_host_bfc,4,0x482200000,*** Begin stack trace ***\n"
+      "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 1024 "
+      "alignment=64\n"
+      "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+      "AllocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n"
+      "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 2048 "
+      "alignment=64\n"
+      "I1129 02:43:58.391000     493 bfc_allocator.cc:388] [mem-debug] "
+      "DeallocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n");
   ASSERT_EQ(trace.events.size(), 3U);
   EXPECT_EQ(trace.events[0].op, Op::alloc);
   EXPECT_EQ(trace.events[1].op, Op::free);  // the other thread's free, logged first
@@ -144,9 +144,9 @@ TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
 
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
   try {
-    static_cast<void>(load_lines(std::string(kHead) +
-                                 "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
-                                 "AllocateRaw,GPU_0_bfc,many,0x302000000,\n"));
+    static_cast<void>(
+        load_lines("I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+                   "AllocateRaw,GPU_0_bfc,many,0x302000000,\n"));
     FAIL() << "no error";
   } catch (const oomlab::Error& e) {
     EXPECT_EQ(e.kind(), oomlab::ErrorKind::input);
@@ -157,7 +157,7 @@ TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
 
 TEST_F(XlaLogLines, ALogWithoutThePoolsEventsSaysHowToRecordThem) {
   try {
-    static_cast<void>(load_lines(kHead));
+    static_cast<void>(load_lines(""));
     FAIL() << "no error";
   } catch (const oomlab::Error& e) {
     EXPECT_NE(std::string(e.what()).find("TF_CPP_VMODULE=bfc_allocator=4"), std::string::npos)

@@ -65,9 +65,9 @@ std::uint64_t BfcModel::take(std::uint64_t address, std::uint64_t rounded,
 bool BfcModel::extend(std::uint64_t rounded) {
   const std::uint64_t limit = config_.limit_bytes;
   const std::uint64_t available =
-      limit > stats_.pool_bytes ? (limit - stats_.pool_bytes) / kMinAllocationBytes *
-                                      kMinAllocationBytes
-                                : 0;
+      limit > stats_.pool_bytes
+          ? (limit - stats_.pool_bytes) / kMinAllocationBytes * kMinAllocationBytes
+          : 0;
   if (rounded > available) return false;
   bool increased = false;
   while (rounded > next_region_bytes_) {
@@ -107,8 +107,8 @@ bool BfcModel::would_fit(std::uint64_t bytes) const {
   const std::uint64_t rounded = rounded_bytes(bytes);
   if (find(rounded)) return true;
   const std::uint64_t limit = config_.limit_bytes;
-  return limit > stats_.pool_bytes && rounded <= (limit - stats_.pool_bytes) /
-                                                     kMinAllocationBytes * kMinAllocationBytes;
+  return limit > stats_.pool_bytes &&
+         rounded <= (limit - stats_.pool_bytes) / kMinAllocationBytes * kMinAllocationBytes;
 }
 
 void BfcModel::free(std::uint64_t address) {

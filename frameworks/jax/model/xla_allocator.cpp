@@ -14,14 +14,15 @@ XlaAllocator::XlaAllocator(std::optional<BfcConfig> pool, std::unique_ptr<Alloca
                            Stream stream)
     : AllocatorAdaptor(std::move(upstream)), stream_(stream) {
   if (!pool) return;
-  RegionSource source{
-      .take = [this](std::uint64_t bytes) -> std::optional<std::uint64_t> {
-        const AllocResult r = this->upstream().allocate(bytes, stream_);
-        if (!r.ok()) return std::nullopt;
-        return reinterpret_cast<std::uint64_t>(r.ptr);
-      },
-      .give_back = [this](std::uint64_t address,
-                          std::uint64_t bytes) { this->upstream().deallocate(pointer(address), bytes, stream_); }};
+  RegionSource source{.take = [this](std::uint64_t bytes) -> std::optional<std::uint64_t> {
+                        const AllocResult r = this->upstream().allocate(bytes, stream_);
+                        if (!r.ok()) return std::nullopt;
+                        return reinterpret_cast<std::uint64_t>(r.ptr);
+                      },
+                      .give_back =
+                          [this](std::uint64_t address, std::uint64_t bytes) {
+                            this->upstream().deallocate(pointer(address), bytes, stream_);
+                          }};
   pool_ = std::make_unique<BfcModel>(*pool, std::move(source));
 }
 
