@@ -97,7 +97,9 @@ struct FitOptions {
 struct FitExecOptions {
   ExecOptions exec;
   std::string range;
-  std::string gpus;  // 0,1,2,3 or all: a trial on each at once (empty: one at a time)
+  std::string gpus;               // 0,1,2,3 or all: a trial on each at once (empty: one at a time)
+  std::vector<std::string> grid;  // NAME=V1,V2 each: the range searched at every combination
+  std::string markdown;           // with --grid: the table as Markdown, FILE or '-'
 };
 
 // `oomlab matrix`: every scenario against every allocator, each cell in its own child process.

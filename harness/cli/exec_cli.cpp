@@ -127,6 +127,12 @@ void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
                   "GPU with its own ballast, the search in rounds (the two first runs together, "
                   "then the prediction and the value over it): the same answer, sooner; over "
                   "--device, and not with --devices (a program on several GPUs a trial)");
+  sub->add_option("--grid", options.grid,
+                  "NAME=V1,V2,...: a knob of the program ({NAME} in its words), searched at each "
+                  "value; repeatable: every combination gets its own search, one table; an empty "
+                  "value drops the word (--grid vae=,--vae-slicing)");
+  sub->add_option("--markdown", options.markdown,
+                  "FILE or '-': with --grid, the table as Markdown ('-' prints it alone)");
   add_program_options(sub, o);
   sub->footer(fit_exec_footer());
 }

@@ -7,6 +7,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
+#include "cli/fit_grid_command.hpp"
 #include "cli/fit_options.hpp"
 #include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
@@ -47,14 +48,21 @@ std::string prediction_line(const FitResult& r) {
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err) {
   const ExecOptions& o = options.exec;
   // With --gpus, a round's runs end together: the line of what runs, on a terminal only.
-  Console console(err, !o.quiet && !options.gpus.empty() && isatty(STDERR_FILENO) == 1);
+  Console console(err, !o.quiet && (!options.gpus.empty() || !options.grid.empty()) &&
+                           isatty(STDERR_FILENO) == 1);
   ExecConfig config = exec_config_from(o);  // refuses a missing program first
   for (const std::string& note : read_budget(o.budget).notes)
     console.notice(note);
   const FitRange range = parse_fit_range(options.range);
   check_fit_command(range, o.command);
   const unsigned confirm = parse_confirm(o.confirm);
+  const std::vector<GridAxis> axes = parse_grid(options.grid, range, o.command);
+  if (!options.markdown.empty() && axes.empty())
+    throw_usage("--markdown: only with --grid (a search's own table: oomlab report DIR)");
+  if (to_stdout(o.json) && to_stdout(options.markdown))
+    throw_usage("only one of --json and --markdown can be '-' (stdout)");
   check_destination("--json", o.json);
+  check_destination("--markdown", options.markdown);
   prepare_out_folder(o.out, o.force, "fit.json");
   if (!options.gpus.empty() && !o.devices.empty()) {
     throw_usage(
@@ -62,6 +70,14 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
         "several GPUs a trial cannot be searched in parallel yet)");
   }
   ExecSearchSession session(o, config, console, options.gpus);
+  // A completed run's whole-process need: its snapshot's frontier through the model (the
+  // settings it ran with) plus what it held outside PyTorch's allocator.
+  const auto need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); };
+  if (!axes.empty()) {
+    ExecGridSearch grid{.axes = axes,
+                        .fit = {.range = range, .confirm = confirm, .need_of = need_of}};
+    return fit_grid_command(options, config, session, console, std::move(grid), out, err);
+  }
   FitResult result;
   try {
     const ExecFitSearch search{
@@ -79,9 +95,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
                                            values.size() == 1 ? "" : "s", done,
                                            done == 1 ? "" : "s"));
             },
-        // A completed run's whole-process need: its snapshot's frontier through the model
-        // (the settings it ran with) plus what it held outside PyTorch's allocator.
-        .need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); }};
+        .need_of = need_of};
     result = fit_exec(config, session.gpus(), search);
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "

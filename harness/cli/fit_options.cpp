@@ -120,6 +120,76 @@ void check_fit_command(const FitRange& range, const std::vector<std::string>& co
   }
 }
 
+namespace {
+
+GridAxis parse_grid_axis(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  if (equals == std::string::npos) {
+    throw_usage(fmt::format(
+        "--grid: '{}' is not NAME=V1,V2,... (a knob and its values: --grid vae=,--vae-slicing)",
+        text));
+  }
+  GridAxis axis{.name = text.substr(0, equals)};
+  if (!valid_name(axis.name)) {
+    throw_usage(fmt::format(
+        "--grid: '{}': '{}' is not a name (letters, digits and '_', not starting with a digit)",
+        text, axis.name));
+  }
+  const std::string_view values = std::string_view(text).substr(equals + 1);
+  for (std::size_t from = 0;;) {
+    const std::size_t comma = values.find(',', from);
+    axis.values.emplace_back(values.substr(from, comma - from));
+    if (comma == std::string_view::npos) break;
+    from = comma + 1;
+  }
+  if (axis.values.size() < 2) {
+    throw_usage(
+        fmt::format("--grid: '{}': {} has one value: give two or more (an empty one "
+                    "drops its word: {}=,--flag)",
+                    text, axis.name, axis.name));
+  }
+  for (std::size_t i = 0; i < axis.values.size(); ++i) {
+    if (std::find(axis.values.begin(), axis.values.begin() + static_cast<std::ptrdiff_t>(i),
+                  axis.values[i]) != axis.values.begin() + static_cast<std::ptrdiff_t>(i))
+      throw_usage(fmt::format("--grid: '{}': the value '{}' is given twice", text, axis.values[i]));
+  }
+  return axis;
+}
+
+}  // namespace
+
+std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts, const FitRange& range,
+                                 const std::vector<std::string>& command) {
+  std::vector<GridAxis> axes;
+  std::size_t combinations = 1;
+  for (const std::string& text : texts) {
+    GridAxis axis = parse_grid_axis(text);
+    const bool taken = axis.name == range.name ||
+                       std::any_of(axes.begin(), axes.end(),
+                                   [&](const GridAxis& a) { return a.name == axis.name; });
+    if (taken) {
+      throw_usage(fmt::format("--grid: '{}': {} is already {}", text, axis.name,
+                              axis.name == range.name ? "--range's name" : "another --grid's"));
+    }
+    const std::string placeholder = "{" + axis.name + "}";
+    if (std::none_of(command.begin(), command.end(), [&](const std::string& word) {
+          return word.find(placeholder) != std::string::npos;
+        })) {
+      throw_usage(fmt::format(
+          "--grid: '{}': the command has no {}: put it where the knob's value goes (--grid "
+          "vae=,--vae-slicing -- python run.py --batch {{batch}} {{vae}})",
+          text, placeholder));
+    }
+    combinations *= axis.values.size();
+    if (combinations > kMostGridSettings) {
+      throw_usage(
+          fmt::format("--grid: more than {} combinations of the knobs' values", kMostGridSettings));
+    }
+    axes.push_back(std::move(axis));
+  }
+  return axes;
+}
+
 std::uint64_t parse_outside(const std::string& text) {
   try {
     return parse_size(text).value;

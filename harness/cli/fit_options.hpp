@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "exec/exec_grid.hpp"
 #include "oomlab/params.hpp"
 #include "run/fit.hpp"
 
@@ -32,5 +33,13 @@ void check_fit_parameter(const FitRange& range, const std::string& scenario, con
 
 // The program's words must hold {NAME}: where the value goes. Error(usage) otherwise.
 void check_fit_command(const FitRange& range, const std::vector<std::string>& command);
+
+// --grid NAME=V1,V2,... (repeatable): a knob each, its values in order, an empty one allowed
+// (`vae=,--vae-slicing`); a name unlike the range's and the others', in the command as {NAME};
+// values distinct; at most kMostGridSettings combinations. Error(usage) naming --grid.
+inline constexpr std::size_t kMostGridSettings = 256;
+[[nodiscard]] std::vector<GridAxis> parse_grid(const std::vector<std::string>& texts,
+                                               const FitRange& range,
+                                               const std::vector<std::string>& command);
 
 }  // namespace oomlab::cli

@@ -14,6 +14,7 @@ inline constexpr std::string_view kFrontierSchema = "oomlab.frontier.v1";  // fr
 inline constexpr std::string_view kSoakSchema = "oomlab.soak.v1";          // soak.json
 inline constexpr std::string_view kWhatIfSchema = "oomlab.whatif.v1";      // whatif --json
 inline constexpr std::string_view kFitSchema = "oomlab.fit.v1";            // fit --json
+inline constexpr std::string_view kFitGridSchema = "oomlab.fit-grid.v1";   // fit exec --grid
 
 // The first line of events.csv.
 inline constexpr std::string_view kEventsCsvHeader =

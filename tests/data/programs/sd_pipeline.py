@@ -3,7 +3,11 @@ and AutoencoderKL in Stable Diffusion 1.x's shapes, DDIMScheduler, fp16, 512x512
 guidance (the UNet sees the batch twice). Random weights and random text embeddings: nothing is
 downloaded.
 
-  python3 sd_pipeline.py --batch 4 --steps 4
+  python3 sd_pipeline.py --batch 4 --steps 4 [--attention-slicing] [--vae-slicing]
+
+--attention-slicing computes the UNet's attention a slice of heads at a time
+(set_attention_slice("max")); --vae-slicing decodes the images one at a time (the VAE's slicing):
+diffusers' own remedies for memory, as knobs to search.
 """
 import argparse
 import os
@@ -53,9 +57,15 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--batch", type=int, default=4)
     p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--attention-slicing", action="store_true")
+    p.add_argument("--vae-slicing", action="store_true")
     args = p.parse_args()
     torch.manual_seed(0)
     unet, vae = make_models()
+    if args.attention_slicing:
+        unet.set_attention_slice("max")
+    if args.vae_slicing:
+        vae.use_slicing = True
     start = time.time()
     images = generate(unet, vae, args.batch, args.steps)
     torch.cuda.synchronize()
