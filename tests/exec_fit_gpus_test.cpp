@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "exec/exec_fit.hpp"
+#include "exec/exec_frontier.hpp"
 #include "fake_exec_devices.hpp"
 
 namespace {
@@ -107,6 +108,34 @@ TEST_F(ExecFitGpus, AGpuRunsOneTrialAtATime) {
   EXPECT_EQ(two.answer, 12U) << "256 MiB + 64 MiB × 12 = 1 GiB";
   EXPECT_EQ(two.beyond, 13U);
   EXPECT_LE(most_at_once(), 2) << "two GPUs: never more than two runs";
+}
+
+TEST_F(ExecFitGpus, FrontierExecOnFourGpusGivesTheSameFrontierAndTrialsSooner) {
+  oomlab::ExecConfig c = config(2_GiB);
+  c.command.back() = "10";  // 256 MiB + 640 MiB
+  // Each run at once is on its own GPU: its file named by it, not by the batch all share.
+  for (std::size_t at = c.command[2].find("running.$1"); at != std::string::npos;
+       at = c.command[2].find("running.$1", at))
+    c.command[2].replace(at, 10, "running.$CUDA_VISIBLE_DEVICES");
+  c.snapshot.enabled = false;
+  const oomlab::ExecSearch search{.resolution_bytes = 16_MiB};
+  const oomlab::ExecFrontier one = oomlab::find_exec_frontier(c, gpus(1), search);
+  ASSERT_TRUE(one.answer) << one.stopped;
+  EXPECT_GE(*one.answer, 896_MiB);
+  EXPECT_LT(*one.answer, 896_MiB + 16_MiB);
+  fs::remove(dir_ / "most");
+  const oomlab::ExecFrontier four = oomlab::find_exec_frontier(c, gpus(4), search);
+  EXPECT_EQ(four.answer, one.answer);
+  EXPECT_EQ(four.beyond, one.beyond);
+  ASSERT_EQ(four.trials.size(), one.trials.size());
+  for (std::size_t i = 0; i < one.trials.size(); ++i) {
+    EXPECT_EQ(four.trials[i].budget_bytes, one.trials[i].budget_bytes) << i;
+    EXPECT_EQ(four.trials[i].outcome, one.trials[i].outcome) << i;
+  }
+  EXPECT_LT(four.rounds, one.trials.size()) << "runs at once: fewer rounds than runs";
+  EXPECT_GE(most_at_once(), 2);
+  for (const auto& g : gpus_)
+    EXPECT_EQ(g->ballast, 0U) << "every ballast given back";
 }
 
 }  // namespace

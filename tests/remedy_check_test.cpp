@@ -93,17 +93,70 @@ class RemedyCheck : public ::testing::Test {
     return lines;
   }
 
+  std::vector<ExecDevices*> gpus() { return {devices_.get()}; }
+
+  // A cuBLAS OOM as the model leaves it: expandable segments advised first, then the cap.
+  RunResult library_oom_run(const ExecConfig& c) {
+    RunResult r = run_exec(c, *devices_);
+    ProgramModel m{.library_oom = LibraryOom{.library = "cuBLAS"}, .budget_bytes = 2_GiB};
+    ModelRow row;
+    row.setting = "expandable_segments";
+    row.settings = "expandable_segments:True";
+    m.whatif.push_back(row);
+    m.advised = 0;
+    r.models = {m};
+    return r;
+  }
+
   fs::path dir_;
   std::unique_ptr<FakeDevices> devices_;
   std::string message_;
 };
+
+TEST_F(RemedyCheck, ALibrarysTwoRemediesGoAtOnceOnTwoGpusAndEndAsOneAfterTheOther) {
+  // The stand-in completes only under the cap; it sleeps so that two at once overlap.
+  ExecConfig c = config("never");
+  const std::string d = dir_.string();
+  c.command = {"/bin/sh", "-c",
+               "touch " + d + "/running.$$; ls " + d + "/running.* | wc -l >> " + d +
+                   "/most; sleep 0.3; rm -f " + d +
+                   "/running.$$; [ -n \"$OOMLAB_ALLOCATOR_CAP_BYTES\" ] "
+                   "&& exit 0; cat " +
+                   (dir_ / "message").string() + " >&2; exit 1"};
+  RunResult one = library_oom_run(c);
+  EXPECT_EQ(check_remedy(c, gpus(), one), "");
+  fs::remove(dir_ / "most");
+  fs::remove_all(dir_ / "run" / "remedy_check");
+  auto second = std::make_unique<FakeDevices>(dir_ / "usage2", 1, "GPU-fake-1");
+  const std::vector<ExecDevices*> two = {devices_.get(), second.get()};
+  RunResult both = library_oom_run(c);
+  EXPECT_EQ(check_remedy(c, two, both), "");
+  for (const RunResult* r : {&one, &both}) {
+    const auto& check = r->models.front().remedy_check;
+    ASSERT_TRUE(check);
+    EXPECT_EQ(check->setting, "allocator cap");
+    EXPECT_TRUE(check->held);
+    ASSERT_EQ(r->models.front().notes.size(), 1U);
+    EXPECT_NE(r->models.front().notes.front().find("--check-remedy tried first"),
+              std::string::npos);
+  }
+  std::ifstream in(dir_ / "most");
+  int most = 0;
+  for (int n = 0; in >> n;)
+    most = std::max(most, n);
+  EXPECT_EQ(most, 2) << "the two reruns at once";
+  EXPECT_GT(second->holds, 0) << "the second GPU ran one under its own ballast";
+  EXPECT_EQ(second->ballast, 0U);
+  EXPECT_TRUE(fs::exists(dir_ / "run" / "remedy_check")) << "the remedy's files, as one GPU";
+  EXPECT_FALSE(fs::exists(dir_ / "run" / "remedy_check_cap"));
+}
 
 TEST_F(RemedyCheck, TheSettingTheModelNamesIsRunAgainAndItsClaimHolds) {
   const ExecConfig c = config("expandable_segments:True");
   RunResult r = first_run(c);
   ASSERT_FALSE(r.models.empty());
   ASSERT_TRUE(r.models.front().advised);
-  EXPECT_EQ(check_remedy(c, *devices_, r), "");
+  EXPECT_EQ(check_remedy(c, gpus(), r), "");
   const auto& check = r.models.front().remedy_check;
   ASSERT_TRUE(check);
   EXPECT_EQ(check->setting, "expandable_segments");
@@ -119,7 +172,7 @@ TEST_F(RemedyCheck, TheSettingTheModelNamesIsRunAgainAndItsClaimHolds) {
 TEST_F(RemedyCheck, AClaimThatDoesNotHoldIsRecordedAsAFinding) {
   const ExecConfig c = config("something_else");
   RunResult r = first_run(c);
-  EXPECT_EQ(check_remedy(c, *devices_, r), "");
+  EXPECT_EQ(check_remedy(c, gpus(), r), "");
   const auto& check = r.models.front().remedy_check;
   ASSERT_TRUE(check);
   EXPECT_EQ(check->outcome, Outcome::oom);
@@ -135,7 +188,7 @@ TEST_F(RemedyCheck, TheProgramsOwnSettingIsReplacedWholeAndSaidSo) {
   ExecConfig c = config("expandable_segments:True");
   c.variables = {{kAllocConfVariable, "max_split_size_mb:512"}};
   RunResult r = first_run(c);
-  EXPECT_EQ(check_remedy(c, *devices_, r), "");
+  EXPECT_EQ(check_remedy(c, gpus(), r), "");
   const auto& check = r.models.front().remedy_check;
   ASSERT_TRUE(check);
   EXPECT_EQ(check->replaced, "max_split_size_mb:512");
@@ -149,9 +202,9 @@ TEST_F(RemedyCheck, TheProgramsOwnSettingIsReplacedWholeAndSaidSo) {
 TEST_F(RemedyCheck, NothingIsRunWhenTheModelNamesNoSetting) {
   const ExecConfig c = config("expandable_segments:True");
   RunResult r = run_exec(c, *devices_);
-  EXPECT_EQ(check_remedy(c, *devices_, r), "the program left no snapshot for the model");
+  EXPECT_EQ(check_remedy(c, gpus(), r), "the program left no snapshot for the model");
   r.outcome = Outcome::completed;
-  EXPECT_EQ(check_remedy(c, *devices_, r), "the program did not run out of memory");
+  EXPECT_EQ(check_remedy(c, gpus(), r), "the program did not run out of memory");
   EXPECT_EQ(devices_->holds, 1);
   EXPECT_EQ(seen().size(), 1U);
 }

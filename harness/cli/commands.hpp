@@ -69,7 +69,8 @@ struct ExecOptions {
   bool expect_oom = false;
   bool expect_no_oom = false;
   bool quiet = false;
-  bool check_remedy = false;        // exec: run again with the setting the model names
+  bool check_remedy = false;  // exec: run again with the setting the model names
+  std::string gpus;           // fit exec, frontier exec: 0,1,2,3 or all, a trial on each at once
   std::string resolution = "2MiB";  // frontier exec
   std::string from;  // frontier exec: NAME=V1,V2, the values run for a frontier at --at
   std::string at;    // frontier exec: NAME=N, the value answered without running it

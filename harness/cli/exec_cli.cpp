@@ -69,6 +69,10 @@ void add_exec(CLI::App& command, ExecOptions& o) {
                 "after a PyTorch OOM whose snapshot shows a setting completing, run the program "
                 "again at the budget with PYTORCH_CUDA_ALLOC_CONF set to it (exit 1 if it still "
                 "runs out)");
+  sub->add_option("--gpus", o.gpus,
+                  "0,1 or all: with --check-remedy, the program runs on the first and the reruns "
+                  "that do not wait on each other go at once, one a GPU (a cuBLAS OOM's two "
+                  "remedies)");
   add_program_options(sub, o);
   sub->footer(exec_footer());
 }
@@ -96,6 +100,11 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
                   "its arguments) and answer for --at from their snapshots, without running it");
   sub->add_option("--at", o.at, "NAME=N: with --from, the value the frontier is asked for");
   sub->add_option("--out,-o", o.out, "folder for frontier.json; not one that holds one");
+  sub->add_option("--gpus", o.gpus,
+                  "0,1,2,3 or all: run trials on these GPUs at once, each a fresh process on one "
+                  "GPU with its own ballast: the top run alone, then the run the search needs "
+                  "next beside those it would need after it either way: the same answer and "
+                  "trials, sooner; not with --devices");
   sub->add_flag("--force", o.force, "--out may name a folder holding a frontier: replace it");
   add_program_options(sub, o);
   sub->footer(frontier_exec_footer());
@@ -122,7 +131,7 @@ void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
       ->capture_default_str();
   sub->add_option("--out,-o", o.out, "folder for fit.json; not one that holds one");
   sub->add_flag("--force", o.force, "--out may name a folder holding a fit: replace it");
-  sub->add_option("--gpus", options.gpus,
+  sub->add_option("--gpus", o.gpus,
                   "0,1,2,3 or all: run trials on these GPUs at once, each a fresh process on one "
                   "GPU with its own ballast, the search in rounds (the two first runs together, "
                   "then the prediction and the value over it): the same answer, sooner; over "

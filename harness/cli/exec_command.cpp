@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/console.hpp"
 #include "cli/exec_config.hpp"
+#include "cli/matrix_plan.hpp"
 #include "cli/output_flag.hpp"
 #include "cli/parse.hpp"
 #include "cli/run_outputs.hpp"
@@ -61,15 +62,15 @@ int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* wh
 }
 
 // The model's answers from the program's snapshots, and --check-remedy's rerun.
-void model_and_check(const ExecOptions& o, const ExecConfig& config, ExecDevices& devices,
-                     RunResult& result, Console& console) {
+void model_and_check(const ExecOptions& o, const ExecConfig& config,
+                     std::span<ExecDevices* const> gpus, RunResult& result, Console& console) {
   const ProgramModelling* modelling = program_modelling();
   if (modelling == nullptr) return;  // no framework models the snapshots
   modelling->model(result, config.stop);
   if (!o.check_remedy || modelling->check_remedy == nullptr) return;
   std::string text;
   try {
-    const std::string why = modelling->check_remedy(config, devices, result);
+    const std::string why = modelling->check_remedy(config, gpus, result);
     if (why.empty()) return;
     text = "--check-remedy: nothing to check: " + why;
   } catch (const Error& e) {  // the first run's record stands
@@ -104,8 +105,21 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   check_destinations(record_as);
   config.notice = [&](std::string_view text) { console.notice(text); };
   config.environment = probe_environment();
-  const std::vector<int> devices = exec_devices_from(o, *config.environment);
-  std::unique_ptr<ExecDevices> opened = open_exec_devices(devices);
+  // --gpus: the run on the first, --check-remedy's reruns that may go at once on them all.
+  std::vector<std::unique_ptr<ExecDevices>> opened;
+  if (o.gpus.empty()) {
+    opened.push_back(open_exec_devices(exec_devices_from(o, *config.environment)));
+  } else {
+    if (!o.check_remedy)
+      throw_usage("--gpus: only with --check-remedy (its reruns go on the GPUs at once)");
+    if (!o.devices.empty())
+      throw_usage("--gpus: not with --devices (the program runs on the first GPU of --gpus)");
+    for (const int gpu : choose_devices(o.gpus, *config.environment, "--gpus"))
+      opened.push_back(open_exec_devices({gpu}));
+  }
+  std::vector<ExecDevices*> gpus;
+  for (const auto& d : opened)
+    gpus.push_back(d.get());
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
   std::vector<std::string> invocation = argv;
   invocation.emplace_back("--");
@@ -123,15 +137,15 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
   if (kept && config.snapshot.folder.empty()) config.snapshot.folder = kept->path();
   RunResult result;
   try {
-    result = run_exec(config, *opened);
-    model_and_check(o, config, *opened, result, console);
+    result = run_exec(config, *gpus.front());
+    model_and_check(o, config, gpus, result, console);
     if (kept) forget_read_snapshots(result);
   } catch (...) {
     std::error_code ec;
     if (record.folder && !folder_existed) fs::remove_all(*record.folder, ec);
     throw;
   }
-  opened.reset();  // oomlab's own contexts go before the record is written
+  opened.clear();  // oomlab's own contexts go before the record is written
   OutputFailures failures;
   write_outputs(result, record, out, err, failures);
   std::string why;

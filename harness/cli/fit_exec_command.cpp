@@ -48,8 +48,8 @@ std::string prediction_line(const FitResult& r) {
 int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostream& err) {
   const ExecOptions& o = options.exec;
   // With --gpus, a round's runs end together: the line of what runs, on a terminal only.
-  Console console(err, !o.quiet && (!options.gpus.empty() || !options.grid.empty()) &&
-                           isatty(STDERR_FILENO) == 1);
+  Console console(
+      err, !o.quiet && (!o.gpus.empty() || !options.grid.empty()) && isatty(STDERR_FILENO) == 1);
   ExecConfig config = exec_config_from(o);  // refuses a missing program first
   for (const std::string& note : read_budget(o.budget).notes)
     console.notice(note);
@@ -64,12 +64,12 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   check_destination("--json", o.json);
   check_destination("--markdown", options.markdown);
   prepare_out_folder(o.out, o.force, "fit.json");
-  if (!options.gpus.empty() && !o.devices.empty()) {
+  if (!o.gpus.empty() && !o.devices.empty()) {
     throw_usage(
         "--gpus: not with --devices: a trial runs on one GPU of --gpus (a program that spans "
         "several GPUs a trial cannot be searched in parallel yet)");
   }
-  ExecSearchSession session(o, config, console, options.gpus);
+  ExecSearchSession session(o, config, console, o.gpus);
   // A completed run's whole-process need: its snapshot's frontier through the model (the
   // settings it ran with) plus what it held outside PyTorch's allocator.
   const auto need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); };

@@ -81,8 +81,14 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
   prepare_out_folder(o.out, o.force, "frontier.json");
-  ExecSearchSession session(o, config, console);
+  if (!o.gpus.empty() && !o.devices.empty()) {
+    throw_usage(
+        "--gpus: not with --devices: a trial runs on one GPU of --gpus (a program that spans "
+        "several GPUs a trial cannot be searched in parallel yet)");
+  }
+  ExecSearchSession session(o, config, console, o.gpus);
   ExecFrontier result;
+  std::size_t session_gpus = 1;
   try {
     const ExecSearch search{.resolution_bytes = resolution,
                             .confirm = static_cast<unsigned>(confirm),
@@ -94,7 +100,8 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
                                 [&](const std::string& note) {
                                   if (!o.quiet) err << note << '\n' << std::flush;
                                 }};
-    result = find_exec_frontier(config, session.devices(), search);
+    result = find_exec_frontier(config, session.gpus(), search);
+    session_gpus = session.gpus().size();
   } catch (const Interrupted&) {
     err << "oomlab: interrupted: the search stopped; the program's group was ended and every "
            "ballast freed\n";
@@ -114,6 +121,12 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   subject.kept_back_bytes = kept_back_bytes(subject.device ? &*subject.device : nullptr);
   if (result.answer && !o.quiet)
     said << cards_line(*result.answer, subject.kept_back_bytes) << '\n';
+  if (result.rounds > 0 && !o.quiet) {
+    said << fmt::format(
+        "{} runs in {} rounds on {} GPUs; {} of them beside the search's own, "
+        "not needed by the answer\n",
+        result.runs() + result.spare.size(), result.rounds, session_gpus, result.spare.size());
+  }
   const std::string text = frontier_json(subject, result, resolution, answer).dump(2) + "\n";
   write_search_json(o.json, o.out, "frontier.json", text, out);
   if (result.timed_out) return kExitCellFailed;

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "pytorch/exec/library_oom.hpp"
+#include "run/parallel_each.hpp"
 
 namespace oomlab::torch {
 
@@ -27,8 +29,8 @@ std::string nothing_to_check(const RunResult& result) {
 
 // The same program at the same budget, with `check`'s setting: PYTORCH_CUDA_ALLOC_CONF replaced
 // by its alloc_conf, or, for a cap on the allocator, the program's own settings and the cap.
-ExecConfig rerun_config(const ExecConfig& config, const RunResult& result,
-                        const RemedyCheck& check) {
+ExecConfig rerun_config(const ExecConfig& config, const RunResult& result, const RemedyCheck& check,
+                        const char* folder = "remedy_check") {
   ExecConfig again = config;
   again.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{result.budget_bytes}};
   again.out_fd = -1;  // its output is in its files, not on the screen a second time
@@ -44,7 +46,7 @@ ExecConfig rerun_config(const ExecConfig& config, const RunResult& result,
     again.variables.emplace_back(kAllocConfVariable, check.settings);
   }
   if (!config.folder.empty()) {
-    again.folder = config.folder / "remedy_check";
+    again.folder = config.folder / folder;
     std::error_code ec;
     std::filesystem::create_directories(again.folder, ec);
     if (ec) again.folder.clear();
@@ -52,10 +54,8 @@ ExecConfig rerun_config(const ExecConfig& config, const RunResult& result,
   return again;
 }
 
-// Runs the program again with `check`'s setting and fills in how it ended.
-void rerun(const ExecConfig& config, ExecDevices& devices, const RunResult& result,
-           RemedyCheck& check) {
-  const RunResult again = run_exec(rerun_config(config, result, check), devices);
+// How the rerun ended, into `check`.
+void take_rerun(const RunResult& again, RemedyCheck& check) {
   check.outcome = again.outcome;
   check.held = again.outcome == Outcome::completed;
   check.duration_ms = again.duration_ms;
@@ -64,6 +64,32 @@ void rerun(const ExecConfig& config, ExecDevices& devices, const RunResult& resu
   } else if (!again.error_message.empty()) {
     check.line = again.error_message;
   }
+}
+
+// Runs the program again with `check`'s setting and fills in how it ended.
+void rerun(const ExecConfig& config, ExecDevices& devices, const RunResult& result,
+           RemedyCheck& check) {
+  take_rerun(run_exec(rerun_config(config, result, check), devices), check);
+}
+
+// Both reruns at once, on two GPUs: `cap`'s files in remedy_check_cap/ until the outcome says
+// which of the two folders one after the other would have left as remedy_check/.
+void rerun_both(const ExecConfig& config, std::span<ExecDevices* const> gpus,
+                const RunResult& result, RemedyCheck& first, RemedyCheck& cap) {
+  const ExecConfig configs[] = {rerun_config(config, result, first),
+                                rerun_config(config, result, cap, "remedy_check_cap")};
+  std::optional<RunResult> runs[2];
+  parallel_each(2, 2, [&](std::size_t i) { runs[i] = run_exec(configs[i], *gpus[i]); });
+  take_rerun(*runs[0], first);
+  take_rerun(*runs[1], cap);
+  if (config.folder.empty()) return;
+  std::error_code ec;
+  if (first.held) {
+    std::filesystem::remove_all(configs[1].folder, ec);
+    return;
+  }
+  std::filesystem::remove_all(configs[0].folder, ec);
+  std::filesystem::rename(configs[1].folder, configs[0].folder, ec);
 }
 
 // The PYTORCH_CUDA_ALLOC_CONF the program had (given to oomlab, or oomlab's own), which a
@@ -80,26 +106,33 @@ std::string given_alloc_conf(const ExecConfig& config) {
 // A library beside the allocator ran out: the advised setting first (expandable segments), then
 // PyTorch's allocator capped below the budget so that the library keeps room; the first that
 // completes is the remedy, an earlier one that did not is a note.
-void check_library_room(const ExecConfig& config, ExecDevices& devices, RunResult& result) {
+void check_library_room(const ExecConfig& config, std::span<ExecDevices* const> gpus,
+                        RunResult& result) {
   ProgramModel& m = result.models.front();
-  if (m.advised) {
-    const ModelRow& row = m.whatif[*m.advised];
-    RemedyCheck first{
-        .setting = row.setting, .settings = row.settings, .replaced = given_alloc_conf(config)};
-    rerun(config, devices, result, first);
-    if (first.held) {
-      m.remedy_check = std::move(first);
-      return;
-    }
-    m.notes.push_back(fmt::format("--check-remedy tried first: {}", remedy_check_line(first)));
-  }
   const std::uint64_t cap = library_room_cap(m.budget_bytes);
   const std::uint64_t total = result.device ? result.device->total_bytes : 0;
   RemedyCheck capped{
       .setting = "allocator cap",
       .allocator_cap_bytes = cap,
       .memory_fraction = total > 0 ? static_cast<double>(cap) / static_cast<double>(total) : 0.0};
-  rerun(config, devices, result, capped);
+  bool capped_ran = false;
+  if (m.advised) {
+    const ModelRow& row = m.whatif[*m.advised];
+    RemedyCheck first{
+        .setting = row.setting, .settings = row.settings, .replaced = given_alloc_conf(config)};
+    if (gpus.size() >= 2) {
+      rerun_both(config, gpus, result, first, capped);
+      capped_ran = true;
+    } else {
+      rerun(config, *gpus.front(), result, first);
+    }
+    if (first.held) {
+      m.remedy_check = std::move(first);
+      return;
+    }
+    m.notes.push_back(fmt::format("--check-remedy tried first: {}", remedy_check_line(first)));
+  }
+  if (!capped_ran) rerun(config, *gpus.front(), result, capped);
   capped.summary = remedy_check_line(capped);
   if (capped.outcome == Outcome::oom && capped.line.find(" allowed;") != std::string::npos) {
     m.notes.push_back(fmt::format(
@@ -113,13 +146,15 @@ void check_library_room(const ExecConfig& config, ExecDevices& devices, RunResul
 
 }  // namespace
 
-std::string check_remedy(const ExecConfig& config, ExecDevices& devices, RunResult& result) {
+std::string check_remedy(const ExecConfig& config, std::span<ExecDevices* const> gpus,
+                         RunResult& result) {
   if (std::string why = nothing_to_check(result); !why.empty()) return why;
   ProgramModel& m = result.models.front();
   if (m.library_oom) {
-    check_library_room(config, devices, result);
+    check_library_room(config, gpus, result);
     return {};
   }
+  ExecDevices& devices = *gpus.front();
   const ModelRow& row = m.whatif[*m.advised];
   RemedyCheck check{
       .setting = row.setting, .settings = row.settings, .replaced = given_alloc_conf(config)};

@@ -4,6 +4,7 @@
 // says whether it completed: a claim that did not hold is a finding, never hidden.
 #pragma once
 
+#include <span>
 #include <string>
 
 #include "exec/exec_run.hpp"
@@ -15,8 +16,10 @@ inline constexpr const char* kAllocConfVariable = "PYTORCH_CUDA_ALLOC_CONF";
 // Runs the check into result.models.front().remedy_check (its rerun's files, with a run folder,
 // in <folder>/remedy_check/). PyTorch reads one variable and the model's row is a whole setting
 // set, so the rerun's PYTORCH_CUDA_ALLOC_CONF replaces the one oomlab was given (said in
-// `replaced`). Returns why nothing was checked ("" when it was). Throws what run_exec throws.
-[[nodiscard]] std::string check_remedy(const ExecConfig& config, ExecDevices& devices,
+// `replaced`). Returns why nothing was checked ("" when it was). With two GPUs or more, a library's
+// OOM has both its reruns at once (the advised setting, the cap), the outcome and the folder as
+// one after the other leaves them. Throws what run_exec throws.
+[[nodiscard]] std::string check_remedy(const ExecConfig& config, std::span<ExecDevices* const> gpus,
                                        RunResult& result);
 
 // One line for the summary: "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True at the same

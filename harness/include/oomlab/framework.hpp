@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -176,8 +177,9 @@ struct ProgramModelling {
   // Each snapshot of run.program through the model, into run.models (a stop ends it).
   void (*model)(RunResult& run, const std::atomic<bool>* stop) = nullptr;
   // The program run again at the same budget with the setting the model named: "" when it ran,
-  // else why it did not. Throws what running it throws.
-  std::string (*check_remedy)(const ExecConfig& config, ExecDevices& devices,
+  // else why it did not. Runs that do not depend on each other may go at once, one on each of
+  // `gpus` (each a run's devices, with its own ballast). Throws what running it throws.
+  std::string (*check_remedy)(const ExecConfig& config, std::span<ExecDevices* const> gpus,
                               RunResult& run) = nullptr;
   std::string (*remedy_words)(const RemedyCheck& check) = nullptr;  // the check in one line
   // From a trace series of the program's snapshots: the largest value whose made trace completes

@@ -8,6 +8,8 @@
 #include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
+#include "run/parallel_each.hpp"
+#include "run/speculative_rounds.hpp"
 
 namespace oomlab {
 
@@ -107,16 +109,78 @@ std::optional<std::uint64_t> predict_from_snapshots(RunResult& run, const std::a
   return predicted_frontier(run.models);
 }
 
-ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
-                                const ExecSearch& search) {
-  ExecFrontier result;
-  const SnapshotFolder snapshots;  // the top run's, for the model
+namespace {
+
+// The trials' config: no files of their own; the top run's snapshot in `snapshots`.
+ExecConfig trial_config(const ExecConfig& base, const SnapshotFolder& snapshots) {
   ExecConfig config = base;
   config.folder.clear();  // trials keep no files; the table holds what matters
   config.out_fd = -1;
   config.err_fd = -1;
   config.snapshot.folder = snapshots.path();
   config.snapshot.enabled = base.snapshot.enabled && !snapshots.path().empty();
+  return config;
+}
+
+// The prediction from the top run, made once (a search in rounds is replayed many times).
+Prediction predict_once(ExecFrontier& result, const ExecConfig& base, const ExecSearch& search) {
+  RunResult& top = *result.top;
+  const std::optional<std::uint64_t> predicted =
+      search.predict ? search.predict(top) : predict_from_snapshots(top, base.stop);
+  Prediction p{.value = predicted, .note = prediction_note(top, predicted)};
+  if (search.on_prediction) search.on_prediction(p.note);
+  return p;
+}
+
+}  // namespace
+
+ExecFrontier find_exec_frontier(const ExecConfig& base, std::span<ExecDevices* const> gpus,
+                                const ExecSearch& search) {
+  if (gpus.size() == 1) return find_exec_frontier(base, *gpus.front(), search);
+  ExecFrontier result;
+  const SnapshotFolder snapshots;
+  ExecConfig config = trial_config(base, snapshots);
+  std::optional<Prediction> prediction;
+  BudgetSearch budgets{.resolution_bytes = search.resolution_bytes,
+                       .confirm = search.confirm,
+                       .probe_margin_bytes = kDevicePageBytes};
+  budgets.predict = [&](const Trial&) {
+    if (!prediction) prediction = predict_once(result, base, search);
+    return *prediction;
+  };
+  const SpeculativeRound run_round = [&](const std::vector<std::optional<std::uint64_t>>& at) {
+    std::vector<ExecConfig> configs;
+    for (const std::optional<std::uint64_t>& budget : at) {
+      configs.push_back(config);
+      if (budget)
+        configs.back().budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{*budget}};
+    }
+    config.notice = nullptr;          // the first run's notices are enough
+    config.snapshot.enabled = false;  // only the top run's snapshot is read
+    std::vector<std::optional<RunResult>> runs(at.size());
+    parallel_each(at.size(), static_cast<unsigned>(at.size()),
+                  [&](std::size_t i) { runs[i] = run_exec(configs[i], *gpus[i]); });
+    std::vector<Trial> trials;
+    for (std::optional<RunResult>& run : runs) {
+      trials.push_back(program_trial(*run));
+      if (!result.top) result.top = std::move(*run);
+    }
+    return trials;
+  };
+  SpeculativeResult found =
+      search_speculatively([&](const TrialAt& run_at) { return search_budgets(budgets, run_at); },
+                           static_cast<unsigned>(gpus.size()), run_round, search.on_trial);
+  static_cast<BoundaryResult&>(result) = std::move(found.result);
+  result.spare = std::move(found.spare);
+  result.rounds = found.rounds;
+  return result;
+}
+
+ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
+                                const ExecSearch& search) {
+  ExecFrontier result;
+  const SnapshotFolder snapshots;  // the top run's, for the model
+  ExecConfig config = trial_config(base, snapshots);
   const TrialAt run_at = [&](std::optional<std::uint64_t> budget) {
     if (budget) config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{*budget}};
     RunResult run = run_exec(config, devices);
@@ -130,14 +194,7 @@ ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
                        .confirm = search.confirm,
                        .probe_margin_bytes = kDevicePageBytes,
                        .on_trial = search.on_trial};
-  budgets.predict = [&](const Trial&) {
-    RunResult& top = *result.top;
-    const std::optional<std::uint64_t> predicted =
-        search.predict ? search.predict(top) : predict_from_snapshots(top, base.stop);
-    Prediction p{.value = predicted, .note = prediction_note(top, predicted)};
-    if (search.on_prediction) search.on_prediction(p.note);
-    return p;
-  };
+  budgets.predict = [&](const Trial&) { return predict_once(result, base, search); };
   static_cast<BoundaryResult&>(result) = search_budgets(budgets, run_at);
   return result;
 }

@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "exec/exec_run.hpp"
 #include "run/framework_model.hpp"
@@ -25,6 +27,10 @@ namespace oomlab {
 // answer: the frontier; beyond: the largest budget that did not complete.
 struct ExecFrontier : BoundaryResult {
   std::optional<RunResult> top;  // the first run's record (at the upper budget), its model too
+  // With several GPUs: the runs made beside the search's own that its answer did not need, and
+  // the rounds it took.
+  std::vector<Trial> spare;
+  std::size_t rounds = 0;
   [[nodiscard]] std::uint64_t upper_bytes() const {
     return trials.empty() ? 0 : trials.front().budget_bytes;
   }
@@ -42,6 +48,13 @@ struct ExecSearch {
 
 // `base.budget` is the upper bound; base.timeout limits each trial. Throws Interrupted on a stop.
 [[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base, ExecDevices& devices,
+                                              const ExecSearch& search);
+// The same search with a run on each of `gpus` at once (each a trial's devices, with its own
+// ballast), in rounds (run/speculative_rounds.hpp): the top run alone, then the run the search
+// needs next with those it would need after it, whichever way it ends. The same answer and
+// trials as one GPU, sooner. One GPU: the search above.
+[[nodiscard]] ExecFrontier find_exec_frontier(const ExecConfig& base,
+                                              std::span<ExecDevices* const> gpus,
                                               const ExecSearch& search);
 
 struct ProgramModelling;
