@@ -127,6 +127,11 @@ TEST_F(ExecJax, XlasInfoLinesGoToTheirOwnFileAndThePoolSummaryDiagnoses) {
   EXPECT_NE(kept.find("LargestFreeBlock:"), std::string::npos);
   // Every line of the program's stderr went to one of the two, once.
   EXPECT_EQ(shown.size() + kept.size(), fs::file_size(fixture));
+  ASSERT_TRUE(result.program.has_value());
+  EXPECT_NE(result.program->snapshot_note.find("the framework's own log is kept in xla-log.txt"),
+            std::string::npos)
+      << "no snapshot, but the run says where its allocator's record is: "
+      << result.program->snapshot_note;
 
   ASSERT_TRUE(result.oom.has_value());
   ASSERT_TRUE(result.oom->program.has_value());

@@ -106,6 +106,20 @@ void keep_log_apart(const ExecConfig& config, ProgramSpec& spec) {
   }
 }
 
+// A run with no snapshot whose framework's log was kept apart: where that record is, beside why
+// there is no snapshot (a JAX program "never imported torch", but XLA's allocator logged it all).
+void say_log_kept(const std::filesystem::path& log_copy, RunResult& result) {
+  if (!result.program || !result.program->snapshots.empty() || log_copy.empty()) return;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::file_size(log_copy, ec);
+  if (ec || size == 0) return;
+  std::string& note = result.program->snapshot_note;
+  note += fmt::format(
+      "{}the framework's own log is kept in {} ({}; oomlab run replay --trace "
+      "reads it where its format is known: oomlab list)",
+      note.empty() ? "" : "; ", log_copy.filename().string(), format_bytes(size));
+}
+
 ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
                          const SnapshotShim* shim) {
   std::vector<std::string> uuids;
@@ -245,6 +259,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   std::optional<ProgramEnd> end;
   std::optional<ExecObservation> seen;
   std::vector<std::pair<std::string, std::string>> card_notes;
+  std::filesystem::path log_copy;
   try {
     MemoryTimeline timeline(devices, timeline_setup(config, devices, held));
     ExecWatch watch(timeline, devices.facts().size(), config.grace);
@@ -252,6 +267,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
     timeline.start();
     ProgramSpec spec = program_spec(config, devices, shim ? &*shim : nullptr);
     card_notes = size_to_card(config, devices, held, spec.environment);
+    log_copy = spec.log_copy;
     end = run_program(spec,
                       {.timeout = config.timeout,
                        .grace = config.grace,
@@ -284,6 +300,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   give_back(devices, held, result);
   settle_outcome(config, held.budgets, *end, *seen, result);
   settle_snapshots(config, shim ? &*shim : nullptr, result);
+  say_log_kept(log_copy, result);
   // Whatever reads the snapshots in this run reads them here, while a temporary folder lasts.
   if (shim && shim->temporary()) forget_temporary_snapshots(result);
   result.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
