@@ -118,6 +118,7 @@ int exec_command(const ExecOptions& o, const std::vector<std::string>& argv, std
       opened.push_back(open_exec_devices({gpu}));
   }
   std::vector<ExecDevices*> gpus;
+  gpus.reserve(opened.size());
   for (const auto& d : opened)
     gpus.push_back(d.get());
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
