@@ -11,6 +11,8 @@
 #include <memory>
 #include <vector>
 
+#include "cli/commands.hpp"
+#include "cli/exec_config.hpp"
 #include "exec/exec_fit.hpp"
 #include "exec/exec_frontier.hpp"
 #include "fake_exec_devices.hpp"
@@ -136,6 +138,49 @@ TEST_F(ExecFitGpus, FrontierExecOnFourGpusGivesTheSameFrontierAndTrialsSooner) {
   EXPECT_GE(most_at_once(), 2);
   for (const auto& g : gpus_)
     EXPECT_EQ(g->ballast, 0U) << "every ballast given back";
+}
+
+TEST_F(ExecFitGpus, AProgramOnTwoGpusATrialTakesItsGroupOfThem) {
+  // Two groups of two stand-in GPUs: a trial sees both of its group's GPUs, takes the batch's
+  // memory on the first, and each group's every device gets the ballast.
+  std::vector<std::unique_ptr<FakeDevices>> groups;
+  for (int g = 0; g < 2; ++g) {
+    const std::string uuid = "GPU-pair-" + std::to_string(g);
+    groups.push_back(std::make_unique<FakeDevices>(dir_ / uuid, 2, uuid));
+  }
+  oomlab::ExecConfig c = config(1_GiB);
+  const std::string d = dir_.string();
+  std::string& script = c.command[2];
+  script = "echo $CUDA_VISIBLE_DEVICES >> " + d +
+           "/seen; CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES%%,*}; " + script;
+  const std::vector<oomlab::ExecDevices*> pairs = {groups[0].get(), groups[1].get()};
+  const oomlab::FitResult two =
+      oomlab::fit_exec(c, pairs, {.range = {.name = "batch", .lo = 1, .hi = 40}});
+  EXPECT_EQ(two.answer, 12U) << two.stopped;
+  std::ifstream seen(dir_ / "seen");
+  int trials = 0;
+  for (std::string line; std::getline(seen, line); ++trials) {
+    EXPECT_TRUE(line == "GPU-pair-0,GPU-pair-01" || line == "GPU-pair-1,GPU-pair-11") << line;
+  }
+  EXPECT_EQ(trials, static_cast<int>(two.runs()));
+  for (const auto& g : groups) {
+    EXPECT_GT(g->holds, 0);
+    EXPECT_EQ(g->ballasts, (std::vector<std::uint64_t>{0, 0})) << "every device's given back";
+  }
+}
+
+TEST(GpusPerTrial, ACountGpusIsAMultipleOf) {
+  oomlab::cli::ExecOptions o;
+  o.gpus = "0,1,2,3";
+  EXPECT_EQ(oomlab::cli::gpus_per_trial(o, 4), 1U);
+  o.gpus_per_trial = "2";
+  EXPECT_EQ(oomlab::cli::gpus_per_trial(o, 4), 2U);
+  o.gpus_per_trial = "3";
+  EXPECT_THROW((void)oomlab::cli::gpus_per_trial(o, 4), oomlab::Error);
+  o.gpus_per_trial = "0";
+  EXPECT_THROW((void)oomlab::cli::gpus_per_trial(o, 4), oomlab::Error);
+  o.gpus_per_trial = "two";
+  EXPECT_THROW((void)oomlab::cli::gpus_per_trial(o, 4), oomlab::Error);
 }
 
 }  // namespace

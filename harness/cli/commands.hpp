@@ -71,7 +71,8 @@ struct ExecOptions {
   bool quiet = false;
   bool check_remedy = false;  // exec: run again with the setting the model names
   std::string gpus;           // fit exec, frontier exec: 0,1,2,3 or all, a trial on each at once
-  std::string resolution = "2MiB";  // frontier exec
+  std::string gpus_per_trial = "1";  // with --gpus: the GPUs each trial's program spans
+  std::string resolution = "2MiB";   // frontier exec
   std::string from;  // frontier exec: NAME=V1,V2, the values run for a frontier at --at
   std::string at;    // frontier exec: NAME=N, the value answered without running it
   std::string confirm = "0";
@@ -98,7 +99,6 @@ struct FitOptions {
 struct FitExecOptions {
   ExecOptions exec;
   std::string range;
-  std::string gpus;               // 0,1,2,3 or all: a trial on each at once (empty: one at a time)
   std::vector<std::string> grid;  // NAME=V1,V2 each: the range searched at every combination
   std::string markdown;           // with --grid: the table as Markdown, FILE or '-'
 };

@@ -105,6 +105,10 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
                   "GPU with its own ballast: the top run alone, then the run the search needs "
                   "next beside those it would need after it either way: the same answer and "
                   "trials, sooner; not with --devices");
+  sub->add_option("--gpus-per-trial", o.gpus_per_trial,
+                  "N: with --gpus, a program that spans N GPUs a trial takes them from --gpus "
+                  "in order (--gpus 0,1,2,3 --gpus-per-trial 2: trials on 0,1 and 2,3 at once)")
+      ->capture_default_str();
   sub->add_flag("--force", o.force, "--out may name a folder holding a frontier: replace it");
   add_program_options(sub, o);
   sub->footer(frontier_exec_footer());
@@ -135,7 +139,12 @@ void add_fit_exec(CLI::App& fit, FitExecOptions& options) {
                   "0,1,2,3 or all: run trials on these GPUs at once, each a fresh process on one "
                   "GPU with its own ballast, the search in rounds (the two first runs together, "
                   "then the prediction and the value over it): the same answer, sooner; over "
-                  "--device, and not with --devices (a program on several GPUs a trial)");
+                  "--device, and not with --devices (a program on several GPUs a trial: "
+                  "--gpus-per-trial)");
+  sub->add_option("--gpus-per-trial", o.gpus_per_trial,
+                  "N: with --gpus, a program that spans N GPUs a trial takes them from --gpus "
+                  "in order (--gpus 0,1,2,3 --gpus-per-trial 2: trials on 0,1 and 2,3 at once)")
+      ->capture_default_str();
   sub->add_option("--grid", options.grid,
                   "NAME=V1,V2,...: a knob of the program ({NAME} in its words), searched at each "
                   "value; repeatable: every combination gets its own search, one table; an empty "

@@ -159,6 +159,21 @@ std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& envi
   }
 }
 
+std::size_t gpus_per_trial(const ExecOptions& options, std::size_t gpus) {
+  std::uint64_t per = 0;
+  try {
+    per = parse_unsigned(options.gpus_per_trial);
+  } catch (const Error& e) {
+    throw_usage(fmt::format("--gpus-per-trial: {}", e.what()));
+  }
+  if (per == 0) throw_usage("--gpus-per-trial: 0: a trial's program needs a GPU at least");
+  if (gpus % per != 0) {
+    throw_usage(fmt::format("--gpus-per-trial {}: --gpus {} names {} GPU{}, not a multiple of {}",
+                            per, options.gpus, gpus, gpus == 1 ? "" : "s", per));
+  }
+  return static_cast<std::size_t>(per);
+}
+
 ExecSearchSession::ExecSearchSession(const ExecOptions& options, ExecConfig& config,
                                      Console& console, const std::string& gpus) {
   config.notice = [&console](std::string_view text) { console.notice(text); };
@@ -166,8 +181,12 @@ ExecSearchSession::ExecSearchSession(const ExecOptions& options, ExecConfig& con
   if (gpus.empty()) {
     devices_.push_back(open_exec_devices(exec_devices_from(options, *config.environment)));
   } else {
-    for (const int gpu : choose_devices(gpus, *config.environment, "--gpus"))
-      devices_.push_back(open_exec_devices({gpu}));
+    const std::vector<int> chosen = choose_devices(gpus, *config.environment, "--gpus");
+    const std::size_t per = gpus_per_trial(options, chosen.size());
+    for (std::size_t at = 0; at < chosen.size(); at += per)
+      devices_.push_back(
+          open_exec_devices({chosen.begin() + static_cast<std::ptrdiff_t>(at),
+                             chosen.begin() + static_cast<std::ptrdiff_t>(at + per)}));
   }
   config.stop = StopOnSignal::flag();
 }

@@ -24,6 +24,11 @@ namespace oomlab::cli {
 [[nodiscard]] std::vector<int> exec_devices_from(const ExecOptions& options,
                                                  const Environment& environment);
 
+// --gpus-per-trial N: how many of --gpus' `gpus` each trial's program spans (its group, in the
+// order given: --gpus 0,1,2,3 --gpus-per-trial 2 runs trials on 0,1 and on 2,3 at once).
+// Error(usage) for 0, a bad number, or a count --gpus is not a multiple of.
+[[nodiscard]] std::size_t gpus_per_trial(const ExecOptions& options, std::size_t gpus);
+
 // What a search over a program holds while its runs go (frontier exec, fit exec, frontier exec
 // --from): Ctrl-C as `config`'s stop, the console's notices, the environment probed into it and
 // the devices opened with their ballasts. close() gives the devices back before the answer.
