@@ -52,6 +52,8 @@ std::string fit_exec_footer() {
          "{batch}\n"
          "  oomlab fit exec --budget L4 --range batch=8..256 --confirm 2 --out runs/fit -- "
          "python train.py --batch {batch}\n"
+         "  oomlab fit exec --budget 8GiB --range batch=1..64 --gpus all --grid vae=,--vae-slicing "
+         "--grid attn=,--attention-slicing -- python sd.py --batch {batch} {vae} {attn}\n"
          "Exit codes: 0 an answer, 1 not even LO completes, the program failed for another\n"
          "reason, or the runs contradict each other, 2 bad usage (no {NAME} in the command, a bad\n"
          "--range), 3 no usable CUDA device, 4 a trial passed --timeout, 5 an output file could\n"
