@@ -159,6 +159,16 @@ std::vector<int> exec_devices_from(const ExecOptions& o, const Environment& envi
   }
 }
 
+void check_gpu_flags(const ExecOptions& options) {
+  if (options.gpus.empty() && options.gpus_per_trial != "1")
+    throw_usage("--gpus-per-trial: only with --gpus (the GPUs the trials' groups are made of)");
+  if (!options.gpus.empty() && !options.devices.empty()) {
+    throw_usage(
+        "--gpus: not with --devices: a program that spans several GPUs a trial takes them from "
+        "--gpus (--gpus 0,1,2,3 --gpus-per-trial 2)");
+  }
+}
+
 std::size_t gpus_per_trial(const ExecOptions& options, std::size_t gpus) {
   std::uint64_t per = 0;
   try {

@@ -24,6 +24,11 @@ namespace oomlab::cli {
 [[nodiscard]] std::vector<int> exec_devices_from(const ExecOptions& options,
                                                  const Environment& environment);
 
+// The searches' GPU flags together (fit exec, frontier exec): --gpus-per-trial only with --gpus,
+// and --gpus not with --devices (a program on several GPUs takes its group from --gpus).
+// Error(usage) naming the flag; before anything is written.
+void check_gpu_flags(const ExecOptions& options);
+
 // --gpus-per-trial N: how many of --gpus' `gpus` each trial's program spans (its group, in the
 // order given: --gpus 0,1,2,3 --gpus-per-trial 2 runs trials on 0,1 and on 2,3 at once).
 // Error(usage) for 0, a bad number, or a count --gpus is not a multiple of.

@@ -63,14 +63,8 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
     throw_usage("only one of --json and --markdown can be '-' (stdout)");
   check_destination("--json", o.json);
   check_destination("--markdown", options.markdown);
+  check_gpu_flags(o);
   prepare_out_folder(o.out, o.force, "fit.json");
-  if (o.gpus.empty() && o.gpus_per_trial != "1")
-    throw_usage("--gpus-per-trial: only with --gpus (the GPUs the trials' groups are made of)");
-  if (!o.gpus.empty() && !o.devices.empty()) {
-    throw_usage(
-        "--gpus: not with --devices: a program that spans several GPUs a trial takes them from "
-        "--gpus (--gpus 0,1,2,3 --gpus-per-trial 2)");
-  }
   ExecSearchSession session(o, config, console, o.gpus);
   // A completed run's whole-process need: its snapshot's frontier through the model (the
   // settings it ran with) plus what it held outside PyTorch's allocator.

@@ -80,14 +80,8 @@ int frontier_exec_command(const ExecOptions& o, std::ostream& out, std::ostream&
   if (resolution < kDevicePageBytes)
     throw_usage(fmt::format("--resolution: '{}' is under 2 MiB, the device's page", o.resolution));
   if (confirm > 100) throw_usage(fmt::format("--confirm: '{}' is more than 100", o.confirm));
+  check_gpu_flags(o);
   prepare_out_folder(o.out, o.force, "frontier.json");
-  if (o.gpus.empty() && o.gpus_per_trial != "1")
-    throw_usage("--gpus-per-trial: only with --gpus (the GPUs the trials' groups are made of)");
-  if (!o.gpus.empty() && !o.devices.empty()) {
-    throw_usage(
-        "--gpus: not with --devices: a program that spans several GPUs a trial takes them from "
-        "--gpus (--gpus 0,1,2,3 --gpus-per-trial 2)");
-  }
   ExecSearchSession session(o, config, console, o.gpus);
   ExecFrontier result;
   std::size_t session_gpus = 1;
