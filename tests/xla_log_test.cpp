@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 
+#include "jax/exec/xla_model.hpp"
 #include "jax/model/bfc_model.hpp"
 #include "jax/model/xla_backend.hpp"
 #include "oomlab/backend.hpp"
@@ -97,6 +98,40 @@ TEST(XlaLog, TheModelFailsWhereTheProgramFailedAndNowhereElse) {
     } else {
       EXPECT_EQ(refused, 0U) << "a 12 GiB card's pool (9 GiB) holds the 4.74 GiB request";
     }
+  }
+}
+
+// exec's model of the run the log came from (an 8 GiB card, JAX's defaults, a process 512 MiB
+// beyond its pool): it fails where XLA did, measures what lay beside the pool, and each of JAX's
+// settings answers on the card as its own frontier says, the advice naming one that completes.
+TEST(XlaLog, ExecsModelReproducesTheOomAndGivesEachSettingsCard) {
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::oom;
+  run.budget_bytes = 8_GiB;
+  run.device.emplace().total_bytes = 140_GiB;
+  run.program.emplace().snapshots = {fixture()};
+  run.program->peak_bytes = 6'444'548'096 + 512_MiB;  // the preallocated pool and the rest
+  oomlab::jax::model_xla_run(run, nullptr);
+  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  const oomlab::ProgramModel& m = run.models.front();
+  EXPECT_EQ(m.outside_allocator_bytes, 512_MiB) << m.outside_measured;
+  EXPECT_TRUE(m.reproduced()) << m.reproduction;
+  ASSERT_EQ(m.whatif.size(), 3U);
+  EXPECT_TRUE(m.whatif[0].as_ran) << "the log says the pool was preallocated: JAX's defaults";
+  EXPECT_EQ(m.whatif[1].settings, "XLA_PYTHON_CLIENT_PREALLOCATE=false");
+  for (const oomlab::ModelRow& row : m.whatif) {
+    ASSERT_TRUE(row.frontier_bytes) << row.setting;
+    EXPECT_EQ(row.completes_at_budget, *row.frontier_bytes <= 8_GiB) << row.setting;
+    EXPECT_EQ(*row.model_frontier_bytes + 512_MiB, *row.frontier_bytes) << row.setting;
+  }
+  // The 4.74 GiB request and what was live: over a 6 GiB pool, under a 9 GiB one.
+  EXPECT_GT(*m.whatif[0].frontier_bytes, 8_GiB);
+  EXPECT_LE(*m.whatif[0].frontier_bytes, 12_GiB);
+  if (m.advised) {
+    EXPECT_TRUE(m.whatif[*m.advised].completes_at_budget);
+    EXPECT_NE(m.advice.find(m.whatif[*m.advised].settings), std::string::npos) << m.advice;
+  } else {
+    EXPECT_NE(m.advice.find("none of JAX's allocator settings"), std::string::npos) << m.advice;
   }
 }
 

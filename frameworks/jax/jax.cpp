@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "exec/oom_text.hpp"
+#include "jax/exec/xla_model.hpp"
 #include "jax/exec/xla_program.hpp"
 #include "jax/model/xla_backend.hpp"
 #include "jax/trace/xla_log.hpp"
@@ -100,7 +101,8 @@ Framework describe_jax() {
                                 .set = {{"TF_CPP_MIN_LOG_LEVEL", "0"}},
                                 .is_log_line = &jax::is_xla_info_line,
                                 .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
-                                .file = "xla-log.txt"},
+                                .file = "xla-log.txt",
+                                .is_trace = true},
       .exec_help =
           "JAX programs, with no change to the program:\n"
           "  JAX sizes XLA's memory pool (and the memory limit XLA compiles under) from the\n"
@@ -110,7 +112,20 @@ Framework describe_jax() {
           "  set TF_CPP_MIN_LOG_LEVEL, it is 0 for the program, so that XLA's BFC allocator\n"
           "  prints its pool at an OOM: those INFO lines go to xla-log.txt in the run folder,\n"
           "  not to your terminal, and the OOM's diagnosis reads the pool's summary (in use,\n"
-          "  free, its largest free piece, its limit).\n"};
+          "  free, its largest free piece, its limit). While exec records (not under\n"
+          "  --no-snapshot) the pool's every request and free is logged too: the log is the\n"
+          "  run's snapshot, replayed on the model of XLA's allocator (backend xla) with each\n"
+          "  of JAX's settings on a card of the budget (its defaults,\n"
+          "  XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform), and\n"
+          "  --check-remedy reruns the program with the one the model names. fit exec and\n"
+          "  frontier exec predict from two runs' logs.\n",
+      .program_modelling = ProgramModelling{.owner = "XLA",
+                                            .format = jax::kXlaFormatName,
+                                            .model = &jax::model_xla_run,
+                                            .check_remedy = &jax::check_xla_remedy,
+                                            .remedy_words = &jax::xla_remedy_line,
+                                            .fit_series = &jax::fit_xla_series,
+                                            .frontier_series = &jax::frontier_xla_series}};
 }
 
 }  // namespace

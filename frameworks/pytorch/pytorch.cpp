@@ -100,7 +100,9 @@ Framework describe_pytorch() {
                           "(\"expandable_segments:True,max_split_size_mb:128\"): the torch "
                           "allocator with those settings",
                   .assignments = &torch::torch_assignments},
-          .program_modelling = ProgramModelling{.model = &model_snapshots,
+          .program_modelling = ProgramModelling{.owner = "PyTorch",
+                                                .format = torch::kPytorchFormatName,
+                                                .model = &model_snapshots,
                                                 .check_remedy = &check_remedy,
                                                 .remedy_words = &remedy_check_line,
                                                 .fit_series = &fit_series,

@@ -52,7 +52,7 @@ int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* wh
   if (code != kExitOk || result.models.empty()) return code;
   const std::optional<RemedyCheck>& check = result.models.front().remedy_check;
   if (check && !check->held && check->outcome == Outcome::oom) {
-    const ProgramModelling* modelling = program_modelling();
+    const ProgramModelling* modelling = program_modelling(result);
     *why = "--check-remedy: " + (modelling != nullptr && modelling->remedy_words != nullptr
                                      ? modelling->remedy_words(*check)
                                      : check->line);
@@ -64,7 +64,7 @@ int exec_exit_code(const RunResult& result, const RunOptions& o, std::string* wh
 // The model's answers from the program's snapshots, and --check-remedy's rerun.
 void model_and_check(const ExecOptions& o, const ExecConfig& config,
                      std::span<ExecDevices* const> gpus, RunResult& result, Console& console) {
-  const ProgramModelling* modelling = program_modelling();
+  const ProgramModelling* modelling = program_modelling(result);
   if (modelling == nullptr) return;  // no framework models the snapshots
   modelling->model(result, config.stop);
   if (!o.check_remedy || modelling->check_remedy == nullptr) return;

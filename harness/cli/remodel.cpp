@@ -140,7 +140,7 @@ std::string remodel_program(const RunReport& stored, RunReport& now) {
     return how + "; its snapshots are not in the folder: the model's answers stand as recorded";
   }
   now.models.clear();
-  if (const ProgramModelling* modelling = program_modelling()) modelling->model(now, nullptr);
+  if (const ProgramModelling* modelling = program_modelling(now)) modelling->model(now, nullptr);
   if (!stored.models.empty() && !now.models.empty() && stored.models.front().remedy_check &&
       !now.models.front().remedy_check)
     now.models.front().remedy_check = stored.models.front().remedy_check;

@@ -34,14 +34,24 @@ void validate_xla_options(const Params& options) {
                             "fraction <= 1)",
                             fraction));
   }
-  static_cast<void>(upstream_of(options));
+  const BackendInfo& upstream = upstream_of(options);
+  if (options.bytes("outside") != 0 && upstream.kind != BackendKind::sim) {
+    throw Error(ErrorKind::usage,
+                fmt::format("allocator 'xla': outside= is the sim's (upstream={} takes what the "
+                            "device itself has left)",
+                            options.choice("upstream")));
+  }
 }
 
 std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& site) {
   const BackendInfo& upstream_info = upstream_of(options);
   Params upstream_options(upstream_info.options);
-  if (upstream_info.kind == BackendKind::sim)
-    upstream_options.set("total", Bytes{site.budget_bytes});
+  // The card less what the process holds outside the pool: what the pool's regions come from.
+  if (upstream_info.kind == BackendKind::sim) {
+    const std::uint64_t outside = options.bytes("outside");
+    upstream_options.set("total",
+                         Bytes{site.budget_bytes > outside ? site.budget_bytes - outside : 0});
+  }
   std::unique_ptr<Allocator> upstream = make_backend(upstream_info.kind, upstream_options, site);
   return std::make_unique<XlaAllocator>(pool_config(options, site.budget_bytes),
                                         std::move(upstream), site.stream);
@@ -100,6 +110,11 @@ ParamSpec xla_option_spec(const std::vector<std::string>& upstreams) {
        .default_value = true,
        .help = "with preallocation, XLA's spatial partitioning (its default): holes first, then "
                "the untouched rest of the pool"},
+      {.name = "outside",
+       .type = ParamType::bytes,
+       .default_value = Bytes{0},
+       .help = "what the process holds beside the pool (its CUDA context, libraries): the pool's "
+               "limit is still its share of the card, its regions come from the rest (sim only)"},
       {.name = "upstream",
        .type = ParamType::choice,
        .default_value = std::string("sim"),
@@ -112,7 +127,7 @@ ParamSpec xla_option_spec(const std::vector<std::string>& upstreams) {
 
 std::vector<std::string> contract_options(const std::vector<std::string>& upstreams) {
   std::vector<std::string> options = {"preallocate=false", "spatial=false", "allocator=platform",
-                                      "fraction=0.5"};
+                                      "fraction=0.5", "outside=64MiB"};
   for (const std::string& upstream : upstreams) {
     if (upstream != "sim") options.push_back("upstream=" + upstream);
   }

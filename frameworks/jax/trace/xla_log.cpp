@@ -80,6 +80,15 @@ std::optional<Fields> comma_fields(std::string_view text) {
   return f;
 }
 
+// The pool's set-up line's exact figure: "... 6.00GiB (6444548096 bytes) on device 0 ...".
+std::optional<std::uint64_t> bytes_in_parentheses(std::string_view message) {
+  const std::size_t open = message.find('(');
+  if (open == std::string_view::npos) return std::nullopt;
+  const std::size_t close = message.find(" bytes)", open);
+  if (close == std::string_view::npos) return std::nullopt;
+  return digits(message.substr(open + 1, close - open - 1));
+}
+
 bool is_device_pool(std::string_view name) {
   return name.starts_with("GPU_") && name.ends_with("_bfc") && name.size() > 8;
 }
@@ -104,9 +113,11 @@ class XlaLogReader {
     } else if (message.starts_with("XLA backend allocating ") &&
                message.find("BFCAllocator") != std::string_view::npos) {
       preallocate_ = true;
+      limit_ = bytes_in_parentheses(message);
     } else if (message.starts_with("XLA backend will use up to ") &&
                message.find("BFCAllocator") != std::string_view::npos) {
       preallocate_ = false;
+      limit_ = bytes_in_parentheses(message);
     }
   }
 
@@ -124,6 +135,7 @@ class XlaLogReader {
     trace::Trace& t = builder_.trace();
     RecordedSettings settings{.backend = "xla"};
     if (preallocate_) settings.options["preallocate"] = *preallocate_;
+    if (limit_) settings.options["limit"] = Bytes{*limit_};  // the pool's, read by exec's model
     if (!t.recorded) t.recorded.emplace();
     t.recorded->allocator_settings = std::move(settings);
     return builder_.finish();
@@ -223,6 +235,7 @@ class XlaLogReader {
   std::optional<std::string> pool_;
   std::map<std::uint64_t, Pending> pending_;  // by thread
   std::optional<bool> preallocate_;
+  std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
   std::optional<std::uint64_t> last_of_day_;
   std::uint64_t days_ = 0;
   std::uint64_t t_ns_ = 0;

@@ -174,6 +174,11 @@ struct SeriesQuestion;  // exec/exec_fit.hpp: a trace series' answer asked of th
 // its start-up shim recorded (Framework::program_shim): exec's model, --check-remedy's rerun, and
 // the searches' predictions (frontier exec, fit exec, frontier exec --from).
 struct ProgramModelling {
+  // Whose allocator its records are of, as a sentence names it ("PyTorch": "PyTorch's allocator").
+  std::string owner;
+  // The trace format of the records it reads ("pytorch", "xla"): a run's model is the one whose
+  // format its first snapshot (ProgramRun::snapshots) is in.
+  std::string format;
   // Each snapshot of run.program through the model, into run.models (a stop ends it).
   void (*model)(RunResult& run, const std::atomic<bool>* stop) = nullptr;
   // The program run again at the same budget with the setting the model named: "" when it ran,
@@ -233,6 +238,10 @@ struct ProgramLog {
   // set the variable: its allocator's every request and free, for a trace (format `xla`).
   std::vector<std::pair<std::string, std::string>> record;
   std::string file;  // "xla-log.txt"
+  // The log, recorded, is the run's record of the allocator (a trace of a format the framework
+  // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept
+  // in the trials' snapshot folders by the searches that run without a folder of their own.
+  bool is_trace = false;
 };
 
 struct Framework {
@@ -269,7 +278,7 @@ struct Framework {
   std::string exec_help;
   std::optional<Launcher> launcher;                   // the distributed launcher it ships, if any
   std::optional<SettingsSpelling> settings_spelling;  // none: its options spelled as oomlab's
-  std::optional<ProgramModelling> program_modelling;  // with models_snapshots
+  std::optional<ProgramModelling> program_modelling;  // its model of what exec recorded
   // Its face on the command line: the commands it brings (PyTorch's whatif) and the flags it adds
   // to the engine's, put in the CLI's table by code of its own above the CLI; null: none.
   void (*add_commands)(cli::CommandTable& table) = nullptr;

@@ -208,6 +208,7 @@ class FitRuns {
                          .trace = std::make_shared<const trace::Trace>(
                              trace::load(most->snapshot, {.device = 0}))});
       outside_ = std::max(outside_, most->outside_allocator_bytes);
+      modelling_ = program_modelling(run);
     } catch (const Error& e) {
       series_note_ = fmt::format("no prediction from the snapshots: {}", e.what());
     }
@@ -229,7 +230,7 @@ class FitRuns {
       const std::uint64_t budget = result_.budget_bytes - outside_;
       const FitRange range{.name = name, .lo = points_.back().value, .hi = search_.range.hi};
       const bool adapts = series.fit().transient > 0;
-      const ProgramModelling* modelling = program_modelling();
+      const ProgramModelling* modelling = modelling_;
       if (modelling == nullptr || modelling->fit_series == nullptr)
         return {.note = "no prediction: no model of the snapshots' allocator"};
       const FitResult f = modelling->fit_series(
@@ -237,13 +238,17 @@ class FitRuns {
            .range = range,
            .budget_bytes = budget,
            .stop = base_.stop,
-           .rule = adapts ? trace::TraceSeries::Rule::refusable : trace::TraceSeries::Rule::lines});
+           .rule = adapts ? trace::TraceSeries::Rule::refusable : trace::TraceSeries::Rule::lines,
+           .outside_bytes = outside_});
       const std::string made = made_words(series, budget);
       if (!f.answer) return {.note = fmt::format("no prediction: {}: none completes", made)};
       std::string bounds;
       if (adapts) {
-        const FitResult lines = modelling->fit_series(
-            {.series = series, .range = range, .budget_bytes = budget, .stop = base_.stop});
+        const FitResult lines = modelling->fit_series({.series = series,
+                                                       .range = range,
+                                                       .budget_bytes = budget,
+                                                       .stop = base_.stop,
+                                                       .outside_bytes = outside_});
         bounds = fmt::format(
             "; {} requests live inside one call and change with {} (cuDNN's workspaces): "
             "{}={} with each given up when refused, as a capped program does, {} with each "
@@ -268,7 +273,7 @@ class FitRuns {
         "held outside {}'s allocator)",
         name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
         format_count(series.fit().scaling), name, format_bytes(budget),
-        format_bytes(result_.budget_bytes), format_bytes(outside_), allocator_owner());
+        format_bytes(result_.budget_bytes), format_bytes(outside_), allocator_owner(modelling_));
   }
 
   void read_need(RunResult& run, std::uint64_t value) {
@@ -292,6 +297,7 @@ class FitRuns {
   Needs needs_;
   std::vector<trace::SeriesPoint> points_;
   std::uint64_t outside_ = 0;
+  const ProgramModelling* modelling_ = nullptr;  // the model of the points' snapshots
   bool series_tried_ = false;
   std::string series_note_;
   bool predicted_ = false;

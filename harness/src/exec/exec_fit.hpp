@@ -32,6 +32,9 @@ struct SeriesQuestion {
   std::uint64_t budget_bytes = 0;
   const std::atomic<bool>* stop = nullptr;
   trace::TraceSeries::Rule rule = trace::TraceSeries::Rule::lines;
+  // What the process held beside the allocator, taken from the card already in `budget_bytes`
+  // (an allocator that sizes its pool from the card adds it back).
+  std::uint64_t outside_bytes = 0;
 };
 
 struct ExecFitSearch {

@@ -10,6 +10,7 @@
 #include "oomlab/units.hpp"
 #include "run/parallel_each.hpp"
 #include "run/speculative_rounds.hpp"
+#include "trace/trace.hpp"
 
 namespace oomlab {
 
@@ -33,7 +34,7 @@ std::string prediction_note(const RunResult& top, const std::optional<std::uint6
       "{}'s allocator ({})",
       format_bytes(*predicted), format_count(*predicted), row->setting,
       format_bytes(row->model_frontier_bytes.value_or(0)), format_bytes(m.outside_allocator_bytes),
-      allocator_owner(), m.outside_measured);
+      allocator_owner(program_modelling(top)), m.outside_measured);
 }
 
 }  // namespace
@@ -72,17 +73,21 @@ Trial program_trial(const RunResult& run) {
   return trial;
 }
 
-std::string allocator_owner() {
-  const CacheWords* words = Registry::global().snapshot_words();
-  return words != nullptr ? words->owner : "the framework";
+std::string allocator_owner(const ProgramModelling* modelling) {
+  return modelling != nullptr && !modelling->owner.empty() ? modelling->owner : "the framework";
 }
 
-const ProgramModelling* program_modelling() {
+const ProgramModelling* program_modelling(const RunResult& run) {
+  const ProgramModelling* first = nullptr;
+  const std::string format = run.program && !run.program->snapshots.empty()
+                                 ? trace::file_format(run.program->snapshots.front())
+                                 : std::string();
   for (const Framework& f : Registry::global().frameworks()) {
-    if (f.models_snapshots && f.program_modelling && f.program_modelling->model != nullptr)
-      return &*f.program_modelling;
+    if (!f.program_modelling || f.program_modelling->model == nullptr) continue;
+    if (!format.empty() && f.program_modelling->format == format) return &*f.program_modelling;
+    if (first == nullptr && f.models_snapshots) first = &*f.program_modelling;
   }
-  return nullptr;
+  return first;
 }
 
 const ModelRow* as_ran_row(const ProgramModel& model) {
@@ -103,7 +108,7 @@ std::optional<std::uint64_t> predicted_frontier(const std::vector<ProgramModel>&
 }
 
 std::optional<std::uint64_t> predict_from_snapshots(RunResult& run, const std::atomic<bool>* stop) {
-  const ProgramModelling* modelling = program_modelling();
+  const ProgramModelling* modelling = program_modelling(run);
   if (modelling == nullptr) return std::nullopt;
   modelling->model(run, stop);
   return predicted_frontier(run.models);

@@ -58,12 +58,14 @@ struct ExecSearch {
                                               const ExecSearch& search);
 
 struct ProgramModelling;
-// Whose allocator the model's snapshots are of, as a sentence names it ("PyTorch"; "the
-// framework" where none models them).
-[[nodiscard]] std::string allocator_owner();
-// The registered framework's model of exec's program snapshots (Framework::program_modelling),
-// null when none models them: the searches then run plain, without a prediction.
-[[nodiscard]] const ProgramModelling* program_modelling();
+// Whose allocator a model's snapshots are of, as a sentence names it ("PyTorch"; "the framework"
+// where none models them).
+[[nodiscard]] std::string allocator_owner(const ProgramModelling* modelling);
+// The model of a run's snapshots (Framework::program_modelling): the one whose format its first
+// snapshot is in; with none, the first framework's whose model reads its program's snapshots
+// (the run then has none to read). Null when no framework models any: the searches then run
+// plain, without a prediction.
+[[nodiscard]] const ProgramModelling* program_modelling(const RunResult& run);
 
 // The row the program ran with (its snapshot's settings), or none.
 [[nodiscard]] const ModelRow* as_ran_row(const ProgramModel& model);

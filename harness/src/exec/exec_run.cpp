@@ -18,6 +18,7 @@
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
 #include "run/run_plan.hpp"
+#include "trace/trace.hpp"
 
 namespace oomlab {
 
@@ -88,31 +89,43 @@ std::vector<std::pair<std::string, std::string>> size_to_card(
 }
 
 // The first framework's log that the user did not ask to see themselves, its level turned on
-// and its lines kept apart (Framework::program_log).
-void keep_log_apart(const ExecConfig& config, ProgramSpec& spec) {
+// and its lines kept apart (Framework::program_log): copied into the run folder, or, where the
+// run has none and the log is a trace, beside the snapshots. The log kept as a trace, or null.
+const ProgramLog* keep_log_apart(const ExecConfig& config, const SnapshotShim* shim,
+                                 ProgramSpec& spec) {
   for (const Framework& framework : Registry::global().frameworks()) {
     if (!framework.program_log || framework.program_log->is_log_line == nullptr) continue;
     const ProgramLog& log = *framework.program_log;
     if (program_value(config, log.level_variable)) continue;  // the user's level, the user's view
+    const bool recorded = config.snapshot.enabled && shim != nullptr;
     spec.environment.insert(spec.environment.end(), log.set.begin(), log.set.end());
-    if (config.snapshot.enabled) {
+    if (recorded) {
       for (const auto& [name, value] : log.record) {
         if (!program_value(config, name)) spec.environment.emplace_back(name, value);
       }
     }
     spec.is_log_line = log.is_log_line;
     if (!config.folder.empty()) spec.log_copy = config.folder / log.file;
-    return;
+    if (!recorded || !log.is_trace) return nullptr;
+    if (spec.log_copy.empty()) spec.log_copy = shim->folder() / log.file;
+    return &log;
   }
+  return nullptr;
 }
 
-// A run with no snapshot whose framework's log was kept apart: where that record is, beside why
-// there is no snapshot (a JAX program "never imported torch", but XLA's allocator logged it all).
-void say_log_kept(const std::filesystem::path& log_copy, RunResult& result) {
+// A run with no snapshot whose framework's log was kept apart: the log, where it is a trace of
+// the allocator, is the run's snapshot (its framework's model reads it); else where that record
+// is, beside why there is no snapshot.
+void say_log_kept(const std::filesystem::path& log_copy, bool is_trace, RunResult& result) {
   if (!result.program || !result.program->snapshots.empty() || log_copy.empty()) return;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(log_copy, ec);
   if (ec || size == 0) return;
+  if (is_trace && !trace::file_format(log_copy).empty()) {
+    result.program->snapshots.push_back(log_copy);
+    result.program->snapshot_note.clear();
+    return;
+  }
   std::string& note = result.program->snapshot_note;
   note += fmt::format(
       "{}the framework's own log is kept in {} ({}; oomlab run replay --trace "
@@ -151,7 +164,6 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
     spec.environment.insert(spec.environment.end(), framework.program_environment.begin(),
                             framework.program_environment.end());
   }
-  keep_log_apart(config, spec);
   return spec;
 }
 
@@ -260,12 +272,14 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   std::optional<ExecObservation> seen;
   std::vector<std::pair<std::string, std::string>> card_notes;
   std::filesystem::path log_copy;
+  bool log_trace = false;
   try {
     MemoryTimeline timeline(devices, timeline_setup(config, devices, held));
     ExecWatch watch(timeline, devices.facts().size(), config.grace);
     watch.hint(command_line(config.command));
     timeline.start();
     ProgramSpec spec = program_spec(config, devices, shim ? &*shim : nullptr);
+    log_trace = keep_log_apart(config, shim ? &*shim : nullptr, spec) != nullptr;
     card_notes = size_to_card(config, devices, held, spec.environment);
     log_copy = spec.log_copy;
     end = run_program(spec,
@@ -300,7 +314,7 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   give_back(devices, held, result);
   settle_outcome(config, held.budgets, *end, *seen, result);
   settle_snapshots(config, shim ? &*shim : nullptr, result);
-  say_log_kept(log_copy, result);
+  say_log_kept(log_copy, log_trace, result);
   // Whatever reads the snapshots in this run reads them here, while a temporary folder lasts.
   if (shim && shim->temporary()) forget_temporary_snapshots(result);
   result.duration_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();

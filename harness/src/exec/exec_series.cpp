@@ -23,6 +23,7 @@ namespace {
 struct SeriesRun {
   std::shared_ptr<const trace::Trace> trace;
   std::uint64_t outside_bytes = 0;
+  const ProgramModelling* modelling = nullptr;  // the model of its snapshots
   std::string why;
 };
 
@@ -49,10 +50,11 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
                                name, value, to_string(run.outcome),
                                trial.message.empty() ? "" : ": " + trial.message)};
   }
-  if (const ProgramModelling* modelling = program_modelling()) modelling->model(run, base.stop);
+  const ProgramModelling* modelling = program_modelling(run);
+  if (modelling != nullptr) modelling->model(run, base.stop);
   if (run.models.empty()) {
-    return {.why = fmt::format("the run at {}={} left no {} snapshot to read{}", name, value,
-                               allocator_owner(),
+    return {.why = fmt::format("the run at {}={} left no snapshot of {}'s allocator to read{}",
+                               name, value, allocator_owner(modelling),
                                run.program && !run.program->snapshot_note.empty()
                                    ? " (" + run.program->snapshot_note + ")"
                                    : "")};
@@ -62,23 +64,25 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
                                        return a.process_bytes < b.process_bytes;
                                      });
   return {.trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {.device = 0})),
-          .outside_bytes = most->outside_allocator_bytes};
+          .outside_bytes = most->outside_allocator_bytes,
+          .modelling = modelling};
 }
 
 void answer_from(const trace::TraceSeries& series, const SeriesFrontierRequest& request,
-                 const std::atomic<bool>* stop, SeriesFrontier& out) {
+                 const ProgramModelling& modelling, const std::atomic<bool>* stop,
+                 SeriesFrontier& out) {
   using Rule = trace::TraceSeries::Rule;
   const std::uint64_t card =
       out.card_bytes > out.outside_bytes ? out.card_bytes - out.outside_bytes : 0;
   const auto frontier = [&](Rule rule) -> std::optional<std::uint64_t> {
-    const ProgramModelling* modelling = program_modelling();
-    if (modelling == nullptr || modelling->frontier_series == nullptr) return std::nullopt;
-    return modelling->frontier_series(
+    if (modelling.frontier_series == nullptr) return std::nullopt;
+    return modelling.frontier_series(
         {.series = series,
          .range = {.name = request.name, .lo = request.at, .hi = request.at},
          .budget_bytes = card,
          .stop = stop,
-         .rule = rule});
+         .rule = rule,
+         .outside_bytes = out.outside_bytes});
   };
   const std::optional<std::uint64_t> lines = frontier(Rule::lines);
   const bool adapts = series.fit().transient > 0;
@@ -89,7 +93,7 @@ void answer_from(const trace::TraceSeries& series, const SeriesFrontierRequest& 
       "process held outside {}'s allocator",
       request.name, request.at, request.name, fmt::join(request.from, ","),
       100.0 * series.fit().aligned_share, format_count(series.fit().scaling), request.name,
-      format_bytes(out.outside_bytes), allocator_owner());
+      format_bytes(out.outside_bytes), allocator_owner(&modelling));
   if (lines) out.frontier_bytes = *lines + out.outside_bytes;
   if (low) out.low_bytes = *low + out.outside_bytes;
   if (!lines && !low) {
@@ -119,8 +123,7 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   const SnapshotFolder scratch;
   if (!base.snapshot.enabled || scratch.path().empty()) {
     out.note = fmt::format(
-        "no answer: the runs record no {} snapshot (--no-snapshot, or no temporary folder)",
-        allocator_owner());
+        "no answer: the runs record no snapshot (--no-snapshot, or no temporary folder)");
     return out;
   }
   ExecConfig config = base;
@@ -129,6 +132,7 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   config.err_fd = -1;
   config.snapshot.python_stacks = true;  // frames align the runs' requests
   std::vector<trace::SeriesPoint> points;
+  const ProgramModelling* modelling = nullptr;
   for (std::size_t i = 0; i < request.from.size(); ++i) {
     const std::uint64_t value = request.from[i];
     SeriesRun run = run_at(config, base, devices, request, value,
@@ -138,6 +142,7 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
       return out;
     }
     points.push_back({.value = value, .trace = std::move(run.trace)});
+    modelling = run.modelling;
     out.outside_bytes = std::max(out.outside_bytes, run.outside_bytes);
   }
   try {
@@ -148,7 +153,7 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
                              request.at);
       return out;
     }
-    answer_from(series, request, base.stop, out);
+    answer_from(series, request, *modelling, base.stop, out);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::input) throw;
     out.note = fmt::format("no answer from the snapshots: {}", e.what());

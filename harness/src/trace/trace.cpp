@@ -278,6 +278,16 @@ Format detect_format(std::string_view head) {
   return Format::automatic;  // unknown
 }
 
+std::string file_format(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return "";
+  std::string head(4096, '\0');
+  file.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(file.gcount()));
+  const Format format = detect_format(head);
+  return format == Format::automatic ? "" : std::string(to_string(format));
+}
+
 void refuse_compressed(const std::filesystem::path& path, std::string_view head) {
   if (head.size() < 2 || static_cast<unsigned char>(head[0]) != 0x1f ||
       static_cast<unsigned char>(head[1]) != 0x8b)

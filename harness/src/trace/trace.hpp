@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -32,6 +33,9 @@ namespace oomlab::trace {
 // Content-based: a pickle starts with PROTO, JSON with '{', and the CSVs with their headers
 // (after a UTF-8 byte-order mark and blank lines, if any).
 [[nodiscard]] Format detect_format(std::string_view head);
+// The format of the file at `path` by its content, by name ("pytorch", "xla"); "" where it cannot
+// be read or is no trace oomlab knows. Never throws.
+[[nodiscard]] std::string file_format(const std::filesystem::path& path);
 
 // A file that starts with gzip's magic number (1f 8b) is refused, Error(input) naming it and how
 // to decompress it: no importer reads a compressed file, and each would say only "not a pickle".

@@ -1,0 +1,239 @@
+#include "jax/exec/xla_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "allocators/backends.hpp"
+#include "device/device.hpp"
+#include "exec/exec_run.hpp"
+#include "jax/model/xla_backend.hpp"
+#include "jax/trace/xla_log.hpp"
+#include "oomlab/error.hpp"
+#include "oomlab/registry.hpp"
+#include "oomlab/units.hpp"
+#include "run/fit.hpp"
+#include "run/frontier.hpp"
+#include "trace/trace.hpp"
+
+namespace oomlab::jax {
+
+namespace {
+
+// One of JAX's settings as the model asks it: its name, what to set, the backend's options.
+struct XlaSetting {
+  std::string name;
+  std::string variable;  // "" for JAX's defaults
+  std::string value;
+  Params options;
+};
+
+const BackendInfo& xla_info() {
+  const BackendInfo* info = find_backend(kBackendName);
+  if (info == nullptr) throw Error(ErrorKind::internal, "no backend 'xla' in the catalogue");
+  return *info;
+}
+
+// The pool's share of the card the program ran with: the log's limit over the card (JAX's 0.75
+// unless the program set its own), JAX's default where the log does not say.
+double pool_fraction(const trace::Trace& trace, std::uint64_t card_bytes) {
+  const RecordedSettings* recorded = trace::allocator_settings(trace);
+  const std::optional<Bytes> limit =
+      recorded != nullptr ? recorded->get<Bytes>("limit") : std::nullopt;
+  if (!limit || card_bytes == 0) return 0.75;
+  return std::clamp(static_cast<double>(limit->value) / static_cast<double>(card_bytes), 0.01, 1.0);
+}
+
+// JAX's defaults, preallocation off, the platform allocator: the pool's share as the run had it,
+// and what the process held beside it.
+std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside) {
+  const auto with = [&](std::vector<std::pair<std::string, ParamValue>> set) {
+    Params p(xla_info().options);
+    p.set("fraction", fraction);
+    p.set("outside", Bytes{outside});
+    for (auto& [name, value] : set)
+      p.set(name, std::move(value));
+    return p;
+  };
+  return {
+      {.name = "JAX's defaults", .options = with({{"preallocate", true}})},
+      {.name = "preallocate=false",
+       .variable = "XLA_PYTHON_CLIENT_PREALLOCATE",
+       .value = "false",
+       .options = with({{"preallocate", false}})},
+      {.name = "allocator=platform",
+       .variable = "XLA_PYTHON_CLIENT_ALLOCATOR",
+       .value = "platform",
+       .options = with({{"allocator", std::string("platform")}})},
+  };
+}
+
+// A replay of the log on the model: the registry's trace player on `xla` over the sim.
+RunConfig replay_config(const std::shared_ptr<const trace::Trace>& trace,
+                        const std::atomic<bool>* stop) {
+  const Registry::Entry* player = Registry::global().trace_player();
+  if (player == nullptr) throw Error(ErrorKind::internal, "no scenario replays traces");
+  RunConfig config;
+  config.trace = trace;
+  config.params = Params(player->params);
+  config.params.set("trace", trace->source.string());
+  config.allocator = xla_info().kind;
+  config.probe = false;
+  config.verify = VerifyMode::off;
+  config.environment = probe_host_environment();
+  config.stop = stop;
+  return config;
+}
+
+RunResult replay_at(RunConfig config, const Params& options, std::uint64_t card) {
+  config.allocator_options = options;
+  config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card}};
+  RunResult r = run_scenario(config);
+  if (r.outcome == Outcome::interrupted) throw Interrupted();
+  if (r.outcome == Outcome::error) {
+    throw Error(ErrorKind::device, fmt::format("the replay on a card of {} ended in error: {}",
+                                               format_bytes(card), r.error_message));
+  }
+  return r;
+}
+
+// The setting at the run's card, and the smallest card for the whole process under it (the
+// model's frontier there less what the process held beside the pool).
+ModelRow setting_row(const RunConfig& base, const XlaSetting& s, std::uint64_t card,
+                     std::uint64_t upper, std::uint64_t outside) {
+  ModelRow row;
+  row.setting = s.name;
+  row.settings = s.variable.empty() ? "" : s.variable + "=" + s.value;
+  const RunResult at = replay_at(base, s.options, card);
+  row.completes_at_budget = at.outcome == Outcome::completed;
+  if (at.oom) row.first_failure_index = at.oom->trace_entry;
+  RunConfig search = base;
+  search.allocator_options = s.options;
+  search.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{upper}};
+  const FrontierResult f = find_frontier(search, kDevicePageBytes, nullptr);
+  if (f.answer) {
+    row.frontier_bytes = *f.answer;
+    row.model_frontier_bytes = *f.answer > outside ? *f.answer - outside : 0;
+  }
+  return row;
+}
+
+std::string reproduction(const ProgramModel& m) {
+  if (m.program_entry && m.reproduced_entry) {
+    if (*m.program_entry == *m.reproduced_entry)
+      return fmt::format("reproduced: the model fails at entry {}, where XLA's pool did",
+                         format_count(*m.program_entry));
+    return fmt::format("not reproduced: the model fails at entry {}, {} than XLA's pool (entry {})",
+                       format_count(*m.reproduced_entry),
+                       *m.reproduced_entry < *m.program_entry ? "earlier" : "later",
+                       format_count(*m.program_entry));
+  }
+  if (m.program_entry)
+    return fmt::format(
+        "not reproduced: the model completes on this card, where XLA's pool failed "
+        "at entry {}",
+        format_count(*m.program_entry));
+  if (m.reproduced_entry)
+    return fmt::format("not reproduced: the model fails at entry {}, where the program went on",
+                       format_count(*m.reproduced_entry));
+  return "reproduced: the model completes on this card, as the program's pool did";
+}
+
+// The first setting other than the one the program ran with that the model shows completing.
+void advise(ProgramModel& m, std::uint64_t card) {
+  for (std::size_t i = 0; i < m.whatif.size(); ++i) {
+    const ModelRow& r = m.whatif[i];
+    if (r.as_ran || !r.completes_at_budget) continue;
+    m.advised = i;
+    m.advice = fmt::format(
+        "{}: the model of XLA's allocator completes this program's step with it on a card of {} "
+        "(exec --check-remedy reruns the program with it)",
+        r.settings, format_bytes(card));
+    return;
+  }
+  m.advice = fmt::format(
+      "none of JAX's allocator settings completes this step on a card of {} in the model: reduce "
+      "the batch, or rematerialise (jax.checkpoint)",
+      format_bytes(card));
+}
+
+// What the process held beside the pool: its highest sample less the most the pool took then
+// (the whole limit when preallocated, the regions grown otherwise).
+std::uint64_t outside_of(const RunResult& run, const RunConfig& base, const Params& as_ran,
+                         ProgramModel& m) {
+  Params bare = as_ran;
+  bare.set("outside", Bytes{0});
+  const RunResult replay = replay_at(base, bare, run.budget_bytes);
+  m.process_bytes = run.program->peak_bytes;
+  m.allocator_reserved_bytes = replay.peak_reserved_bytes;
+  m.outside_measured = fmt::format(
+      "at the peak: the program's highest sample ({}) less XLA's pool as the model holds it then "
+      "({})",
+      run.program->usage_source == "device-free" ? "the device's free memory" : "NVML",
+      format_bytes(replay.peak_reserved_bytes));
+  return m.process_bytes > m.allocator_reserved_bytes ? m.process_bytes - m.allocator_reserved_bytes
+                                                      : 0;
+}
+
+ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
+                       const std::atomic<bool>* stop) {
+  const auto start = std::chrono::steady_clock::now();
+  const auto trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
+  if (trace::to_string(trace->format) != kXlaFormatName)
+    throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
+  ProgramModel m{.snapshot = log};
+  if (const std::uint32_t fatal = trace::fatal_failure_at(*trace); fatal != trace::Event::kNone)
+    m.program_entry = trace->events[fatal].index;
+  const RunConfig base = replay_config(trace, stop);
+  const RecordedSettings* recorded = trace::allocator_settings(*trace);
+  const bool grown = recorded != nullptr && recorded->get<bool>("preallocate") == false;
+  const double fraction = pool_fraction(*trace, run.budget_bytes);
+  std::vector<XlaSetting> settings = xla_settings(fraction, 0);
+  const std::size_t ran = grown ? 1 : 0;
+  m.outside_allocator_bytes = outside_of(run, base, settings[ran].options, m);
+  m.budget_bytes = run.budget_bytes;
+  settings = xla_settings(fraction, m.outside_allocator_bytes);
+  const std::uint64_t upper =
+      std::max(run.budget_bytes, run.device ? run.device->total_bytes : run.budget_bytes);
+  for (std::size_t i = 0; i < settings.size(); ++i) {
+    ModelRow row =
+        setting_row(base, settings[i], run.budget_bytes, upper, m.outside_allocator_bytes);
+    row.as_ran = i == ran;
+    if (row.as_ran && !row.completes_at_budget) m.reproduced_entry = row.first_failure_index;
+    m.whatif.push_back(std::move(row));
+  }
+  m.reproduction = reproduction(m);
+  m.lower_bound = trace::stops_short(*trace);
+  m.caveats = trace::trace_caveats(*trace);
+  m.caveats.emplace_back(
+      "XLA compiles the program's step for the pool it is given: on a smaller card it may "
+      "schedule the step in less memory than this log holds, so a frontier under this card is "
+      "the most this step needs, not the least the program could");
+  if (m.program_entry) advise(m, run.budget_bytes);
+  m.duration_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return m;
+}
+
+}  // namespace
+
+void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
+  run.models.clear();
+  if (!run.program || run.program->snapshots.empty() || run.outcome == Outcome::interrupted) return;
+  try {
+    run.models.push_back(model_log(run, run.program->snapshots.front(), stop));
+  } catch (const Interrupted&) {
+    run.notes.emplace_back("the model was stopped before it answered for XLA's allocator log");
+  } catch (const Error& e) {
+    run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
+  }
+  if (!run.models.empty() && run.oom && run.models.front().program_entry &&
+      !run.models.front().advice.empty())
+    run.oom->diagnosis.advice = run.models.front().advice;
+}
+
+}  // namespace oomlab::jax
