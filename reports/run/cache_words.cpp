@@ -25,6 +25,14 @@ const CacheWords& snapshot_words() {
   return words != nullptr ? *words : engine_words();
 }
 
+std::string model_owner(const ProgramModel& model) {
+  return model.owner.empty() ? snapshot_words().owner : model.owner;
+}
+
+std::string model_settings_heading(const ProgramModel& model) {
+  return model.owner.empty() ? snapshot_words().settings_variable : "What to set";
+}
+
 std::string size_in(const CacheWords& words, std::uint64_t bytes) {
   return words.size != nullptr ? words.size(bytes) : format_bytes(bytes);
 }

@@ -7,6 +7,7 @@
 
 #include "oomlab/caching_allocator.hpp"
 #include "oomlab/framework.hpp"
+#include "run/framework_model.hpp"
 
 namespace oomlab {
 
@@ -14,6 +15,11 @@ namespace oomlab {
 [[nodiscard]] const CacheWords& words_of(const CacheState& cache);
 // The words for exec's model of a program's snapshots (Framework::models_snapshots).
 [[nodiscard]] const CacheWords& snapshot_words();
+// Whose allocator a model of a program's snapshot is of ("PyTorch"), and the heading of its rows'
+// settings (its settings variable; "What to set" where each row's settings are whole
+// assignments): the model's own where it names its owner, else snapshot_words()'.
+[[nodiscard]] std::string model_owner(const ProgramModel& model);
+[[nodiscard]] std::string model_settings_heading(const ProgramModel& model);
 // A size as the framework prints it (oomlab's own format where it has none).
 [[nodiscard]] std::string size_in(const CacheWords& words, std::uint64_t bytes);
 

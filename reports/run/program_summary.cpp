@@ -58,8 +58,8 @@ void write_model(std::string& out, const RunResult& r) {
   fmt::format_to(it, "model      {}{} (snapshot {})\n", model_device_prefix(r, m), m.reproduction,
                  m.snapshot.filename().string());
   fmt::format_to(it, "outside    {} held outside {}'s allocator ({}); the model's budget {}\n",
-                 format_bytes(m.outside_allocator_bytes), snapshot_words().owner,
-                 m.outside_measured, format_bytes(m.budget_bytes));
+                 format_bytes(m.outside_allocator_bytes), model_owner(m), m.outside_measured,
+                 format_bytes(m.budget_bytes));
   write_whatif(out, m);
   if (!r.oom && !m.advice.empty()) fmt::format_to(it, "advice     {}\n", m.advice);
   if (m.remedy_check) fmt::format_to(it, "remedy     {}\n", m.remedy_check->summary);

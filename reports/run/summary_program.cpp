@@ -174,6 +174,7 @@ json model_json(const ProgramModel& m, const std::filesystem::path& folder) {
           {"reproduction", m.reproduction},
           {"outside_allocator_bytes", m.outside_allocator_bytes},
           {"outside_measured", m.outside_measured},
+          {"owner", text_or_null(m.owner)},
           {"process_bytes", m.process_bytes},
           {"allocator_reserved_bytes", m.allocator_reserved_bytes},
           {"budget_bytes", m.budget_bytes},
@@ -198,6 +199,7 @@ ProgramModel read_model(const JsonFields& model, const std::filesystem::path& fo
   m.reproduction = model.optional_text("reproduction");
   m.outside_allocator_bytes = model.count("outside_allocator_bytes");
   m.outside_measured = model.optional_text("outside_measured");
+  m.owner = model.optional_text("owner");
   m.process_bytes = model.optional_count("process_bytes").value_or(0);
   m.allocator_reserved_bytes = model.optional_count("allocator_reserved_bytes").value_or(0);
   m.budget_bytes = model.optional_count("budget_bytes").value_or(0);

@@ -190,7 +190,7 @@ std::vector<ReportRow> run_rows(const RunReport& run) {
 std::vector<ReportRow> model_rows(const ProgramModel& m) {
   std::vector<ReportRow> rows = {
       {"Reproduced", m.reproduction.empty() ? "-" : m.reproduction},
-      {fmt::format("Outside {}'s allocator", snapshot_words().owner),
+      {fmt::format("Outside {}'s allocator", model_owner(m)),
        fmt::format("{} ({})", format_bytes(m.outside_allocator_bytes), m.outside_measured)},
       {"The model's budget",
        fmt::format("{}: the run's budget less the memory outside the allocator",
@@ -202,8 +202,7 @@ std::vector<ReportRow> model_rows(const ProgramModel& m) {
 }
 
 std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
-  const CacheWords& words = snapshot_words();
-  std::vector<std::vector<std::string>> rows = {{"Setting", words.settings_variable,
+  std::vector<std::vector<std::string>> rows = {{"Setting", model_settings_heading(m),
                                                  "At the budget", "Card for the whole process",
                                                  "Allocator's frontier"}};
   // A trace that stops at the OOM only bounds its frontiers from below.
@@ -220,11 +219,11 @@ std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
             : (r.first_failure_index
                    ? fmt::format("OOM at entry {}", format_count(*r.first_failure_index))
                    : std::string("OOM"));
-    rows.push_back({setting,
-                    r.settings.empty() ? fmt::format("({}'s defaults)", words.owner) : r.settings,
-                    at, size(r.frontier_bytes, r.approximate),
-                    size(r.model_frontier_bytes, r.approximate) +
-                        (r.fraction_cap ? " (a fraction cap)" : "")});
+    rows.push_back(
+        {setting, r.settings.empty() ? fmt::format("({}'s defaults)", model_owner(m)) : r.settings,
+         at, size(r.frontier_bytes, r.approximate),
+         size(r.model_frontier_bytes, r.approximate) +
+             (r.fraction_cap ? " (a fraction cap)" : "")});
   }
   return rows;
 }
@@ -291,7 +290,7 @@ std::string run_headline(const RunReport& run) {
 
 std::string model_heading(const RunResult& run, const ProgramModel& model) {
   const std::string device = model_device_prefix(run, model);
-  const std::string& owner = snapshot_words().owner;
+  const std::string owner = model_owner(model);
   if (device.empty())
     return fmt::format("The model of {}'s allocator (the program's snapshot)", owner);
   return fmt::format("The model of {}'s allocator (the snapshot of the process on {})", owner,

@@ -185,7 +185,7 @@ ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
   const auto trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
   if (trace::to_string(trace->format) != kXlaFormatName)
     throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
-  ProgramModel m{.snapshot = log};
+  ProgramModel m{.snapshot = log, .owner = "XLA"};
   if (const std::uint32_t fatal = trace::fatal_failure_at(*trace); fatal != trace::Event::kNone)
     m.program_entry = trace->events[fatal].index;
   const RunConfig base = replay_config(trace, stop);
@@ -195,7 +195,10 @@ ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
   std::vector<XlaSetting> settings = xla_settings(fraction, 0);
   const std::size_t ran = grown ? 1 : 0;
   m.outside_allocator_bytes = outside_of(run, base, settings[ran].options, m);
-  m.budget_bytes = run.budget_bytes;
+  // The pool's room: the card less what lay beside it (its limit is still its share of the card).
+  m.budget_bytes = run.budget_bytes > m.outside_allocator_bytes
+                       ? run.budget_bytes - m.outside_allocator_bytes
+                       : 0;
   settings = xla_settings(fraction, m.outside_allocator_bytes);
   const std::uint64_t upper =
       std::max(run.budget_bytes, run.device ? run.device->total_bytes : run.budget_bytes);

@@ -81,6 +81,9 @@ struct LibraryOom {
 // it fails where the program did, what the program held outside the allocator, and each setting.
 struct ProgramModel {
   std::filesystem::path snapshot;
+  // Whose allocator the model is of ("XLA"), where it is not the snapshots' framework's
+  // (Registry::snapshot_words): its rows' settings are then whole assignments ("VAR=value").
+  std::string owner;
   std::optional<int> device;  // oomlab's index of the device its process ran on (several only)
   std::optional<std::uint64_t> program_entry;     // the trace entry of the program's own OOM
   std::optional<std::uint64_t> reproduced_entry;  // where the model failed; none: it completed
