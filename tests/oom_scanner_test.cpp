@@ -85,6 +85,21 @@ TEST(OomMessageScanner, ARetriedRegionLargerThanTheBudgetIsTheFrameworkSizingIts
   EXPECT_NE(diagnose_program_oom(*tf).advice.find("TF_FORCE_GPU_ALLOW_GROWTH"), std::string::npos);
 }
 
+// The pool refusing an op's request larger than the budget is the program's request, not the
+// pool's sizing (measured: a JAX convnet under 8 GiB whose op asked 8.56 GiB of its 6 GiB pool,
+// refused, and completed with less).
+TEST(OomMessageScanner, AnOpsRequestThePoolRefusedIsNotTheFrameworkSizingItself) {
+  auto op = recognise_oom_line(
+      "W1129 09:23:31.814018    8435 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 8.56GiB (rounded to 9193153280) from the lower end requested by "
+      "op ");
+  ASSERT_TRUE(op.has_value());
+  EXPECT_TRUE(op->may_be_retried);
+  EXPECT_EQ(op->request_bytes, 9193153280U);
+  note_budget(*op, 8_GiB);
+  EXPECT_TRUE(op->sizing_setting.empty()) << op->sizing_setting;
+}
+
 ProgramOom pytorch_oom(std::uint64_t request, std::uint64_t cached_free) {
   ProgramOom oom;
   oom.framework = "PyTorch";

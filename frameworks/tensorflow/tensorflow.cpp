@@ -57,6 +57,7 @@ std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
     OomReport oom{.framework = std::string(tf_or_xla(line))};
     oom.request_bytes = size_after(line, "device memory of ");
     oom.may_be_retried = true;
+    oom.pool_region = true;
     return oom;
   }
   if (contains(line, "failed to allocate ") &&
@@ -64,6 +65,7 @@ std::optional<OomReport> tensorflow_or_xla_allocator(std::string_view line) {
     OomReport oom{.framework = std::string(tf_or_xla(line))};
     oom.request_bytes = size_after(line, "failed to allocate ");
     oom.may_be_retried = true;
+    oom.pool_region = true;
     return oom;
   }
   return std::nullopt;

@@ -219,11 +219,14 @@ std::vector<std::vector<std::string>> model_table(const ProgramModel& m) {
             : (r.first_failure_index
                    ? fmt::format("OOM at entry {}", format_count(*r.first_failure_index))
                    : std::string("OOM"));
-    rows.push_back(
-        {setting, r.settings.empty() ? fmt::format("({}'s defaults)", model_owner(m)) : r.settings,
-         at, size(r.frontier_bytes, r.approximate),
-         size(r.model_frontier_bytes, r.approximate) +
-             (r.fraction_cap ? " (a fraction cap)" : "")});
+    rows.push_back({setting,
+                    r.settings.empty()
+                        ? (m.owner.empty() ? fmt::format("({}'s defaults)", model_owner(m))
+                                           : std::string("(nothing set)"))
+                        : r.settings,
+                    at, size(r.frontier_bytes, r.approximate),
+                    size(r.model_frontier_bytes, r.approximate) +
+                        (r.fraction_cap ? " (a fraction cap)" : "")});
   }
   return rows;
 }

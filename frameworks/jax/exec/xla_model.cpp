@@ -107,6 +107,8 @@ ModelRow setting_row(const RunConfig& base, const XlaSetting& s, std::uint64_t c
                      std::uint64_t upper, std::uint64_t outside) {
   ModelRow row;
   row.setting = s.name;
+  // No pool: XLA is given no limit to compile the step under, and compiles it for the device.
+  row.approximate = s.options.choice("allocator") == "platform";
   row.settings = s.variable.empty() ? "" : s.variable + "=" + s.value;
   const RunResult at = replay_at(base, s.options, card);
   row.completes_at_budget = at.outcome == Outcome::completed;
@@ -147,7 +149,7 @@ std::string reproduction(const ProgramModel& m) {
 void advise(ProgramModel& m, std::uint64_t card) {
   for (std::size_t i = 0; i < m.whatif.size(); ++i) {
     const ModelRow& r = m.whatif[i];
-    if (r.as_ran || !r.completes_at_budget) continue;
+    if (r.as_ran || r.approximate || !r.completes_at_budget) continue;
     m.advised = i;
     m.advice = fmt::format(
         "{}: the model of XLA's allocator completes this program's step with it on a card of {} "
@@ -216,6 +218,11 @@ ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
       "XLA compiles the program's step for the pool it is given: on a smaller card it may "
       "schedule the step in less memory than this log holds, so a frontier under this card is "
       "the most this step needs, not the least the program could");
+  m.notes.emplace_back(
+      "allocator=platform: with no pool XLA compiles the step for the whole device, not for the "
+      "card (measured on an H200: a rerun of a program whose pool asked 5.00 GiB for its step "
+      "asked 8.00 GiB), so its row replays the step as this log holds it, approximately, and is "
+      "never the advice");
   if (m.program_entry) advise(m, run.budget_bytes);
   m.duration_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -44,6 +44,10 @@ struct OomReport {
   // A failure the framework logs and then retries with less (TF/XLA's BFC allocator backs off
   // after a refused region): evidence, but not yet the failure itself.
   bool may_be_retried = false;
+  // The allocator's own request of the device (its pool, a region of it: "Failed to allocate
+  // device memory of ..."), not a request of the program's that its pool refused: one larger than
+  // the budget says the allocator sized itself from the device's total.
+  bool pool_region = false;
   // Lines after this one that may carry more of its figures (its dialect's `follow_up` reads them).
   int follow_up_lines = 0;
 };

@@ -15,7 +15,9 @@ bool read_follow_up_figures(ProgramOom& oom, std::string_view line) {
 }
 
 void note_budget(ProgramOom& oom, std::uint64_t budget_bytes) {
-  if (!oom.may_be_retried || !oom.request_bytes || *oom.request_bytes <= budget_bytes) return;
+  if (!oom.may_be_retried || !oom.pool_region || !oom.request_bytes ||
+      *oom.request_bytes <= budget_bytes)
+    return;
   const OomAdvice* advice = oom_advice(oom.framework);
   if (advice != nullptr && !advice->sizing_setting.empty())
     oom.sizing_setting = advice->sizing_setting;
