@@ -20,6 +20,7 @@
 #include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
 #include "test_support.hpp"
+#include "trace/trace_series.hpp"
 
 namespace {
 
@@ -175,6 +176,57 @@ TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
   EXPECT_EQ(trace.events[2].op, Op::failed);
   EXPECT_EQ(trace.events[2].bytes, 2048U);
   EXPECT_EQ(oomlab::trace::allocator_settings(trace)->get<bool>("preallocate"), false);
+}
+
+// A step's log at `batch`: a persistent 1 GiB buffer, then the step's temp of 512 MiB a batch,
+// freed; each request as XLA logs it, then its allocation.
+std::string step_log(std::uint64_t batch) {
+  const auto alloc = [](std::uint64_t bytes, const char* address) {
+    return "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc " +
+           std::to_string(bytes) +
+           " alignment=64\n"
+           "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+           "AllocateRaw,GPU_0_bfc," +
+           std::to_string(bytes) + "," + address + ",\n";
+  };
+  const std::uint64_t temp = batch * 512_MiB;
+  return "I1129 02:43:58.030495     492 gpu_helpers.cc:162] XLA backend allocating 6.00GiB "
+         "(6442450944 bytes) on device 0 for BFCAllocator.\n" +
+         alloc(1_GiB, "0x302000000") + alloc(temp, "0x342000000") +
+         "I1129 02:43:58.391000     492 bfc_allocator.cc:388] [mem-debug] "
+         "DeallocateRaw,GPU_0_bfc," +
+         std::to_string(temp) + ",0x342000000,\n";
+}
+
+// fit exec's prediction from two runs' logs: the pool is 0.75 of the card whatever the process
+// holds beside it, and its regions come from what that leaves. 1 GiB + 512 MiB a batch in a
+// 6 GiB pool: batch 10 fits, 11 does not; with 2.5 GiB beside the pool on an 8 GiB card the
+// 6 GiB preallocation is refused and asked again at 0.9 of it (as XLA did on an H100: 59.38 GiB
+// refused, then 53.45 GiB), 5.40 GiB: batch 8 fits, 9 does not.
+TEST_F(XlaLogLines, TwoRunsLogsPredictTheLargestBatchOnTheCard) {
+  std::vector<oomlab::trace::SeriesPoint> points;
+  for (const std::uint64_t batch : {1U, 2U}) {
+    std::ofstream(path_) << step_log(batch);
+    points.push_back(
+        {.value = batch, .trace = std::make_shared<const oomlab::trace::Trace>(load(path_))});
+  }
+  const oomlab::trace::TraceSeries series("batch", points);
+  for (const std::uint64_t outside : {std::uint64_t{0}, 1_GiB, 2560_MiB}) {
+    const oomlab::FitResult f =
+        oomlab::jax::fit_xla_series({.series = series,
+                                     .range = {.name = "batch", .lo = 2, .hi = 64},
+                                     .budget_bytes = 8_GiB - outside,
+                                     .outside_bytes = outside});
+    EXPECT_EQ(f.answer, outside < 2_GiB ? 10U : 8U) << outside;
+    EXPECT_EQ(f.beyond, outside < 2_GiB ? 11U : 9U) << outside;
+  }
+  const auto card = oomlab::jax::frontier_xla_series({.series = series,
+                                                      .range = {.name = "batch", .lo = 4, .hi = 4},
+                                                      .budget_bytes = 7_GiB,
+                                                      .outside_bytes = 1_GiB});
+  ASSERT_TRUE(card);
+  // 3 GiB at batch 4 in a pool of 0.75 of the card: a card of 4 GiB, less the 1 GiB beside it.
+  EXPECT_EQ(*card, 3_GiB);
 }
 
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {

@@ -124,7 +124,7 @@ ModelRow setting_row(const RunConfig& base, const XlaSetting& s, std::uint64_t c
   return row;
 }
 
-std::string reproduction(const ProgramModel& m) {
+std::string reproduction(const ProgramModel& m, Outcome program) {
   if (m.program_entry && m.reproduced_entry) {
     if (*m.program_entry == *m.reproduced_entry)
       return fmt::format("reproduced: the model fails at entry {}, where XLA's pool did",
@@ -142,7 +142,13 @@ std::string reproduction(const ProgramModel& m) {
   if (m.reproduced_entry)
     return fmt::format("not reproduced: the model fails at entry {}, where the program went on",
                        format_count(*m.reproduced_entry));
-  return "reproduced: the model completes on this card, as the program's pool did";
+  if (program != Outcome::completed) {
+    return fmt::format(
+        "the model completes this log on this card; the program ended in {} with no failed "
+        "request of the pool's in the log that it did not survive",
+        to_string(program));
+  }
+  return "reproduced: the model completes on this card, as the program did";
 }
 
 // The first setting other than the one the program ran with that the model shows completing.
@@ -211,7 +217,7 @@ ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
     if (row.as_ran && !row.completes_at_budget) m.reproduced_entry = row.first_failure_index;
     m.whatif.push_back(std::move(row));
   }
-  m.reproduction = reproduction(m);
+  m.reproduction = reproduction(m, run.outcome);
   m.lower_bound = trace::stops_short(*trace);
   m.caveats = trace::trace_caveats(*trace);
   m.caveats.emplace_back(

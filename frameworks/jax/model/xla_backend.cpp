@@ -46,13 +46,15 @@ void validate_xla_options(const Params& options) {
 std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& site) {
   const BackendInfo& upstream_info = upstream_of(options);
   Params upstream_options(upstream_info.options);
-  // The card less what the process holds outside the pool: what the pool's regions come from.
+  // The sim is the card; the pool's regions come from what the process leaves of it.
+  BackendSite upstream_site = site;
   if (upstream_info.kind == BackendKind::sim) {
     const std::uint64_t outside = options.bytes("outside");
-    upstream_options.set("total",
-                         Bytes{site.budget_bytes > outside ? site.budget_bytes - outside : 0});
+    upstream_options.set("total", Bytes{site.budget_bytes});
+    upstream_site.budget_bytes = site.budget_bytes > outside ? site.budget_bytes - outside : 0;
   }
-  std::unique_ptr<Allocator> upstream = make_backend(upstream_info.kind, upstream_options, site);
+  std::unique_ptr<Allocator> upstream =
+      make_backend(upstream_info.kind, upstream_options, upstream_site);
   return std::make_unique<XlaAllocator>(pool_config(options, site.budget_bytes),
                                         std::move(upstream), site.stream);
 }
