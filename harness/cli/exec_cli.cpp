@@ -66,9 +66,9 @@ void add_exec(CLI::App& command, ExecOptions& o) {
       sub->add_flag("--expect-no-oom", o.expect_no_oom, "exit 1 if the program runs out of memory");
   expect_oom->excludes(expect_no_oom);
   sub->add_flag("--check-remedy", o.check_remedy,
-                "after a PyTorch OOM whose snapshot shows a setting completing, run the program "
-                "again at the budget with PYTORCH_CUDA_ALLOC_CONF set to it (exit 1 if it still "
-                "runs out)");
+                "after an OOM whose snapshot shows a setting of the framework's allocator "
+                "completing (exec --help: each framework's), run the program again at the budget "
+                "with it set (exit 1 if it still runs out)");
   sub->add_option("--gpus", o.gpus,
                   "0,1 or all: with --check-remedy, the program runs on the first and the reruns "
                   "that do not wait on each other go at once, one a GPU (a cuBLAS OOM's two "
@@ -81,7 +81,7 @@ void add_frontier_exec(CLI::App& frontier, ExecOptions& o) {
   CLI::App* sub = frontier.add_subcommand(
       "exec",
       "the smallest budget at which a program exits 0, by search on fresh runs (from the model's "
-      "prediction for a PyTorch program): oomlab "
+      "prediction, for a program whose snapshot a framework models): oomlab "
       "frontier exec [OPTIONS] -- CMD [ARGS...]");
   o.budget = "all";
   sub->add_option("--budget,-b", o.budget,

@@ -51,12 +51,12 @@ double pool_fraction(const trace::Trace& trace, std::uint64_t card_bytes) {
 // JAX's defaults, preallocation off, the platform allocator: the pool's share as the run had it,
 // and what the process held beside it.
 std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside) {
-  const auto with = [&](std::vector<std::pair<std::string, ParamValue>> set) {
+  const auto with = [&](const std::vector<std::pair<std::string, ParamValue>>& set) {
     Params p(xla_info().options);
     p.set("fraction", fraction);
     p.set("outside", Bytes{outside});
-    for (auto& [name, value] : set)
-      p.set(name, std::move(value));
+    for (const auto& [name, value] : set)
+      p.set(name, value);
     return p;
   };
   return {
