@@ -229,6 +229,32 @@ TEST_F(XlaLogLines, TwoRunsLogsPredictTheLargestBatchOnTheCard) {
   EXPECT_EQ(*card, 3_GiB);
 }
 
+// A program that grew its pool (the log's "will use up to"): JAX's defaults are a setting to
+// set then, XLA_PYTHON_CLIENT_PREALLOCATE=true, and the row it ran with is preallocation off.
+TEST_F(XlaLogLines, AGrownPoolsRunIsModelledAsGrownAndItsDefaultsAreASetting) {
+  std::ofstream(path_) << kHead
+                       << "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw "
+                          "GPU_0_bfc 1073741824 alignment=64\n"
+                          "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+                          "AllocateRaw,GPU_0_bfc,1073741824,0x302000000,\n"
+                          "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw "
+                          "GPU_0_bfc 5905580032 alignment=64\n";
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::oom;
+  run.budget_bytes = 8_GiB;
+  run.device.emplace().total_bytes = 140_GiB;
+  run.program.emplace().snapshots = {path_};
+  run.program->peak_bytes = 2_GiB;
+  oomlab::jax::model_xla_run(run, nullptr);
+  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  const oomlab::ProgramModel& m = run.models.front();
+  EXPECT_EQ(m.owner, "XLA");
+  EXPECT_TRUE(m.whatif[1].as_ran) << "the log's pool was grown";
+  EXPECT_EQ(m.whatif[0].settings, "XLA_PYTHON_CLIENT_PREALLOCATE=true");
+  EXPECT_TRUE(m.reproduced()) << m.reproduction;
+  if (m.advised) EXPECT_FALSE(m.whatif[*m.advised].settings.empty());
+}
+
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
   try {
     static_cast<void>(

@@ -102,7 +102,8 @@ Framework describe_jax() {
                                 .is_log_line = &jax::is_xla_info_line,
                                 .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
                                 .file = "xla-log.txt",
-                                .is_trace = true},
+                                .is_trace = true,
+                                .seen_as = "jax"},
       .exec_help =
           "JAX programs, with no change to the program:\n"
           "  JAX sizes XLA's memory pool (and the memory limit XLA compiles under) from the\n"

@@ -26,7 +26,8 @@ std::string nothing_to_check(const RunResult& run) {
   if (run.models.empty()) return "the program left no log of XLA's allocator for the model";
   const ProgramModel& m = run.models.front();
   if (!m.program_entry) return "XLA's allocator log holds no OOM of the program's";
-  if (!m.advised) return "the model names no setting that completes on this card";
+  if (!m.advised || m.whatif[*m.advised].settings.find('=') == std::string::npos)
+    return "the model names no setting that completes on this card";
   return {};
 }
 

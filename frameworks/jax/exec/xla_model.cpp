@@ -155,7 +155,7 @@ std::string reproduction(const ProgramModel& m, Outcome program) {
 void advise(ProgramModel& m, std::uint64_t card) {
   for (std::size_t i = 0; i < m.whatif.size(); ++i) {
     const ModelRow& r = m.whatif[i];
-    if (r.as_ran || r.approximate || !r.completes_at_budget) continue;
+    if (r.as_ran || r.approximate || r.settings.empty() || !r.completes_at_budget) continue;
     m.advised = i;
     m.advice = fmt::format(
         "{}: the model of XLA's allocator completes this program's step with it on a card of {} "
@@ -214,6 +214,8 @@ ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
     ModelRow row =
         setting_row(base, settings[i], run.budget_bytes, upper, m.outside_allocator_bytes);
     row.as_ran = i == ran;
+    // A program that grew its pool gets JAX's defaults back only by saying so.
+    if (grown && i == 0) row.settings = "XLA_PYTHON_CLIENT_PREALLOCATE=true";
     if (row.as_ran && !row.completes_at_budget) m.reproduced_entry = row.first_failure_index;
     m.whatif.push_back(std::move(row));
   }

@@ -89,6 +89,14 @@ std::optional<std::uint64_t> bytes_in_parentheses(std::string_view message) {
   return digits(message.substr(open + 1, close - open - 1));
 }
 
+// The older form, "XLA backend allocating 63700000000 bytes on device 0 ...": the figure after
+// `prefix`; else the exact one in parentheses.
+std::optional<std::uint64_t> pool_bytes(std::string_view message, std::string_view prefix) {
+  if (auto exact = bytes_in_parentheses(message)) return exact;
+  const std::string_view rest = message.substr(prefix.size());
+  return digits(rest.substr(0, rest.find(' ')));
+}
+
 bool is_device_pool(std::string_view name) {
   return name.starts_with("GPU_") && name.ends_with("_bfc") && name.size() > 8;
 }
@@ -113,11 +121,11 @@ class XlaLogReader {
     } else if (message.starts_with("XLA backend allocating ") &&
                message.find("BFCAllocator") != std::string_view::npos) {
       preallocate_ = true;
-      limit_ = bytes_in_parentheses(message);
+      limit_ = pool_bytes(message, "XLA backend allocating ");
     } else if (message.starts_with("XLA backend will use up to ") &&
                message.find("BFCAllocator") != std::string_view::npos) {
       preallocate_ = false;
-      limit_ = bytes_in_parentheses(message);
+      limit_ = pool_bytes(message, "XLA backend will use up to ");
     }
   }
 

@@ -246,6 +246,10 @@ struct ProgramLog {
   // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept
   // in the trials' snapshot folders by the searches that run without a folder of their own.
   bool is_trace = false;
+  // The name the exec shim gives the framework when a process imports it (FrameworkSeen::name,
+  // "jax"): the log is the run's snapshot only where one did (a TensorFlow program logs the same
+  // allocator's lines).
+  std::string seen_as;
 };
 
 struct Framework {

@@ -78,6 +78,13 @@ std::string allocator_owner(const ProgramModelling* modelling) {
 }
 
 const ProgramModelling* program_modelling(const RunResult& run) {
+  // A run already modelled (its snapshots read, perhaps gone with a temporary folder): its model's.
+  if (!run.models.empty() && !run.models.front().owner.empty()) {
+    for (const Framework& f : Registry::global().frameworks()) {
+      if (f.program_modelling && f.program_modelling->owner == run.models.front().owner)
+        return &*f.program_modelling;
+    }
+  }
   const ProgramModelling* first = nullptr;
   const std::string format = run.program && !run.program->snapshots.empty()
                                  ? trace::file_format(run.program->snapshots.front())

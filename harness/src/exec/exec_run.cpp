@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <thread>
 
@@ -116,12 +117,18 @@ const ProgramLog* keep_log_apart(const ExecConfig& config, const SnapshotShim* s
 // A run with no snapshot whose framework's log was kept apart: the log, where it is a trace of
 // the allocator, is the run's snapshot (its framework's model reads it); else where that record
 // is, beside why there is no snapshot.
-void say_log_kept(const std::filesystem::path& log_copy, bool is_trace, RunResult& result) {
+void say_log_kept(const std::filesystem::path& log_copy, const ProgramLog* trace_log,
+                  RunResult& result) {
   if (!result.program || !result.program->snapshots.empty() || log_copy.empty()) return;
   std::error_code ec;
   const std::uintmax_t size = std::filesystem::file_size(log_copy, ec);
   if (ec || size == 0) return;
-  if (is_trace && !trace::file_format(log_copy).empty()) {
+  const std::vector<FrameworkSeen>& seen = result.program->frameworks;
+  const bool its_framework =
+      trace_log != nullptr && std::any_of(seen.begin(), seen.end(), [&](const FrameworkSeen& f) {
+        return f.name == trace_log->seen_as;
+      });
+  if (its_framework && !trace::file_format(log_copy).empty()) {
     result.program->snapshots.push_back(log_copy);
     result.program->snapshot_note.clear();
     return;
@@ -272,14 +279,14 @@ RunResult run_exec(const ExecConfig& config, ExecDevices& devices) {
   std::optional<ExecObservation> seen;
   std::vector<std::pair<std::string, std::string>> card_notes;
   std::filesystem::path log_copy;
-  bool log_trace = false;
+  const ProgramLog* log_trace = nullptr;
   try {
     MemoryTimeline timeline(devices, timeline_setup(config, devices, held));
     ExecWatch watch(timeline, devices.facts().size(), config.grace);
     watch.hint(command_line(config.command));
     timeline.start();
     ProgramSpec spec = program_spec(config, devices, shim ? &*shim : nullptr);
-    log_trace = keep_log_apart(config, shim ? &*shim : nullptr, spec) != nullptr;
+    log_trace = keep_log_apart(config, shim ? &*shim : nullptr, spec);
     card_notes = size_to_card(config, devices, held, spec.environment);
     log_copy = spec.log_copy;
     end = run_program(spec,

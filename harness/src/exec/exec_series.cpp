@@ -153,6 +153,10 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
                              request.at);
       return out;
     }
+    if (modelling == nullptr) {
+      out.note = "no answer: no framework models the runs' snapshots";
+      return out;
+    }
     answer_from(series, request, *modelling, base.stop, out);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::input) throw;
