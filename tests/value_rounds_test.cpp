@@ -215,7 +215,9 @@ TEST(SpeculativeRounds, TheSameAnswerAndTrialsAsOneRunAtATime) {
               [&](const oomlab::TrialAt& at) { return oomlab::search_budgets(s, at); }, width,
               [&](const std::vector<std::optional<std::uint64_t>>& at) {
                 EXPECT_LE(at.size(), width);
-                if (made == 0) EXPECT_EQ(at.size(), 1U) << "the top run goes alone";
+                if (made == 0) {
+                  EXPECT_EQ(at.size(), 1U) << "the top run goes alone";
+                }
                 std::vector<oomlab::Trial> trials;
                 for (const auto& a : at)
                   trials.push_back(run(a, frontier));

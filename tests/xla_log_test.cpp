@@ -252,7 +252,9 @@ TEST_F(XlaLogLines, AGrownPoolsRunIsModelledAsGrownAndItsDefaultsAreASetting) {
   EXPECT_TRUE(m.whatif[1].as_ran) << "the log's pool was grown";
   EXPECT_EQ(m.whatif[0].settings, "XLA_PYTHON_CLIENT_PREALLOCATE=true");
   EXPECT_TRUE(m.reproduced()) << m.reproduction;
-  if (m.advised) EXPECT_FALSE(m.whatif[*m.advised].settings.empty());
+  if (m.advised) {
+    EXPECT_FALSE(m.whatif[*m.advised].settings.empty());
+  }
 }
 
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {

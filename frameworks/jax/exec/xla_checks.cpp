@@ -15,6 +15,7 @@
 #include "oomlab/units.hpp"
 #include "run/fit.hpp"
 #include "run/frontier.hpp"
+#include "run/remedy_rerun.hpp"
 
 namespace oomlab::jax {
 
@@ -93,31 +94,14 @@ std::string check_xla_remedy(const ExecConfig& config, std::span<ExecDevices* co
   const ModelRow& row = m.whatif[*m.advised];
   RemedyCheck check{.setting = row.setting, .settings = row.settings};
   const RunResult again = run_exec(rerun_config(config, run, row), *gpus.front());
-  check.outcome = again.outcome;
-  check.held = again.outcome == Outcome::completed;
-  check.duration_ms = again.duration_ms;
-  if (again.oom && again.oom->program) {
-    check.line = again.oom->program->line;
-  } else if (!again.error_message.empty()) {
-    check.line = again.error_message;
-  }
+  take_rerun(again, check);
   check.summary = xla_remedy_line(check);
   m.remedy_check = std::move(check);
   return {};
 }
 
 std::string xla_remedy_line(const RemedyCheck& c) {
-  std::string verdict;
-  if (c.held) {
-    verdict = "the model's claim held";
-  } else if (c.outcome == Outcome::oom) {
-    verdict = "the model's claim did not hold";
-  } else {
-    verdict = fmt::format("not known whether the model's claim holds: the rerun ended in {}",
-                          to_string(c.outcome));
-  }
-  return fmt::format("{} on the same card: {} ({:.1f} s): {}{}", c.settings, to_string(c.outcome),
-                     c.duration_ms / 1e3, verdict, c.line.empty() ? "" : " (\"" + c.line + "\")");
+  return fmt::format("{} on the same card: {}", c.settings, remedy_verdict(c));
 }
 
 // The budget the harness gives is the card less what the process held beside the pool: the

@@ -9,6 +9,7 @@
 
 #include "pytorch/exec/library_oom.hpp"
 #include "run/parallel_each.hpp"
+#include "run/remedy_rerun.hpp"
 
 namespace oomlab::torch {
 
@@ -52,18 +53,6 @@ ExecConfig rerun_config(const ExecConfig& config, const RunResult& result, const
     if (ec) again.folder.clear();
   }
   return again;
-}
-
-// How the rerun ended, into `check`.
-void take_rerun(const RunResult& again, RemedyCheck& check) {
-  check.outcome = again.outcome;
-  check.held = again.outcome == Outcome::completed;
-  check.duration_ms = again.duration_ms;
-  if (again.oom && again.oom->program) {
-    check.line = again.oom->program->line;
-  } else if (!again.error_message.empty()) {
-    check.line = again.error_message;
-  }
 }
 
 // Runs the program again with `check`'s setting and fills in how it ended.
@@ -177,17 +166,7 @@ std::string remedy_check_line(const RemedyCheck& c) {
         "{}={}{}", kAllocConfVariable, c.settings,
         c.replaced.empty() ? "" : fmt::format(" (replacing the program's '{}')", c.replaced));
   }
-  std::string verdict;
-  if (c.held) {
-    verdict = "the model's claim held";
-  } else if (c.outcome == Outcome::oom) {
-    verdict = "the model's claim did not hold";
-  } else {
-    verdict = fmt::format("not known whether the model's claim holds: the rerun ended in {}",
-                          to_string(c.outcome));
-  }
-  return fmt::format("{} at the same budget: {} ({:.1f} s): {}{}", set, to_string(c.outcome),
-                     c.duration_ms / 1e3, verdict, c.line.empty() ? "" : " (\"" + c.line + "\")");
+  return fmt::format("{} at the same budget: {}", set, remedy_verdict(c));
 }
 
 }  // namespace oomlab::torch
