@@ -65,6 +65,7 @@ class ExecJax : public ::testing::Test {
     config.grace = 500ms;
     config.environment = oomlab::Environment{};
     config.snapshot.enabled = recording_;
+    config.snapshot.predicting = predicting_;
     return oomlab::run_exec(config, *devices_);
   }
   [[nodiscard]] std::string out() const { return read_file(dir_ / "run" / "stdout.txt"); }
@@ -73,7 +74,8 @@ class ExecJax : public ::testing::Test {
 
   fs::path dir_;
   std::unique_ptr<FakeDevices> devices_;
-  bool recording_ = false;  // exec's snapshot shim, and XLA's allocator log with it
+  bool recording_ = false;   // exec's snapshot shim, and XLA's allocator log with it
+  bool predicting_ = false;  // a run a search predicts from
 };
 
 TEST_F(ExecJax, ThePoolIsSizedAsOnACardOfTheBudget) {
@@ -107,6 +109,23 @@ TEST_F(ExecJax, EachRequestAndFreeIsLoggedWhileExecRecordsUnlessTheUserSaidOther
   static_cast<void>(run(show));
   ::unsetenv("TF_CPP_VMODULE");  // NOLINT(concurrency-mt-unsafe)
   EXPECT_EQ(out(), "jax gpu_compiler=1\n");
+}
+
+// fit exec's first two runs: XLA compiles their step under a tight limit, after the program's
+// own flags, only while exec records (their logs are what the prediction reads).
+TEST_F(ExecJax, ARunASearchPredictsFromIsCompiledUnderATightLimit) {
+  const std::string show = "echo \"jax ${XLA_FLAGS:-unset}\"";
+  predicting_ = true;
+  static_cast<void>(run(show));
+  EXPECT_EQ(out(), "jax unset\n");  // --no-snapshot: no log to predict from
+  recording_ = true;
+  ::setenv("XLA_FLAGS", "--xla_gpu_autotune_level=2", 1);  // NOLINT(concurrency-mt-unsafe)
+  static_cast<void>(run(show));
+  EXPECT_EQ(out(), "jax --xla_gpu_autotune_level=2 --xla_gpu_memory_limit_slop_factor=1\n");
+  predicting_ = false;
+  static_cast<void>(run(show));
+  ::unsetenv("XLA_FLAGS");  // NOLINT(concurrency-mt-unsafe)
+  EXPECT_EQ(out(), "jax --xla_gpu_autotune_level=2\n") << "the other runs as the program has it";
 }
 
 TEST_F(ExecJax, NoNoteWhereNothingNamesJax) {

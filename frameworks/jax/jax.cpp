@@ -101,6 +101,7 @@ Framework describe_jax() {
                                 .set = {{"TF_CPP_MIN_LOG_LEVEL", "0"}},
                                 .is_log_line = &jax::is_xla_info_line,
                                 .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
+                                .predicting = &jax::prediction_variables,
                                 .file = "xla-log.txt",
                                 .is_trace = true,
                                 .seen_as = "jax"},
@@ -119,7 +120,11 @@ Framework describe_jax() {
           "  of JAX's settings on a card of the budget (its defaults,\n"
           "  XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform), and\n"
           "  --check-remedy reruns the program with the one the model names. fit exec and\n"
-          "  frontier exec predict from two runs' logs.\n",
+          "  frontier exec predict from two runs' logs; XLA compiles a step to the room it is\n"
+          "  given, so with the pool preallocated those two runs are compiled under a tight\n"
+          "  limit (XLA_FLAGS gains --xla_gpu_memory_limit_slop_factor=1 unless it sets that\n"
+          "  factor): their step holds the least XLA can make it hold, which grows with the\n"
+          "  batch as the step at the largest batch must.\n",
       .program_modelling = ProgramModelling{.owner = "XLA",
                                             .format = jax::kXlaFormatName,
                                             .model = &jax::model_xla_run,

@@ -28,15 +28,18 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
                   "also write the outcome as JUnit XML to FILE; '-' prints it alone (not with "
                   "--json -)");
   sub->add_flag("--quiet,-q", o.quiet, "no summary (the program's own output still shows)");
-  auto* off = sub->add_flag("--no-snapshot", o.no_snapshot,
-                            "record no PyTorch memory snapshot of a Python program");
+  auto* off =
+      sub->add_flag("--no-snapshot", o.no_snapshot,
+                    "record no snapshot of the framework's allocator (what its model reads): no "
+                    "model, no prediction");
   sub->add_option("--snapshot-stacks", o.snapshot_stacks,
                   "none or python: the snapshot's history without stacks (cheapest), or with the "
                   "Python stack of each allocation")
       ->capture_default_str()
       ->excludes(off);
-  sub->add_option("--snapshot-entries", o.snapshot_entries,
-                  "N: the most history entries PyTorch keeps (default: its own, no limit)")
+  sub->add_option(
+         "--snapshot-entries", o.snapshot_entries,
+         "N: the most history entries a PyTorch snapshot keeps (default: its own, no limit)")
       ->excludes(off);
 }
 

@@ -67,7 +67,7 @@ int fit_exec_command(const FitExecOptions& options, std::ostream& out, std::ostr
   prepare_out_folder(o.out, o.force, "fit.json");
   ExecSearchSession session(o, config, console, o.gpus);
   // A completed run's whole-process need: its snapshot's frontier through the model (the
-  // settings it ran with) plus what it held outside PyTorch's allocator.
+  // settings it ran with) plus what it held outside the framework's allocator.
   const auto need_of = [&](RunResult& run) { return predict_from_snapshots(run, config.stop); };
   if (!axes.empty()) {
     ExecGridSearch grid{.axes = axes,

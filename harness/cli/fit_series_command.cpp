@@ -127,8 +127,8 @@ std::optional<std::string> take_outside(const FitOptions& o, RunConfig& config) 
   }
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card - outside}};
   return fmt::format(
-      "the allocator's budget: the card's {} less --outside {} (held outside PyTorch's "
-      "allocator) = {}",
+      "the allocator's budget: the card's {} less --outside {} (held outside the "
+      "framework's allocator) = {}",
       format_bytes(card), format_bytes(outside), format_bytes(card - outside));
 }
 

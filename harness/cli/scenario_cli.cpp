@@ -126,9 +126,9 @@ void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
                   "trace made at its value from them: the answer is predicted, not run");
   fit->add_option("--cards", o.cards,
                   "with --from: CARD,CARD,... (T4,L4,A100-40GB,H100 or sizes): a table of the "
-                  "largest value each holds under each PyTorch allocator setting");
+                  "largest value each holds under each of the allocator's settings");
   fit->add_option("--outside", o.outside,
-                  "with --from: what the process holds outside PyTorch's allocator (the CUDA "
+                  "with --from: what the process holds outside the framework's allocator (the CUDA "
                   "context, libraries' workspaces), taken from the budget or from each of --cards")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.outside_given = true; });

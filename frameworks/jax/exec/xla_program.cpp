@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <initializer_list>
 #include <system_error>
 
 #include "oomlab/units.hpp"
@@ -60,6 +62,26 @@ CardSizing::Variables card_variables(
       own ? fmt::format(", the program's {}", variable) : ", JAX's default", variable, scaled,
       format_bytes(device_total_bytes));
   return out;
+}
+
+std::vector<std::pair<std::string, std::string>> prediction_variables(
+    const std::function<std::optional<std::string>(std::string_view)>& current) {
+  const auto is = [&](std::string_view name, std::initializer_list<std::string_view> values) {
+    const std::optional<std::string> value = current(name);
+    if (!value) return false;
+    std::string lower = *value;
+    for (char& c : lower)
+      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return std::find(values.begin(), values.end(), lower) != values.end();
+  };
+  if (is("XLA_PYTHON_CLIENT_PREALLOCATE", {"false", "0", "no", "off"}) ||
+      is("XLA_PYTHON_CLIENT_ALLOCATOR", {"platform", "cuda_malloc_async"}))
+    return {};
+  const std::string flags = current("XLA_FLAGS").value_or("");
+  const std::string_view name = kTightLimitFlag.substr(0, kTightLimitFlag.find('='));
+  if (flags.find(name) != std::string::npos) return {};
+  return {{"XLA_FLAGS", flags.empty() ? std::string(kTightLimitFlag)
+                                      : fmt::format("{} {}", flags, kTightLimitFlag)}};
 }
 
 bool is_xla_info_line(std::string_view line, const std::string* previous_log_line) {

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "oomlab/framework.hpp"
 
@@ -23,6 +25,20 @@ inline constexpr double kDefaultMemFraction = 0.75;
 // value is not a fraction JAX would take.
 [[nodiscard]] CardSizing::Variables card_variables(
     std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
+    const std::function<std::optional<std::string>(std::string_view)>& current);
+
+// The flag a run a search predicts from is compiled with (ProgramLog::predicting): XLA's
+// scheduler and rematerialisation aim the step's temp at the pool's limit less the step's inputs
+// and outputs, times this factor in percent; at 1 the step holds the least XLA can make it hold.
+inline constexpr std::string_view kTightLimitFlag = "--xla_gpu_memory_limit_slop_factor=1";
+
+// XLA_FLAGS with kTightLimitFlag after the program's own flags; nothing where the program sets
+// that factor itself, or where the pool is not preallocated (XLA_PYTHON_CLIENT_PREALLOCATE=false,
+// XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_malloc_async): with the pool preallocated a run
+// under the tight limit completes where the run under the pool's limit does (XLA fits the step to
+// that limit where its smallest form fits), while a pool grown region by region may be cut short
+// by the larger step it is given room for.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> prediction_variables(
     const std::function<std::optional<std::string>(std::string_view)>& current);
 
 // A line of XLA's (absl's) INFO log, "I1129 01:46:30.394064  511 bfc_allocator.cc:1385] ...",

@@ -241,6 +241,13 @@ struct ProgramLog {
   // What else it sets while exec records the program (not under --no-snapshot), unless the user
   // set the variable: its allocator's every request and free, for a trace (format `xla`).
   std::vector<std::pair<std::string, std::string>> record;
+  // What else it sets on a run a search predicts from (fit exec's first two, a series' runs),
+  // given the value the program sees of each variable (`current`): whole assignments, empty for
+  // none. XLA compiles a step to the room it is given, so a run far under the largest batch holds
+  // more than the batch needs; under a tight limit it holds the least it can, which grows with the
+  // batch as the step at the largest batch must.
+  std::vector<std::pair<std::string, std::string>> (*predicting)(
+      const std::function<std::optional<std::string>(std::string_view)>& current) = nullptr;
   std::string file;  // "xla-log.txt"
   // The log, recorded, is the run's record of the allocator (a trace of a format the framework
   // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept

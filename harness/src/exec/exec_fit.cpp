@@ -156,6 +156,7 @@ class FitRuns {
     c.program_environment.emplace_back(fit_variable(name), std::to_string(value));
     const bool snapshot = guided() && !predicted_;
     c.snapshot.enabled = snapshot;
+    c.snapshot.predicting = snapshot;
     // Frames align the two runs' requests where a request is at one value only (a workspace).
     c.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
     c.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
@@ -196,7 +197,7 @@ class FitRuns {
 
  private:
   // The first two completed runs' snapshots (of the process that held the most), kept for the
-  // series, and the most any of them held outside PyTorch's allocator.
+  // series, and the most any of them held outside the framework's allocator.
   void keep_snapshot(const RunResult& run, std::uint64_t value) {
     if (points_.size() >= 2 || run.models.empty()) return;
     const auto most = std::max_element(run.models.begin(), run.models.end(),

@@ -4,8 +4,8 @@
 // the next trial a fragmented cache). `{NAME}` in the arguments becomes the value, and the program
 // also finds it in OOMLAB_FIT_<NAME> (NAME upper-cased). For a PyTorch program the model guides the
 // search: once two runs have completed, each one's whole-process need (its snapshot's frontier
-// through the model, plus what the process held outside PyTorch's allocator) gives a line in the
-// value, and the search goes to the largest value the line says fits and verifies it.
+// through the model, plus what the process held outside the framework's allocator) gives a line in
+// the value, and the search goes to the largest value the line says fits and verifies it.
 #pragma once
 
 #include <atomic>

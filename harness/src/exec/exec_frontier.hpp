@@ -1,7 +1,7 @@
 // `oomlab frontier exec`: the smallest budget at which a program exits 0, by the one search on
 // fresh runs (run/searches.hpp). One run at the top budget must complete. A PyTorch program's top
 // run leaves a snapshot: the model predicts the whole process's frontier from it (the frontier of
-// the settings it ran with, plus what the process held outside PyTorch's allocator), and the
+// the settings it ran with, plus what the process held outside the framework's allocator), and the
 // search verifies it (the prediction completes, one resolution under it fails): three runs; a
 // prediction that fails is re-aimed once by what its OOM line says it lacked (four runs). Any
 // other program starts from what the top run took plus the page the driver keeps back. Either way

@@ -131,6 +131,7 @@ SeriesFrontier series_frontier(const ExecConfig& base, ExecDevices& devices,
   config.out_fd = -1;
   config.err_fd = -1;
   config.snapshot.python_stacks = true;  // frames align the runs' requests
+  config.snapshot.predicting = true;
   std::vector<trace::SeriesPoint> points;
   const ProgramModelling* modelling = nullptr;
   for (std::size_t i = 0; i < request.from.size(); ++i) {

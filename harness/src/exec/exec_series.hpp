@@ -3,8 +3,8 @@
 // budget, with a PyTorch snapshot (Python frames on every entry); the snapshots become a trace
 // series (trace/trace_series.hpp), the trace made at N is replayed on the model of PyTorch's
 // allocator under the settings the runs had, and the frontier is that trace's plus the most any
-// run held outside PyTorch's allocator. Where requests live inside one call and change with the
-// value (cuDNN's workspaces), the frontier is a range: its top with each on its line, its foot
+// run held outside the framework's allocator. Where requests live inside one call and change with
+// the value (cuDNN's workspaces), the frontier is a range: its top with each on its line, its foot
 // with each given up when refused, as a capped program's convolutions do.
 #pragma once
 
@@ -31,7 +31,7 @@ struct SeriesFrontier {
   std::vector<Trial> trials;        // the runs, one per --from value (Trial::value)
   std::optional<RunResult> first;   // the first run: its environment and device
   std::uint64_t card_bytes = 0;     // the budget the runs had: the modelled card
-  std::uint64_t outside_bytes = 0;  // the most a run held outside PyTorch's allocator
+  std::uint64_t outside_bytes = 0;  // the most a run held outside the framework's allocator
   // Whole process: with the transient requests on their lines (none: over the runs' budget), and
   // with them given up when refused (the least it can be; the same where there are none). No
   // answer at all when both are none.

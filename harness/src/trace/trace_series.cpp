@@ -39,6 +39,25 @@ std::uint64_t count_allocs_unmatched(const Trace& trace, const std::vector<std::
   return out;
 }
 
+bool has_frames(const Trace& trace) {
+  return trace.recorded && !trace.recorded->stacks.empty() && !trace.recorded->event_stacks.empty();
+}
+
+// Where no trace recorded frames the sequence alone pairs the requests, and a request made at
+// one value only (XLA's autotuning tries other candidates at other shapes) shifts the pairs after
+// it onto other requests. A pair that grew more than twice as fast as the value did, and by more
+// than a MiB, is such a shift (a request that grows with the value grows at most in proportion:
+// a 32 MiB workspace at batch 1 is not the 266 MiB logits at batch 2): its line would send a
+// workspace to gigabytes.
+bool outgrown(const std::vector<double>& xs, const std::vector<double>& ys) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  for (std::size_t k = 0; k + 1 < xs.size(); ++k) {
+    if (xs[k] > 0.0 && ys.back() > ys[k] + kMiB && ys.back() > 2.0 * ys[k] * xs.back() / xs[k])
+      return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
@@ -172,6 +191,8 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
   std::vector<double> ys(points_.size());
   for (std::size_t k = 0; k < points_.size(); ++k)
     xs[k] = static_cast<double>(points_[k].value);
+  const bool frameless = std::none_of(points_.begin(), points_.end(),
+                                      [](const SeriesPoint& pt) { return has_frames(*pt.trace); });
   EventReader events(anchor.events);
   for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
     const Event& e = events[p];
@@ -190,6 +211,7 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     for (std::size_t k = 0; k + 1 < points_.size(); ++k)
       ys[k] = static_cast<double>(points_[k].trace->events[matches[k][p]].bytes);
     ys.back() = static_cast<double>(e.bytes);
+    if (frameless && outgrown(xs, ys)) continue;  // kept at the anchor's size: a shifted pair
     Line line = last_two(xs, ys);
     if (points_.size() > 2) {
       if (const std::optional<Line> fitted = least_squares(xs, ys)) {
