@@ -131,6 +131,7 @@ ExecConfig trial_config(const ExecConfig& base, const SnapshotFolder& snapshots)
   config.err_fd = -1;
   config.snapshot.folder = snapshots.path();
   config.snapshot.enabled = base.snapshot.enabled && !snapshots.path().empty();
+  config.snapshot.predicting = true;  // the top run's snapshot is what the model predicts from
   return config;
 }
 
