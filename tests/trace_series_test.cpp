@@ -195,5 +195,20 @@ TEST(SeriesAlign, TheShortestEditMatchesAroundInsertionsAndDeletions) {
   EXPECT_FALSE(align_keys({1, 2, 3, 4}, {5, 6, 7, 8}, 3));  // 8 edits needed
 }
 
+// A request that grows faster than the value (attention over a sequence's length) in a format
+// that records no frames stays on its line: only a format whose series may shift pairs
+// (FormatInfo::shifted_pairs, XLA's log) takes a pair that outgrew the value for a shift.
+TEST(TraceSeries, AFramelessRequestThatOutgrowsTheValueStaysOnItsLine) {
+  const auto at = [](std::uint64_t seq) {
+    TraceBuilder b(Format::oomlab, fmt::format("s{}.csv", seq));
+    b.add(Op::alloc, (1U << 20U) * seq * seq, 0x1000, 0, 0, 0, 0, 1);
+    b.add(Op::free, 0, 0x1000, 0, 0, 1, 1, 2);
+    return std::make_shared<const Trace>(b.finish());
+  };
+  const TraceSeries series("seq", {{1, at(1)}, {4, at(4)}});
+  // The line through 1 MiB at 1 and 16 MiB at 4: 5 MiB a step, 36 MiB at 8.
+  EXPECT_EQ(alloc_sizes(series.at(8)), std::vector<std::uint64_t>{36U << 20U});
+}
+
 }  // namespace
 }  // namespace oomlab::trace

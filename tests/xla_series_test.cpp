@@ -60,7 +60,7 @@ TEST(XlaSeries, TheLmsTightLogsPredictItsLargestBatch) {
 // XLA's log records no frames, so the sequence alone pairs the two logs' requests, and the
 // autotuner's candidates (more at one shape than at the other) shift pairs onto other requests:
 // a 32 MiB workspace at batch 1 paired with the 266 MiB logits at batch 2 would be a 1.63 GiB
-// request at batch 8, and the prediction 7. A pair that outgrows the batch is kept at its size.
+// request at batch 8, and the prediction 7. A pair that outgrows the batch grows in proportion.
 TEST(XlaSeries, APairThatOutgrowsTheBatchIsNotALine) {
   const oomlab::trace::TraceSeries series = series_of("remat");
   const oomlab::FitResult f = predict(series, 32);

@@ -82,7 +82,8 @@ void add_trace_formats(Registry& registry) {
                              .load = &jax::load_xla_log,
                              .replayed_by = jax::kBackendName,
                              // XLA's log carries C++ stacks without names, not the program's lines
-                             .no_frames_words = "(XLA's allocator log names no Python lines)"});
+                             .no_frames_words = "(XLA's allocator log names no Python lines)",
+                             .shifted_pairs = true});
 }
 
 Framework describe_jax() {
@@ -120,11 +121,12 @@ Framework describe_jax() {
           "  of JAX's settings on a card of the budget (its defaults,\n"
           "  XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform), and\n"
           "  --check-remedy reruns the program with the one the model names. fit exec and\n"
-          "  frontier exec predict from two runs' logs; XLA compiles a step to the room it is\n"
-          "  given, so with the pool preallocated those two runs are compiled under a tight\n"
-          "  limit (XLA_FLAGS gains --xla_gpu_memory_limit_slop_factor=1 unless it sets that\n"
-          "  factor): their step holds the least XLA can make it hold, which grows with the\n"
-          "  batch as the step at the largest batch must.\n",
+          "  frontier exec predict from runs' logs (fit exec's first two, frontier exec's top\n"
+          "  run); XLA compiles a step to the room it is given, so with the pool preallocated\n"
+          "  those runs are compiled under a tight limit (XLA_FLAGS gains\n"
+          "  --xla_gpu_memory_limit_slop_factor=1 unless it sets that factor; a jaxlib too old\n"
+          "  for that flag stops at it): their step holds the least XLA can make it hold, which\n"
+          "  grows with the batch as the step at the largest batch must.\n",
       .program_modelling = ProgramModelling{.owner = "XLA",
                                             .format = jax::kXlaFormatName,
                                             .model = &jax::model_xla_run,

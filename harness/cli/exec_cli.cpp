@@ -39,7 +39,7 @@ void add_program_options(CLI::App* sub, ExecOptions& o) {
       ->excludes(off);
   sub->add_option(
          "--snapshot-entries", o.snapshot_entries,
-         "N: the most history entries a PyTorch snapshot keeps (default: its own, no limit)")
+         "N: the most history entries a snapshot keeps (default: the framework's own, no limit)")
       ->excludes(off);
 }
 

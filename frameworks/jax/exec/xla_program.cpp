@@ -66,16 +66,13 @@ CardSizing::Variables card_variables(
 
 std::vector<std::pair<std::string, std::string>> prediction_variables(
     const std::function<std::optional<std::string>(std::string_view)>& current) {
+  // The values JAX itself reads as preallocation off, and its allocators without a pool.
   const auto is = [&](std::string_view name, std::initializer_list<std::string_view> values) {
     const std::optional<std::string> value = current(name);
-    if (!value) return false;
-    std::string lower = *value;
-    for (char& c : lower)
-      c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return std::find(values.begin(), values.end(), lower) != values.end();
+    return value && std::find(values.begin(), values.end(), *value) != values.end();
   };
-  if (is("XLA_PYTHON_CLIENT_PREALLOCATE", {"false", "0", "no", "off"}) ||
-      is("XLA_PYTHON_CLIENT_ALLOCATOR", {"platform", "cuda_malloc_async"}))
+  if (is("XLA_PYTHON_CLIENT_PREALLOCATE", {"0", "false", "False"}) ||
+      is("XLA_PYTHON_CLIENT_ALLOCATOR", {"platform", "cuda_async"}))
     return {};
   const std::string flags = current("XLA_FLAGS").value_or("");
   const std::string_view name = kTightLimitFlag.substr(0, kTightLimitFlag.find('='));

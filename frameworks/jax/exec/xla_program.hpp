@@ -34,7 +34,7 @@ inline constexpr std::string_view kTightLimitFlag = "--xla_gpu_memory_limit_slop
 
 // XLA_FLAGS with kTightLimitFlag after the program's own flags; nothing where the program sets
 // that factor itself, or where the pool is not preallocated (XLA_PYTHON_CLIENT_PREALLOCATE=false,
-// XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_malloc_async): with the pool preallocated a run
+// XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async): with the pool preallocated a run
 // under the tight limit completes where the run under the pool's limit does (XLA fits the step to
 // that limit where its smallest form fits), while a pool grown region by region may be cut short
 // by the larger step it is given room for.

@@ -241,11 +241,10 @@ struct ProgramLog {
   // What else it sets while exec records the program (not under --no-snapshot), unless the user
   // set the variable: its allocator's every request and free, for a trace (format `xla`).
   std::vector<std::pair<std::string, std::string>> record;
-  // What else it sets on a run a search predicts from (fit exec's first two, a series' runs),
-  // given the value the program sees of each variable (`current`): whole assignments, empty for
-  // none. XLA compiles a step to the room it is given, so a run far under the largest batch holds
-  // more than the batch needs; under a tight limit it holds the least it can, which grows with the
-  // batch as the step at the largest batch must.
+  // What else it sets on a run a search predicts from (fit exec's first two runs that record,
+  // frontier exec's top run, the runs of `frontier exec --from`), given the value the program
+  // sees of each variable (`current`): whole assignments, empty for none (JAX's: a compiler flag
+  // that makes the program's step the smallest it can be, jax/exec/xla_program.hpp).
   std::vector<std::pair<std::string, std::string>> (*predicting)(
       const std::function<std::optional<std::string>(std::string_view)>& current) = nullptr;
   std::string file;  // "xla-log.txt"

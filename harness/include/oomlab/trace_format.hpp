@@ -35,6 +35,12 @@ struct FormatInfo {
   // Where a block has no frames, why, and how to record them ("" : nothing more to say than that
   // none were recorded).
   std::string no_frames_words;
+  // Whether a series of its traces pairs their requests by their order alone (no frames are
+  // recorded) where a request made at one value only is common (XLA's autotuner tries more
+  // candidates at one shape than at another): a pair that grew more than twice as fast as the
+  // value did is then a shifted pair: the larger value's request is made in proportion to the
+  // value instead of on the pair's line.
+  bool shifted_pairs = false;
 };
 
 // `head` past a UTF-8 byte-order mark and the blank lines before a header (what the CSV readers

@@ -156,10 +156,10 @@ class FitRuns {
     c.program_environment.emplace_back(fit_variable(name), std::to_string(value));
     const bool snapshot = guided() && !predicted_;
     c.snapshot.enabled = snapshot;
-    c.snapshot.predicting = snapshot;
     // Frames align the two runs' requests where a request is at one value only (a workspace).
     c.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
     c.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
+    c.snapshot.predicting = snapshot && runs_ <= 2;  // the two the series is made from
     return c;
   }
 

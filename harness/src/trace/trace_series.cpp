@@ -8,6 +8,7 @@
 
 #include "oomlab/error.hpp"
 #include "oomlab/trace_builder.hpp"
+#include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
 #include "trace/series_align.hpp"
 
@@ -43,12 +44,13 @@ bool has_frames(const Trace& trace) {
   return trace.recorded && !trace.recorded->stacks.empty() && !trace.recorded->event_stacks.empty();
 }
 
-// Where no trace recorded frames the sequence alone pairs the requests, and a request made at
-// one value only (XLA's autotuning tries other candidates at other shapes) shifts the pairs after
-// it onto other requests. A pair that grew more than twice as fast as the value did, and by more
-// than a MiB, is such a shift (a request that grows with the value grows at most in proportion:
-// a 32 MiB workspace at batch 1 is not the 266 MiB logits at batch 2): its line would send a
-// workspace to gigabytes.
+// In a format whose series may shift pairs (FormatInfo::shifted_pairs), where no trace recorded
+// frames, the sequence alone pairs the requests, and a request made at one value only shifts the
+// pairs after it onto other requests. A pair that grew more than twice as fast as the value did,
+// and by more than a MiB, is such a shift (a 32 MiB workspace at batch 1 paired with the 266 MiB
+// logits at batch 2): its line would send a workspace to gigabytes. The larger value's request
+// is then made in proportion to the value, the most a request that grows with it can grow. Only
+// there: in other formats a request may grow faster than the value (attention over a sequence).
 bool outgrown(const std::vector<double>& xs, const std::vector<double>& ys) {
   constexpr double kMiB = 1024.0 * 1024.0;
   for (std::size_t k = 0; k + 1 < xs.size(); ++k) {
@@ -191,7 +193,9 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
   std::vector<double> ys(points_.size());
   for (std::size_t k = 0; k < points_.size(); ++k)
     xs[k] = static_cast<double>(points_[k].value);
-  const bool frameless = std::none_of(points_.begin(), points_.end(),
+  const FormatInfo* format = format_info(anchor.format);
+  const bool may_shift = format != nullptr && format->shifted_pairs &&
+                         std::none_of(points_.begin(), points_.end(),
                                       [](const SeriesPoint& pt) { return has_frames(*pt.trace); });
   EventReader events(anchor.events);
   for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
@@ -211,7 +215,11 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     for (std::size_t k = 0; k + 1 < points_.size(); ++k)
       ys[k] = static_cast<double>(points_[k].trace->events[matches[k][p]].bytes);
     ys.back() = static_cast<double>(e.bytes);
-    if (frameless && outgrown(xs, ys)) continue;  // kept at the anchor's size: a shifted pair
+    if (may_shift && outgrown(xs, ys)) {  // a shifted pair: the most the anchor's may grow
+      lines_[p] = {.intercept = 0.0, .slope = ys.back() / xs.back()};
+      ++fit_.scaling;
+      continue;
+    }
     Line line = last_two(xs, ys);
     if (points_.size() > 2) {
       if (const std::optional<Line> fitted = least_squares(xs, ys)) {
