@@ -112,20 +112,27 @@ TEST_F(ExecJax, EachRequestAndFreeIsLoggedWhileExecRecordsUnlessTheUserSaidOther
 }
 
 // fit exec's first two runs: XLA compiles their step under a tight limit, after the program's
-// own flags, only while exec records (their logs are what the prediction reads).
+// own flags, only while exec records (their logs are what the prediction reads); every run exec
+// records has XLA's dump of what it compiled beside the log.
 TEST_F(ExecJax, ARunASearchPredictsFromIsCompiledUnderATightLimit) {
   const std::string show = "echo \"jax ${XLA_FLAGS:-unset}\"";
+  const std::string dump = "--xla_dump_to=" + (dir_ / "run" / "xla-dump").string();
   predicting_ = true;
   static_cast<void>(run(show));
   EXPECT_EQ(out(), "jax unset\n");  // --no-snapshot: no log to predict from
   recording_ = true;
   ::setenv("XLA_FLAGS", "--xla_gpu_autotune_level=2", 1);  // NOLINT(concurrency-mt-unsafe)
   static_cast<void>(run(show));
-  EXPECT_EQ(out(), "jax --xla_gpu_autotune_level=2 --xla_gpu_memory_limit_slop_factor=1\n");
+  EXPECT_EQ(out(),
+            "jax --xla_gpu_autotune_level=2 --xla_gpu_memory_limit_slop_factor=1 " + dump + "\n");
   predicting_ = false;
   static_cast<void>(run(show));
+  EXPECT_EQ(out(), "jax --xla_gpu_autotune_level=2 " + dump + "\n")
+      << "the other runs as the program has it, and its compiled steps dumped";
+  ::setenv("XLA_FLAGS", "--xla_dump_to=/elsewhere", 1);  // NOLINT(concurrency-mt-unsafe)
+  static_cast<void>(run(show));
   ::unsetenv("XLA_FLAGS");  // NOLINT(concurrency-mt-unsafe)
-  EXPECT_EQ(out(), "jax --xla_gpu_autotune_level=2\n") << "the other runs as the program has it";
+  EXPECT_EQ(out(), "jax --xla_dump_to=/elsewhere\n") << "the program's own dump stands";
 }
 
 TEST_F(ExecJax, NoNoteWhereNothingNamesJax) {

@@ -117,9 +117,13 @@ TEST(XlaLog, ExecsModelReproducesTheOomAndGivesEachSettingsCard) {
   const oomlab::ProgramModel& m = run.models.front();
   EXPECT_EQ(m.outside_allocator_bytes, 512_MiB) << m.outside_measured;
   EXPECT_TRUE(m.reproduced()) << m.reproduction;
-  ASSERT_EQ(m.whatif.size(), 3U);
+  ASSERT_EQ(m.whatif.size(), 4U);
   EXPECT_TRUE(m.whatif[0].as_ran) << "the log says the pool was preallocated: JAX's defaults";
   EXPECT_EQ(m.whatif[1].settings, "XLA_PYTHON_CLIENT_PREALLOCATE=false");
+  // The largest share that leaves the 512 MiB beside the pool and 2% of the card: 0.91 (7.28 GiB,
+  // over the 1.50 GiB in use and the 4.74 GiB request), where the pool was 0.75.
+  EXPECT_EQ(m.whatif[3].settings, "XLA_PYTHON_CLIENT_MEM_FRACTION=0.91");
+  EXPECT_TRUE(m.whatif[3].completes_at_budget);
   for (const oomlab::ModelRow& row : m.whatif) {
     ASSERT_TRUE(row.frontier_bytes) << row.setting;
     EXPECT_EQ(row.completes_at_budget, *row.frontier_bytes <= 8_GiB) << row.setting;

@@ -1,6 +1,6 @@
 // fit exec's prediction for a JAX program, from the logs of XLA's allocator at two small batches.
 // XLA compiles a step to the room it is given, so the runs a search predicts from are compiled
-// under a tight limit (jax::prediction_variables): the step then holds the least XLA can make it
+// under a tight limit (jax::recording_variables): the step then holds the least XLA can make it
 // hold, which grows with the batch as the step at the largest batch must.
 // tests/data/exec/xla_series/: the logs exec kept of tests/data/exec/jax_lm.py --steps 2 at
 // batch 1 and 2 (lm_tight_b*) and of the same with --remat (remat_tight_b*), on an H200 under
@@ -75,27 +75,37 @@ TEST(XlaSeries, APairThatOutgrowsTheBatchIsNotALine) {
   EXPECT_LT(largest, 3_GiB + 256_MiB);
 }
 
-std::vector<std::pair<std::string, std::string>> predicting_with(
-    std::map<std::string, std::string, std::less<>> env) {
-  return oomlab::jax::prediction_variables(
-      [&](std::string_view name) -> std::optional<std::string> {
-        const auto it = env.find(name);
-        if (it == env.end()) return std::nullopt;
-        return it->second;
-      });
+std::vector<std::pair<std::string, std::string>> recording_with(
+    std::map<std::string, std::string, std::less<>> env, const std::string& folder = "") {
+  return oomlab::jax::recording_variables(
+      {.current = [&](std::string_view name) -> std::optional<std::string> {
+         const auto it = env.find(name);
+         if (it == env.end()) return std::nullopt;
+         return it->second;
+       },
+       .folder = folder,
+       .predicting = true});
 }
 
 TEST(XlaSeries, ThePredictingRunsLimitIsAddedToTheProgramsFlags) {
   using Set = std::vector<std::pair<std::string, std::string>>;
-  EXPECT_EQ(predicting_with({}), (Set{{"XLA_FLAGS", "--xla_gpu_memory_limit_slop_factor=1"}}));
+  EXPECT_EQ(recording_with({}), (Set{{"XLA_FLAGS", "--xla_gpu_memory_limit_slop_factor=1"}}));
   EXPECT_EQ(
-      predicting_with({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}),
+      recording_with({{"XLA_FLAGS", "--xla_gpu_autotune_level=0"}}),
       (Set{{"XLA_FLAGS", "--xla_gpu_autotune_level=0 --xla_gpu_memory_limit_slop_factor=1"}}));
-  EXPECT_TRUE(predicting_with({{"XLA_FLAGS", "--xla_gpu_memory_limit_slop_factor=80"}}).empty())
+  EXPECT_TRUE(recording_with({{"XLA_FLAGS", "--xla_gpu_memory_limit_slop_factor=80"}}).empty())
       << "the program's own factor stands";
-  EXPECT_TRUE(predicting_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "False"}}).empty());
-  EXPECT_TRUE(predicting_with({{"XLA_PYTHON_CLIENT_ALLOCATOR", "platform"}}).empty());
-  EXPECT_FALSE(predicting_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "true"}}).empty());
+  EXPECT_TRUE(recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "False"}}).empty());
+  EXPECT_TRUE(recording_with({{"XLA_PYTHON_CLIENT_ALLOCATOR", "platform"}}).empty());
+  EXPECT_FALSE(recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "true"}}).empty());
+}
+
+TEST(XlaSeries, TheDumpGoesBesideTheLogWhereXlaFlagsCanSayTheFolder) {
+  using Set = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}, "/runs/a"),
+            (Set{{"XLA_FLAGS", "--xla_dump_to=/runs/a/xla-dump"}}));
+  EXPECT_TRUE(recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}, "/runs/a b").empty())
+      << "XLA splits its flags at spaces";
 }
 
 }  // namespace

@@ -102,7 +102,7 @@ Framework describe_jax() {
                                 .set = {{"TF_CPP_MIN_LOG_LEVEL", "0"}},
                                 .is_log_line = &jax::is_xla_info_line,
                                 .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
-                                .predicting = &jax::prediction_variables,
+                                .recording = &jax::recording_variables,
                                 .file = "xla-log.txt",
                                 .is_trace = true,
                                 .seen_as = "jax"},
@@ -119,8 +119,14 @@ Framework describe_jax() {
           "  --no-snapshot) the pool's every request and free is logged too: the log is the\n"
           "  run's snapshot, replayed on the model of XLA's allocator (backend xla) with each\n"
           "  of JAX's settings on a card of the budget (its defaults,\n"
-          "  XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform), and\n"
-          "  --check-remedy reruns the program with the one the model names. fit exec and\n"
+          "  XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform, and a\n"
+          "  larger XLA_PYTHON_CLIENT_MEM_FRACTION where the process leaves room for one), and\n"
+          "  --check-remedy reruns the program with the one the model names. XLA also writes\n"
+          "  what it compiled to xla-dump/ beside the log (XLA_FLAGS gains --xla_dump_to unless\n"
+          "  it has one): at an OOM in a step, the step's buffers at its peak, by your lines,\n"
+          "  are what filled memory, and the line that called the step is the OOM's place (JAX\n"
+          "  raises it where a result is next read); only that step's files are kept. fit exec "
+          "and\n"
           "  frontier exec predict from runs' logs (fit exec's first two, frontier exec's top\n"
           "  run); XLA compiles a step to the room it is given, so with the pool preallocated\n"
           "  those runs are compiled under a tight limit (XLA_FLAGS gains\n"

@@ -50,6 +50,7 @@ bool plumbing(std::string_view frame) {
 std::string source_of(const OomRecord& oom) {
   if (oom.frames_from == "traceback") return "the program's traceback";
   if (oom.frames_from == "snapshot") return fmt::format("{}'s snapshot", snapshot_words().owner);
+  if (oom.frames_from == "compiled") return "the compiled step's metadata";
   return "the trace";
 }
 

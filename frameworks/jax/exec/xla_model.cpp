@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -11,7 +12,10 @@
 #include "allocators/backends.hpp"
 #include "device/device.hpp"
 #include "exec/exec_run.hpp"
+#include "exec/oom_place.hpp"
+#include "jax/exec/xla_program.hpp"
 #include "jax/model/xla_backend.hpp"
+#include "jax/trace/xla_dump.hpp"
 #include "jax/trace/xla_log.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
@@ -48,9 +52,22 @@ double pool_fraction(const trace::Trace& trace, std::uint64_t card_bytes) {
   return std::clamp(static_cast<double>(limit->value) / static_cast<double>(card_bytes), 0.01, 1.0);
 }
 
-// JAX's defaults, preallocation off, the platform allocator: the pool's share as the run had it,
-// and what the process held beside it.
-std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside) {
+// The largest share of the card, in hundredths, that leaves what the process held beside the pool
+// and 2% of the card more (what it holds beside the pool was sampled, not every byte of it seen),
+// where that is more than the pool had.
+std::optional<double> larger_share(double fraction, std::uint64_t card, std::uint64_t outside) {
+  if (card == 0 || outside >= card) return std::nullopt;
+  const double room = static_cast<double>(card - outside) / static_cast<double>(card) - 0.02;
+  const double share = std::floor(room * 100.0) / 100.0;
+  if (share < fraction + 0.01) return std::nullopt;
+  return std::min(share, 1.0);
+}
+
+// JAX's defaults, preallocation off, the platform allocator, a larger share of the card for the
+// pool (where the process leaves room for one): the pool's share as the run had it, and what the
+// process held beside it.
+std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside, std::uint64_t card,
+                                     bool grown) {
   const auto with = [&](const std::vector<std::pair<std::string, ParamValue>>& set) {
     Params p(xla_info().options);
     p.set("fraction", fraction);
@@ -59,7 +76,7 @@ std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside) {
       p.set(name, value);
     return p;
   };
-  return {
+  std::vector<XlaSetting> settings = {
       {.name = "JAX's defaults", .options = with({{"preallocate", true}})},
       {.name = "preallocate=false",
        .variable = "XLA_PYTHON_CLIENT_PREALLOCATE",
@@ -70,6 +87,14 @@ std::vector<XlaSetting> xla_settings(double fraction, std::uint64_t outside) {
        .value = "platform",
        .options = with({{"allocator", std::string("platform")}})},
   };
+  if (const std::optional<double> share = larger_share(fraction, card, outside)) {
+    const std::string value = fmt::format("{:.2f}", *share);
+    settings.push_back({.name = "mem_fraction=" + value,
+                        .variable = "XLA_PYTHON_CLIENT_MEM_FRACTION",
+                        .value = value,
+                        .options = with({{"preallocate", !grown}, {"fraction", *share}})});
+  }
+  return settings;
 }
 
 // A replay of the log on the model: the registry's trace player on `xla` over the sim.
@@ -187,27 +212,70 @@ std::uint64_t outside_of(const RunResult& run, const RunConfig& base, const Para
                                                       : 0;
 }
 
-ProgramModel model_log(const RunResult& run, const std::filesystem::path& log,
+// "[executable_name='jit_train_step']" in XLA's message: the step that asked.
+std::string executable_of(const OomRecord& oom) {
+  constexpr std::string_view kKey = "executable_name='";
+  if (!oom.program) return {};
+  const std::string& line = oom.program->line;
+  const std::size_t at = line.find(kKey);
+  if (at == std::string::npos) return {};
+  const std::size_t end = line.find('\'', at + kKey.size());
+  return end == std::string::npos ? std::string{}
+                                  : line.substr(at + kKey.size(), end - at - kKey.size());
+}
+
+// The step whose temp buffer the pool refused, from XLA's dump beside the log: what its buffers
+// hold at its peak (the OOM's holders, by the program's lines) and where the program called it
+// (JAX's dispatch is asynchronous: its traceback names where a result was next read). The dump is
+// left holding that step's files alone.
+void describe_step(RunResult& run, const trace::Trace& trace, const std::filesystem::path& dump) {
+  constexpr std::size_t kHolders = 10;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dump, ec)) return;
+  const std::uint32_t fatal = trace::fatal_failure_at(trace);
+  std::optional<CompiledStep> step;
+  if (run.oom && fatal != trace::Event::kNone)
+    step = compiled_step(dump, trace.events[fatal].bytes, executable_of(*run.oom), kHolders);
+  keep_in_dump(dump, step ? &*step : nullptr);
+  if (!step) return;
+  OomRecord& oom = *run.oom;
+  oom.holders = step->holders;
+  run.notes.push_back(fmt::format(
+      "the step {} asked XLA's pool for its temp buffer, {}; at its peak its buffers, with its "
+      "arguments, hold {} (XLA's dump of it: {})",
+      step->name, format_bytes(step->temp_bytes), format_bytes(step->peak_bytes),
+      step->hlo.parent_path().filename().string()));
+  if (step->call_frames.empty() || !run.program) return;
+  const std::string raised = oom.user_frame;
+  oom.frames = step->call_frames;
+  oom.frames_from = "compiled";
+  choose_user_frame(oom, *run.program);
+  if (!raised.empty() && raised != oom.user_frame) {
+    run.notes.push_back(fmt::format(
+        "JAX raised the OOM at {}, where the program next read a result: it runs a step "
+        "asynchronously; the step that asked was called at {}",
+        raised, oom.user_frame.empty() ? step->call_frames.front() : oom.user_frame));
+  }
+}
+
+ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::Trace>& trace,
                        const std::atomic<bool>* stop) {
   const auto start = std::chrono::steady_clock::now();
-  const auto trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
-  if (trace::to_string(trace->format) != kXlaFormatName)
-    throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
-  ProgramModel m{.snapshot = log, .owner = "XLA"};
+  ProgramModel m{.snapshot = trace->source, .owner = "XLA"};
   if (const std::uint32_t fatal = trace::fatal_failure_at(*trace); fatal != trace::Event::kNone)
     m.program_entry = trace->events[fatal].index;
   const RunConfig base = replay_config(trace, stop);
   const RecordedSettings* recorded = trace::allocator_settings(*trace);
   const bool grown = recorded != nullptr && recorded->get<bool>("preallocate") == false;
   const double fraction = pool_fraction(*trace, run.budget_bytes);
-  std::vector<XlaSetting> settings = xla_settings(fraction, 0);
+  std::vector<XlaSetting> settings = xla_settings(fraction, 0, 0, grown);
   const std::size_t ran = grown ? 1 : 0;
   m.outside_allocator_bytes = outside_of(run, base, settings[ran].options, m);
   // The pool's room: the card less what lay beside it (its limit is still its share of the card).
   m.budget_bytes = run.budget_bytes > m.outside_allocator_bytes
                        ? run.budget_bytes - m.outside_allocator_bytes
                        : 0;
-  settings = xla_settings(fraction, m.outside_allocator_bytes);
+  settings = xla_settings(fraction, m.outside_allocator_bytes, run.budget_bytes, grown);
   const std::uint64_t upper =
       std::max(run.budget_bytes, run.device ? run.device->total_bytes : run.budget_bytes);
   for (std::size_t i = 0; i < settings.size(); ++i) {
@@ -243,7 +311,12 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   run.models.clear();
   if (!run.program || run.program->snapshots.empty() || run.outcome == Outcome::interrupted) return;
   try {
-    run.models.push_back(model_log(run, run.program->snapshots.front(), stop));
+    const std::filesystem::path log = run.program->snapshots.front();
+    const auto trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
+    if (trace::to_string(trace->format) != kXlaFormatName)
+      throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
+    run.models.push_back(model_log(run, trace, stop));
+    describe_step(run, *trace, log.parent_path() / kDumpFolder);
   } catch (const Interrupted&) {
     run.notes.emplace_back("the model was stopped before it answered for XLA's allocator log");
   } catch (const Error& e) {

@@ -2,10 +2,12 @@
 // the allocator's log the run kept (xla-log.txt, the trace format `xla`): the memory the process
 // held beside XLA's pool, whether the model fails where the program did on a card of the run's
 // budget, each of JAX's settings there (its defaults, XLA_PYTHON_CLIENT_PREALLOCATE=false,
-// XLA_PYTHON_CLIENT_ALLOCATOR=platform) with the smallest card for the whole process under it,
-// the setting to use, --check-remedy's rerun with it, and the searches' predictions from two
-// runs' logs. XLA compiles a program's step for the pool it is given: a log recorded on one card
-// answers for cards near it (the rows say so where they answer for a smaller one).
+// XLA_PYTHON_CLIENT_ALLOCATOR=platform, a larger XLA_PYTHON_CLIENT_MEM_FRACTION where the process
+// leaves room for one) with the smallest card for the whole process under it, the setting to use,
+// the step that asked and what it holds at its peak by the program's lines (XLA's dump beside the
+// log, jax/trace/xla_dump.hpp), --check-remedy's rerun with it, and the searches' predictions from
+// two runs' logs. XLA compiles a program's step for the pool it is given: a log recorded on one
+// card answers for cards near it (the rows say so where they answer for a smaller one).
 #pragma once
 
 #include <atomic>

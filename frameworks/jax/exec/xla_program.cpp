@@ -1,6 +1,7 @@
 #include "jax/exec/xla_program.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -64,21 +65,43 @@ CardSizing::Variables card_variables(
   return out;
 }
 
-std::vector<std::pair<std::string, std::string>> prediction_variables(
-    const std::function<std::optional<std::string>(std::string_view)>& current) {
-  // The values JAX itself reads as preallocation off, and its allocators without a pool.
+namespace {
+
+// Whether the pool is preallocated, by the values JAX itself reads as preallocation off and its
+// allocators without a pool.
+bool preallocated(const std::function<std::optional<std::string>(std::string_view)>& current) {
   const auto is = [&](std::string_view name, std::initializer_list<std::string_view> values) {
     const std::optional<std::string> value = current(name);
     return value && std::find(values.begin(), values.end(), *value) != values.end();
   };
-  if (is("XLA_PYTHON_CLIENT_PREALLOCATE", {"0", "false", "False"}) ||
-      is("XLA_PYTHON_CLIENT_ALLOCATOR", {"platform", "cuda_async"}))
-    return {};
-  const std::string flags = current("XLA_FLAGS").value_or("");
-  const std::string_view name = kTightLimitFlag.substr(0, kTightLimitFlag.find('='));
-  if (flags.find(name) != std::string::npos) return {};
-  return {{"XLA_FLAGS", flags.empty() ? std::string(kTightLimitFlag)
-                                      : fmt::format("{} {}", flags, kTightLimitFlag)}};
+  return !is("XLA_PYTHON_CLIENT_PREALLOCATE", {"0", "false", "False"}) &&
+         !is("XLA_PYTHON_CLIENT_ALLOCATOR", {"platform", "cuda_async"});
+}
+
+bool sets_flag(std::string_view flags, std::string_view flag) {
+  return flags.find(flag.substr(0, flag.find('='))) != std::string_view::npos;
+}
+
+// XLA splits XLA_FLAGS at white space: a folder with a space (or a quote) cannot be said there.
+bool plain_path(const std::string& path) {
+  return std::none_of(path.begin(), path.end(), [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0 || c == '"' || c == '\'';
+  });
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::string>> recording_variables(const RecordedRun& run) {
+  const std::string flags = run.current("XLA_FLAGS").value_or("");
+  std::vector<std::string> added;
+  if (run.predicting && preallocated(run.current) && !sets_flag(flags, kTightLimitFlag))
+    added.emplace_back(kTightLimitFlag);
+  const std::string dump = (run.folder / kDumpFolder).string();
+  if (!run.folder.empty() && !sets_flag(flags, kDumpFlag) && plain_path(dump))
+    added.push_back(fmt::format("{}={}", kDumpFlag, dump));
+  if (added.empty()) return {};
+  return {
+      {"XLA_FLAGS", fmt::format("{}{}{}", flags, flags.empty() ? "" : " ", fmt::join(added, " "))}};
 }
 
 bool is_xla_info_line(std::string_view line, const std::string* previous_log_line) {

@@ -32,14 +32,21 @@ inline constexpr double kDefaultMemFraction = 0.75;
 // and outputs, times this factor in percent; at 1 the step holds the least XLA can make it hold.
 inline constexpr std::string_view kTightLimitFlag = "--xla_gpu_memory_limit_slop_factor=1";
 
-// XLA_FLAGS with kTightLimitFlag after the program's own flags; nothing where the program sets
-// that factor itself, or where the pool is not preallocated (XLA_PYTHON_CLIENT_PREALLOCATE=false,
-// XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async): with the pool preallocated a run
-// under the tight limit completes where the run under the pool's limit does (XLA fits the step to
-// that limit where its smallest form fits), while a pool grown region by region may be cut short
-// by the larger step it is given room for.
-[[nodiscard]] std::vector<std::pair<std::string, std::string>> prediction_variables(
-    const std::function<std::optional<std::string>(std::string_view)>& current);
+// Where XLA writes what it compiled (its dump: each step's HLO with the program's lines, its
+// buffer assignment and its buffers' live ranges), a folder beside the log.
+inline constexpr std::string_view kDumpFlag = "--xla_dump_to";
+inline constexpr std::string_view kDumpFolder = "xla-dump";
+
+// ProgramLog::recording: XLA_FLAGS with, after the program's own flags, the dump into the log's
+// folder (kDumpFolder; nothing where the program dumps itself, or where the folder's name has a
+// space, which XLA_FLAGS cannot hold), and on a run a search predicts from kTightLimitFlag
+// (nothing where the program sets that factor itself, or where the pool is not preallocated:
+// XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async). With
+// the pool preallocated a run under the tight limit completes where the run under the pool's
+// limit does (XLA fits the step to that limit where its smallest form fits), while a pool grown
+// region by region may be cut short by the larger step it is given room for.
+[[nodiscard]] std::vector<std::pair<std::string, std::string>> recording_variables(
+    const RecordedRun& run);
 
 // A line of XLA's (absl's) INFO log, "I1129 01:46:30.394064  511 bfc_allocator.cc:1385] ...",
 // one of the lines of the BFC allocator's "Stats:" block ("InUse:   1.50GiB"), or of the stack

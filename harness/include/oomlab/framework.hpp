@@ -226,6 +226,16 @@ struct CardSizing {
   std::string hint;  // "jax"
 };
 
+// A run exec records, as ProgramLog::recording is told of it.
+struct RecordedRun {
+  // The value the program sees of a variable (none: unset).
+  std::function<std::optional<std::string>(std::string_view)> current;
+  std::filesystem::path folder;  // where the log is kept
+  // A run a search predicts from: fit exec's first two runs that record, frontier exec's top run,
+  // the runs of `frontier exec --from`.
+  bool predicting = false;
+};
+
 // A framework whose allocator says what it held at an OOM, and what it did, only at a log level
 // its users do not see by default (XLA's BFC allocator: its chunk map and pool summary at INFO,
 // under JAX's TF_CPP_MIN_LOG_LEVEL=1; each request and free at VLOG 4): exec sets `set` (and,
@@ -241,12 +251,11 @@ struct ProgramLog {
   // What else it sets while exec records the program (not under --no-snapshot), unless the user
   // set the variable: its allocator's every request and free, for a trace (format `xla`).
   std::vector<std::pair<std::string, std::string>> record;
-  // What else it sets on a run a search predicts from (fit exec's first two runs that record,
-  // frontier exec's top run, the runs of `frontier exec --from`), given the value the program
-  // sees of each variable (`current`): whole assignments, empty for none (JAX's: a compiler flag
-  // that makes the program's step the smallest it can be, jax/exec/xla_program.hpp).
-  std::vector<std::pair<std::string, std::string>> (*predicting)(
-      const std::function<std::optional<std::string>(std::string_view)>& current) = nullptr;
+  // What else it sets on a run it records, after `record` (whole assignments, empty for none):
+  // JAX's: its compiler's account of each compiled step written beside the log, and on a run a
+  // search predicts from, a compiler flag that makes the step the smallest it can be
+  // (jax/exec/xla_program.hpp).
+  std::vector<std::pair<std::string, std::string>> (*recording)(const RecordedRun& run) = nullptr;
   std::string file;  // "xla-log.txt"
   // The log, recorded, is the run's record of the allocator (a trace of a format the framework
   // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept

@@ -105,16 +105,19 @@ const ProgramLog* keep_log_apart(const ExecConfig& config, const SnapshotShim* s
         if (!program_value(config, name)) spec.environment.emplace_back(name, value);
       }
     }
-    if (recorded && config.snapshot.predicting && log.predicting != nullptr) {
-      const auto current = [&config](std::string_view name) { return program_value(config, name); };
-      for (auto& assignment : log.predicting(current))
-        spec.environment.push_back(std::move(assignment));
-    }
     spec.is_log_line = log.is_log_line;
     if (!config.folder.empty()) spec.log_copy = config.folder / log.file;
-    if (!recorded || !log.is_trace) return nullptr;
-    if (spec.log_copy.empty()) spec.log_copy = shim->folder() / log.file;
-    return &log;
+    if (recorded && log.is_trace && spec.log_copy.empty())
+      spec.log_copy = shim->folder() / log.file;
+    if (recorded && log.recording != nullptr) {
+      const RecordedRun run{
+          .current = [&config](std::string_view name) { return program_value(config, name); },
+          .folder = spec.log_copy.parent_path(),
+          .predicting = config.snapshot.predicting};
+      for (auto& assignment : log.recording(run))
+        spec.environment.push_back(std::move(assignment));
+    }
+    return recorded && log.is_trace ? &log : nullptr;
   }
   return nullptr;
 }

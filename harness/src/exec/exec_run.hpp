@@ -28,7 +28,7 @@ struct SnapshotOptions {
   bool enabled = true;                       // --no-snapshot turns it off
   bool python_stacks = false;                // --snapshot-stacks python; none by default
   std::optional<std::uint64_t> max_entries;  // --snapshot-entries; PyTorch's default without
-  // A run a search predicts from: its framework's ProgramLog::predicting set too, while it records.
+  // A run a search predicts from: its framework's ProgramLog::recording is told so.
   bool predicting = false;
   // Where the snapshots go: empty, the run folder (or, without one, a temporary folder removed
   // at the end); a search's trials name one so that the first run's snapshot outlives the run.

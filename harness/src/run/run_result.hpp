@@ -51,9 +51,11 @@ struct OomRecord {
   std::optional<std::uint64_t> trace_entry;
   std::optional<std::uint64_t> trace_line;
   std::vector<std::string> frames;
-  std::string frames_from;  // "snapshot" (PyTorch's stacks), "traceback" (the program's), ""
-  std::string user_frame;   // the innermost frame in the user's own files (one of `frames`)
-  std::string user_line;    // the code there, if known
+  // "snapshot" (PyTorch's stacks), "traceback" (the program's), "compiled" (a compiled step's
+  // metadata: where the program called it), ""
+  std::string frames_from;
+  std::string user_frame;  // the innermost frame in the user's own files (one of `frames`)
+  std::string user_line;   // the code there, if known
   std::vector<ProgramBlock> largest_live;
   std::vector<trace::MemoryHolder> holders;  // what filled memory then, by allocating frame
   std::optional<ProgramMessage> program;     // exec: the program's own words
