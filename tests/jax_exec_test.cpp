@@ -66,6 +66,7 @@ class ExecJax : public ::testing::Test {
     config.environment = oomlab::Environment{};
     config.snapshot.enabled = recording_;
     config.snapshot.predicting = predicting_;
+    config.variables = variables_;
     return oomlab::run_exec(config, *devices_);
   }
   [[nodiscard]] std::string out() const { return read_file(dir_ / "run" / "stdout.txt"); }
@@ -76,6 +77,7 @@ class ExecJax : public ::testing::Test {
   std::unique_ptr<FakeDevices> devices_;
   bool recording_ = false;   // exec's snapshot shim, and XLA's allocator log with it
   bool predicting_ = false;  // a run a search predicts from
+  std::vector<std::pair<std::string, std::string>> variables_;  // --check-remedy's setting
 };
 
 TEST_F(ExecJax, ThePoolIsSizedAsOnACardOfTheBudget) {
@@ -96,6 +98,18 @@ TEST_F(ExecJax, TheProgramsOwnFractionIsScaledNotReplaced) {
   EXPECT_EQ(out(), "jax 0.05 unset\n");  // 0.5 x 8 / 80
   ASSERT_EQ(result.notes.size(), 1U);
   EXPECT_NE(result.notes.front().find("the program's XLA_CLIENT_MEM_FRACTION"), std::string::npos);
+}
+
+// --check-remedy's rerun with a larger share of the card: the share is of the card, scaled as the
+// program's own would be, and the program sees that value alone (Python's os.environ keeps the
+// first of two assignments of a name).
+TEST_F(ExecJax, ARemedysFractionIsOfTheCardToo) {
+  variables_ = {{"XLA_PYTHON_CLIENT_MEM_FRACTION", "0.90"}};
+  static_cast<void>(
+      run("env | grep -c '^XLA_PYTHON_CLIENT_MEM_FRACTION='; echo "
+          "\"jax $XLA_PYTHON_CLIENT_MEM_FRACTION\"",
+          8_GiB));
+  EXPECT_EQ(out(), "1\njax 0.09\n");  // 0.9 x 8 / 80
 }
 
 TEST_F(ExecJax, EachRequestAndFreeIsLoggedWhileExecRecordsUnlessTheUserSaidOtherwise) {

@@ -7,6 +7,7 @@
 // live ranges to the peak's list.
 #include "jax/trace/xla_dump.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <sstream>
 #include <string>
 
 #include "jax/exec/xla_model.hpp"
@@ -25,8 +27,33 @@ namespace {
 namespace fs = std::filesystem;
 using namespace oomlab::literals;
 
-fs::path dump() {
-  return fs::path(oomlab::testing::test_data_dir()) / "exec" / "xla_dump" / "lm_b4";
+// Where the program was when XLA compiled it, as the dump's file table names it.
+constexpr std::string_view kRecordedProgram = "/work/main/tests/data/exec/jax_lm.py";
+
+std::string program() {
+  return oomlab::testing::test_data_dir() + "/exec/jax_lm.py";
+}
+
+// The dump, copied to `to` with the program's path in it made this checkout's.
+fs::path dump(const fs::path& to) {
+  fs::remove_all(to);
+  fs::create_directories(to);
+  const fs::path from = fs::path(oomlab::testing::test_data_dir()) / "exec" / "xla_dump" / "lm_b4";
+  for (const fs::directory_entry& entry : fs::directory_iterator(from)) {
+    std::ifstream in(entry.path());
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::string body = text.str();
+    for (std::size_t at = body.find(kRecordedProgram); at != std::string::npos;
+         at = body.find(kRecordedProgram, at + 1))
+      body.replace(at, kRecordedProgram.size(), program());
+    std::ofstream(to / entry.path().filename()) << body;
+  }
+  return to;
+}
+
+fs::path scratch(std::string_view name) {
+  return fs::temp_directory_path() / fmt::format("oomlab-xla-dump-{}-{}", name, ::getpid());
 }
 
 std::string line_of(const fs::path& file, int number) {
@@ -41,14 +68,16 @@ std::string line_of(const fs::path& file, int number) {
 constexpr std::uint64_t kTemp = 5'085'851'160;
 
 TEST(XlaDump, TheRefusedTempNamesTheStepWhereTheProgramCalledItAndWhatItHolds) {
+  const fs::path folder = dump(scratch("names"));
   const std::optional<oomlab::jax::CompiledStep> step =
-      oomlab::jax::compiled_step(dump(), kTemp, "jit_train_step", 10);
+      oomlab::jax::compiled_step(folder, kTemp, "jit_train_step", 10);
+  fs::remove_all(folder);
   ASSERT_TRUE(step.has_value());
   EXPECT_EQ(step->name, "jit_train_step");
   // XLA's own figure: "Stack trace breakdown for peak usage: 5 619 691 540 bytes".
   EXPECT_EQ(step->peak_bytes, 5'619'691'540U);
   ASSERT_FALSE(step->call_frames.empty());
-  const std::string program = oomlab::testing::test_data_dir() + "/exec/jax_lm.py";
+  const std::string program = ::program();
   EXPECT_EQ(step->call_frames.front(), "main (" + program + ":96)");
   EXPECT_NE(line_of(program, 96).find("train_step("), std::string::npos)
       << "the line called the step: " << line_of(program, 96);
@@ -72,10 +101,7 @@ TEST(XlaDump, TheRefusedTempNamesTheStepWhereTheProgramCalledItAndWhatItHolds) {
 }
 
 TEST(XlaDump, ADumpKeepsOnlyTheFilesOfTheStepThatFailed) {
-  const fs::path folder =
-      fs::temp_directory_path() / ("oomlab-xla-dump-" + std::to_string(::getpid()));
-  fs::remove_all(folder);
-  fs::copy(dump(), folder);
+  const fs::path folder = dump(scratch("kept"));
   std::ofstream(folder / "module_0662.jit__threefry_seed.config.pbtxt") << "other module\n";
   const auto step = oomlab::jax::compiled_step(folder, kTemp, "", 10);
   ASSERT_TRUE(step.has_value());
@@ -88,8 +114,10 @@ TEST(XlaDump, ADumpKeepsOnlyTheFilesOfTheStepThatFailed) {
 }
 
 TEST(XlaDump, NoStepWhereNoTempIsTheRefusedRequest) {
-  EXPECT_FALSE(oomlab::jax::compiled_step(dump(), kTemp + 256, "jit_train_step", 10));
-  EXPECT_FALSE(oomlab::jax::compiled_step(dump() / "absent", kTemp, "", 10));
+  const fs::path folder = dump(scratch("none"));
+  EXPECT_FALSE(oomlab::jax::compiled_step(folder, kTemp + 256, "jit_train_step", 10));
+  EXPECT_FALSE(oomlab::jax::compiled_step(folder / "absent", kTemp, "", 10));
+  fs::remove_all(folder);
 }
 
 // exec's model of a run whose log and dump lie together (the log of the same program at batch 4
@@ -101,10 +129,10 @@ TEST(XlaDump, ExecsModelNamesTheStepsLinesForTheOom) {
       fs::temp_directory_path() / ("oomlab-xla-run-" + std::to_string(::getpid()));
   fs::remove_all(run_folder);
   fs::create_directories(run_folder);
-  fs::copy(dump(), run_folder / "xla-dump");
+  static_cast<void>(dump(run_folder / "xla-dump"));
   fs::copy_file(fs::path(oomlab::testing::test_data_dir()) / "exec" / "xla_log_batch4_8gib.txt",
                 run_folder / "xla-log.txt");
-  const std::string program = oomlab::testing::test_data_dir() + "/exec/jax_lm.py";
+  const std::string program = ::program();
   oomlab::RunResult run;
   run.outcome = oomlab::Outcome::oom;
   run.budget_bytes = 8_GiB;

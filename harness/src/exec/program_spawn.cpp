@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <string>
 #include <system_error>
@@ -40,8 +41,13 @@ std::vector<std::string> environment_with(
       replaced = replaced || name == key;
     if (!replaced) result.emplace_back(entry);
   }
-  for (const auto& [name, value] : changes)
-    result.push_back(fmt::format("{}={}", name, value));
+  // A name set twice gets its last value, once: a process reading the environment may take the
+  // first of two (Python's os.environ does), so a later setting must replace, not follow, one.
+  for (auto it = changes.begin(); it != changes.end(); ++it) {
+    const bool set_later = std::any_of(std::next(it), changes.end(),
+                                       [&](const auto& later) { return later.first == it->first; });
+    if (!set_later) result.push_back(fmt::format("{}={}", it->first, it->second));
+  }
   return result;
 }
 
