@@ -2,9 +2,9 @@
 // refused, where the program called it and what its buffers hold at its peak, by the program's
 // lines. tests/data/exec/xla_dump/lm_b4 is XLA's dump of tests/data/exec/jax_lm.py --batch 4 on an
 // H200 (JAX 0.11.2, a card of 8 GiB, XLA_FLAGS=--xla_dump_to=...), its train step's three files
-// trimmed: the HLO to its stack-frame tables and the instructions live at the peak (their
-// backend_config cut), the buffer assignment to its first and its temp allocations' heads, the
-// live ranges to the peak's list.
+// trimmed: the HLO to its stack-frame tables, its ENTRY computation's head and end, and the
+// instructions live at the peak (their backend_config cut), the buffer assignment to its first
+// and its temp allocations' heads, the live ranges to the peak's list.
 #include "jax/trace/xla_dump.hpp"
 
 #include <fmt/format.h>
@@ -156,8 +156,10 @@ TEST(XlaDump, ExecsModelNamesTheStepsLinesForTheOom) {
   EXPECT_NE(run.oom->user_line.find("train_step("), std::string::npos) << run.oom->user_line;
   ASSERT_FALSE(run.oom->holders.empty());
   EXPECT_EQ(run.oom->holders.front().where, "block_apply (" + program + ":45)");
+  ASSERT_EQ(run.models.size(), 1U);
+  const std::vector<std::string>& notes = run.models.front().notes;
   const auto said = [&](std::string_view words) {
-    return std::any_of(run.notes.begin(), run.notes.end(),
+    return std::any_of(notes.begin(), notes.end(),
                        [&](const std::string& n) { return n.find(words) != std::string::npos; });
   };
   EXPECT_TRUE(said("JAX raised the OOM at main (" + program + ":97)"));

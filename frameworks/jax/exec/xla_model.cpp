@@ -56,7 +56,7 @@ double pool_fraction(const trace::Trace& trace, std::uint64_t card_bytes) {
 // and 2% of the card more (what it holds beside the pool was sampled, not every byte of it seen),
 // where that is more than the pool had.
 std::optional<double> larger_share(double fraction, std::uint64_t card, std::uint64_t outside) {
-  if (card == 0 || outside >= card) return std::nullopt;
+  if (card == 0 || outside == 0 || outside >= card) return std::nullopt;  // 0: not measured
   const double room = static_cast<double>(card - outside) / static_cast<double>(card) - 0.02;
   const double share = std::floor(room * 100.0) / 100.0;
   if (share < fraction + 0.01) return std::nullopt;
@@ -224,37 +224,46 @@ std::string executable_of(const OomRecord& oom) {
                                   : line.substr(at + kKey.size(), end - at - kKey.size());
 }
 
+// A note of the model's where there is one (a remodel makes it again), else of the run's.
+void note(RunResult& run, std::string text) {
+  (run.models.empty() ? run.notes : run.models.front().notes).push_back(std::move(text));
+}
+
 // The step whose temp buffer the pool refused, from XLA's dump beside the log: what its buffers
 // hold at its peak (the OOM's holders, by the program's lines) and where the program called it
-// (JAX's dispatch is asynchronous: its traceback names where a result was next read). The dump is
-// left holding that step's files alone.
-void describe_step(RunResult& run, const trace::Trace& trace, const std::filesystem::path& dump) {
+// when it was traced (JAX's dispatch is asynchronous: its traceback names where a result was
+// next read). The dump is left holding that step's files alone (none: no trace, no such step).
+void describe_step(RunResult& run, const trace::Trace* trace, const std::filesystem::path& dump) {
   constexpr std::size_t kHolders = 10;
   std::error_code ec;
   if (!std::filesystem::is_directory(dump, ec)) return;
-  const std::uint32_t fatal = trace::fatal_failure_at(trace);
+  const std::uint32_t fatal =
+      trace != nullptr ? trace::fatal_failure_at(*trace) : trace::Event::kNone;
   std::optional<CompiledStep> step;
   if (run.oom && fatal != trace::Event::kNone)
-    step = compiled_step(dump, trace.events[fatal].bytes, executable_of(*run.oom), kHolders);
+    step = compiled_step(dump, trace->events[fatal].bytes, executable_of(*run.oom), kHolders);
   keep_in_dump(dump, step ? &*step : nullptr);
   if (!step) return;
   OomRecord& oom = *run.oom;
   oom.holders = step->holders;
-  run.notes.push_back(fmt::format(
-      "the step {} asked XLA's pool for its temp buffer, {}; at its peak its buffers, with its "
-      "arguments, hold {} (XLA's dump of it: {})",
-      step->name, format_bytes(step->temp_bytes), format_bytes(step->peak_bytes),
-      step->hlo.parent_path().filename().string()));
+  note(run, fmt::format("the step {} asked XLA's pool for its temp buffer, {}; at its peak its "
+                        "buffers, with its arguments, hold {} (XLA's dump of it: {})",
+                        step->name, format_bytes(step->temp_bytes), format_bytes(step->peak_bytes),
+                        step->hlo.string()));
   if (step->call_frames.empty() || !run.program) return;
-  const std::string raised = oom.user_frame;
+  const OomRecord before = oom;
   oom.frames = step->call_frames;
   oom.frames_from = "compiled";
   choose_user_frame(oom, *run.program);
-  if (!raised.empty() && raised != oom.user_frame) {
-    run.notes.push_back(fmt::format(
-        "JAX raised the OOM at {}, where the program next read a result: it runs a step "
-        "asynchronously; the step that asked was called at {}",
-        raised, oom.user_frame.empty() ? step->call_frames.front() : oom.user_frame));
+  if (oom.user_frame.empty()) {  // none of the program's own: the traceback's place stands
+    oom = before;
+    return;
+  }
+  if (!before.user_frame.empty() && before.user_frame != oom.user_frame) {
+    note(run, fmt::format("JAX raised the OOM at {}, where the program next read a result: it "
+                          "runs a step asynchronously; the step that asked was traced (first "
+                          "called) at {}",
+                          before.user_frame, oom.user_frame));
   }
 }
 
@@ -309,19 +318,22 @@ ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::
 
 void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   run.models.clear();
-  if (!run.program || run.program->snapshots.empty() || run.outcome == Outcome::interrupted) return;
+  if (!run.program || run.program->snapshots.empty()) return;
+  const std::filesystem::path log = run.program->snapshots.front();
+  std::shared_ptr<const trace::Trace> trace;
   try {
-    const std::filesystem::path log = run.program->snapshots.front();
-    const auto trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
+    if (run.outcome == Outcome::interrupted) throw Interrupted();
+    trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
     if (trace::to_string(trace->format) != kXlaFormatName)
       throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
     run.models.push_back(model_log(run, trace, stop));
-    describe_step(run, *trace, log.parent_path() / kDumpFolder);
   } catch (const Interrupted&) {
-    run.notes.emplace_back("the model was stopped before it answered for XLA's allocator log");
+    if (run.outcome != Outcome::interrupted)
+      run.notes.emplace_back("the model was stopped before it answered for XLA's allocator log");
   } catch (const Error& e) {
     run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
   }
+  describe_step(run, trace.get(), log.parent_path() / kDumpFolder);
   if (!run.models.empty() && run.oom && run.models.front().program_entry &&
       !run.models.front().advice.empty())
     run.oom->diagnosis.advice = run.models.front().advice;

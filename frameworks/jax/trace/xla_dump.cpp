@@ -78,7 +78,8 @@ std::vector<std::pair<std::string, std::uint64_t>> peak_values(const fs::path& l
 
 struct Instruction {
   std::string op_name;
-  std::string place;  // "block_apply (/x/lm.py:45)", "" where its metadata names no line
+  // "block_apply (/x/lm.py:45)" (older metadata: "/x/lm.py:45"), "" where it names no line
+  std::string place;
   std::uint32_t frame = 0;
   bool parameter = false;
 };
@@ -106,6 +107,7 @@ class HloText {
   std::map<std::uint64_t, Location> locations_;
   std::map<std::uint32_t, std::pair<std::uint64_t, std::uint32_t>> frames_;  // location, parent
   bool parent_shifted_ = false;  // XLA prints a frame's parent one past its id (a root itself)
+  bool in_entry_ = false;        // in the ENTRY computation, whose parameters are the step's
   std::map<std::string, Instruction, std::less<>> instructions_;
 };
 
@@ -120,6 +122,10 @@ HloText::HloText(const fs::path& path, const std::set<std::string, std::less<>>&
       table.clear();
     } else if (!table.empty()) {
       table_entry(table, line);
+    } else if (line.starts_with("ENTRY ")) {
+      in_entry_ = true;
+    } else if (line == "}") {
+      in_entry_ = false;
     } else {
       instruction(line, wanted);
     }
@@ -157,22 +163,23 @@ void HloText::table_entry(std::string_view table, std::string_view line) {
 void HloText::instruction(std::string_view line, const std::set<std::string, std::less<>>& wanted) {
   std::string_view text = trimmed(line);
   if (text.starts_with("ROOT ")) text.remove_prefix(5);
-  if (!text.starts_with('%')) return;
+  if (text.starts_with('%')) text.remove_prefix(1);
   const std::size_t equals = text.find(" = ");
   if (equals == std::string_view::npos) return;
-  const std::string_view name = text.substr(1, equals - 1);
+  const std::string_view name = text.substr(0, equals);
   if (!wanted.contains(name)) return;
   Instruction& i = instructions_[std::string(name)];
   const std::size_t metadata = text.find("metadata={");
   const std::string_view head = text.substr(0, metadata);
-  i.parameter = head.find(" parameter(") != std::string_view::npos;
+  i.parameter = in_entry_ && head.find(" parameter(") != std::string_view::npos;
   if (metadata == std::string_view::npos) return;
   const std::string_view meta = text.substr(metadata);
   i.op_name = quoted_after(meta, "op_name=\"");
   i.frame = static_cast<std::uint32_t>(number_after(meta, "stack_frame_id=").value_or(0));
+  // Older metadata names the file and line itself, without the function.
   const std::string file = quoted_after(meta, "source_file=\"");
-  if (const auto at = number_after(meta, "source_line="); !file.empty() && at)
-    i.place = fmt::format("{} ({}:{})", i.op_name, file, *at);
+  if (const auto at = number_after(meta, "source_line="); i.frame == 0 && !file.empty() && at)
+    i.place = fmt::format("{}:{}", file, *at);
 }
 
 std::string HloText::place_of(std::uint32_t location) const {
@@ -243,7 +250,7 @@ void describe(CompiledStep& step, std::size_t most) {
       if (step.call_frames.empty()) step.call_frames = callers(hlo.chain(i->frame), step.name);
     } else if (i != nullptr && !i->op_name.empty()) {
       where = i->op_name;
-    } else {
+    } else if (i != nullptr) {
       where = "buffers of XLA's own making (layout copies and the like: no line of the program)";
     }
     trace::MemoryHolder& h = by_place[where];
@@ -271,19 +278,24 @@ std::string module_name(const std::string& prefix) {
 
 std::optional<CompiledStep> compiled_step(const fs::path& folder, std::uint64_t temp_bytes,
                                           const std::string& executable, std::size_t most) {
+  // The modules whose temp is the request, in the order XLA numbered them; the one the message
+  // names where it names one.
+  std::vector<std::string> prefixes;
   std::error_code ec;
-  std::optional<CompiledStep> found;
-  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (!file.ends_with(kAssignment) || temp_of(entry.path()) != temp_bytes) continue;
-    const std::string prefix = file.substr(0, file.size() - kAssignment.size());
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    if (file.ends_with(kAssignment) && temp_of(it->path()) == temp_bytes)
+      prefixes.push_back(file.substr(0, file.size() - kAssignment.size()));
+  }
+  std::sort(prefixes.begin(), prefixes.end());
+  for (const std::string& prefix : prefixes) {
     CompiledStep step{
         .name = module_name(prefix), .hlo = folder / (prefix + ".txt"), .temp_bytes = temp_bytes};
-    if (!fs::exists(step.hlo, ec)) continue;
-    if (!found || (step.name == executable && found->name != executable)) found = std::move(step);
+    if ((!executable.empty() && step.name != executable) || !fs::exists(step.hlo, ec)) continue;
+    describe(step, most);
+    if (!step.holders.empty()) return step;  // none: its live ranges are not as read here
   }
-  if (found) describe(*found, most);
-  return found;
+  return std::nullopt;
 }
 
 void keep_in_dump(const fs::path& folder, const CompiledStep* step) {
@@ -294,9 +306,9 @@ void keep_in_dump(const fs::path& folder, const CompiledStep* step) {
     kept = {prefix + ".txt", prefix + std::string(kAssignment), prefix + std::string(kLiveRange)};
   }
   std::vector<fs::path> gone;
-  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
-    const std::string file = entry.path().filename().string();
-    if (file.starts_with("module_") && !kept.contains(file)) gone.push_back(entry.path());
+  for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    if (file.starts_with("module_") && !kept.contains(file)) gone.push_back(it->path());
   }
   for (const fs::path& path : gone)
     fs::remove_all(path, ec);

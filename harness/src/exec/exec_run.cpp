@@ -110,9 +110,13 @@ const ProgramLog* keep_log_apart(const ExecConfig& config, const SnapshotShim* s
     if (recorded && log.is_trace && spec.log_copy.empty())
       spec.log_copy = shim->folder() / log.file;
     if (recorded && log.recording != nullptr) {
+      // Absolute: the program may change its working folder before it writes there.
+      std::error_code ec;
+      std::filesystem::path folder = std::filesystem::absolute(spec.log_copy.parent_path(), ec);
+      if (ec) folder.clear();
       const RecordedRun run{
           .current = [&config](std::string_view name) { return program_value(config, name); },
-          .folder = spec.log_copy.parent_path(),
+          .folder = folder,
           .predicting = config.snapshot.predicting};
       for (auto& assignment : log.recording(run))
         spec.environment.push_back(std::move(assignment));
@@ -170,7 +174,8 @@ ProgramSpec program_spec(const ExecConfig& config, const ExecDevices& devices,
     spec.out_copy = config.folder / "stdout.txt";
     spec.err_copy = config.folder / "stderr.txt";
   }
-  // Then --check-remedy's PYTORCH_CUDA_ALLOC_CONF wins over any other.
+  // Then --check-remedy's setting wins over any other, but for a framework's card sizing, which
+  // comes after it and scales a share of the device that it sets (run_exec: size_to_card).
   spec.environment.insert(spec.environment.end(), config.variables.begin(), config.variables.end());
   // Last, over anything the user's or the program's environment says: NVLink multicast off.
   for (const auto& [name, value] : kMulticastOff)
