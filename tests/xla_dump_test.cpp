@@ -44,9 +44,12 @@ fs::path dump(const fs::path& to) {
     std::ostringstream text;
     text << in.rdbuf();
     std::string body = text.str();
+    // Past each replacement: this checkout's path may hold the recorded one (a clone in a
+    // folder under which /work/main lies), and searching inside it would never end.
+    const std::string here = program();
     for (std::size_t at = body.find(kRecordedProgram); at != std::string::npos;
-         at = body.find(kRecordedProgram, at + 1))
-      body.replace(at, kRecordedProgram.size(), program());
+         at = body.find(kRecordedProgram, at + here.size()))
+      body.replace(at, kRecordedProgram.size(), here);
     std::ofstream(to / entry.path().filename()) << body;
   }
   return to;

@@ -9,6 +9,8 @@
 // same card: jax_lm.py completes at batch 3 and runs out of memory at 4; with --remat at 11 and 12.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
@@ -106,6 +108,21 @@ TEST(XlaSeries, TheDumpGoesBesideTheLogWhereXlaFlagsCanSayTheFolder) {
             (Set{{"XLA_FLAGS", "--xla_dump_to=/runs/a/xla-dump"}}));
   EXPECT_TRUE(recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}, "/runs/a b").empty())
       << "XLA splits its flags at spaces";
+}
+
+TEST(XlaSeries, AnEarlierRunsDumpInTheFolderGoesBeforeTheRun) {
+  const std::filesystem::path folder = oomlab::testing::fresh_temp_folder("xla-stale-dump");
+  const std::filesystem::path old = folder / "xla-dump" / "module_0001.jit_step.txt";
+  std::filesystem::create_directories(old.parent_path());
+  std::ofstream(old) << "HloModule jit_step\n";
+  const std::filesystem::path beside = folder / "xla-log.txt";
+  std::ofstream(beside) << "kept\n";
+  EXPECT_FALSE(
+      recording_with({{"XLA_PYTHON_CLIENT_PREALLOCATE", "false"}}, folder.string()).empty());
+  EXPECT_FALSE(std::filesystem::exists(old.parent_path()))
+      << "XLA adds to the folder: the old module could be read as this run's step";
+  EXPECT_TRUE(std::filesystem::exists(beside)) << "only the dump goes";
+  std::filesystem::remove_all(folder);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <filesystem>
 #include <initializer_list>
 #include <system_error>
 
@@ -97,8 +98,13 @@ std::vector<std::pair<std::string, std::string>> recording_variables(const Recor
   if (run.predicting && preallocated(run.current) && !sets_flag(flags, kTightLimitFlag))
     added.emplace_back(kTightLimitFlag);
   const std::string dump = (run.folder / kDumpFolder).string();
-  if (!run.folder.empty() && !sets_flag(flags, kDumpFlag) && plain_path(dump))
+  if (!run.folder.empty() && !sets_flag(flags, kDumpFlag) && plain_path(dump)) {
+    // XLA adds to a dump folder: one an earlier run left there (a run folder reused with
+    // --force) would lend its modules to this run's diagnosis.
+    std::error_code ignored;
+    std::filesystem::remove_all(dump, ignored);
     added.push_back(fmt::format("{}={}", kDumpFlag, dump));
+  }
   if (added.empty()) return {};
   return {
       {"XLA_FLAGS", fmt::format("{}{}{}", flags, flags.empty() ? "" : " ", fmt::join(added, " "))}};

@@ -38,13 +38,14 @@ inline constexpr std::string_view kDumpFlag = "--xla_dump_to";
 inline constexpr std::string_view kDumpFolder = "xla-dump";
 
 // ProgramLog::recording: XLA_FLAGS with, after the program's own flags, the dump into the log's
-// folder (kDumpFolder; nothing where the program dumps itself, or where the folder's name has a
-// space, which XLA_FLAGS cannot hold), and on a run a search predicts from kTightLimitFlag
-// (nothing where the program sets that factor itself, or where the pool is not preallocated:
-// XLA_PYTHON_CLIENT_PREALLOCATE=false, XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async). With
-// the pool preallocated a run under the tight limit completes where the run under the pool's
-// limit does (XLA fits the step to that limit where its smallest form fits), while a pool grown
-// region by region may be cut short by the larger step it is given room for.
+// folder (kDumpFolder, emptied of what an earlier run left there; nothing where the program
+// dumps itself, or where the folder's name has a space, which XLA_FLAGS cannot hold), and on a run
+// a search predicts from kTightLimitFlag (nothing where the program sets that factor itself, or
+// where the pool is not preallocated: XLA_PYTHON_CLIENT_PREALLOCATE=false,
+// XLA_PYTHON_CLIENT_ALLOCATOR=platform or cuda_async). With the pool preallocated a run under the
+// tight limit completes where the run under the pool's limit does (XLA fits the step to that limit
+// where its smallest form fits), while a pool grown region by region may be cut short by the larger
+// step it is given room for.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> recording_variables(
     const RecordedRun& run);
 
