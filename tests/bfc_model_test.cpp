@@ -149,6 +149,25 @@ TEST(BfcModel, ARefusedRegionIsAskedAgainAtNineTenthsInSinglePrecision) {
   EXPECT_GE(small.asked.back(), 49_MiB);
 }
 
+TEST(BfcModel, ASourceWithNothingLeftRefusesEvenTheSmallestRegion) {
+  // Nine tenths of 2304 B round back up to 2304 B (in 256 B): asked again, the same region would
+  // be refused again without end.
+  Source empty;
+  empty.largest = 0;
+  BfcModel grown({.limit_bytes = 64_MiB, .allow_growth = true, .spatial = false}, empty.make());
+  EXPECT_FALSE(grown.allocate(256));
+  EXPECT_FALSE(grown.allocate(1));
+  // From a 2 MiB region down by nine tenths to 2304 B is 71 asks: each refusal asks them all,
+  // the last 2304 B, then stops.
+  EXPECT_EQ(empty.asked.size(), 2U * 71U);
+  EXPECT_EQ(empty.asked.back(), 2304U);
+  Source none;
+  none.largest = 0;
+  BfcModel whole(classic(512), none.make());
+  EXPECT_FALSE(whole.allocate(256));
+  EXPECT_EQ(none.asked, (std::vector<std::uint64_t>{512})) << "nine tenths of 512 B round to 512";
+}
+
 TEST(BfcModel, PreallocationTakesTheWholeLimitAtTheFirstRequestAndNoMore) {
   Source source;
   BfcModel pool({.limit_bytes = 18_GiB, .allow_growth = false, .spatial = true}, source.make());

@@ -10,6 +10,7 @@
 #include "jax/exec/xla_model.hpp"
 #include "jax/exec/xla_program.hpp"
 #include "jax/model/xla_backend.hpp"
+#include "jax/model/xla_words.hpp"
 #include "jax/trace/xla_log.hpp"
 #include "oomlab/framework.hpp"
 #include "oomlab/registry.hpp"
@@ -47,23 +48,14 @@ std::optional<OomReport> jax_xla(std::string_view line) {
 namespace {
 
 void add_oom_dialects(Registry& registry) {
-  registry.add_oom_dialect(
-      {.name = "JAX/XLA",
-       .rank = 20,
-       .recognise = &jax_xla,
-       .advice = {{.framework = "JAX/XLA",
-                   // The BFC allocator's own message names TF_GPU_ALLOCATOR, which JAX does
-                   // not read (measured: JAX 0.11.2 kept GPU_0_bfc with it set).
-                   .fragmentation = "XLA's pool holds enough free memory, in pieces: "
-                                    "XLA_PYTHON_CLIENT_ALLOCATOR=cuda_async (the driver's "
-                                    "stream-ordered pool) or XLA_PYTHON_CLIENT_PREALLOCATE=false "
-                                    "(regions as needed) cut it otherwise; the message's "
-                                    "TF_GPU_ALLOCATOR=cuda_malloc_async is not read by JAX",
-                   .capacity = "reduce the batch size or rematerialise (jax.checkpoint); "
-                               "XLA_PYTHON_CLIENT_MEM_FRACTION sets how much of the card XLA's "
-                               "pool may take",
-                   .sizing_setting = "XLA_PYTHON_CLIENT_PREALLOCATE=false (or "
-                                     "XLA_PYTHON_CLIENT_MEM_FRACTION=...)"}}});
+  registry.add_oom_dialect({.name = "JAX/XLA",
+                            .rank = 20,
+                            .recognise = &jax_xla,
+                            .advice = {{.framework = "JAX/XLA",
+                                        .fragmentation = std::string(jax::kFragmentationAdvice),
+                                        .capacity = std::string(jax::kCapacityAdvice),
+                                        .sizing_setting = "XLA_PYTHON_CLIENT_PREALLOCATE=false (or "
+                                                          "XLA_PYTHON_CLIENT_MEM_FRACTION=...)"}}});
 }
 
 // `xla`, over every backend that serves an adaptor.
@@ -106,6 +98,7 @@ Framework describe_jax() {
                                 .file = "xla-log.txt",
                                 .is_trace = true,
                                 .seen_as = "jax"},
+      .cache_words = jax::cache_words(),
       .exec_help =
           "JAX programs, with no change to the program:\n"
           "  JAX sizes XLA's memory pool (and the memory limit XLA compiles under) from the\n"

@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/exec_cli.hpp"
 #include "cli/help_text.hpp"
+#include "cli/out_folder.hpp"
 #include "cli/parse.hpp"
 #include "cli/scenario_cli.hpp"
 #include "oomlab/error.hpp"
@@ -192,12 +193,17 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
     err << "oomlab: error: " << clip_long_words(unexpected) << '\n';
     return kExitUsage;
   }
+  forget_made_out_folders();
   try {
-    return dispatch(built, {.argv = args, .program = program, .out = out, .err = err});
+    const int code = dispatch(built, {.argv = args, .program = program, .out = out, .err = err});
+    forget_made_out_folders();
+    return code;
   } catch (const Error& e) {
+    remove_unused_out_folders();
     err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return exit_code_for_error(e);
   } catch (const std::exception& e) {
+    remove_unused_out_folders();
     err << "oomlab: error: " << clip_long_words(e.what()) << '\n';
     return kExitCheckFailed;
   }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "cli/output_flag.hpp"
 #include "oomlab/error.hpp"
@@ -16,6 +17,12 @@ namespace oomlab::cli {
 namespace fs = std::filesystem;
 
 namespace {
+
+// The folders claim_out_folder made (not found there) in this command.
+std::vector<fs::path>& made_folders() {
+  static std::vector<fs::path> folders;
+  return folders;
+}
 
 // Why `path` cannot be written, in the system's words; empty when it can.
 std::string unwritable(const fs::path& path) {
@@ -43,7 +50,9 @@ void claim_out_folder(const fs::path& folder, bool force, const OutFolderKind& k
       }
     }
   }
+  const bool there = fs::exists(folder, ec);
   fs::create_directories(folder, ec);
+  if (!there && !ec) made_folders().push_back(folder);
   if (ec || !fs::is_directory(folder)) {
     throw Error(ErrorKind::io, fmt::format("--out: cannot create folder {}: {}", folder.string(),
                                            ec ? ec.message() : "a file of that name exists"));
@@ -51,6 +60,18 @@ void claim_out_folder(const fs::path& folder, bool force, const OutFolderKind& k
   if (const std::string why = unwritable(folder); !why.empty())
     throw Error(ErrorKind::io,
                 fmt::format("--out: cannot write into {}: {}", folder.string(), why));
+}
+
+void remove_unused_out_folders() {
+  for (const fs::path& folder : made_folders()) {
+    std::error_code ec;
+    if (fs::is_empty(folder, ec) && !ec) fs::remove(folder, ec);
+  }
+  made_folders().clear();
+}
+
+void forget_made_out_folders() {
+  made_folders().clear();
 }
 
 void check_destination(std::string_view flag, const std::string& path) {

@@ -20,6 +20,12 @@ struct OutFolderKind {
 // The folder made and writable; refused as above.
 void claim_out_folder(const std::filesystem::path& folder, bool force, const OutFolderKind& kind);
 
+// The folders claim_out_folder made since the last call, removed where still empty: a command
+// that fails before it writes there (a trace refused, a search stopped at its start) leaves no
+// empty folder. run_cli calls it when a command fails, forget_made_out_folders when one ends.
+void remove_unused_out_folders();
+void forget_made_out_folders();
+
 // An output file a flag names ("--json", "FILE"): its folder exists and can be written, and it
 // is not itself a folder; "" and "-" are not files. Error(io) naming the flag and the reason.
 void check_destination(std::string_view flag, const std::string& path);

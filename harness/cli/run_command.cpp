@@ -167,10 +167,15 @@ std::string recorded_allocator_model(const Params& params) {
   const auto& v = params.values();
   if (!v.contains("trace") || params.text("trace").empty()) return {};
   if (v.contains("level") && params.choice("level") != "tensor") return {};
-  std::ifstream file(params.text("trace"), std::ios::binary);
-  std::string head(64, '\0');
-  file.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<std::size_t>(file.gcount()));
+  // Only a file's head is read (opening a FIFO would wait for a writer): anything else is
+  // refused when the trace is loaded.
+  std::string head;
+  if (std::error_code ec; fs::is_regular_file(params.text("trace"), ec)) {
+    std::ifstream file(params.text("trace"), std::ios::binary);
+    head.assign(64, '\0');
+    file.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(file.gcount()));
+  }
   const trace::FormatInfo* format = nullptr;
   if (v.contains("format") && params.text("format") != "auto") {
     format = trace::find_format(params.text("format"));

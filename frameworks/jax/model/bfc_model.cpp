@@ -79,8 +79,11 @@ bool BfcModel::extend(std::uint64_t rounded) {
   while (!address) {
     // XLA's kBackpedalFactor is a float: the product is computed in single precision.
     const float less = static_cast<float>(bytes) * 0.9F;
-    bytes = rounded_bytes(static_cast<std::uint64_t>(less));
-    if (bytes < rounded) return false;
+    const std::uint64_t smaller = rounded_bytes(static_cast<std::uint64_t>(less));
+    // Nine tenths of 2304 B round back up to 2304 B: XLA would ask a source that has nothing
+    // for the same region without end; here it is refused.
+    if (smaller < rounded || smaller >= bytes) return false;
+    bytes = smaller;
     address = source_.take(bytes);
   }
   if (!increased) next_region_bytes_ *= 2;

@@ -1,5 +1,7 @@
 #include "jax/model/xla_allocator.hpp"
 
+#include "jax/model/xla_words.hpp"
+
 namespace oomlab::jax {
 
 namespace {
@@ -17,10 +19,13 @@ XlaAllocator::XlaAllocator(std::optional<BfcConfig> pool, std::unique_ptr<Alloca
   RegionSource source{.take = [this](std::uint64_t bytes) -> std::optional<std::uint64_t> {
                         const AllocResult r = this->upstream().allocate(bytes, stream_);
                         if (!r.ok()) return std::nullopt;
-                        return reinterpret_cast<std::uint64_t>(r.ptr);
+                        const auto address = reinterpret_cast<std::uint64_t>(r.ptr);
+                        calls_.push_back({DeviceCallKind::segment_alloc, bytes, address});
+                        return address;
                       },
                       .give_back =
                           [this](std::uint64_t address, std::uint64_t bytes) {
+                            calls_.push_back({DeviceCallKind::segment_free, bytes, address});
                             this->upstream().deallocate(pointer(address), bytes, stream_);
                           }};
   pool_ = std::make_unique<BfcModel>(*pool, std::move(source));
@@ -34,7 +39,10 @@ AllocResult XlaAllocator::do_allocate(std::size_t bytes, Stream stream) {
   if (!pool_) return upstream().allocate(bytes, stream);
   if (bytes == 0) return {};  // XLA hands out no memory for an empty buffer
   const std::optional<std::uint64_t> address = pool_->allocate(bytes);
-  if (!address) return {nullptr, AllocStatus::out_of_memory, 0};
+  if (!address) {
+    failed_request_bytes_ = rounded_bytes(bytes);
+    return {nullptr, AllocStatus::out_of_memory, 0};
+  }
   return {pointer(*address), AllocStatus::ok, 0};
 }
 
@@ -64,6 +72,23 @@ std::uint64_t XlaAllocator::do_reserved_bytes() const {
 AllocStatus XlaAllocator::do_probe(std::size_t bytes, Stream stream) {
   if (!pool_) return upstream().probe(bytes, stream);
   return pool_->would_fit(bytes) ? AllocStatus::ok : AllocStatus::out_of_memory;
+}
+
+CacheState XlaAllocator::cache_state() const {
+  CacheState state{.framework = std::string(kCacheWordsKey)};
+  if (!pool_) return state;
+  const BfcStats stats = pool_->stats();
+  state.allocated_bytes = stats.in_use_bytes;
+  state.reserved_bytes = stats.pool_bytes;
+  // XLA's message names the request, not a region it asked for.
+  state.failed_request_bytes = failed_request_bytes_;
+  state.allowed_bytes = stats.limit_bytes;
+  return state;
+}
+
+void* XlaAllocator::do_capability(std::string_view id) {
+  if (pool_ && id == CachingAllocator::kCapability) return static_cast<CachingAllocator*>(this);
+  return upstream().find_capability(id);
 }
 
 std::uint64_t XlaAllocator::do_footprint(std::size_t bytes) const {

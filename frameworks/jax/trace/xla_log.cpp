@@ -1,6 +1,7 @@
 #include "jax/trace/xla_log.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <map>
@@ -8,9 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "jax/trace/xla_log_line.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/trace_builder.hpp"
 #include "oomlab/trace_format.hpp"
+#include "oomlab/units.hpp"
 #include "trace/importers.hpp"
 #include "trace/stop_poll.hpp"
 
@@ -22,45 +25,6 @@ using trace::Place;
 
 constexpr std::string_view kMemDebug = "[mem-debug] ";
 constexpr std::uint64_t kDayNs = std::uint64_t{86'400} * 1'000'000'000;
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-// An absl log line: "I1129 01:46:33.048540    1192 bfc_allocator.cc:388] MESSAGE".
-struct LogLine {
-  std::uint64_t t_ns = 0;  // time of day
-  std::uint64_t thread = 0;
-  std::string_view message;
-};
-
-std::optional<std::uint64_t> digits(std::string_view text) {
-  std::uint64_t value = 0;
-  if (text.empty()) return std::nullopt;
-  for (const char c : text) {
-    if (!is_digit(c)) return std::nullopt;
-    value = value * 10 + static_cast<std::uint64_t>(c - '0');
-  }
-  return value;
-}
-
-std::optional<LogLine> read_log_line(std::string_view line) {
-  // "I1129 01:46:33.048540" is 21 characters; then the thread, the place and "] ".
-  if (line.size() < 24 || line[5] != ' ' || line[8] != ':' || line[11] != ':' || line[14] != '.')
-    return std::nullopt;
-  const auto h = digits(line.substr(6, 2));
-  const auto m = digits(line.substr(9, 2));
-  const auto s = digits(line.substr(12, 2));
-  const auto us = digits(line.substr(15, 6));
-  const std::size_t close = line.find("] ", 21);
-  if (!h || !m || !s || !us || close == std::string_view::npos) return std::nullopt;
-  std::string_view rest = line.substr(21, close - 21);
-  rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
-  const auto thread = digits(rest.substr(0, rest.find(' ')));
-  return LogLine{.t_ns = (((*h * 60 + *m) * 60 + *s) * 1'000'000 + *us) * 1'000,
-                 .thread = thread.value_or(0),
-                 .message = line.substr(close + 2)};
-}
 
 // "NAME,BYTES,ADDRESS," after "[mem-debug] AllocateRaw," (or DeallocateRaw,).
 struct Fields {
@@ -103,8 +67,9 @@ bool is_device_pool(std::string_view name) {
 
 class XlaLogReader {
  public:
-  XlaLogReader(const std::filesystem::path& path, trace::Format format)
-      : path_(path), builder_(format, path) {}
+  // `pool`: the device pool to read ("GPU_0_bfc").
+  XlaLogReader(const std::filesystem::path& path, trace::Format format, std::string pool)
+      : path_(path), builder_(format, path), pool_(std::move(pool)) {}
 
   void read_line(std::string_view line, std::uint64_t number) {
     const std::optional<LogLine> log = read_log_line(line);
@@ -118,12 +83,10 @@ class XlaLogReader {
       request(message.substr(12), *log, number);
     } else if (message.starts_with("BFCAllocator dump for ")) {
       dump(message.substr(22), *log);
-    } else if (message.starts_with("XLA backend allocating ") &&
-               message.find("BFCAllocator") != std::string_view::npos) {
+    } else if (message.starts_with("XLA backend allocating ") && set_up_of_ours(message)) {
       preallocate_ = true;
       limit_ = pool_bytes(message, "XLA backend allocating ");
-    } else if (message.starts_with("XLA backend will use up to ") &&
-               message.find("BFCAllocator") != std::string_view::npos) {
+    } else if (message.starts_with("XLA backend will use up to ") && set_up_of_ours(message)) {
       preallocate_ = false;
       limit_ = pool_bytes(message, "XLA backend will use up to ");
     }
@@ -132,13 +95,6 @@ class XlaLogReader {
   trace::Trace finish() {
     for (const auto& [thread, pending] : pending_)
       fail(pending, thread);
-    if (!pool_) {
-      throw Error(ErrorKind::input,
-                  fmt::format("{}: no allocation of XLA's device pool (GPU_0_bfc) in the log: was "
-                              "it written with TF_CPP_VMODULE=bfc_allocator=4 and "
-                              "TF_CPP_MIN_LOG_LEVEL=0?",
-                              path_.string()));
-    }
     build();
     trace::Trace& t = builder_.trace();
     RecordedSettings settings{.backend = "xla"};
@@ -163,9 +119,13 @@ class XlaLogReader {
     return days_ + of_day;
   }
 
-  bool ours(std::string_view pool) {
-    if (!pool_ && is_device_pool(pool)) pool_ = std::string(pool);
-    return pool_ && *pool_ == pool;
+  bool ours(std::string_view pool) const { return pool == pool_; }
+
+  // The pool's set-up line ("... on device 0 for BFCAllocator."), of our device's pool.
+  bool set_up_of_ours(std::string_view message) const {
+    if (message.find("BFCAllocator") == std::string_view::npos) return false;
+    const std::string device = pool_.substr(4, pool_.size() - 8);  // GPU_<device>_bfc
+    return message.find(fmt::format(" on device {} ", device)) != std::string_view::npos;
   }
 
   void request(std::string_view rest, const LogLine& log, std::uint64_t number) {
@@ -183,7 +143,7 @@ class XlaLogReader {
   // The pool's dump, logged by the thread whose request it could not serve, when it gives up:
   // that request failed there, before whatever the program freed after it.
   void dump(std::string_view pool, const LogLine& log) {
-    if (!pool_ || pool != *pool_) return;
+    if (!ours(pool)) return;
     const auto it = pending_.find(log.thread);
     if (it == pending_.end()) return;
     fail(it->second, log.thread);
@@ -240,7 +200,7 @@ class XlaLogReader {
 
   const std::filesystem::path& path_;
   trace::TraceBuilder builder_;
-  std::optional<std::string> pool_;
+  std::string pool_;
   std::map<std::uint64_t, Pending> pending_;  // by thread
   std::optional<bool> preallocate_;
   std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
@@ -259,6 +219,61 @@ class XlaLogReader {
   std::optional<std::size_t> last_dumped_;  // the last request the pool's dump failed
 };
 
+// The device pools the log has requests or buffers of ("AllocateRaw GPU_1_bfc ...",
+// "[mem-debug] AllocateRaw,GPU_1_bfc,..."), with how many lines each.
+std::map<std::string, std::uint64_t, std::less<>> device_pools(const std::filesystem::path& path,
+                                                               const trace::LoadOptions& options) {
+  std::ifstream file = trace::open_trace(path);
+  trace::StopPoll poll(options.check_stop);
+  std::map<std::string, std::uint64_t, std::less<>> pools;
+  std::string line;
+  while (std::getline(file, line)) {
+    poll();
+    const std::optional<LogLine> log = read_log_line(line);
+    if (!log) continue;
+    std::string_view message = log->message;
+    if (message.starts_with(kMemDebug)) message.remove_prefix(kMemDebug.size());
+    if (!message.starts_with("AllocateRaw")) continue;
+    message.remove_prefix(11);
+    if (message.empty() || (message[0] != ',' && message[0] != ' ')) continue;
+    message.remove_prefix(1);
+    const std::string_view name = message.substr(0, message.find_first_of(", "));
+    if (is_device_pool(name)) ++pools[std::string(name)];
+  }
+  return pools;
+}
+
+// The pool to read: the device's that options.device names, else the one device's the log
+// holds; several are refused, naming them, as a snapshot of several devices is.
+std::string pool_to_read(const std::filesystem::path& path, const trace::LoadOptions& options) {
+  const auto pools = device_pools(path, options);
+  if (pools.empty()) {
+    throw Error(ErrorKind::input,
+                fmt::format("{}: no allocation of XLA's device pool (GPU_0_bfc) in the log: was "
+                            "it written with TF_CPP_VMODULE=bfc_allocator=4 and "
+                            "TF_CPP_MIN_LOG_LEVEL=0?",
+                            path.string()));
+  }
+  std::vector<std::string> held;
+  std::vector<std::string> flags;
+  for (const auto& [name, lines] : pools) {
+    held.push_back(fmt::format("{} ({} line{})", name, format_count(lines), lines == 1 ? "" : "s"));
+    flags.push_back(fmt::format("{}{}", options.device_option, name.substr(4, name.size() - 8)));
+  }
+  if (options.device) {
+    std::string name = fmt::format("GPU_{}_bfc", *options.device);
+    if (pools.contains(name)) return name;
+    throw Error(ErrorKind::input,
+                fmt::format("{}: no allocation of device {}'s pool ({}) in the log; it holds {}",
+                            path.string(), *options.device, name, fmt::join(held, ", ")));
+  }
+  if (pools.size() == 1) return pools.begin()->first;
+  throw Error(ErrorKind::input,
+              fmt::format("{}: the log holds XLA's pools of several devices, {}: name the one to "
+                          "read ({})",
+                          path.string(), fmt::join(held, ", "), fmt::join(flags, " or ")));
+}
+
 trace::Format xla_format() {
   static const trace::Format kFormat = [] {
     const trace::FormatInfo* info = trace::find_format(kXlaFormatName);
@@ -270,10 +285,16 @@ trace::Format xla_format() {
 
 }  // namespace
 
-// An absl (TSL) log from its first line's prefix, "I1129 01:46:01.030317 ": XLA's (and
-// TensorFlow's, whose BFC allocator is the same) when exec kept it.
+// An absl log from its first line's prefix, "I1129 01:46:01.030317 " (XLA's, when exec kept
+// it), or TensorFlow's, "2026-11-29 01:46:01.030317: I " (its BFC allocator is the same).
 bool is_xla_log(std::string_view head) {
   const std::string_view first = trace::first_content(head);
+  if (tensorflow_prefix(first) != 0) {
+    for (const std::size_t at : {0, 1, 2, 3, 5, 6, 8, 9}) {
+      if (!is_digit(first[at])) return false;
+    }
+    return time_of_day(first, 11).has_value();
+  }
   if (first.size() < 22 || (first[0] != 'I' && first[0] != 'W' && first[0] != 'E')) return false;
   for (const std::size_t at : {1, 2, 3, 4, 6, 7, 9, 10, 12, 13, 15, 16, 17, 18, 19, 20}) {
     if (!is_digit(first[at])) return false;
@@ -283,9 +304,10 @@ bool is_xla_log(std::string_view head) {
 }
 
 trace::Trace load_xla_log(const std::filesystem::path& path, const trace::LoadOptions& options) {
+  const std::string pool = pool_to_read(path, options);
   std::ifstream file = trace::open_trace(path);
   trace::StopPoll poll(options.check_stop);
-  XlaLogReader reader(path, xla_format());
+  XlaLogReader reader(path, xla_format(), pool);
   std::string line;
   std::uint64_t number = 0;
   while (std::getline(file, line)) {

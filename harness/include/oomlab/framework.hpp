@@ -93,6 +93,9 @@ struct CacheWords {
   // reuse; and when its stream-ordered pool's chunks each keep a live block.
   std::string fragmentation_advice;
   std::string pool_fragmentation_advice;
+  // What to do when its blocks in use and the request exceed what it may hold (empty: the
+  // engine's words, which name no setting).
+  std::string capacity_advice;
   // Its allocator's backends as its record names them (summary.json's oom.<key>.backend): the
   // one with a cache of segments of its own ("native") and the stream-ordered pool ("async").
   std::string cache_backend;

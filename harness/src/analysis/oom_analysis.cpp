@@ -228,10 +228,12 @@ void describe_cache_fragmentation(const OomEvidence& e, Diagnosis& d) {
                 format_bytes(unallocated), format_bytes(e.request_bytes))
           : fmt::format(
                 "{} cached by {} (reserved {}, allocated {}) and {} hold the "
-                "request {} together, but neither alone (a new segment needs {})",
+                "request {} together, but neither alone{}",
                 format_bytes(unallocated), words.owner, format_bytes(c.reserved_bytes),
                 format_bytes(c.allocated_bytes), beside, format_bytes(e.request_bytes),
-                format_bytes(c.failed_device_bytes));
+                c.failed_device_bytes != 0
+                    ? fmt::format(" (a new segment needs {})", format_bytes(c.failed_device_bytes))
+                    : std::string());
   d.advice = words.fragmentation_advice;
 }
 
@@ -255,7 +257,8 @@ void describe_cache_oom(const OomEvidence& e, Diagnosis& d) {
         format_bytes(c.allocated_bytes + request), format_bytes(usable),
         c.allowed_bytes > 0 ? "of its fraction cap"
                             : "it can hold (reserved + free on the device)");
-    d.advice = std::string(kCapacityAdvice);
+    const std::string& own = words_of(c).capacity_advice;
+    d.advice = own.empty() ? std::string(kCapacityAdvice) : own;
     return;
   }
   d.cause = Cause::fragmentation;

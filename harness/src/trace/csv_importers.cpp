@@ -15,12 +15,33 @@
 
 namespace oomlab::trace {
 
+namespace {
+
+// The file's bytes quoted in a message, control characters as \xNN: a NUL would end the message
+// where it is printed, a newline split its one line.
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\x{:02x}", byte);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 void bad_input(const Place& place, std::string_view what) {
   if (place.column.empty()) {
-    throw Error(ErrorKind::input, fmt::format("{}:{}: {}", place.file.string(), place.line, what));
+    throw Error(ErrorKind::input,
+                fmt::format("{}:{}: {}", place.file.string(), place.line, printable(what)));
   }
-  throw Error(ErrorKind::input,
-              fmt::format("{}:{}: {}: {}", place.file.string(), place.line, place.column, what));
+  throw Error(ErrorKind::input, fmt::format("{}:{}: {}: {}", place.file.string(), place.line,
+                                            place.column, printable(what)));
 }
 
 std::ifstream open_trace(const std::filesystem::path& path) {

@@ -279,6 +279,9 @@ Format detect_format(std::string_view head) {
 }
 
 std::string file_format(const std::filesystem::path& path) {
+  // Only a file: opening a FIFO would wait for a writer.
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return "";
   std::ifstream file(path, std::ios::binary);
   if (!file) return "";
   std::string head(4096, '\0');
