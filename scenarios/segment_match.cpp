@@ -91,8 +91,14 @@ std::string segment_calls_text(std::vector<DeviceCall> calls) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// Compared only where the trace recorded the allocator's segments (a format that records none,
+// an allocator log of requests alone, has nothing to compare with).
 SegmentMatch::SegmentMatch(const trace::Trace& trace, const std::vector<DeviceCall>* calls)
-    : trace_(trace), calls_(trace.recorded ? calls : nullptr) {
+    : trace_(trace),
+      calls_(trace.recorded && (!trace.recorded->segment_entries.empty() ||
+                                !trace.recorded->initial_segments.empty())
+                 ? calls
+                 : nullptr) {
 }
 
 std::string SegmentMatch::describe(const std::vector<Call>& calls) {

@@ -153,13 +153,13 @@ TEST(OutFolder, ACommandThatFailsBeforeWritingLeavesNoFolderItMade) {
   const fs::path folder = fresh_folder("refused");
   const fs::path bad = folder / "bad.csv";
   std::ofstream(bad) << "seq,t_ns,step,phase,op,bytes,ptr,stream\n0,0,0,p,alloc,abc,0x1,0\n";
-  const fs::path out = folder / "frontier";
+  const fs::path out = folder / "made" / "frontier";
   const std::vector<std::string> args = {"frontier",   "replay", "--trace",
                                          bad.string(), "--out",  out.string()};
   const cli::ChildResult r = oomlab(args);
   EXPECT_EQ(r.exit_code, 2) << r.err_tail;
   EXPECT_NE(r.err_tail.find("bad.csv:1"), std::string::npos) << r.err_tail;
-  EXPECT_FALSE(fs::exists(out)) << r.err_tail;
+  EXPECT_FALSE(fs::exists(folder / "made")) << "nor the parent it made: " << r.err_tail;
   fs::create_directories(out);
   EXPECT_EQ(oomlab(args).exit_code, 2);
   EXPECT_TRUE(fs::is_directory(out)) << "a folder it did not make is not its to remove";

@@ -196,7 +196,11 @@ int run_cli(const std::vector<std::string>& given, std::ostream& out, std::ostre
   forget_made_out_folders();
   try {
     const int code = dispatch(built, {.argv = args, .program = program, .out = out, .err = err});
-    forget_made_out_folders();
+    if (code == kExitOk) {
+      forget_made_out_folders();
+    } else {
+      remove_unused_out_folders();  // only empty ones: a result written there stays
+    }
     return code;
   } catch (const Error& e) {
     remove_unused_out_folders();

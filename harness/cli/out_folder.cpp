@@ -50,9 +50,14 @@ void claim_out_folder(const fs::path& folder, bool force, const OutFolderKind& k
       }
     }
   }
-  const bool there = fs::exists(folder, ec);
+  // The folders this makes, the deepest first: the folder and each parent not there before.
+  std::vector<fs::path> making;
+  for (fs::path at = folder; !at.empty() && !fs::exists(at, ec); at = at.parent_path()) {
+    making.push_back(at);
+    if (at == at.parent_path()) break;
+  }
   fs::create_directories(folder, ec);
-  if (!there && !ec) made_folders().push_back(folder);
+  if (!ec) made_folders().insert(made_folders().end(), making.begin(), making.end());
   if (ec || !fs::is_directory(folder)) {
     throw Error(ErrorKind::io, fmt::format("--out: cannot create folder {}: {}", folder.string(),
                                            ec ? ec.message() : "a file of that name exists"));

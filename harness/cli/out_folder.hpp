@@ -20,9 +20,10 @@ struct OutFolderKind {
 // The folder made and writable; refused as above.
 void claim_out_folder(const std::filesystem::path& folder, bool force, const OutFolderKind& kind);
 
-// The folders claim_out_folder made since the last call, removed where still empty: a command
-// that fails before it writes there (a trace refused, a search stopped at its start) leaves no
-// empty folder. run_cli calls it when a command fails, forget_made_out_folders when one ends.
+// The folders claim_out_folder made since the last call (the folder and the parents it made),
+// removed where still empty, the deepest first: a command that fails before it writes there (a
+// trace refused, a search stopped at its start) leaves no empty folder. run_cli calls it when a
+// command fails or ends with another code than 0, forget_made_out_folders when one succeeds.
 void remove_unused_out_folders();
 void forget_made_out_folders();
 

@@ -1,5 +1,7 @@
 #include "jax/model/xla_allocator.hpp"
 
+#include <algorithm>
+
 #include "jax/model/xla_words.hpp"
 
 namespace oomlab::jax {
@@ -25,14 +27,16 @@ XlaAllocator::XlaAllocator(std::optional<BfcConfig> pool, std::unique_ptr<Alloca
                       },
                       .give_back =
                           [this](std::uint64_t address, std::uint64_t bytes) {
-                            calls_.push_back({DeviceCallKind::segment_free, bytes, address});
+                            if (!closing_)
+                              calls_.push_back({DeviceCallKind::segment_free, bytes, address});
                             this->upstream().deallocate(pointer(address), bytes, stream_);
                           }};
   pool_ = std::make_unique<BfcModel>(*pool, std::move(source));
 }
 
 XlaAllocator::~XlaAllocator() {
-  pool_.reset();  // its regions go back to the upstream
+  closing_ = true;  // its regions go back to the upstream, unrecorded (nothing may throw here)
+  pool_.reset();
 }
 
 AllocResult XlaAllocator::do_allocate(std::size_t bytes, Stream stream) {
@@ -82,7 +86,10 @@ CacheState XlaAllocator::cache_state() const {
   state.reserved_bytes = stats.pool_bytes;
   // XLA's message names the request, not a region it asked for.
   state.failed_request_bytes = failed_request_bytes_;
-  state.allowed_bytes = stats.limit_bytes;
+  // What the pool may hold: its limit, or its regions and what the device has left where that
+  // is less (a card that cannot give the limit refuses a region, not the limit).
+  const std::uint64_t device_free = upstream().state().device_free_bytes;
+  state.allowed_bytes = std::min(stats.limit_bytes, stats.pool_bytes + device_free);
   return state;
 }
 

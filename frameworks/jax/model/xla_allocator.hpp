@@ -55,6 +55,7 @@ class XlaAllocator final : public AllocatorAdaptor, public CachingAllocator {
   Stream stream_;
   std::vector<DeviceCall> calls_;
   std::uint64_t failed_request_bytes_ = 0;  // the last request the pool refused, rounded
+  bool closing_ = false;                    // being destroyed: regions given back unrecorded
   std::unique_ptr<BfcModel> pool_;          // destroyed before the upstream its regions came from
 };
 

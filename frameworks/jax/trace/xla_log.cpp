@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "jax/trace/xla_log_line.hpp"
@@ -61,8 +62,10 @@ std::optional<std::uint64_t> pool_bytes(std::string_view message, std::string_vi
   return digits(rest.substr(0, rest.find(' ')));
 }
 
+// "GPU_<device>_bfc".
 bool is_device_pool(std::string_view name) {
-  return name.starts_with("GPU_") && name.ends_with("_bfc") && name.size() > 8;
+  if (!name.starts_with("GPU_") || !name.ends_with("_bfc") || name.size() <= 8) return false;
+  return digits(name.substr(4, name.size() - 8)).has_value();
 }
 
 class XlaLogReader {
@@ -128,7 +131,10 @@ class XlaLogReader {
     return message.find(fmt::format(" on device {} ", device)) != std::string_view::npos;
   }
 
+  // A request is pending until its answer; without the threads' ids (TensorFlow's default) two
+  // threads' requests cannot be told apart, and only the answers say what failed.
   void request(std::string_view rest, const LogLine& log, std::uint64_t number) {
+    if (!log.thread_known) return;
     const std::size_t space = rest.find(' ');
     if (space == std::string_view::npos || !ours(rest.substr(0, space))) return;
     const std::string_view bytes = rest.substr(space + 1, rest.find(' ', space + 1) - space - 1);
@@ -144,6 +150,10 @@ class XlaLogReader {
   // that request failed there, before whatever the program freed after it.
   void dump(std::string_view pool, const LogLine& log) {
     if (!ours(pool)) return;
+    if (!log.thread_known) {
+      dumped_unthreaded_ = true;  // its failed answer ("...,0,") comes next
+      return;
+    }
     const auto it = pending_.find(log.thread);
     if (it == pending_.end()) return;
     fail(it->second, log.thread);
@@ -162,9 +172,13 @@ class XlaLogReader {
     const std::uint64_t address =
         f->address == "0" ? 0 : trace::read_hex(f->address, {place.file, place.line, "address"});
     if (alloc) {
-      const bool answered = pending_.erase(log.thread) == 0;  // the pool's dump failed it already
+      // The pool's dump failed it already (a line without its thread was never pending).
+      const bool answered = log.thread_known && pending_.erase(log.thread) == 0;
       if (address == 0) {
-        if (!answered) add(Op::failed, bytes, 0, log.thread, t_ns_, place.line);
+        if (!answered) {
+          add(Op::failed, bytes, 0, log.thread, t_ns_, place.line);
+          if (std::exchange(dumped_unthreaded_, false)) last_dumped_ = events_.size() - 1;
+        }
         return;
       }
     }
@@ -216,7 +230,9 @@ class XlaLogReader {
     std::uint64_t line;
   };
   std::vector<Entry> events_;
-  std::optional<std::size_t> last_dumped_;  // the last request the pool's dump failed
+  std::optional<std::size_t> last_dumped_;
+  bool dumped_unthreaded_ = false;  // a dump on a line without its thread, its failure to come  //
+                                    // the last request the pool's dump failed
 };
 
 // The device pools the log has requests or buffers of ("AllocateRaw GPU_1_bfc ...",

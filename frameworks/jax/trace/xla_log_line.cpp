@@ -49,7 +49,10 @@ std::optional<LogLine> read_log_line(std::string_view line) {
   const std::size_t space = rest.find(' ');
   const auto thread =
       space == std::string_view::npos ? std::nullopt : digits(rest.substr(0, space));
-  return LogLine{.t_ns = *t_ns, .thread = thread.value_or(0), .message = line.substr(close + 2)};
+  return LogLine{.t_ns = *t_ns,
+                 .thread = thread.value_or(0),
+                 .thread_known = thread.has_value(),
+                 .message = line.substr(close + 2)};
 }
 
 }  // namespace oomlab::jax

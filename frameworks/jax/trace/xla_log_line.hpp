@@ -16,6 +16,7 @@ namespace oomlab::jax {
 struct LogLine {
   std::uint64_t t_ns = 0;  // time of day
   std::uint64_t thread = 0;
+  bool thread_known = false;  // the line names its thread
   std::string_view message;
 };
 
