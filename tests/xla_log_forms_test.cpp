@@ -144,7 +144,8 @@ TEST(XlaLogForms, AReplaysOomIsWordedAsXlasPool) {
                               "--budget", "8GiB", "--json", "-"},
                              {.timeout = std::chrono::seconds(120)});
   ASSERT_EQ(r.exit_code, 0) << r.err_tail;
-  const nlohmann::json oom = nlohmann::json::parse(r.out).at("oom");
+  const nlohmann::json summary = nlohmann::json::parse(r.out);
+  const nlohmann::json& oom = summary.at("oom");
   EXPECT_EQ(oom.at("cause"), "capacity") << oom.dump(1);
   EXPECT_NE(oom.at("advice").get<std::string>().find("XLA_PYTHON_CLIENT_MEM_FRACTION"),
             std::string::npos);
@@ -159,8 +160,8 @@ TEST(XlaLogForms, AReplaysOomIsWordedAsXlasPool) {
   EXPECT_EQ(xla.at("message"),
             "RESOURCE_EXHAUSTED: Out of memory while trying to allocate 4.74GiB.");
   EXPECT_TRUE(oom.at("frames").empty());
-  const nlohmann::json& metrics = nlohmann::json::parse(r.out).at("metrics");
-  EXPECT_FALSE(metrics.contains("segment_calls")) << "the log records no segments to compare";
+  EXPECT_FALSE(summary.at("metrics").contains("segment_calls"))
+      << "the log records no segments to compare";
 }
 
 // Without the threads' ids (TensorFlow's default) two threads' requests interleave: only the
