@@ -6,7 +6,7 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 stage="${1:-$root/.gpu}"
 build="$root/build-gpu"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DOOMLAB_CUDA=ON -DOOMLAB_BENCH=ON >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DOOMLAB_CUDA=ON -DOOMLAB_BENCH=ON >/dev/null
 cmake --build "$build" --parallel
 mkdir -p "$stage"
 for binary in oomlab tests/oomlab_tests tests/contract/oomlab_contract_tests tests/oomlab_cuda_hog; do

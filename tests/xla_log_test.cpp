@@ -4,6 +4,7 @@
 // which ran out of memory asking for 4.74 GiB (5,085,851,160 bytes); only the lines the format
 // reads are kept (its requests, [mem-debug] allocations and frees, the pool's set-up and dump
 // headers; the stacks and occupancy maps, and all but six lines of the host's pool, left out).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
 #include "test_support.hpp"
+#include "trace/trace.hpp"
 #include "trace/trace_series.hpp"
 
 namespace {
@@ -259,6 +261,46 @@ TEST_F(XlaLogLines, AGrownPoolsRunIsModelledAsGrownAndItsDefaultsAreASetting) {
   if (m.advised) {
     EXPECT_FALSE(m.whatif[*m.advised].settings.empty());
   }
+}
+
+// JAX 0.11.2 with XLA_PYTHON_CLIENT_PREALLOCATE=false also sets up a pool for collectives on the
+// device, logged in the same words (measured on an H200): its limit is not the device pool's.
+TEST_F(XlaLogLines, TheCollectivesPoolsSetUpLineIsNotTheDevicePools) {
+  const oomlab::trace::Trace trace = load_lines(
+      "I1129 02:43:58.030600     492 gpu_helpers.cc:206] XLA backend will use up to "
+      "144271474688 bytes on device 0 for CollectiveBFCAllocator.\n"
+      "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+      "AllocateRaw,GPU_0_bfc,1024,0x302000000,\n");
+  const oomlab::RecordedSettings* settings = oomlab::trace::allocator_settings(trace);
+  ASSERT_NE(settings, nullptr);
+  EXPECT_EQ(settings->get<oomlab::Bytes>("limit").value_or(oomlab::Bytes{}).value, 6_GiB);
+  EXPECT_EQ(settings->get<bool>("preallocate"), false);
+}
+
+// A request the pool gave up on (its dump) is the program's death where what the program asked
+// for after it is under a tenth of it (JAX dispatches ahead: measured, a convnet refused 7.12 GiB
+// made its next step's images, 73.5 MiB, before it raised); more, and the program went on.
+TEST_F(XlaLogLines, ARefusalIsTheDeathUnlessTheProgramAskedATenthOfItAfter) {
+  const auto log = [](std::uint64_t after) {
+    return fmt::format(
+        "I1129 02:43:58.100000     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 1073741824 "
+        "alignment=64\n"
+        "I1129 02:43:58.200000     492 bfc_allocator.cc:1385] BFCAllocator dump for GPU_0_bfc\n"
+        "I1129 02:43:58.200100     492 bfc_allocator.cc:388] [mem-debug] "
+        "AllocateRaw,GPU_0_bfc,1073741824,0,\n"
+        "I1129 02:43:58.300000     492 bfc_allocator.cc:388] [mem-debug] "
+        "AllocateRaw,GPU_0_bfc,{},0x302000000,\n",
+        after);
+  };
+  const oomlab::trace::Trace died = load_lines(log(80_MiB));
+  ASSERT_EQ(died.events.size(), 1U);
+  EXPECT_EQ(died.events[0].op, Op::failed);
+  EXPECT_TRUE(oomlab::trace::stops_short(died));
+  EXPECT_EQ(oomlab::trace::fatal_failure_at(died), 0U);
+  const oomlab::trace::Trace went_on = load_lines(log(200_MiB));
+  ASSERT_EQ(went_on.events.size(), 2U);
+  EXPECT_EQ(went_on.events[1].op, Op::alloc);
+  EXPECT_EQ(oomlab::trace::fatal_failure_at(went_on), oomlab::trace::Event::kNone);
 }
 
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {

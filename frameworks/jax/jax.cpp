@@ -96,6 +96,7 @@ Framework describe_jax() {
                                 .record = {{"TF_CPP_VMODULE", "bfc_allocator=4"}},
                                 .recording = &jax::recording_variables,
                                 .file = "xla-log.txt",
+                                .line_time = &jax::xla_line_time,
                                 .is_trace = true,
                                 .seen_as = "jax"},
       .cache_words = jax::cache_words(),

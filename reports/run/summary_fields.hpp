@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "reports/run/report_input.hpp"
+#include "run/framework_model.hpp"
 
 namespace oomlab {
 

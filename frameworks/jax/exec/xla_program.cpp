@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <system_error>
 
+#include "jax/trace/xla_log_line.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab::jax {
@@ -24,10 +25,6 @@ std::optional<double> read_fraction(std::string_view text) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size() || !(value > 0.0)) return std::nullopt;
   return value;
-}
-
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
 }
 
 }  // namespace
@@ -129,6 +126,12 @@ bool is_xla_info_line(std::string_view line, const std::string* previous_log_lin
       return true;
   }
   return false;
+}
+
+std::optional<std::uint64_t> xla_line_time(std::string_view line) {
+  const std::optional<LogLine> log = read_log_line(line);
+  if (!log) return std::nullopt;
+  return log->t_ns;
 }
 
 }  // namespace oomlab::jax

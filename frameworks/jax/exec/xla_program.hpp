@@ -57,4 +57,8 @@ inline constexpr std::string_view kDumpFolder = "xla-dump";
 // (Other threads' lines come between a stack's lines, so nothing more of the stack is asked.)
 [[nodiscard]] bool is_xla_info_line(std::string_view line, const std::string* previous_log_line);
 
+// ProgramLog::line_time: the time of day of a line with absl's or TensorFlow's prefix (XLA's
+// INFO lines and its warnings, which reach stderr); none for other lines.
+[[nodiscard]] std::optional<std::uint64_t> xla_line_time(std::string_view line);
+
 }  // namespace oomlab::jax

@@ -260,6 +260,10 @@ struct ProgramLog {
   // (jax/exec/xla_program.hpp).
   std::vector<std::pair<std::string, std::string>> (*recording)(const RecordedRun& run) = nullptr;
   std::string file;  // "xla-log.txt"
+  // The time of day a line of the log carries, or of a line of the program's stderr written by
+  // the same logger (none for other lines): a run folder re-read puts the kept log back among the
+  // program's output by it, as the run read them. Null: the log is read before the output.
+  std::optional<std::uint64_t> (*line_time)(std::string_view line) = nullptr;
   // The log, recorded, is the run's record of the allocator (a trace of a format the framework
   // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept
   // in the trials' snapshot folders by the searches that run without a folder of their own.

@@ -8,15 +8,59 @@
 #include "exec/exec_outcome.hpp"
 #include "exec/rank_attribution.hpp"
 #include "exec/rank_lines.hpp"
+#include "oomlab/framework.hpp"
+#include "oomlab/registry.hpp"
 
 namespace oomlab {
 
 namespace fs = std::filesystem;
 
-OutputRescan rescan_output(const std::vector<fs::path>& files) {
+namespace {
+
+// The kept log, read along the output by its lines' times (KeptLog::line_time).
+class LogAlong {
+ public:
+  explicit LogAlong(const KeptLog* log) : log_(log) {
+    if (log_ == nullptr) return;
+    in_.open(log_->file, std::ios::binary);
+    advance();
+  }
+  // The log's lines written up to `t` (all that are left, where there is no time).
+  template <typename Feed>
+  void feed_until(std::optional<std::uint64_t> t, Feed&& feed) {
+    while (has_line_ && !(t && time_ > *t)) {
+      feed(line_);
+      advance();
+    }
+  }
+
+ private:
+  void advance() {
+    has_line_ = static_cast<bool>(std::getline(in_, line_));
+    if (!has_line_) return;
+    if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+    if (const auto t = log_->line_time(line_)) time_ = *t;  // else the line before's
+  }
+
+  const KeptLog* log_;
+  std::ifstream in_;
+  std::string line_;
+  bool has_line_ = false;
+  std::uint64_t time_ = 0;
+};
+
+}  // namespace
+
+OutputRescan rescan_output(const std::vector<fs::path>& files, const KeptLog* log) {
   OutputRescan out;
   OomScanner scanner;
   FrameworkHints hints;
+  const auto feed = [&](const std::string& line) {
+    hints.read(line);
+    scanner.feed_line(read_rank_marks(line).text);
+  };
+  LogAlong along(log);
+  if (log != nullptr) out.files.push_back(log->file);
   for (const fs::path& file : files) {
     std::ifstream in(file, std::ios::binary);
     if (!in) continue;
@@ -24,10 +68,13 @@ OutputRescan rescan_output(const std::vector<fs::path>& files) {
     std::string line;
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      hints.read(line);
-      scanner.feed_line(read_rank_marks(line).text);
+      if (log != nullptr) {
+        if (const auto t = log->line_time(line)) along.feed_until(t, feed);
+      }
+      feed(line);
     }
   }
+  along.feed_until(std::nullopt, feed);
   out.oom = scanner.found();
   out.oom_lines = scanner.lines_seen();
   if (out.oom && out.oom->sizing_setting.empty())
@@ -38,6 +85,18 @@ OutputRescan rescan_output(const std::vector<fs::path>& files) {
 }
 
 namespace {
+
+// A framework's log kept apart in the folder (xla-log.txt), with how its lines tell their time.
+std::optional<KeptLog> kept_log(const fs::path& folder) {
+  for (const Framework& framework : Registry::global().frameworks()) {
+    const std::optional<ProgramLog>& log = framework.program_log;
+    if (!log || log->file.empty() || log->line_time == nullptr) continue;
+    std::error_code ec;
+    if (const fs::path file = folder / log->file; fs::is_regular_file(file, ec))
+      return KeptLog{.file = file, .line_time = log->line_time};
+  }
+  return std::nullopt;
+}
 
 // The budget and the card of the device that ran out (the failing rank's on several).
 std::pair<std::uint64_t, std::uint64_t> budget_and_card(const RunResult& run) {
@@ -81,7 +140,8 @@ std::string rediagnose_program_output(RunResult& run, const fs::path& folder) {
     if (!name.empty())
       files.push_back(fs::path(name).is_absolute() ? fs::path(name) : folder / name);
   }
-  const OutputRescan scan = rescan_output(files);
+  const std::optional<KeptLog> log = kept_log(folder);
+  const OutputRescan scan = rescan_output(files, log ? &*log : nullptr);
   if (scan.files.empty()) {
     return "the program's output was not kept in the folder: its OOM line stands as recorded";
   }
