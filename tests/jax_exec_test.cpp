@@ -189,6 +189,41 @@ TEST_F(ExecJax, XlasInfoLinesGoToTheirOwnFileAndThePoolSummaryDiagnoses) {
       << result.oom->diagnosis.evidence;
 }
 
+// As JAX 0.11.2 ran with XLA_PYTHON_CLIENT_MEM_FRACTION=0.9 on a 3.42 GiB card (measured on an
+// H200): the card refused the pool its limit at start (a refusal XLA survives, asking nine tenths
+// of it), and the step's request failed 27 s later with the pool's limit not taken, the card full.
+// The OOM's moment is the raise's, not the refusal's; and the pool could not grow into a limit
+// the card did not have: capacity, not fragmentation.
+TEST_F(ExecJax, APoolTheCardCouldNotGiveItsLimitIsShortOfTheCardAtTheRaisesMoment) {
+  const std::string usage = (dir_ / "usage").string();
+  const oomlab::RunResult result = run(
+      "echo 600000000 > '" + usage +
+          "'; "
+          "echo 'E1129 20:24:21.897410    8584 cuda_executor.cc:1365] [0] Failed to allocate "
+          "device "
+          "memory of 3.08GiB (3307208704 bytes): RESOURCE_EXHAUSTED: : CUDA_ERROR_OUT_OF_MEMORY: "
+          "out of memory' >&2; sleep 0.3; echo 3600000000 > '" +
+          usage +
+          "'; sleep 0.1; "
+          "echo 'W1129 20:24:48.661306    8584 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out "
+          "of memory trying to allocate 1.27GiB (rounded to 1366941184) from the lower end "
+          "requested by op ' >&2; "
+          "echo 'I1129 20:24:48.661900    8584 bfc_allocator.cc:1475] Sum Total of in-use chunks: "
+          "1.50GiB' >&2; "
+          "echo 'I1129 20:24:48.661901    8584 bfc_allocator.cc:1477] Allocator memory summary: "
+          "rounded request 1.27GiB, total free in pool 1.27GiB, largest free chunk usable by lower "
+          "end 1.26GiB, unallocated bytes 317.44MiB, pool size 2.77GiB, pool limit 3.08GiB' >&2; "
+          "echo 'jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to "
+          "allocate 1.27GiB with allocator GPU_0_bfc on device 0.' >&2; exit 1",
+      3504_MiB);
+  ASSERT_TRUE(result.oom.has_value());
+  EXPECT_GE(result.oom->t_ms, 300.0) << "the moment of the refusal XLA survived";
+  EXPECT_NEAR(static_cast<double>(result.oom->request_bytes) / 1_GiB, 1.27, 0.005);
+  EXPECT_EQ(result.oom->diagnosis.cause, oomlab::Cause::capacity) << result.oom->diagnosis.evidence;
+  EXPECT_NE(result.oom->diagnosis.evidence.find("which the card does not have"), std::string::npos)
+      << result.oom->diagnosis.evidence;
+}
+
 TEST_F(ExecJax, TheUsersOwnLogLevelIsLeftAlone) {
   ::setenv("TF_CPP_MIN_LOG_LEVEL", "0", 1);  // NOLINT(concurrency-mt-unsafe)
   const std::string fixture = oomlab::testing::test_data_dir() + "/exec/xla_oom_stderr.txt";

@@ -129,12 +129,14 @@ OomRecord program_oom_record(const ProgramOom& message, const OomMoment& moment,
   oom.reserved_bytes = at.used_bytes;
   oom.device_free_bytes = message.device_free_bytes.value_or(at.free_bytes);
   oom.device_total_bytes = message.device_total_bytes.value_or(moment.device_total_bytes);
-  const ProgramOomDiagnosis diagnosis = diagnose_program_oom(message);
+  const std::uint64_t budget_free =
+      moment.budget_bytes > at.used_bytes ? moment.budget_bytes - at.used_bytes : 0;
+  const ProgramOomDiagnosis diagnosis = diagnose_program_oom(
+      message, moment.budget_bytes > 0 && at.t_ns > 0 ? std::optional(budget_free) : std::nullopt);
   oom.diagnosis.cause = diagnosis.cause;
   oom.diagnosis.evidence = diagnosis.evidence;
   oom.diagnosis.advice = diagnosis.advice;
-  oom.diagnosis.free_bytes =
-      moment.budget_bytes > at.used_bytes ? moment.budget_bytes - at.used_bytes : 0;
+  oom.diagnosis.free_bytes = budget_free;
   oom.program = ProgramMessage{.framework = message.framework,
                                .line = message.line,
                                .process_used_bytes = message.process_used_bytes,

@@ -58,11 +58,16 @@ void ExecWatch::line(std::string_view text, bool /*from_stderr*/) {
     first_oom_ = OomSighting{
         .rank = mark.rank, .local_rank = mark.local_rank, .device = device, .t_ns = now};
   }
-  if (!noted_ && scanner_.found()) {
+  // The OOM's moment is its line's; where the line noted was one a program may survive (a
+  // refused region XLA asks again for less) and the scanner now keeps one it may not, again.
+  const bool again =
+      noted_ && noted_retriable_ && scanner_.found() && !scanner_.found()->may_be_retried;
+  if ((!noted_ || again) && scanner_.found()) {
     const ProgramOom& found = *scanner_.found();
     std::optional<std::size_t> own;
     if (device && *device >= 0 && static_cast<std::size_t>(*device) < devices_) own = *device;
-    noted_ = timeline_.note_oom(found.request_bytes.value_or(0), stated_by(found), own);
+    noted_ = timeline_.note_oom(found.request_bytes.value_or(0), stated_by(found), own, again);
+    noted_retriable_ = found.may_be_retried;
   }
 }
 

@@ -76,6 +76,7 @@ class ExecWatch final : public ProgramObserver {
   OomScanner scanner_;
   FrameworkHints saw_;
   std::optional<std::pair<std::uint64_t, MemoryReading>> noted_;
+  bool noted_retriable_ = false;  // the line noted was one a program may survive
   std::map<int, RankOutput> ranks_;
   std::optional<OomSighting> first_oom_;
   std::vector<LauncherSeen> launchers_;

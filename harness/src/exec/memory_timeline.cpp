@@ -136,8 +136,10 @@ MemoryReading with_stated(MemoryReading sampled, const StatedFigures& stated,
   return sampled;
 }
 
-std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(
-    std::uint64_t request_bytes, const StatedFigures& stated, std::optional<std::size_t> device) {
+std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(std::uint64_t request_bytes,
+                                                                 const StatedFigures& stated,
+                                                                 std::optional<std::size_t> device,
+                                                                 bool again) {
   const std::lock_guard guard(mutex_);
   MemoryReading r = with_stated(last_, stated, setup_.free_at_start);
   r.t_ns = clock_.now_ns();
@@ -151,10 +153,11 @@ std::pair<std::uint64_t, MemoryReading> MemoryTimeline::note_oom(
     if (*device < device_logs_.size())
       append(*device_logs_[*device], phase_, Op::oom, request_bytes, *own);
   }
-  if (!oom_noted_) {
+  if (!oom_noted_ || again) {
     oom_noted_ = true;
     for (std::size_t i = 0; i < per_device_.size(); ++i) {
       DeviceTimeline& d = per_device_[i];
+      d.rose_after_oom = false;
       d.at_oom_bytes = d.last.program_bytes;
       d.at_oom = own && device == i ? *own : d.last;
       d.at_oom->t_ns = r.t_ns;

@@ -90,10 +90,12 @@ class MemoryTimeline {
   void set_program(pid_t pid);
   // The program said it ran out of memory, now: an oom row with the last reading and what the
   // message states (with_stated), also in `device`'s own rows when it is known. Its seq, and
-  // the reading (stamped now).
+  // the reading (stamped now). `again`: a later line is the OOM, not the one noted before (a
+  // refusal the program survived): the devices' moment of the OOM moves to now.
   std::pair<std::uint64_t, MemoryReading> note_oom(std::uint64_t request_bytes,
                                                    const StatedFigures& stated = {},
-                                                   std::optional<std::size_t> device = {});
+                                                   std::optional<std::size_t> device = {},
+                                                   bool again = false);
   // Stops the thread, takes a last reading and closes the logs (rethrows what a sink threw).
   void finish();
 

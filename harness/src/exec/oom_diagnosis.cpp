@@ -73,14 +73,30 @@ ProgramOomDiagnosis from_cache_figures(const ProgramOom& oom) {
 // A pool with a limit of its own (XLA's BFC allocator): what it may still give (free in it, and
 // what it may grow by up to its limit) beside the request. As large as the request, yet no piece
 // holds it: fragmentation; smaller: the program needs more than the pool's limit (capacity).
-ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom) {
+// A pool short of the card: its limit leaves room (`untaken`) that the card does not have beside
+// the process's other memory (a large share of a small card: XLA took less than its limit at
+// start), and its own free memory does not hold the request either (beyond the summary's two
+// decimals): capacity of the card, not pieces.
+ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom,
+                                      std::optional<std::uint64_t> budget_free) {
   const std::uint64_t limit = *oom.framework_limit_bytes;
   const std::uint64_t request = *oom.request_bytes;
   const std::uint64_t used = *oom.framework_allocated_bytes;
   const std::uint64_t free = oom.framework_cached_free_bytes.value_or(0);
   const std::uint64_t room = limit > used ? limit - used : 0;
+  const std::uint64_t untaken = room > free ? room - free : 0;
+  const bool card_short = budget_free && *budget_free < untaken && *budget_free < request;
+  if (room >= request && card_short && free < request + request / 100) {
+    return {Cause::capacity,
+            fmt::format("{} free in {}'s pool for {} requested, and {} left on the card: its "
+                        "limit ({}) would let it take {} more, which the card does not have "
+                        "beside the process's other memory",
+                        two_decimal_size(free), oom.framework, two_decimal_size(request),
+                        two_decimal_size(*budget_free), two_decimal_size(limit),
+                        two_decimal_size(untaken)),
+            capacity_advice(oom.framework)};
+  }
   if (room >= request) {
-    const std::uint64_t untaken = room > free ? room - free : 0;
     return {Cause::fragmentation,
             fmt::format("{} of {}'s pool limit ({}) is free: {} in its pool{}{}, >= {} requested, "
                         "but in no one piece",
@@ -105,7 +121,8 @@ ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom) {
 
 }  // namespace
 
-ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
+ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom,
+                                         std::optional<std::uint64_t> budget_free) {
   if (!oom.sizing_setting.empty()) {
     return {Cause::capacity,
             fmt::format("{} sizes its memory pool from the device's total memory, more than the "
@@ -114,7 +131,7 @@ ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom) {
             fmt::format("set {}", oom.sizing_setting)};
   }
   if (oom.request_bytes && oom.framework_limit_bytes && oom.framework_allocated_bytes)
-    return from_pool_figures(oom);
+    return from_pool_figures(oom, budget_free);
   if (oom.request_bytes && oom.framework_cached_free_bytes) return from_cache_figures(oom);
   if (oom.richness() == 0) {
     return {Cause::capacity, "the message carries no figures", capacity_advice(oom.framework)};

@@ -84,6 +84,9 @@ struct ProgramOomDiagnosis {
   std::string evidence;  // one line, with the message's figures
   std::string advice;    // one line, for the framework and the cause
 };
-[[nodiscard]] ProgramOomDiagnosis diagnose_program_oom(const ProgramOom& oom);
+// `budget_free`: what the budget had left at the OOM (sampled), where known: a pool may grow
+// only by what the card gives it.
+[[nodiscard]] ProgramOomDiagnosis diagnose_program_oom(
+    const ProgramOom& oom, std::optional<std::uint64_t> budget_free = std::nullopt);
 
 }  // namespace oomlab
