@@ -303,6 +303,40 @@ TEST_F(XlaLogLines, ARefusalIsTheDeathUnlessTheProgramAskedATenthOfItAfter) {
   EXPECT_EQ(oomlab::trace::fatal_failure_at(went_on), oomlab::trace::Event::kNone);
 }
 
+// The regions the pool took, as its log records them ("Extending allocation by ..." then, on the
+// same thread, "Allocated memory at A to B"), are what exec's model takes from the process's
+// peak for what lay beside the pool: measured, a card too small for the pool's limit gave it nine
+// tenths of it, where the model's own pool would hold the whole limit.
+TEST_F(XlaLogLines, ThePoolsRegionsAsLoggedAreWhatLayBesideItsPeak) {
+  std::ofstream(path_)
+      << kHead
+      << "I1129 02:43:58.100000     492 bfc_allocator.cc:223] Extending allocation by 2.00GiB "
+         "bytes for GPU_0_bfc.\n"
+         "I1129 02:43:58.100001     500 bfc_allocator.cc:223] Extending allocation by 2.00MiB "
+         "bytes for xla_gpu_host_bfc.\n"
+         "I1129 02:43:58.100002     500 bfc_allocator.cc:233] Allocated memory at 0x482200000 to "
+         "0x482400000\n"
+         "I1129 02:43:58.100003     492 bfc_allocator.cc:233] Allocated memory at 0x302000000 to "
+         "0x382000000\n"
+         "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+         "AllocateRaw,GPU_0_bfc,1073741824,0x302000000,\n";
+  const oomlab::trace::Trace trace = load(path_);
+  const oomlab::RecordedSettings* settings = oomlab::trace::allocator_settings(trace);
+  ASSERT_NE(settings, nullptr);
+  EXPECT_EQ(settings->get<oomlab::Bytes>("regions").value_or(oomlab::Bytes{}).value, 2_GiB)
+      << "the host pool's region is not the device pool's";
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::completed;
+  run.budget_bytes = 8_GiB;
+  run.device.emplace().total_bytes = 140_GiB;
+  run.program.emplace().snapshots = {path_};
+  run.program->peak_bytes = 2_GiB + 600_MiB;
+  oomlab::jax::model_xla_run(run, nullptr);
+  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  EXPECT_EQ(run.models.front().outside_allocator_bytes, 600_MiB)
+      << run.models.front().outside_measured;
+}
+
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
   try {
     static_cast<void>(

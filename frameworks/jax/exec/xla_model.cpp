@@ -194,20 +194,30 @@ void advise(ProgramModel& m, std::uint64_t card) {
       format_bytes(card));
 }
 
-// What the process held beside the pool: its highest sample less the most the pool took then
-// (the whole limit when preallocated, the regions grown otherwise).
+// What the process held beside the pool: its highest sample less the regions the pool took, as
+// its log recorded them (regions are never given back: what it took by the end), or where the
+// log has none, the most the model's pool takes (the whole limit when preallocated, the regions
+// grown otherwise). The log's are the pool's where a card too small for its limit gave less.
 std::uint64_t outside_of(const RunResult& run, const RunConfig& base, const Params& as_ran,
-                         ProgramModel& m) {
-  Params bare = as_ran;
-  bare.set("outside", Bytes{0});
-  const RunResult replay = replay_at(base, bare, run.budget_bytes);
+                         const trace::Trace& trace, ProgramModel& m) {
+  const RecordedSettings* recorded = trace::allocator_settings(trace);
+  const std::optional<Bytes> regions =
+      recorded != nullptr ? recorded->get<Bytes>("regions") : std::nullopt;
+  std::uint64_t pool = 0;
+  if (regions) {
+    pool = regions->value;
+  } else {
+    Params bare = as_ran;
+    bare.set("outside", Bytes{0});
+    pool = replay_at(base, bare, run.budget_bytes).peak_reserved_bytes;
+  }
   m.process_bytes = run.program->peak_bytes;
-  m.allocator_reserved_bytes = replay.peak_reserved_bytes;
-  m.outside_measured = fmt::format(
-      "at the peak: the program's highest sample ({}) less XLA's pool as the model holds it then "
-      "({})",
-      run.program->usage_source == "device-free" ? "the device's free memory" : "NVML",
-      format_bytes(replay.peak_reserved_bytes));
+  m.allocator_reserved_bytes = pool;
+  m.outside_measured =
+      fmt::format("at the peak: the program's highest sample ({}) less XLA's pool {} ({})",
+                  run.program->usage_source == "device-free" ? "the device's free memory" : "NVML",
+                  regions ? "as its log records its regions" : "as the model holds it then",
+                  format_bytes(pool));
   return m.process_bytes > m.allocator_reserved_bytes ? m.process_bytes - m.allocator_reserved_bytes
                                                       : 0;
 }
@@ -279,7 +289,7 @@ ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::
   const double fraction = pool_fraction(*trace, run.budget_bytes);
   std::vector<XlaSetting> settings = xla_settings(fraction, 0, 0, grown);
   const std::size_t ran = grown ? 1 : 0;
-  m.outside_allocator_bytes = outside_of(run, base, settings[ran].options, m);
+  m.outside_allocator_bytes = outside_of(run, base, settings[ran].options, *trace, m);
   // The pool's room: the card less what lay beside it (its limit is still its share of the card).
   m.budget_bytes = run.budget_bytes > m.outside_allocator_bytes
                        ? run.budget_bytes - m.outside_allocator_bytes

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -84,6 +85,14 @@ class XlaLogReader {
     } else if (message.starts_with("AllocateRaw ") &&
                message.find(" alignment=") != std::string_view::npos) {
       request(message.substr(12), *log, number);
+    } else if (message.starts_with("Extending allocation by ")) {
+      if (message.ends_with(fmt::format(" for {}.", pool_)) && log->thread_known) {
+        extending_.insert(log->thread);
+      } else {
+        extending_.erase(log->thread);
+      }
+    } else if (message.starts_with("Allocated memory at ") && extending_.erase(log->thread) > 0) {
+      region(message.substr(20), number);
     } else if (message.starts_with("BFCAllocator dump for ")) {
       dump(message.substr(22), *log);
     } else if (message.starts_with("XLA backend allocating ") && set_up_of_ours(message)) {
@@ -103,6 +112,7 @@ class XlaLogReader {
     RecordedSettings settings{.backend = "xla"};
     if (preallocate_) settings.options["preallocate"] = *preallocate_;
     if (limit_) settings.options["limit"] = Bytes{*limit_};  // the pool's, read by exec's model
+    if (regions_bytes_ > 0) settings.options["regions"] = Bytes{regions_bytes_};
     if (!t.recorded) t.recorded.emplace();
     t.recorded->allocator_settings = std::move(settings);
     return builder_.finish();
@@ -131,6 +141,16 @@ class XlaLogReader {
     if (!message.ends_with(" for BFCAllocator.")) return false;
     const std::string device = pool_.substr(4, pool_.size() - 8);  // GPU_<device>_bfc
     return message.find(fmt::format(" on device {} ", device)) != std::string_view::npos;
+  }
+
+  // "0x7ff24a400000 to 0x7ff24a600000": a region the pool took from the device (after its
+  // "Extending allocation by 2.00MiB bytes for GPU_0_bfc." on the same thread).
+  void region(std::string_view rest, std::uint64_t number) {
+    const std::size_t to = rest.find(" to ");
+    if (to == std::string_view::npos) return;
+    const std::uint64_t low = trace::read_hex(rest.substr(0, to), {path_, number, "region"});
+    const std::uint64_t high = trace::read_hex(rest.substr(to + 4), {path_, number, "region"});
+    if (high > low) regions_bytes_ += high - low;
   }
 
   // A request is pending until its answer; without the threads' ids (TensorFlow's default) two
@@ -222,6 +242,8 @@ class XlaLogReader {
   std::map<std::uint64_t, Pending> pending_;  // by thread
   std::optional<bool> preallocate_;
   std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
+  std::set<std::uint64_t> extending_;   // threads whose next line is the range of our pool's region
+  std::uint64_t regions_bytes_ = 0;     // what the pool's regions took from the device
   std::optional<std::uint64_t> last_of_day_;
   std::uint64_t days_ = 0;
   std::uint64_t t_ns_ = 0;
