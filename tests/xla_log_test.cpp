@@ -301,6 +301,11 @@ TEST_F(XlaLogLines, ARefusalIsTheDeathUnlessTheProgramAskedATenthOfItAfter) {
   ASSERT_EQ(went_on.events.size(), 2U);
   EXPECT_EQ(went_on.events[1].op, Op::alloc);
   EXPECT_EQ(oomlab::trace::fatal_failure_at(went_on), oomlab::trace::Event::kNone);
+  // A program that completed died of nothing: its log is read whole.
+  std::ofstream(path_) << kHead << log(80_MiB);
+  const oomlab::trace::Trace completed = oomlab::trace::load(path_, {.completed = true});
+  ASSERT_EQ(completed.events.size(), 2U);
+  EXPECT_EQ(oomlab::trace::fatal_failure_at(completed), oomlab::trace::Event::kNone);
 }
 
 // The regions the pool took, as its log records them ("Extending allocation by ..." then, on the

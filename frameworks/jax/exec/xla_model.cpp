@@ -333,7 +333,8 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   std::shared_ptr<const trace::Trace> trace;
   try {
     if (run.outcome == Outcome::interrupted) throw Interrupted();
-    trace = std::make_shared<const trace::Trace>(trace::load(log, {.device = 0}));
+    trace = std::make_shared<const trace::Trace>(
+        trace::load(log, {.device = 0, .completed = run.outcome == Outcome::completed}));
     if (trace::to_string(trace->format) != kXlaFormatName)
       throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
     run.models.push_back(model_log(run, trace, stop));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -72,8 +73,9 @@ bool is_device_pool(std::string_view name) {
 class XlaLogReader {
  public:
   // `pool`: the device pool to read ("GPU_0_bfc").
-  XlaLogReader(const std::filesystem::path& path, trace::Format format, std::string pool)
-      : path_(path), builder_(format, path), pool_(std::move(pool)) {}
+  XlaLogReader(const std::filesystem::path& path, trace::Format format, std::string pool,
+               bool completed)
+      : path_(path), builder_(format, path), pool_(std::move(pool)), completed_(completed) {}
 
   void read_line(std::string_view line, std::uint64_t number) {
     const std::optional<LogLine> log = read_log_line(line);
@@ -92,7 +94,7 @@ class XlaLogReader {
         extending_.erase(log->thread);
       }
     } else if (message.starts_with("Allocated memory at ") && extending_.erase(log->thread) > 0) {
-      region(message.substr(20), number);
+      region(message.substr(20));
     } else if (message.starts_with("BFCAllocator dump for ")) {
       dump(message.substr(22), *log);
     } else if (message.starts_with("XLA backend allocating ") && set_up_of_ours(message)) {
@@ -145,12 +147,21 @@ class XlaLogReader {
 
   // "0x7ff24a400000 to 0x7ff24a600000": a region the pool took from the device (after its
   // "Extending allocation by 2.00MiB bytes for GPU_0_bfc." on the same thread).
-  void region(std::string_view rest, std::uint64_t number) {
+  // A range cut short (a log that ended in it) is only a figure lost: skipped.
+  void region(std::string_view rest) {
     const std::size_t to = rest.find(" to ");
     if (to == std::string_view::npos) return;
-    const std::uint64_t low = trace::read_hex(rest.substr(0, to), {path_, number, "region"});
-    const std::uint64_t high = trace::read_hex(rest.substr(to + 4), {path_, number, "region"});
-    if (high > low) regions_bytes_ += high - low;
+    const std::optional<std::uint64_t> low = address(rest.substr(0, to));
+    const std::optional<std::uint64_t> high = address(rest.substr(to + 4));
+    if (low && high && *high > *low) regions_bytes_ += *high - *low;
+  }
+  static std::optional<std::uint64_t> address(std::string_view text) {
+    if (!text.starts_with("0x")) return std::nullopt;
+    text.remove_prefix(2);
+    std::uint64_t value = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+    if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return value;
   }
 
   // A request is pending until its answer; without the threads' ids (TensorFlow's default) two
@@ -219,7 +230,7 @@ class XlaLogReader {
   // images (73.5 MiB, 1.0% of it) before it raised.
   void build() {
     std::size_t end = events_.size();
-    if (last_dumped_) {
+    if (last_dumped_ && !completed_) {
       std::uint64_t after = 0;
       for (std::size_t i = *last_dumped_ + 1; i < events_.size(); ++i) {
         if (events_[i].op == Op::alloc) after += events_[i].bytes;
@@ -239,10 +250,11 @@ class XlaLogReader {
   const std::filesystem::path& path_;
   trace::TraceBuilder builder_;
   std::string pool_;
+  bool completed_;                            // the program completed: no refusal was its death
   std::map<std::uint64_t, Pending> pending_;  // by thread
   std::optional<bool> preallocate_;
   std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
-  std::set<std::uint64_t> extending_;   // threads whose next line is the range of our pool's region
+  std::set<std::uint64_t> extending_;   // threads whose pool region's range is to come
   std::uint64_t regions_bytes_ = 0;     // what the pool's regions took from the device
   std::optional<std::uint64_t> last_of_day_;
   std::uint64_t days_ = 0;
@@ -349,7 +361,7 @@ trace::Trace load_xla_log(const std::filesystem::path& path, const trace::LoadOp
   const std::string pool = pool_to_read(path, options);
   std::ifstream file = trace::open_trace(path);
   trace::StopPoll poll(options.check_stop);
-  XlaLogReader reader(path, xla_format(), pool);
+  XlaLogReader reader(path, xla_format(), pool, options.completed);
   std::string line;
   std::uint64_t number = 0;
   while (std::getline(file, line)) {

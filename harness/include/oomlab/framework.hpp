@@ -262,7 +262,7 @@ struct ProgramLog {
   std::string file;  // "xla-log.txt"
   // The time of day a line of the log carries, or of a line of the program's stderr written by
   // the same logger (none for other lines): a run folder re-read puts the kept log back among the
-  // program's output by it, as the run read them. Null: the log is read before the output.
+  // program's output by it, as the run read them. Null: a re-read leaves the log unread.
   std::optional<std::uint64_t> (*line_time)(std::string_view line) = nullptr;
   // The log, recorded, is the run's record of the allocator (a trace of a format the framework
   // registers, its model's to read: ProgramModelling): listed with the run's snapshots, and kept

@@ -159,6 +159,9 @@ struct LoadOptions {
   // Called every few thousand rows (entries, opcodes) while the trace is read: it throws
   // (Interrupted, TimedOut) to stop a long load. None: the load runs to its end.
   std::function<void()> check_stop;
+  // The program that wrote it completed: no refusal in it was the program's death (a format that
+  // finds where a program died from the log alone, XLA's, reads each refusal as survived).
+  bool completed = false;
 };
 
 // Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with

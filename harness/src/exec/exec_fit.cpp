@@ -205,9 +205,10 @@ class FitRuns {
                                          return a.process_bytes < b.process_bytes;
                                        });
     try {
-      points_.push_back({.value = value,
-                         .trace = std::make_shared<const trace::Trace>(
-                             trace::load(most->snapshot, {.device = 0}))});
+      points_.push_back(
+          {.value = value,
+           .trace = std::make_shared<const trace::Trace>(trace::load(
+               most->snapshot, {.device = 0, .completed = run.outcome == Outcome::completed}))});
       outside_ = std::max(outside_, most->outside_allocator_bytes);
       modelling_ = program_modelling(run);
     } catch (const Error& e) {

@@ -63,7 +63,8 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
                                      [](const ProgramModel& a, const ProgramModel& b) {
                                        return a.process_bytes < b.process_bytes;
                                      });
-  return {.trace = std::make_shared<const trace::Trace>(trace::load(most->snapshot, {.device = 0})),
+  return {.trace = std::make_shared<const trace::Trace>(trace::load(
+              most->snapshot, {.device = 0, .completed = run.outcome == Outcome::completed})),
           .outside_bytes = most->outside_allocator_bytes,
           .modelling = modelling};
 }

@@ -75,8 +75,9 @@ ProgramOomDiagnosis from_cache_figures(const ProgramOom& oom) {
 // holds it: fragmentation; smaller: the program needs more than the pool's limit (capacity).
 // A pool short of the card: its limit leaves room (`untaken`) that the card does not have beside
 // the process's other memory (a large share of a small card: XLA took less than its limit at
-// start), and its own free memory does not hold the request either (beyond the summary's two
-// decimals): capacity of the card, not pieces.
+// start), and its own free memory does not hold the request either (as far as the summary's two
+// decimals tell: within half a hundredth of a unit, 0.5% of the request): capacity of the card,
+// not pieces.
 ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom,
                                       std::optional<std::uint64_t> budget_free) {
   const std::uint64_t limit = *oom.framework_limit_bytes;
@@ -86,7 +87,7 @@ ProgramOomDiagnosis from_pool_figures(const ProgramOom& oom,
   const std::uint64_t room = limit > used ? limit - used : 0;
   const std::uint64_t untaken = room > free ? room - free : 0;
   const bool card_short = budget_free && *budget_free < untaken && *budget_free < request;
-  if (room >= request && card_short && free < request + request / 100) {
+  if (room >= request && card_short && free < request + request / 200) {
     return {Cause::capacity,
             fmt::format("{} free in {}'s pool for {} requested, and {} left on the card: its "
                         "limit ({}) would let it take {} more, which the card does not have "

@@ -17,6 +17,25 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Times of day made a clock that runs on past midnight: a step back of more than half a day is
+// the next day's. Seeded, it starts on the day of the time it was seeded with.
+class DayClock {
+ public:
+  void seed(std::uint64_t of_day) {
+    if (!last_) last_ = of_day;
+  }
+  std::uint64_t operator()(std::uint64_t of_day) {
+    constexpr std::uint64_t kDayNs = std::uint64_t{86'400} * 1'000'000'000;
+    if (last_ && of_day + kDayNs / 2 < *last_) days_ += kDayNs;
+    last_ = of_day;
+    return days_ + of_day;
+  }
+
+ private:
+  std::optional<std::uint64_t> last_;
+  std::uint64_t days_ = 0;
+};
+
 // The kept log, read along the output by its lines' times (KeptLog::line_time).
 class LogAlong {
  public:
@@ -25,6 +44,8 @@ class LogAlong {
     in_.open(log_->file, std::ios::binary);
     advance();
   }
+  // The time of day its first timed line gave (the program's start), none before one.
+  [[nodiscard]] std::optional<std::uint64_t> first_time() const { return first_; }
   // The log's lines written up to `t` (all that are left, where there is no time).
   template <typename Feed>
   void feed_until(std::optional<std::uint64_t> t, Feed&& feed) {
@@ -39,10 +60,15 @@ class LogAlong {
     has_line_ = static_cast<bool>(std::getline(in_, line_));
     if (!has_line_) return;
     if (!line_.empty() && line_.back() == '\r') line_.pop_back();
-    if (const auto t = log_->line_time(line_)) time_ = *t;  // else the line before's
+    if (const auto t = log_->line_time(line_)) {
+      if (!first_) first_ = *t;
+      time_ = clock_(*t);
+    }  // else the line before's
   }
 
   const KeptLog* log_;
+  DayClock clock_;
+  std::optional<std::uint64_t> first_;
   std::ifstream in_;
   std::string line_;
   bool has_line_ = false;
@@ -60,6 +86,8 @@ OutputRescan rescan_output(const std::vector<fs::path>& files, const KeptLog* lo
     scanner.feed_line(read_rank_marks(line).text);
   };
   LogAlong along(log);
+  DayClock output_clock;  // on the log's day, from its first line (the log starts first)
+  if (const auto first = along.first_time()) output_clock.seed(*first);
   if (log != nullptr) out.files.push_back(log->file);
   for (const fs::path& file : files) {
     std::ifstream in(file, std::ios::binary);
@@ -69,7 +97,7 @@ OutputRescan rescan_output(const std::vector<fs::path>& files, const KeptLog* lo
     while (std::getline(in, line)) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       if (log != nullptr) {
-        if (const auto t = log->line_time(line)) along.feed_until(t, feed);
+        if (const auto t = log->line_time(line)) along.feed_until(output_clock(*t), feed);
       }
       feed(line);
     }

@@ -31,8 +31,8 @@ struct KeptLog {
 
 // Reads `files` (missing ones skipped) line by line through one OomScanner; with `log`, its lines
 // go back among them by their times: before a line of the files that carries one, the log's
-// lines written up to it (a log line without its own time has the one before it; midnight is not
-// crossed), and the rest at the end.
+// lines written up to it (a log line without its own time has the one before it; each stream's
+// clock runs on past midnight, the output's from the log's first time), and the rest at the end.
 [[nodiscard]] OutputRescan rescan_output(const std::vector<std::filesystem::path>& files,
                                          const KeptLog* log = nullptr);
 
