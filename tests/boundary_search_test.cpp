@@ -134,9 +134,9 @@ TEST(BoundarySearch, WithNothingKnownTheStepsFindTheAxissEnds) {
 
 TEST(BoundarySearch, AGuideMovesTheProbeOnceAndItIsVerified) {
   int asked = 0;
-  const Guide guide = [&](const Bracket&) -> std::optional<std::uint64_t> {
+  const Guide guide = [&](const Bracket&) -> std::optional<Aim> {
     ++asked;
-    return asked == 2 ? std::optional<std::uint64_t>(500) : std::nullopt;
+    return asked == 2 ? std::optional<Aim>(Aim{.position = 500}) : std::nullopt;
   };
   // Down from 4000 in steps doubling from 1; after the second run the guide says 500: right.
   const Searched right = search(500, 4000, {}, {.least = 0, .most = 4000}, 1, guide);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <vector>
@@ -178,6 +179,47 @@ TEST(ValueSearch, AWrongPredictionFallsBackToStepsFromItWithTheSameAnswer) {
     EXPECT_EQ(r.beyond, 31U);
     EXPECT_LE(r.runs(), 2 + 2 * std::log2(std::abs(30.0 - predicted) + 1) + 2) << predicted;
   }
+}
+
+// fit exec's far second run (Prediction::next): the model's own run goes before the steps, as
+// a step; the search goes on from it, and the model is asked again.
+TEST(ValueSearch, TheModelsOwnRunGoesNextAndItsPredictionAfterIt) {
+  StandIn runs{.outcome_at = [](std::uint64_t v) { return fits_up_to(30, v); }};
+  int asked = 0;
+  const BoundaryResult r = values(runs, {.lo = 1, .hi = 512, .predict = [&](const auto& so_far) {
+                                           ++asked;
+                                           if (so_far.size() == 1) return Prediction{.next = 12};
+                                           return Prediction{.value = 30, .note = "from 1 and 12"};
+                                         }});
+  EXPECT_EQ(r.answer, 30U);
+  EXPECT_EQ(runs.values, (std::vector<std::uint64_t>{1, 12, 30, 31}));
+  EXPECT_EQ(r.trials.at(1).role, TrialRole::step);
+  EXPECT_FALSE(r.trials.at(1).verifies_prediction);
+  EXPECT_EQ(r.trials.at(2).role, TrialRole::prediction);
+  EXPECT_TRUE(r.trials.at(3).verifies_prediction);
+  EXPECT_EQ(asked, 2) << "asked after each completed run until it predicted";
+}
+
+TEST(ValueSearch, AModelsOwnRunThatFailsIsBisectedAtOnce) {
+  StandIn runs{.outcome_at = [](std::uint64_t v) { return fits_up_to(30, v); }};
+  const BoundaryResult r =
+      values(runs, {.lo = 1, .hi = 512, .predict = [](const auto& so_far) {
+                      return so_far.size() == 1 ? Prediction{.next = 100} : Prediction{};
+                    }});
+  EXPECT_EQ(r.answer, 30U);
+  EXPECT_EQ(r.beyond, 31U);
+  ASSERT_GE(runs.values.size(), 3U);
+  EXPECT_EQ(runs.values.at(1), 100U);
+  EXPECT_EQ(r.trials.at(2).role, TrialRole::bisection) << "no steps down from 100: 1..100 is cut";
+  EXPECT_EQ(runs.values.at(2), 51U);
+  EXPECT_LE(r.runs(), 2 + std::log2(100.0) + 1);
+  // Asked for once only: a model that asks again is not followed twice.
+  StandIn again{.outcome_at = [](std::uint64_t v) { return fits_up_to(30, v); }};
+  const BoundaryResult twice = values(
+      again, {.lo = 1, .hi = 512, .predict = [](const auto&) { return Prediction{.next = 20}; }});
+  EXPECT_EQ(twice.answer, 30U);
+  EXPECT_EQ(std::count(again.values.begin(), again.values.end(), 20U), 1);
+  EXPECT_EQ(again.values.at(2), 39U) << "steps from 20 as far apart as 1 and 20 were, doubling";
 }
 
 BoundaryResult budgets(StandIn& runs, BudgetSearch search) {

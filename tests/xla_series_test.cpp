@@ -15,10 +15,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
+#include "exec/exec_fit.hpp"
 #include "jax/exec/xla_model.hpp"
 #include "jax/exec/xla_program.hpp"
+#include "oomlab/framework.hpp"
+#include "oomlab/registry.hpp"
 #include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 #include "run/fit.hpp"
@@ -75,6 +79,83 @@ TEST(XlaSeries, APairThatOutgrowsTheBatchIsNotALine) {
   for (const oomlab::trace::Event& e : at8.events)
     largest = std::max(largest, e.bytes);
   EXPECT_LT(largest, 3_GiB + 256_MiB);
+}
+
+// XLA's compiler asks for its autotuner's candidates on threads of its own, as many as it likes
+// at each shape: those requests are a stream apart, not paired, each made at the anchor's size
+// as one the program survives being refused. The program's thread made 682 requests at each
+// batch, in the same order.
+TEST(XlaSeries, TheCompilersThreadsAreAStreamApartThatIsNotPaired) {
+  const oomlab::trace::TraceSeries series = series_of("lm");
+  EXPECT_EQ(series.fit().requests, 682U);
+  EXPECT_GE(series.fit().aligned_share, 0.99) << "paired with the compiler's: 94.3%";
+  EXPECT_GT(series.fit().side, 1000U);
+  const oomlab::trace::Trace& anchor = *series.points().back().trace;
+  std::uint64_t side_at_anchor = 0;  // what its side stream asked for, served or not
+  for (const oomlab::trace::Event& e : anchor.events)
+    side_at_anchor += e.op != oomlab::trace::Op::free && e.stream != 0 ? e.bytes : 0;
+  std::uint64_t side_held = 0;
+  std::uint64_t side_asked = 0;
+  for (const oomlab::trace::Event& e : series.at(8).events) {
+    if (e.stream == 0) continue;
+    side_held += e.op == oomlab::trace::Op::alloc ? e.bytes : 0;
+    side_asked += e.op == oomlab::trace::Op::failed ? e.bytes : 0;
+  }
+  EXPECT_EQ(side_held, 0U) << "asked for, and given up when refused: never held";
+  EXPECT_EQ(side_asked, side_at_anchor) << "at the anchor's size, whatever the value";
+}
+
+const oomlab::ProgramModelling& xla_modelling() {
+  for (const oomlab::Framework& f : oomlab::Registry::global().frameworks()) {
+    if (f.program_modelling && f.program_modelling->format == "xla") return *f.program_modelling;
+  }
+  throw std::runtime_error("no framework models XLA's log");
+}
+
+std::optional<std::uint64_t> far_from(const oomlab::ProgramModelling& modelling,
+                                      const std::string& program, std::uint64_t hi) {
+  const std::string path =
+      oomlab::testing::test_data_dir() + "/exec/xla_series/" + program + "_tight_b1.txt";
+  const oomlab::trace::TraceSeries grown = oomlab::trace::TraceSeries::in_proportion(
+      "batch", {.value = 1,
+                .trace = std::make_shared<const oomlab::trace::Trace>(
+                    oomlab::trace::load(path, oomlab::trace::LoadOptions{}))});
+  return oomlab::far_second_value(modelling, {.series = grown,
+                                              .range = {.name = "batch", .lo = 1, .hi = hi},
+                                              .budget_bytes = 8_GiB - kOutside,
+                                              .outside_bytes = kOutside});
+}
+
+// fit exec's second run for XLA goes as far as the first run, each request grown in proportion
+// to the batch, fits, where that is far (jax::kFarSecondRun): with --remat the step at batch 1
+// is small beside the parameters and Adam's state (0.41 GiB of the 1.90 GiB the pool held at
+// most), and three times it all fits a 6 GiB pool; the plain lm's step (1.21 GiB) leaves room
+// for two, the next value. Measured: from 1 and 3 --remat's prediction was 8 where 11
+// completes, from 1 and 2 it is 11: 3 is not far, and both go to the next value.
+TEST(XlaSeries, TheSecondRunGoesAsFarAsTheFirstGrownInProportionFitsWhereThatIsFar) {
+  const oomlab::ProgramModelling& xla = xla_modelling();
+  EXPECT_EQ(xla.far_second_run, oomlab::jax::kFarSecondRun);
+  EXPECT_EQ(far_from(xla, "remat", 32), std::nullopt) << "3 is under " << xla.far_second_run;
+  oomlab::ProgramModelling near = xla;
+  near.far_second_run = 2;
+  EXPECT_EQ(far_from(near, "remat", 32), 3U);
+  EXPECT_EQ(far_from(near, "remat", 2), std::nullopt) << "within the range";
+  EXPECT_EQ(far_from(near, "lm", 32), std::nullopt) << "2 is the next value: nothing to ask";
+  const oomlab::trace::TraceSeries grown = oomlab::trace::TraceSeries::in_proportion(
+      "batch", {.value = 1, .trace = series_of("lm").points().front().trace});
+  const auto program_allocations = [](const oomlab::trace::Trace& t) {
+    std::vector<std::uint64_t> sizes;
+    for (const oomlab::trace::Event& e : t.events) {
+      if (e.op == oomlab::trace::Op::alloc && e.stream == 0) sizes.push_back(e.bytes);
+    }
+    return sizes;
+  };
+  const std::vector<std::uint64_t> first = program_allocations(*grown.points().front().trace);
+  const std::vector<std::uint64_t> at3 = program_allocations(grown.at(3));
+  ASSERT_EQ(at3.size(), first.size());
+  ASSERT_EQ(first.size(), 682U);
+  for (std::size_t i = 0; i < first.size(); ++i)
+    ASSERT_EQ(at3[i], 3 * first[i]) << "the program's request " << i;
 }
 
 std::vector<std::pair<std::string, std::string>> recording_with(

@@ -75,7 +75,8 @@ void add_trace_formats(Registry& registry) {
                              .replayed_by = jax::kBackendName,
                              // XLA's log carries C++ stacks without names, not the program's lines
                              .no_frames_words = "(XLA's allocator log names no Python lines)",
-                             .shifted_pairs = true});
+                             .shifted_pairs = true,
+                             .side_streams = true});
 }
 
 Framework describe_jax() {
@@ -120,8 +121,13 @@ Framework describe_jax() {
           "  it has one): at an OOM in a step, the step's buffers at its peak, by your lines,\n"
           "  are what filled memory, and the line that called the step is the OOM's place (JAX\n"
           "  raises it where a result is next read); only that step's files are kept.\n"
-          "  fit exec and frontier exec predict from runs' logs (fit exec's first two,\n"
-          "  frontier exec's top run); XLA compiles a step to the room it is given, so with the\n"
+          "  fit exec and frontier exec predict from runs' logs (fit exec's first run and a\n"
+          "  second, frontier exec's top run); the second goes as far as the first run, each\n"
+          "  request grown in proportion to the value, would fit (where that is 8 or more; else\n"
+          "  the next value), since at the smallest values XLA's step is its own choice around\n"
+          "  what does not grow. The compiler's threads (the autotuner's candidates) are not\n"
+          "  paired between the runs: each is made at its size at the second run, and may be\n"
+          "  refused. XLA compiles a step to the room it is given, so with the\n"
           "  pool preallocated those runs are compiled under a tight limit (XLA_FLAGS gains\n"
           "  --xla_gpu_memory_limit_slop_factor=1 unless it sets that factor; a jaxlib too old\n"
           "  for that flag stops at it): their step holds the least XLA can make it hold, which\n"
@@ -132,7 +138,8 @@ Framework describe_jax() {
                                             .check_remedy = &jax::check_xla_remedy,
                                             .remedy_words = &jax::xla_remedy_line,
                                             .fit_series = &jax::fit_xla_series,
-                                            .frontier_series = &jax::frontier_xla_series}};
+                                            .frontier_series = &jax::frontier_xla_series,
+                                            .far_second_run = jax::kFarSecondRun}};
 }
 
 }  // namespace

@@ -237,9 +237,13 @@ class XlaLogReader {
       }
       if (after < events_[*last_dumped_].bytes / 10) end = *last_dumped_ + 1;
     }
+    // The program's own requests come from one thread, the first to ask; XLA's compiler asks on
+    // threads of its own (the autotuner's candidates), a stream of their own.
+    const std::uint64_t program = events_.empty() ? 0 : events_.front().thread;
     for (std::size_t i = 0; i < end; ++i) {
       const Entry& e = events_[i];
-      builder_.add(e.op, e.bytes, e.address, 0, e.thread, e.t_ns, i, e.line);
+      const std::uint64_t stream = e.thread == program ? 0 : 1;
+      builder_.add(e.op, e.bytes, e.address, stream, e.thread, e.t_ns, i, e.line);
     }
   }
 

@@ -10,6 +10,9 @@
 // set-up line says whether it was preallocated ("XLA backend allocating ...") or grown ("XLA
 // backend will use up to ..."): the backend `xla` takes that as its default. Times are the log's
 // own (time of day, microseconds); the other pools (the host's, the collectives') are left out.
+// The program's requests (the thread of the first) are the trace's first stream; those of the
+// other threads (XLA's compiler: its autotuner's candidates, as many as it likes at each shape)
+// are a second one, which a series makes apart (trace::FormatInfo::side_streams).
 #pragma once
 
 #include <filesystem>

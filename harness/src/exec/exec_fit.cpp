@@ -159,7 +159,8 @@ class FitRuns {
     // Frames align the two runs' requests where a request is at one value only (a workspace).
     c.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
     c.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
-    c.snapshot.predicting = snapshot && runs_ <= 2;  // the two the series is made from
+    // The two the series is made from: where the second failed, the next to complete, run alone.
+    c.snapshot.predicting = snapshot && (runs_ <= 2 || (gpus_.size() == 1 && points_.size() < 2));
     return c;
   }
 
@@ -180,6 +181,10 @@ class FitRuns {
   }
 
   Prediction predict() {
+    if (points_.size() == 1 && !led_) {
+      led_ = true;
+      if (Prediction far = far_second_run(); far.next) return far;
+    }
     if (!series_tried_ && points_.size() >= 2) {
       series_tried_ = true;
       Prediction p = series_prediction();
@@ -266,15 +271,46 @@ class FitRuns {
     }
   }
 
+  // Where the model wants its second run (far_second_value), once.
+  Prediction far_second_run() {
+    if (modelling_ == nullptr || modelling_->far_second_run == 0 ||
+        result_.budget_bytes <= outside_)
+      return {};
+    const std::string& name = search_.range.name;
+    const trace::SeriesPoint& first = points_.front();
+    try {
+      const trace::TraceSeries grown = trace::TraceSeries::in_proportion(name, first);
+      const std::optional<std::uint64_t> far = far_second_value(
+          *modelling_, {.series = grown,
+                        .range = {.name = name, .lo = first.value, .hi = search_.range.hi},
+                        .budget_bytes = result_.budget_bytes - outside_,
+                        .stop = base_.stop,
+                        .outside_bytes = outside_});
+      if (!far) return {};
+      return {.note = fmt::format("the second run at {}={}, where the run at {}={} would fit the "
+                                  "budget with each of its requests grown in proportion",
+                                  name, *far, name, first.value),
+              .next = *far};
+    } catch (const Error&) {
+      return {};  // the next value, as without: the series says its own error later
+    }
+  }
+
   [[nodiscard]] std::string made_words(const trace::TraceSeries& series,
                                        std::uint64_t budget) const {
     const std::string& name = search_.range.name;
+    const std::string side =
+        series.fit().side == 0
+            ? ""
+            : fmt::format("; {} of {}'s own beside them made at {}={}'s size, each refusable",
+                          format_count(series.fit().side), modelling_->owner, name,
+                          points_[1].value);
     return fmt::format(
-        "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}) made "
+        "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}{}) made "
         "into a trace at each value and replayed on the model at {} ({} less {} the process "
         "held outside {}'s allocator)",
         name, points_[0].value, points_[1].value, 100.0 * series.fit().aligned_share,
-        format_count(series.fit().scaling), name, format_bytes(budget),
+        format_count(series.fit().scaling), name, side, format_bytes(budget),
         format_bytes(result_.budget_bytes), format_bytes(outside_), allocator_owner(modelling_));
   }
 
@@ -301,6 +337,7 @@ class FitRuns {
   std::uint64_t outside_ = 0;
   const ProgramModelling* modelling_ = nullptr;  // the model of the points' snapshots
   bool series_tried_ = false;
+  bool led_ = false;  // far_second_run asked
   std::string series_note_;
   bool predicted_ = false;
   bool first_ = true;
@@ -308,6 +345,15 @@ class FitRuns {
 };
 
 }  // namespace
+
+std::optional<std::uint64_t> far_second_value(const ProgramModelling& modelling,
+                                              const SeriesQuestion& first) {
+  if (modelling.fit_series == nullptr) return std::nullopt;
+  const FitResult f = modelling.fit_series(first);
+  if (!f.answer || *f.answer <= first.range.lo + 1 || *f.answer < modelling.far_second_run)
+    return std::nullopt;
+  return f.answer;
+}
 
 FitResult fit_exec(const ExecConfig& base, ExecDevices& devices, const ExecFitSearch& search) {
   ExecDevices* const one[] = {&devices};

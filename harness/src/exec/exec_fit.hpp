@@ -22,6 +22,8 @@
 
 namespace oomlab {
 
+struct ProgramModelling;  // oomlab/framework.hpp
+
 // A trace series' answer asked of a framework's model (ProgramModelling::fit_series, its
 // frontier_series): the series, the values asked (frontier_series: range.lo, the one value), the
 // budget (fit_series: the allocator's; frontier_series: the modelled card, the most tried), and
@@ -81,5 +83,16 @@ inline constexpr long double kLineTolerance = 0.10L;
 [[nodiscard]] Prediction predict_largest(std::pair<std::uint64_t, std::uint64_t> smaller,
                                          std::pair<std::uint64_t, std::uint64_t> larger,
                                          std::uint64_t budget, const std::string& name);
+
+// Where fit exec's second run goes for a model whose small values are noise to it
+// (ProgramModelling::far_second_run): the largest value up to `hi` that the first run's trace,
+// each request grown in proportion to the value (trace::TraceSeries::in_proportion), completes
+// at in the model, on the card of `budget_bytes` (the allocator's) and `outside_bytes`. No need
+// grows faster from a part that does not grow with the value (the parameters) and one that grows
+// in proportion (the activations), so the run there completes, and the line to it is long. None
+// where that is not past the next value, or under modelling.far_second_run. Throws what the
+// model throws for the trace.
+[[nodiscard]] std::optional<std::uint64_t> far_second_value(const ProgramModelling& modelling,
+                                                            const SeriesQuestion& first);
 
 }  // namespace oomlab

@@ -61,7 +61,7 @@ class Steps {
     bool fits = true;  // a probe at `good` is known to complete: the steps go down from it
     if (!b_.good || probe < *b_.good) {
       if (!run(probe, StepKind::probe, fits)) return false;
-      if (const auto moved = guided()) return gallop(*moved, 1);
+      if (const auto moved = guided()) return gallop(moved->position, step_to(probe, *moved));
     }
     std::uint64_t last = probe;
     for (std::uint64_t step = std::max<std::uint64_t>(first_step, 1);; step *= 2) {
@@ -85,7 +85,7 @@ class Steps {
       }
       bool now_fits = false;
       if (!run(next, StepKind::step, now_fits)) return false;
-      if (const auto moved = guided()) return gallop(*moved, 1);
+      if (const auto moved = guided()) return gallop(moved->position, step_to(next, *moved));
       if (now_fits != fits) return true;
       last = next;
     }
@@ -103,13 +103,21 @@ class Steps {
   [[nodiscard]] const Bracket& bracket() const { return b_; }
 
  private:
-  // The guide's probe, asked once it has something to say (then never again).
-  std::optional<std::uint64_t> guided() {
+  // The guide's probe, asked until it gives its answer (then never again).
+  std::optional<Aim> guided() {
     if (!guide_ || guided_) return std::nullopt;
     if (open_of(b_, axis_).empty()) return std::nullopt;
-    std::optional<std::uint64_t> probe = guide_(b_);
-    if (probe) guided_ = true;
-    return probe;
+    std::optional<Aim> aim = guide_(b_);
+    if (aim && !aim->more) guided_ = true;
+    return aim;
+  }
+
+  // The first step from where the guide sent the search: 1 from its answer, as far as the run
+  // before it from a run it wanted (were that run to fail, the bracket is bisected at once).
+  static std::uint64_t step_to(std::uint64_t from, const Aim& aim) {
+    if (!aim.more) return 1;
+    return std::max<std::uint64_t>(from > aim.position ? from - aim.position : aim.position - from,
+                                   1);
   }
 
   Bracket b_;

@@ -87,8 +87,15 @@ enum class StepKind : std::uint8_t { probe, step, bisection };
 // Whether the run at `position` completes; none when its answer is not known (a trial timed out
 // or failed otherwise): the search stops there.
 using CompletesAt = std::function<std::optional<bool>(std::uint64_t position, StepKind kind)>;
-// Asked after each run of the steps: a better probe (a prediction), or none. Used once.
-using Guide = std::function<std::optional<std::uint64_t>(const Bracket& known)>;
+// Where a guide sends the search: a better probe (a prediction: the guide is not asked again),
+// or, `more`, a run it wants before it can say (the search goes on from there, steps as far
+// apart as the two runs, and the guide is asked again).
+struct Aim {
+  std::uint64_t position = 0;
+  bool more = false;
+};
+// Asked after each run of the steps: where to go, or none.
+using Guide = std::function<std::optional<Aim>(const Bracket& known)>;
 
 // From `probe` (clamped into the axis and the bracket; a probe that is already known is not run
 // again), steps of `first_step`, then twice that, and so on away from it, until the answer

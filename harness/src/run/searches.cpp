@@ -1,6 +1,7 @@
 #include "run/searches.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
@@ -58,6 +59,7 @@ class Roles {
     prediction_next_ = true;
     verify_steps_ = 1;
   }
+  void expect_step() { step_next_ = true; }  // the next probe is a step the model asked for
   void expect_reaim() {
     reaim_next_ = true;
     verify_steps_ = 0;  // the prediction failed: nothing after it verifies it
@@ -66,11 +68,13 @@ class Roles {
     if (kind == StepKind::probe) {
       const bool predicted = prediction_next_;
       const bool reaimed = reaim_next_;
-      prediction_next_ = reaim_next_ = false;
+      const bool stepped = step_next_;
+      prediction_next_ = reaim_next_ = step_next_ = false;
       if (reaimed) return {TrialRole::reaim, false};
+      if (stepped) return {TrialRole::step, false};
       return {predicted ? TrialRole::prediction : TrialRole::probe, predicted};
     }
-    prediction_next_ = reaim_next_ = false;  // a probe already known is not run again
+    prediction_next_ = reaim_next_ = step_next_ = false;  // a probe already known is not run again
     const bool verifies = kind == StepKind::step && verify_steps_ > 0;
     verify_steps_ = 0;
     return {kind == StepKind::step ? TrialRole::step : TrialRole::bisection, verifies};
@@ -79,6 +83,7 @@ class Roles {
  private:
   bool prediction_next_ = false;
   bool reaim_next_ = false;
+  bool step_next_ = false;
   int verify_steps_ = 0;
 };
 
@@ -142,7 +147,7 @@ BoundaryResult search_budgets(const BudgetSearch& s, const TrialAt& run_at) {
     return recorder.run(std::min(units * res, upper), role, verifies);
   };
   // Once: a prediction that ran out of memory, moved up by what its OOM line says it lacked.
-  const Guide reaim = [&](const Bracket&) -> std::optional<std::uint64_t> {
+  const Guide reaim = [&](const Bracket&) -> std::optional<Aim> {
     const Trial& last = r.trials.back();
     if (last.role != TrialRole::prediction || last.outcome != Outcome::oom) return std::nullopt;
     const std::optional<std::uint64_t> lacked = shortfall_bytes(last);
@@ -150,7 +155,7 @@ BoundaryResult search_budgets(const BudgetSearch& s, const TrialAt& run_at) {
                        kReaimTrust * static_cast<long double>(last.budget_bytes))
       return std::nullopt;
     roles.expect_reaim();
-    return ceil_div(last.budget_bytes + *lacked, res);
+    return Aim{.position = ceil_div(last.budget_bytes + *lacked, res)};
   };
   const auto bracket =
       search_from(probe, 1, known, {.least = 0, .most = *known.good}, completes, reaim);
@@ -174,14 +179,19 @@ BoundaryResult search_values(const ValueSearch& s, const TrialAt& run_at) {
     const auto [role, verifies] = roles.next(kind);
     return recorder.run(hi - position, role, verifies);
   };
-  const Guide guide = [&](const Bracket&) -> std::optional<std::uint64_t> {
+  bool led = false;  // the model's own run (Prediction::next) is asked for once
+  const Guide guide = [&](const Bracket&) -> std::optional<Aim> {
     if (!s.predict || r.trials.back().outcome != Outcome::completed) return std::nullopt;
     Prediction p = s.predict(r.trials);
     r.prediction_note = std::move(p.note);
-    if (!p.value) return std::nullopt;
-    r.predicted = p.value;
-    roles.expect_prediction();
-    return hi - std::clamp(*p.value, lo, hi);
+    if (p.value) {
+      r.predicted = p.value;
+      roles.expect_prediction();
+      return Aim{.position = hi - std::clamp(*p.value, lo, hi)};
+    }
+    if (!p.next || std::exchange(led, true)) return std::nullopt;
+    roles.expect_step();
+    return Aim{.position = hi - std::clamp(*p.next, lo, hi), .more = true};
   };
   // From lo, steps of lo (at least 1) that double: lo, 2·lo, 4·lo ...
   const auto bracket = search_from(hi - lo, std::max<std::uint64_t>(lo, 1), {},

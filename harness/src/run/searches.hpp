@@ -23,6 +23,9 @@ using TrialAt = std::function<Trial(std::optional<std::uint64_t> value)>;
 struct Prediction {
   std::optional<std::uint64_t> value;
   std::string note;
+  // No answer yet, but the run the model wants next, before the search's own next one (fit
+  // exec: a second run far from the first, where two near values would not tell it the line).
+  std::optional<std::uint64_t> next;
 };
 
 struct BudgetSearch {

@@ -27,19 +27,6 @@ std::string place_of(const Trace& trace, std::uint32_t position) {
   return frames.empty() ? std::string("(no frames recorded)") : frames.front();
 }
 
-std::uint64_t count_allocs_unmatched(const Trace& trace, const std::vector<std::uint32_t>& match) {
-  std::vector<bool> used(trace.events.size(), false);
-  for (const std::uint32_t q : match) {
-    if (q != Event::kNone) used[q] = true;
-  }
-  std::uint64_t out = 0;
-  EventReader events(trace.events);
-  for (std::uint32_t q = 0; q < trace.events.size(); ++q) {
-    if (events[q].op == Op::alloc && !used[q]) ++out;
-  }
-  return out;
-}
-
 bool has_frames(const Trace& trace) {
   return trace.recorded && !trace.recorded->stacks.empty() && !trace.recorded->event_stacks.empty();
 }
@@ -85,18 +72,15 @@ TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
     }
   }
   const Trace& anchor = *points_.back().trace;
-  const std::vector<std::uint64_t> anchor_keys = request_keys(anchor);
-  std::vector<std::uint64_t> anchor_tiny_keys;  // made when first needed
+  const FormatInfo* format = format_info(anchor.format);
+  side_streams_ = format != nullptr && format->side_streams;
   std::vector<std::vector<std::uint32_t>> matches;
   for (std::size_t k = 0; k + 1 < points_.size(); ++k) {
     const Trace& other = *points_[k].trace;
-    std::optional<std::vector<std::uint32_t>> m =
-        align_keys(request_keys(other), anchor_keys, kMostEdits);
+    std::optional<std::vector<std::uint32_t>> m = align(other, false);
     // Pairs no line could join: try keys that tell tiny requests apart, kept if they do better.
     if (const std::uint64_t bad = m ? implausible_pairs(other, anchor, *m) : 0; bad > 0) {
-      if (anchor_tiny_keys.empty()) anchor_tiny_keys = request_keys(anchor, true);
-      std::optional<std::vector<std::uint32_t>> told =
-          align_keys(request_keys(other, true), anchor_tiny_keys, kMostEdits);
+      std::optional<std::vector<std::uint32_t>> told = align(other, true);
       if (told && implausible_pairs(other, anchor, *told) < bad) m = std::move(told);
     }
     if (!m) {
@@ -107,11 +91,59 @@ TraceSeries::TraceSeries(std::string name, std::vector<SeriesPoint> points)
                       name_, points_[k].value, other.source.string(), name_, points_.back().value,
                       anchor.source.string(), format_count(kMostEdits)));
     }
-    fit_.elsewhere_only += count_allocs_unmatched(other, *m);
+    fit_.elsewhere_only += unmatched_allocs(other, *m);
     matches.push_back(std::move(*m));
   }
   fit_lines(matches);
   find_transients();
+}
+
+bool TraceSeries::on_side(const Trace& trace, std::uint32_t position) const {
+  return side_streams_ && trace.events[position].stream != 0;
+}
+
+// `other`'s requests paired with the anchor's (by the anchor's position; Event::kNone: none),
+// the side streams' left out; none past kMostEdits.
+std::optional<std::vector<std::uint32_t>> TraceSeries::align(const Trace& other, bool tiny) const {
+  const Trace& anchor = *points_.back().trace;
+  if (!side_streams_)
+    return align_keys(request_keys(other, tiny), request_keys(anchor, tiny), kMostEdits);
+  const auto paired = [&](const Trace& t, std::vector<std::uint32_t>& at) {
+    const std::vector<std::uint64_t> all = request_keys(t, tiny);
+    std::vector<std::uint64_t> keys;
+    for (std::uint32_t p = 0; p < t.events.size(); ++p) {
+      if (on_side(t, p)) continue;
+      at.push_back(p);
+      keys.push_back(all[p]);
+    }
+    return keys;
+  };
+  std::vector<std::uint32_t> theirs;
+  std::vector<std::uint32_t> ours;
+  const std::vector<std::uint64_t> other_keys = paired(other, theirs);
+  const std::optional<std::vector<std::uint32_t>> m =
+      align_keys(other_keys, paired(anchor, ours), kMostEdits);
+  if (!m) return std::nullopt;
+  std::vector<std::uint32_t> full(anchor.events.size(), Event::kNone);
+  for (std::size_t i = 0; i < m->size(); ++i) {
+    if ((*m)[i] != Event::kNone) full[ours[i]] = theirs[(*m)[i]];
+  }
+  return full;
+}
+
+// `other`'s allocations no request of the anchor's is paired with, the side streams' left out.
+std::uint64_t TraceSeries::unmatched_allocs(const Trace& other,
+                                            const std::vector<std::uint32_t>& match) const {
+  std::vector<bool> used(other.events.size(), false);
+  for (const std::uint32_t q : match) {
+    if (q != Event::kNone) used[q] = true;
+  }
+  std::uint64_t out = 0;
+  EventReader events(other.events);
+  for (std::uint32_t q = 0; q < other.events.size(); ++q) {
+    if (events[q].op == Op::alloc && !used[q] && !on_side(other, q)) ++out;
+  }
+  return out;
 }
 
 // An allocation is transient when every event from it to its free has its frames (one call of
@@ -202,8 +234,12 @@ void TraceSeries::fit_lines(const std::vector<std::vector<std::uint32_t>>& match
     const Event& e = events[p];
     if (e.op == Op::free) continue;
     if (e.op == Op::failed) ++fit_.failures;
-    if (e.op == Op::alloc) ++fit_.requests;
     lines_[p] = {.intercept = static_cast<double>(e.bytes), .slope = 0.0};
+    if (on_side(anchor, p)) {  // the framework's own work: made at the anchor's size
+      if (e.op == Op::alloc) ++fit_.side;
+      continue;
+    }
+    if (e.op == Op::alloc) ++fit_.requests;
     const bool everywhere = std::all_of(matches.begin(), matches.end(),
                                         [&](const auto& m) { return m[p] != Event::kNone; });
     if (!everywhere) {
@@ -251,112 +287,6 @@ std::optional<std::string> TraceSeries::misaligned() const {
       "must): the program does not make the same requests at these values",
       100.0 * fit_.aligned_share, format_count(fit_.requests), name_, points_.back().value, name_,
       values, 100.0 * kLeastAligned);
-}
-
-std::uint64_t TraceSeries::size_at(std::uint32_t position, std::uint64_t value) const {
-  if (position >= lines_.size()) return 0;
-  const Line& line = lines_[position];
-  const double bytes = std::round(line.intercept + line.slope * static_cast<double>(value));
-  return bytes <= 0.0 ? 0 : static_cast<std::uint64_t>(bytes);
-}
-
-namespace {
-
-// The anchor's own parts that hold for the made trace: its frames, settings and first segments.
-RecordedState recorded_part(const RecordedState& anchor) {
-  RecordedState out;
-  out.initial_segments = anchor.initial_segments;
-  out.release_at_end = anchor.release_at_end;
-  out.stacks = anchor.stacks;
-  out.allocator_settings = anchor.allocator_settings;
-  return out;
-}
-
-}  // namespace
-
-Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
-  const Trace& anchor = *points_.back().trace;
-  TraceBuilder builder(anchor.format, anchor.source);
-  const RecordedState* from = anchor.recorded ? &*anchor.recorded : nullptr;
-  if (from != nullptr) builder.trace().recorded = recorded_part(*from);
-  builder.trace().recorded_end = anchor.recorded_end;  // a program that died there dies here too
-  std::vector<std::uint64_t> slot_address(anchor.slots, 0);
-  std::vector<bool> slot_refusable(anchor.slots, false);  // its allocation made a failed request
-  std::size_t next_emptied = 0;
-  bool emptied = false;
-  EventReader events(anchor.events);
-  for (std::uint32_t p = 0; p < anchor.events.size(); ++p) {
-    const Event& e = events[p];
-    if (from != nullptr) {
-      const std::vector<std::uint32_t>& before = from->emptied_cache_before;
-      while (next_emptied < before.size() && before[next_emptied] <= p) {
-        emptied = true;
-        ++next_emptied;
-      }
-    }
-    std::uint64_t address = 0;
-    std::uint64_t bytes = e.bytes;
-    Op op = e.op;
-    if (e.op == Op::failed) {
-      bytes = size_at(p, value);
-    } else if (e.op == Op::alloc) {
-      address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
-      const bool held = rule == Rule::held && transient_[p];
-      if (!e.preexisting && !held) bytes = size_at(p, value);
-      // Refused, a request is survived only where the program asks for more after it.
-      if (rule == Rule::refusable && transient_[p] && !e.preexisting &&
-          p < anchor.demand.last_alloc_at) {
-        op = Op::failed;
-        address = 0;
-      }
-      if (e.slot != Event::kNone) {
-        slot_address[e.slot] = address;
-        slot_refusable[e.slot] = op == Op::failed;
-      }
-    } else {
-      if (e.slot == Event::kNone) continue;  // the anchor's own unknown free: it freed nothing
-      if (slot_refusable[e.slot]) continue;  // its request held nothing to free
-      address = slot_address[e.slot];
-    }
-    builder.add(op, bytes, address, anchor.streams[e.stream], 0, e.t_ns, e.index, e.line);
-    Trace& made = builder.trace();
-    const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
-    if (e.preexisting) made.events.last().preexisting = true;
-    if (from == nullptr) continue;
-    if (op == Op::failed) {
-      made.recorded->failed_requests.push_back(
-          {.event = at, .device_free_bytes = from->device_free_at(p).value_or(0)});
-    }
-    if (emptied) made.recorded->emptied_cache_before.push_back(at);
-    emptied = false;
-    if (p < from->event_stacks.size() && from->event_stacks[p] != Event::kNone) {
-      made.recorded->event_stacks.resize(at + 1, Event::kNone);
-      made.recorded->event_stacks[at] = from->event_stacks[p];
-    }
-  }
-  builder.trace().initial_events = anchor.initial_events;
-  Trace made = builder.finish();
-  made.source_entries = anchor.source_entries;  // its entries are the anchor's, numbered so
-  return made;
-}
-
-std::string_view to_string(TraceSeries::Rule rule) {
-  switch (rule) {
-    case TraceSeries::Rule::lines:
-      return "lines";
-    case TraceSeries::Rule::held:
-      return "held";
-    case TraceSeries::Rule::refusable:
-      return "refusable";
-  }
-  return "?";
-}
-
-std::vector<std::filesystem::path> source_files(const TraceSeries& series) {
-  std::vector<std::filesystem::path> files;
-  for (const SeriesPoint& point : series.points())
-    files.push_back(point.trace->source);
-  return files;
 }
 
 }  // namespace oomlab::trace

@@ -16,8 +16,15 @@
 //     replay asks for it at its line's size and, refused, goes on without it), as PyTorch's
 //     convolutions do, falling back to an algorithm with a smaller workspace: the most a
 //     capped program can do, where the lines are the least.
+//   - In a format whose streams past the first are the framework's own work
+//     (FormatInfo::side_streams: XLA's autotuner on the compiler's threads), only the first
+//     stream's requests are paired and fitted; each other allocation is made at the anchor's
+//     size as a request the program survives being refused (SeriesFit::side).
 // Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
 // so, by how much, and makes no trace: the caller falls back to runs.
+// One trace alone makes a series too (TraceSeries::in_proportion): each request grown in
+// proportion to the value, the most a program whose requests are a part that grows with the
+// value and a part that does not can need; a bound, not a prediction.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +57,9 @@ struct SeriesFit {
   // sized by what the library chose for the shape (cuDNN's convolution algorithms), which need
   // not follow a line. None without recorded frames.
   std::uint64_t transient = 0;
+  // The anchor's allocations on the framework's side streams (FormatInfo::side_streams), not
+  // counted in `requests`: made at the anchor's size, each refusable.
+  std::uint64_t side = 0;
   double aligned_share = 0.0;  // matched / requests
   // Where the off-line requests were made (their innermost frames), most first, and how many.
   std::vector<std::pair<std::string, std::uint64_t>> off_line_places;
@@ -64,6 +74,9 @@ class TraceSeries {
   // Error(input) naming the two values whose traces cannot be aligned within kMostEdits, or
   // for fewer than two points.
   TraceSeries(std::string name, std::vector<SeriesPoint> points);
+  // The series of one trace, each request of the program's a line through nothing at 0: at
+  // `value` it is the point's size times value / the point's value.
+  [[nodiscard]] static TraceSeries in_proportion(std::string name, SeriesPoint point);
 
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] const SeriesFit& fit() const { return fit_; }
@@ -83,6 +96,12 @@ class TraceSeries {
     double intercept = 0.0;
     double slope = 0.0;
   };
+  TraceSeries() = default;
+  [[nodiscard]] bool on_side(const Trace& trace, std::uint32_t position) const;
+  [[nodiscard]] std::optional<std::vector<std::uint32_t>> align(const Trace& other,
+                                                                bool tiny) const;
+  [[nodiscard]] std::uint64_t unmatched_allocs(const Trace& other,
+                                               const std::vector<std::uint32_t>& match) const;
   static Line last_two(const std::vector<double>& xs, const std::vector<double>& ys);
   static std::optional<Line> least_squares(const std::vector<double>& xs,
                                            const std::vector<double>& ys);
@@ -93,6 +112,7 @@ class TraceSeries {
   std::vector<SeriesPoint> points_;  // by value
   std::vector<Line> lines_;          // the anchor's, by position
   std::vector<bool> transient_;      // the anchor's, by position
+  bool side_streams_ = false;        // the format's (FormatInfo::side_streams)
   SeriesFit fit_;
 };
 
