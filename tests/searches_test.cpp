@@ -213,6 +213,8 @@ TEST(ValueSearch, AModelsOwnRunThatFailsIsBisectedAtOnce) {
   EXPECT_EQ(r.trials.at(2).role, TrialRole::bisection) << "no steps down from 100: 1..100 is cut";
   EXPECT_EQ(runs.values.at(2), 51U);
   EXPECT_LE(r.runs(), 2 + std::log2(100.0) + 1);
+  EXPECT_EQ(r.prediction_note,
+            "no prediction: the run the model asked for, at 100, did not complete");
   // Asked for once only: a model that asks again is not followed twice.
   StandIn again{.outcome_at = [](std::uint64_t v) { return fits_up_to(30, v); }};
   const BoundaryResult twice = values(

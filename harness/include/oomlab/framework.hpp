@@ -200,9 +200,9 @@ struct ProgramModelling {
   std::optional<std::uint64_t> (*frontier_series)(const SeriesQuestion& question) = nullptr;
   // Where fit exec's second run goes to the largest value the first run's requests, each grown in
   // proportion to the value (trace::TraceSeries::in_proportion), would fit, rather than to the
-  // next value: where a compiler schedules a small value around what does not grow (XLA's step
-  // under a tight limit), two near values cannot tell its choices from the growth. The least
-  // value that is far enough (under it, the next value); 0: always the next value.
+  // next value: where a compiler schedules a small value around what does not grow (a step
+  // compiled under a tight limit), two near values cannot tell its choices from the growth. The
+  // least value that is far enough (under it, the next value); 0: always the next value.
   std::uint64_t far_second_run = 0;
 };
 

@@ -42,10 +42,10 @@ struct FormatInfo {
   // value instead of on the pair's line.
   bool shifted_pairs = false;
   // Whether its requests on streams past the first are the framework's own work beside the
-  // program's, not the program's sequence (XLA's autotuner tries candidates on the compiler's
-  // threads, as many as it likes, at each shape): a series pairs the first stream's requests
+  // program's, not the program's sequence (a compiler's autotuner trying candidates on threads
+  // of its own, as many as it likes at each shape): a series pairs the first stream's requests
   // alone and makes each of the others at the largest value's size, one the framework may be
-  // refused and go on without (the autotuner skips a candidate that does not fit).
+  // refused and go on without (an autotuner skips a candidate that does not fit).
   bool side_streams = false;
 };
 

@@ -159,8 +159,7 @@ class FitRuns {
     // Frames align the two runs' requests where a request is at one value only (a workspace).
     c.snapshot.python_stacks = snapshot || base_.snapshot.python_stacks;
     c.snapshot.folder = snapshot ? scratch_.path() / fmt::format("run-{}", ++runs_) : "";
-    // The two the series is made from: where the second failed, the next to complete, run alone.
-    c.snapshot.predicting = snapshot && (runs_ <= 2 || (gpus_.size() == 1 && points_.size() < 2));
+    c.snapshot.predicting = snapshot && runs_ <= 2;  // the two the series is made from
     return c;
   }
 
@@ -181,7 +180,7 @@ class FitRuns {
   }
 
   Prediction predict() {
-    if (points_.size() == 1 && !led_) {
+    if (points_.size() == 1 && !led_ && gpus_.size() == 1) {  // rounds run the next values
       led_ = true;
       if (Prediction far = far_second_run(); far.next) return far;
     }
@@ -304,7 +303,7 @@ class FitRuns {
             ? ""
             : fmt::format("; {} of {}'s own beside them made at {}={}'s size, each refusable",
                           format_count(series.fit().side), modelling_->owner, name,
-                          points_[1].value);
+                          series.points().back().value);
     return fmt::format(
         "the snapshots at {}={},{} ({:.1f}% of their requests aligned, {} scaling with {}{}) made "
         "into a trace at each value and replayed on the model at {} ({} less {} the process "

@@ -1,7 +1,8 @@
 #include "run/searches.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
-#include <utility>
 
 #include "oomlab/error.hpp"
 #include "oomlab/units.hpp"
@@ -179,8 +180,13 @@ BoundaryResult search_values(const ValueSearch& s, const TrialAt& run_at) {
     const auto [role, verifies] = roles.next(kind);
     return recorder.run(hi - position, role, verifies);
   };
-  bool led = false;  // the model's own run (Prediction::next) is asked for once
+  std::optional<std::uint64_t> led;  // the model's own run (Prediction::next), asked for once
   const Guide guide = [&](const Bracket&) -> std::optional<Aim> {
+    if (led && r.trials.back().value == *led && r.trials.back().outcome != Outcome::completed)
+      r.prediction_note = fmt::format(
+          "no prediction: the run the model asked for, at {}, did not "
+          "complete",
+          *led);
     if (!s.predict || r.trials.back().outcome != Outcome::completed) return std::nullopt;
     Prediction p = s.predict(r.trials);
     r.prediction_note = std::move(p.note);
@@ -189,9 +195,10 @@ BoundaryResult search_values(const ValueSearch& s, const TrialAt& run_at) {
       roles.expect_prediction();
       return Aim{.position = hi - std::clamp(*p.value, lo, hi)};
     }
-    if (!p.next || std::exchange(led, true)) return std::nullopt;
+    if (!p.next || led) return std::nullopt;
+    led = std::clamp(*p.next, lo, hi);
     roles.expect_step();
-    return Aim{.position = hi - std::clamp(*p.next, lo, hi), .more = true};
+    return Aim{.position = hi - *led, .more = true};
   };
   // From lo, steps of lo (at least 1) that double: lo, 2·lo, 4·lo ...
   const auto bracket = search_from(hi - lo, std::max<std::uint64_t>(lo, 1), {},

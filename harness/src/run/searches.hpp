@@ -65,7 +65,8 @@ struct ValueSearch {
   std::uint64_t hi = 1;
   unsigned confirm = 0;
   // After a run that completed, from the runs so far: the largest value the model says fits,
-  // none until it can say (fit exec: three completed runs with snapshots, on a line).
+  // none until it can say (fit exec: three completed runs with snapshots, on a line); or, once,
+  // the value it wants run next (Prediction::next), a step from which the search goes on.
   std::function<Prediction(const std::vector<Trial>& runs)> predict;
   std::function<void(const Trial&)> on_trial;
   // In rounds (search_values_in_rounds): a round about to run, its values, and the runs done.

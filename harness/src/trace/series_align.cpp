@@ -26,7 +26,7 @@ std::uint64_t frames_hash(const std::vector<std::string>& frames) {
 
 }  // namespace
 
-std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny) {
+std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny, bool by_stream) {
   std::vector<std::uint64_t> keys(trace.events.size(), 0);
   std::vector<std::uint64_t> slot_key(trace.slots, 0);
   std::unordered_map<std::uint32_t, std::uint64_t> stack_hash;
@@ -44,9 +44,23 @@ std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny) {
   // records none): that does not change with the value where sizes do. With `tell_tiny`, so is
   // a tiny request from a tensor (see implausible_pairs).
   EventReader events(trace.events);
+  // The event after each (by_stream: the next of its own stream; none: past the end).
+  const auto n = static_cast<std::uint32_t>(trace.events.size());
+  std::vector<std::uint32_t> after(n, n);
+  if (by_stream) {
+    std::vector<std::uint32_t> next_of(trace.streams.size() + 1, n);
+    for (std::uint32_t i = n; i-- > 0;) {
+      const std::uint32_t s = std::min<std::uint32_t>(events[i].stream, trace.streams.size());
+      after[i] = next_of[s];
+      next_of[s] = i;
+    }
+  } else {
+    for (std::uint32_t i = 0; i + 1 < n; ++i)
+      after[i] = i + 1;
+  }
   const auto freed_next = [&](std::uint32_t i, const Event& e) {
-    if (e.slot == Event::kNone || i + 1 >= trace.events.size()) return false;
-    const Event& next = events[i + 1];
+    if (e.slot == Event::kNone || after[i] >= n) return false;
+    const Event& next = events[after[i]];
     return next.op == Op::free && next.slot == e.slot;
   };
   for (std::uint32_t i = 0; i < trace.events.size(); ++i) {

@@ -17,8 +17,11 @@ namespace oomlab::trace {
 
 // The key of each allocation, free and failed request of `trace`, by position. Without recorded
 // frames the key is the operation and the stream alone: the sequence decides. With `tell_tiny`,
-// an allocation under 4 KiB (a scalar, a norm's statistics) has a key of its own.
-[[nodiscard]] std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny = false);
+// an allocation under 4 KiB (a scalar, a norm's statistics) has a key of its own. With
+// `by_stream`, an allocation "freed by the very next event" is freed by the next event of its own
+// stream (where another stream's events fall between at random: a side stream's).
+[[nodiscard]] std::vector<std::uint64_t> request_keys(const Trace& trace, bool tell_tiny = false,
+                                                      bool by_stream = false);
 
 // How many allocations `match` pairs that no line in the value could join: one under 4 KiB, the
 // other 16 times that or more. One call may make a tensor more at one value than at another

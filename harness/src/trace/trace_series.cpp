@@ -109,7 +109,7 @@ std::optional<std::vector<std::uint32_t>> TraceSeries::align(const Trace& other,
   if (!side_streams_)
     return align_keys(request_keys(other, tiny), request_keys(anchor, tiny), kMostEdits);
   const auto paired = [&](const Trace& t, std::vector<std::uint32_t>& at) {
-    const std::vector<std::uint64_t> all = request_keys(t, tiny);
+    const std::vector<std::uint64_t> all = request_keys(t, tiny, true);
     std::vector<std::uint64_t> keys;
     for (std::uint32_t p = 0; p < t.events.size(); ++p) {
       if (on_side(t, p)) continue;

@@ -17,7 +17,7 @@
 //     convolutions do, falling back to an algorithm with a smaller workspace: the most a
 //     capped program can do, where the lines are the least.
 //   - In a format whose streams past the first are the framework's own work
-//     (FormatInfo::side_streams: XLA's autotuner on the compiler's threads), only the first
+//     (FormatInfo::side_streams: a compiler's autotuner on threads of its own), only the first
 //     stream's requests are paired and fitted; each other allocation is made at the anchor's
 //     size as a request the program survives being refused (SeriesFit::side).
 // Where too few requests align (SeriesFit::aligned_share under kLeastAligned) the series says
