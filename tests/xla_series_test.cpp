@@ -7,6 +7,7 @@
 // --budget 8GiB with XLA_FLAGS=--xla_gpu_memory_limit_slop_factor=1 (JAX 0.11.2); only the
 // set-up lines and the pool's requests and frees kept. Measured there with JAX's defaults on the
 // same card: jax_lm.py completes at batch 3 and runs out of memory at 4; with --remat at 11 and 12.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "exec/exec_fit.hpp"
 #include "jax/exec/xla_model.hpp"
@@ -156,6 +158,33 @@ TEST(XlaSeries, TheSecondRunGoesAsFarAsTheFirstGrownInProportionFitsWhereThatIsF
   ASSERT_EQ(first.size(), 682U);
   for (std::size_t i = 0; i < first.size(); ++i)
     ASSERT_EQ(at3[i], 3 * first[i]) << "the program's request " << i;
+}
+
+// `fit replay --from --outside` asks the same question of the same logs as fit exec's model
+// (fit_xla_series, with the outside beside a pool that is still its share of the whole card), and
+// gets the same answer: the outside is not taken from the card the pool's share is of.
+TEST(XlaSeries, FitReplaysOutsideIsBesideAPoolOfTheWholeCard) {
+  const std::string pattern =
+      oomlab::testing::test_data_dir() + "/exec/xla_series/remat_tight_b{batch}.txt";
+  const auto answer = [&](std::vector<std::string> more) -> std::string {
+    std::vector<std::string> args = {"oomlab",      "fit",      "replay",    "--trace",
+                                     pattern,       "--from",   "batch=1,2", "--range",
+                                     "batch=2..32", "--budget", "8GiB",      "-q"};
+    args.insert(args.end(), more.begin(), more.end());
+    const oomlab::testing::CliRun run = oomlab::testing::run_in_process(args);
+    EXPECT_EQ(run.code, 0) << run.err;
+    return run.out + run.err;
+  };
+  const oomlab::FitResult model = predict(series_of("remat"), 32);
+  ASSERT_TRUE(model.answer);
+  const std::string said = fmt::format("batch={} is the largest", *model.answer);
+  EXPECT_NE(answer({"--outside", "620MiB"}).find(said), std::string::npos);
+  EXPECT_NE(answer({"-a", "xla:outside=620MiB"}).find(said), std::string::npos);
+  const oomlab::testing::CliRun both = oomlab::testing::run_in_process(
+      {"oomlab", "fit", "replay", "--trace", pattern, "--from", "batch=1,2", "--range",
+       "batch=2..32", "--budget", "8GiB", "-a", "xla:outside=1MiB", "--outside", "620MiB"});
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--outside"), std::string::npos) << both.err;
 }
 
 std::vector<std::pair<std::string, std::string>> recording_with(

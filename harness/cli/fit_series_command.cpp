@@ -108,7 +108,10 @@ std::string other_bound_note(const OtherBound& b, const std::string& name) {
 }
 
 // --outside with --budget: the allocator's budget is the card's less what the process holds
-// outside it; the budget must then be a size or a card's name. None without --outside.
+// outside it; the budget must then be a size or a card's name. An allocator that takes what lies
+// beside it from the card itself (its `outside` option: a pool sized as a share of the whole card)
+// keeps the card as its budget and is given the figure instead, unless its option was given too.
+// Called once the allocator is resolved. None without --outside.
 std::optional<std::string> take_outside(const FitOptions& o, RunConfig& config) {
   const std::uint64_t outside = parse_outside(o.outside);
   if (!o.outside_given || outside == 0) return std::nullopt;
@@ -124,6 +127,17 @@ std::optional<std::string> take_outside(const FitOptions& o, RunConfig& config) 
   if (card <= outside) {
     throw_usage(fmt::format("--outside: {} is no less than the budget ({})", format_bytes(outside),
                             format_bytes(card)));
+  }
+  if (config.allocator_options.values().contains("outside")) {
+    if (config.allocator_options.was_set("outside")) {
+      throw_usage("--outside: the allocator's own outside= option is given too: give one");
+    }
+    config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card}};
+    config.allocator_options.set("outside", Bytes{outside});
+    return fmt::format(
+        "the card's {} holds --outside {} beside the allocator, whose pool is still its share "
+        "of the whole card (the allocator's outside= option)",
+        format_bytes(card), format_bytes(outside));
   }
   config.budget = {.kind = BudgetRequest::Kind::bytes, .bytes = Bytes{card - outside}};
   return fmt::format(
@@ -171,8 +185,8 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
                       "names the card (a size, or a card's name: oomlab list --cards)",
                       format_bytes(parse_budget(o.run.budget).bytes.value)));
     }
-    const std::optional<std::string> outside = take_outside(o, config);
     resolve_allocator(config, console);
+    const std::optional<std::string> outside = take_outside(o, config);
     config.notice = [&](std::string_view text) { console.notice(text); };
     const FitResult result = fit_series(config, series,
                                         {.range = plan.range,

@@ -127,9 +127,12 @@ void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
   fit->add_option("--cards", o.cards,
                   "with --from: CARD,CARD,... (T4,L4,A100-40GB,H100 or sizes): a table of the "
                   "largest value each holds under each of the allocator's settings");
-  fit->add_option("--outside", o.outside,
-                  "with --from: what the process holds outside the framework's allocator (the CUDA "
-                  "context, libraries' workspaces), taken from the budget or from each of --cards")
+  fit->add_option(
+         "--outside", o.outside,
+         "with --from: what the process holds outside the framework's allocator (the CUDA "
+         "context, libraries' workspaces), taken from the budget or from each of --cards; an "
+         "allocator with an outside= option (a pool that is a share of the whole card) "
+         "is given it instead")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.outside_given = true; });
   fit->add_option("--transients", o.transients,
