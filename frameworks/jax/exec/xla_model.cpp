@@ -17,6 +17,7 @@
 #include "jax/model/xla_backend.hpp"
 #include "jax/trace/xla_dump.hpp"
 #include "jax/trace/xla_log.hpp"
+#include "jax/trace/xla_remat.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/registry.hpp"
 #include "oomlab/units.hpp"
@@ -277,6 +278,26 @@ void describe_step(RunResult& run, const trace::Trace* trace, const std::filesys
   }
 }
 
+// What XLA's rematerialisation said of the step the pool refused, where it could not bring the
+// step under what the limit leaves it (its warning on the program's stderr, beside the log).
+void describe_compile(RunResult& run, const trace::Trace* trace, const std::filesystem::path& dir) {
+  if (trace == nullptr || !run.oom || !run.program || run.program->stderr_file.empty()) return;
+  const std::uint32_t fatal = trace::fatal_failure_at(*trace);
+  if (fatal == trace::Event::kNone) return;
+  const std::filesystem::path err = dir / run.program->stderr_file;
+  const std::optional<RematShortfall> r = remat_shortfall(err, trace->events[fatal].bytes);
+  if (!r) return;
+  const std::string did =
+      r->reduced_bytes < r->original_bytes
+          ? fmt::format("brought the step from {} to {}", format_bytes(r->original_bytes),
+                        format_bytes(r->reduced_bytes))
+          : fmt::format("could not make the step smaller than {}", format_bytes(r->original_bytes));
+  note(run, fmt::format("XLA compiled the step for its pool's limit and its rematerialisation {}, "
+                        "over the {} the limit leaves the step ({} line {}): the least XLA made of "
+                        "this step does not fit; a smaller batch, jax.checkpoint or a larger pool",
+                        did, format_bytes(r->target_bytes), run.program->stderr_file, r->line));
+}
+
 ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::Trace>& trace,
                        const std::atomic<bool>* stop) {
   const auto start = std::chrono::steady_clock::now();
@@ -345,6 +366,7 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
     run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
   }
   describe_step(run, trace.get(), log.parent_path() / kDumpFolder);
+  describe_compile(run, trace.get(), log.parent_path());
   if (!run.models.empty() && run.oom && run.models.front().program_entry &&
       !run.models.front().advice.empty())
     run.oom->diagnosis.advice = run.models.front().advice;

@@ -262,6 +262,8 @@ class FitRuns {
             format_count(series.fit().transient), name, name, *f.answer,
             lines.answer ? fmt::format("{}={}", name, *lines.answer) : "none");
       }
+      // The model's own word on its answer (where it may be over, say).
+      if (!f.prediction_note.empty()) bounds += "; " + f.prediction_note;
       return {.value = *f.answer,
               .note = fmt::format("predicted {}={} from {}, in {} replays{}", name, *f.answer, made,
                                   f.trials.size(), bounds)};

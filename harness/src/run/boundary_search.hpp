@@ -61,7 +61,9 @@ struct BoundaryResult {
   bool timed_out = false;               // a trial passed its limit: the search stopped there
   std::string stopped;  // a trial failed for another reason than memory: its message
   std::optional<std::uint64_t> predicted;  // the model's answer, when there was one
-  std::string prediction_note;             // how it was predicted, or why there is no prediction
+  // How it was predicted, or why there is no prediction; of a model's answer (fit_series'), its
+  // own caveat on it ("" none).
+  std::string prediction_note;
   Confirmation confirmation;
   // Runs that contradict each other: a value beyond the answer completed after it had failed.
   std::optional<std::pair<Trial, Trial>> not_monotonic;  // (the failure, the completion)

@@ -1,0 +1,119 @@
+// XLA's warning when its rematerialisation cannot bring a step under what its limit leaves it,
+// read from the program's stderr (jax/trace/xla_remat.hpp), and exec's model naming it for the
+// step the pool refused. tests/data/exec/xla_oom_stderr.txt (the lm at batch 8 on an H200, see
+// jax_exec_test.cpp) holds the warning at line 63 and, on the same thread (511), the pool's
+// refusal of the step's 10.11 GiB at line 66. The other lines are the convnet's (jax_convnet.py)
+// under the tight limit on the same card.
+#include "jax/trace/xla_remat.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "jax/exec/xla_model.hpp"
+#include "oomlab/units.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace oomlab::literals;
+
+constexpr std::uint64_t kRounded = 10'851'375'616;  // "(rounded to 10851375616)"
+
+std::string stderr_fixture() {
+  return oomlab::testing::test_data_dir() + "/exec/xla_oom_stderr.txt";
+}
+
+// The fixture with `from` replaced by `to` once, in a file of its own.
+fs::path edited(const std::string& name, const std::string& from, const std::string& to) {
+  std::string text = oomlab::testing::read_text(stderr_fixture());
+  const std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  const fs::path path =
+      fs::temp_directory_path() / ("oomlab-remat-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(XlaRemat, AWarningsThreeFiguresAreRead) {
+  const auto cut = oomlab::jax::read_remat_warning(
+      "Can't reduce memory use below 211.20MiB (221462842 bytes) by rematerialization; only "
+      "reduced to 312.08MiB (327241332 bytes), down from 342.64MiB (359281012 bytes) originally");
+  ASSERT_TRUE(cut);
+  EXPECT_EQ(cut->target_bytes, 221'462'842U);
+  EXPECT_EQ(cut->reduced_bytes, 327'241'332U);
+  EXPECT_EQ(cut->original_bytes, 359'281'012U);
+  // Under the tight limit at batch 104 the convnet's step came out larger than it went in.
+  const auto none = oomlab::jax::read_remat_warning(
+      "Can't reduce memory use below 210.61MiB (220842662 bytes) by rematerialization; only "
+      "reduced to 9.94GiB (10673645647 bytes), down from 9.91GiB (10636755644 bytes) originally");
+  ASSERT_TRUE(none);
+  EXPECT_GT(none->reduced_bytes, none->original_bytes);
+  EXPECT_FALSE(oomlab::jax::read_remat_warning("Can't reduce memory use below 5.64GiB"));
+  EXPECT_FALSE(oomlab::jax::read_remat_warning(
+      "Can't reduce memory use below 1GiB (12x4 bytes) by rematerialization; only reduced to 2GiB "
+      "(2 bytes), down from 3GiB (3 bytes) originally"));
+  EXPECT_FALSE(oomlab::jax::read_remat_warning("Allocator (GPU_0_bfc) ran out of memory"));
+}
+
+TEST(XlaRemat, TheStepsWarningIsTheLastOnTheThreadTheRefusalCameFrom) {
+  // The request as the program asked it: under the rounded figure by less than 256 bytes.
+  const auto step = oomlab::jax::remat_shortfall(stderr_fixture(), kRounded - 200);
+  ASSERT_TRUE(step);
+  EXPECT_EQ(step->target_bytes, 6'499'210'676U);
+  EXPECT_EQ(step->reduced_bytes, 12'599'571'308U);
+  EXPECT_EQ(step->original_bytes, 18'912'490'708U);
+  EXPECT_EQ(step->line, 63U);
+  EXPECT_FALSE(oomlab::jax::remat_shortfall(stderr_fixture(), kRounded - 256)) << "another size";
+  EXPECT_FALSE(oomlab::jax::remat_shortfall(stderr_fixture(), kRounded + 1)) << "over its chunk";
+  EXPECT_FALSE(oomlab::jax::remat_shortfall(stderr_fixture() + ".absent", kRounded));
+  // The same warning logged by another thread (a compiler's) is not the refused step's.
+  const fs::path other =
+      edited("other", "   511 hlo_rematerialization", "   512 hlo_rematerialization");
+  EXPECT_FALSE(oomlab::jax::remat_shortfall(other, kRounded));
+  fs::remove(other);
+}
+
+// exec's model of a run whose stderr holds the warning of the step the pool refused: the log of
+// tests/data/exec/xla_log_batch4_8gib.txt refused 5,085,851,160 B (4.74 GiB); the stderr is the
+// fixture with its refusal's figure made that request's. A refusal of another size names nothing.
+TEST(XlaRemat, ExecsModelSaysWhatXlasRematerialisationCouldNotDo) {
+  const fs::path folder =
+      fs::temp_directory_path() / ("oomlab-remat-run-" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  fs::copy_file(fs::path(oomlab::testing::test_data_dir()) / "exec" / "xla_log_batch4_8gib.txt",
+                folder / "xla-log.txt");
+  const auto model = [&](const fs::path& err) {
+    fs::copy_file(err, folder / "stderr.txt", fs::copy_options::overwrite_existing);
+    oomlab::RunResult run;
+    run.outcome = oomlab::Outcome::oom;
+    run.budget_bytes = 8_GiB;
+    run.device.emplace().total_bytes = 140_GiB;
+    run.program.emplace().snapshots = {folder / "xla-log.txt"};
+    run.program->stderr_file = "stderr.txt";
+    run.program->peak_bytes = 7_GiB;
+    run.oom.emplace();
+    oomlab::jax::model_xla_run(run, nullptr);
+    std::string said;
+    for (const std::string& n : run.models.empty() ? run.notes : run.models.front().notes)
+      said += n.find("rematerialisation") != std::string::npos ? n : "";
+    return said;
+  };
+  const fs::path same = edited("same", "(rounded to 10851375616)", "(rounded to 5085851392)");
+  const std::string said = model(same);
+  EXPECT_NE(said.find("brought the step from 17.6 GiB to 11.7 GiB, over the 6.05 GiB the "
+                      "limit leaves the step (stderr.txt line 63)"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(model(stderr_fixture()), "") << "the warning of a step the pool did not refuse";
+  fs::remove(same);
+  fs::remove_all(folder);
+}
+
+}  // namespace
