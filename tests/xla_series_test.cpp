@@ -7,6 +7,8 @@
 // --budget 8GiB with XLA_FLAGS=--xla_gpu_memory_limit_slop_factor=1 (JAX 0.11.2); only the
 // set-up lines and the pool's requests and frees kept. Measured there with JAX's defaults on the
 // same card: jax_lm.py completes at batch 3 and runs out of memory at 4; with --remat at 11 and 12.
+// remat_grown_b*: --remat with XLA_PYTHON_CLIENT_PREALLOCATE=false (not tight), its stacks, the
+// host pool's lines and the lines the reader passes over left out.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
