@@ -2,8 +2,8 @@
 // read from the program's stderr (jax/trace/xla_remat.hpp), and exec's model naming it for the
 // step the pool refused. tests/data/exec/xla_oom_stderr.txt (the lm at batch 8 on an H200, see
 // jax_exec_test.cpp) holds the warning at line 63 and, on the same thread (511), the pool's
-// refusal of the step's 10.11 GiB at line 66. The other lines are the convnet's (jax_convnet.py)
-// under the tight limit on the same card.
+// refusal of the step's 10.11 GiB at line 66; the first test's two warnings are the convnet's
+// (jax_convnet.py) under the tight limit on the same card, at batch 1 and 104.
 #include "jax/trace/xla_remat.hpp"
 
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 
 #include "jax/exec/xla_model.hpp"
 #include "oomlab/units.hpp"
@@ -28,12 +29,15 @@ std::string stderr_fixture() {
   return oomlab::testing::test_data_dir() + "/exec/xla_oom_stderr.txt";
 }
 
-// The fixture with `from` replaced by `to` once, in a file of its own.
-fs::path edited(const std::string& name, const std::string& from, const std::string& to) {
+// The fixture with each `from` replaced by its `to` once, in a file of its own.
+fs::path edited(const std::string& name,
+                std::initializer_list<std::pair<std::string, std::string>> changes) {
   std::string text = oomlab::testing::read_text(stderr_fixture());
-  const std::size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
+  for (const auto& [from, to] : changes) {
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+  }
   const fs::path path =
       fs::temp_directory_path() / ("oomlab-remat-" + std::to_string(::getpid()) + "-" + name);
   std::ofstream(path) << text;
@@ -62,6 +66,20 @@ TEST(XlaRemat, AWarningsThreeFiguresAreRead) {
 }
 
 TEST(XlaRemat, TheStepsWarningIsTheLastOnTheThreadTheRefusalCameFrom) {
+  // An earlier warning on the same thread, before the step's.
+  const fs::path earlier = edited(
+      "earlier", {{"W1129 01:46:18.421272     511 hlo_rematerialization",
+                   "W1129 01:46:10.000000     511 hlo_rematerialization.cc:3363] Can't reduce "
+                   "memory use below "
+                   "1.00GiB (1073741824 bytes) by rematerialization; only reduced to 2.00GiB "
+                   "(2147483648 bytes), "
+                   "down from 3.00GiB (3221225472 bytes) originally\nW1129 01:46:18.421272     511 "
+                   "hlo_rematerialization"}});
+  const auto last = oomlab::jax::remat_shortfall(earlier, kRounded);
+  ASSERT_TRUE(last);
+  EXPECT_EQ(last->reduced_bytes, 12'599'571'308U);
+  EXPECT_EQ(last->line, 64U);
+  fs::remove(earlier);
   // The request as the program asked it: under the rounded figure by less than 256 bytes.
   const auto step = oomlab::jax::remat_shortfall(stderr_fixture(), kRounded - 200);
   ASSERT_TRUE(step);
@@ -74,9 +92,41 @@ TEST(XlaRemat, TheStepsWarningIsTheLastOnTheThreadTheRefusalCameFrom) {
   EXPECT_FALSE(oomlab::jax::remat_shortfall(stderr_fixture() + ".absent", kRounded));
   // The same warning logged by another thread (a compiler's) is not the refused step's.
   const fs::path other =
-      edited("other", "   511 hlo_rematerialization", "   512 hlo_rematerialization");
+      edited("other", {{"   511 hlo_rematerialization", "   512 hlo_rematerialization"}});
   EXPECT_FALSE(oomlab::jax::remat_shortfall(other, kRounded));
   fs::remove(other);
+}
+
+// A warning written after a progress bar's last update on the same line, TensorFlow's prefix
+// without thread ids (its default), and an earlier refusal of the same size on another thread
+// (the last refusal is the fatal one).
+TEST(XlaRemat, ReadAfterAProgressBarWithoutThreadsAndAtTheLastRefusal) {
+  const std::string warning = "W1129 01:46:18.421272     511 hlo_rematerialization";
+  const fs::path bar =
+      edited("bar", {{warning, "\r 40%|####      | 4/10 [00:02<00:03]" + warning}});
+  const auto after_bar = oomlab::jax::remat_shortfall(bar, kRounded);
+  ASSERT_TRUE(after_bar);
+  EXPECT_EQ(after_bar->line, 63U);
+  const fs::path tf = edited(
+      "tf",
+      {{"W1129 01:46:18.421272     511 hlo_rematerialization.cc:3363]",
+        "2026-11-29 01:46:18.421272: W external/xla/xla/service/hlo_rematerialization.cc:3363]"},
+       {"W1129 01:46:30.393993     511 bfc_allocator.cc:598]",
+        "2026-11-29 01:46:30.393993: W external/xla/xla/tsl/framework/bfc_allocator.cc:598]"}});
+  const auto threadless = oomlab::jax::remat_shortfall(tf, kRounded);
+  ASSERT_TRUE(threadless);
+  EXPECT_EQ(threadless->reduced_bytes, 12'599'571'308U);
+  const fs::path twice =
+      edited("twice", {{warning,
+                        "W1129 01:46:17.000000     777 bfc_allocator.cc:598] Allocator (GPU_0_bfc) "
+                        "ran out of memory trying to allocate 10.11GiB (rounded to 10851375616) "
+                        "from the lower end requested by op \n" +
+                            warning}});
+  const auto fatal = oomlab::jax::remat_shortfall(twice, kRounded);
+  ASSERT_TRUE(fatal) << "the first refusal, on a thread with no warning, is not the fatal one";
+  EXPECT_EQ(fatal->line, 64U);
+  for (const fs::path& p : {bar, tf, twice})
+    fs::remove(p);
 }
 
 // exec's model of a run whose stderr holds the warning of the step the pool refused: the log of
@@ -87,9 +137,11 @@ TEST(XlaRemat, ExecsModelSaysWhatXlasRematerialisationCouldNotDo) {
       fs::temp_directory_path() / ("oomlab-remat-run-" + std::to_string(::getpid()));
   fs::remove_all(folder);
   fs::create_directories(folder);
-  fs::copy_file(fs::path(oomlab::testing::test_data_dir()) / "exec" / "xla_log_batch4_8gib.txt",
-                folder / "xla-log.txt");
-  const auto model = [&](const fs::path& err) {
+  const fs::path data = fs::path(oomlab::testing::test_data_dir()) / "exec";
+  fs::copy_file(data / "xla_log_batch4_8gib.txt", folder / "xla-log.txt");
+  const auto model = [&](const fs::path& err, bool with_dump) {
+    fs::remove_all(folder / "xla-dump");
+    if (with_dump) fs::copy(data / "xla_dump" / "lm_b4", folder / "xla-dump");
     fs::copy_file(err, folder / "stderr.txt", fs::copy_options::overwrite_existing);
     oomlab::RunResult run;
     run.outcome = oomlab::Outcome::oom;
@@ -105,13 +157,24 @@ TEST(XlaRemat, ExecsModelSaysWhatXlasRematerialisationCouldNotDo) {
       said += n.find("rematerialisation") != std::string::npos ? n : "";
     return said;
   };
-  const fs::path same = edited("same", "(rounded to 10851375616)", "(rounded to 5085851392)");
-  const std::string said = model(same);
-  EXPECT_NE(said.find("brought the step from 17.6 GiB to 11.7 GiB, over the 6.05 GiB the "
-                      "limit leaves the step (stderr.txt line 63)"),
+  const std::pair<std::string, std::string> step_request = {"(rounded to 10851375616)",
+                                                            "(rounded to 5085851392)"};
+  const fs::path same = edited("same", {step_request});
+  const std::string said = model(same, true);
+  EXPECT_NE(said.find("could not bring the step under the 6.05 GiB it aimed at"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("the step still needs 11.7 GiB (17.6 GiB before rematerialising; "
+                      "stderr.txt line 63)"),
             std::string::npos)
       << said;
-  EXPECT_EQ(model(stderr_fixture()), "") << "the warning of a step the pool did not refuse";
+  EXPECT_EQ(model(stderr_fixture(), true), "") << "the warning of a step the pool did not refuse";
+  EXPECT_EQ(model(same, false), "") << "no dump: no step of the refused temp to name";
+  // An estimate that cannot hold the refused temp is another step's.
+  const fs::path small = edited("small", {step_request,
+                                          {"only reduced to 11.73GiB (12599571308 bytes)",
+                                           "only reduced to 4.00GiB (4294967296 bytes)"}});
+  EXPECT_EQ(model(small, true), "");
+  fs::remove(small);
   fs::remove(same);
   fs::remove_all(folder);
 }

@@ -81,7 +81,7 @@ TEST(XlaSeries, AGrownPoolsAnswerSaysItMayBeOver) {
   EXPECT_GE(*grown.answer, 4U) << "measured: 4 completes, 5 does not";
   EXPECT_LE(*grown.answer, 5U) << "measured: 4 completes, 5 does not";
   EXPECT_NE(grown.prediction_note.find("may be over"), std::string::npos) << grown.prediction_note;
-  EXPECT_NE(grown.prediction_note.find("at 1,2 did not"), std::string::npos)
+  EXPECT_NE(grown.prediction_note.find("at 1 and 2 did not"), std::string::npos)
       << grown.prediction_note;
   const oomlab::FitResult preallocated = predict(series_of("remat"), 32);
   EXPECT_EQ(preallocated.prediction_note, "") << "a preallocated pool keeps no region apart";

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <ranges>
+#include <vector>
 
 #include "allocators/backends.hpp"
 #include "device/device.hpp"
@@ -119,11 +119,14 @@ FitResult fit_xla_series(const SeriesQuestion& q) {
   const RecordedSettings* recorded = trace::allocator_settings(*q.series.points().back().trace);
   const bool grown = recorded != nullptr && recorded->get<bool>("preallocate") == false;
   if (grown && q.series.fit().side > 0 && f.answer) {
+    std::vector<std::uint64_t> values;
+    for (const trace::SeriesPoint& p : q.series.points())
+      values.push_back(p.value);
     f.prediction_note = fmt::format(
         "it may be over: XLA's pool grows region by region here, and at larger values its "
         "compiler's threads (the autotuner's candidates) may make regions the runs at {} did not, "
         "each kept against the pool's limit",
-        fmt::join(q.series.points() | std::views::transform(&trace::SeriesPoint::value), ","));
+        fmt::join(values, " and "));
   }
   return f;
 }

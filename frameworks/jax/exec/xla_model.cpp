@@ -244,31 +244,32 @@ void note(RunResult& run, std::string text) {
 // hold at its peak (the OOM's holders, by the program's lines) and where the program called it
 // when it was traced (JAX's dispatch is asynchronous: its traceback names where a result was
 // next read). The dump is left holding that step's files alone (none: no trace, no such step).
-void describe_step(RunResult& run, const trace::Trace* trace, const std::filesystem::path& dump) {
+// Whether the dump held that step.
+bool describe_step(RunResult& run, const trace::Trace* trace, const std::filesystem::path& dump) {
   constexpr std::size_t kHolders = 10;
   std::error_code ec;
-  if (!std::filesystem::is_directory(dump, ec)) return;
+  if (!std::filesystem::is_directory(dump, ec)) return false;
   const std::uint32_t fatal =
       trace != nullptr ? trace::fatal_failure_at(*trace) : trace::Event::kNone;
   std::optional<CompiledStep> step;
   if (run.oom && fatal != trace::Event::kNone)
     step = compiled_step(dump, trace->events[fatal].bytes, executable_of(*run.oom), kHolders);
   keep_in_dump(dump, step ? &*step : nullptr);
-  if (!step) return;
+  if (!step) return false;
   OomRecord& oom = *run.oom;
   oom.holders = step->holders;
   note(run, fmt::format("the step {} asked XLA's pool for its temp buffer, {}; at its peak its "
                         "buffers, with its arguments, hold {} (XLA's dump of it: {})",
                         step->name, format_bytes(step->temp_bytes), format_bytes(step->peak_bytes),
                         step->hlo.string()));
-  if (step->call_frames.empty() || !run.program) return;
+  if (step->call_frames.empty() || !run.program) return true;
   const OomRecord before = oom;
   oom.frames = step->call_frames;
   oom.frames_from = "compiled";
   choose_user_frame(oom, *run.program);
   if (oom.user_frame.empty()) {  // none of the program's own: the traceback's place stands
     oom = before;
-    return;
+    return true;
   }
   if (!before.user_frame.empty() && before.user_frame != oom.user_frame) {
     note(run, fmt::format("JAX raised the OOM at {}, where the program next read a result: it "
@@ -276,26 +277,24 @@ void describe_step(RunResult& run, const trace::Trace* trace, const std::filesys
                           "called) at {}",
                           before.user_frame, oom.user_frame));
   }
+  return true;
 }
 
-// What XLA's rematerialisation said of the step the pool refused, where it could not bring the
-// step under what the limit leaves it (its warning on the program's stderr, beside the log).
-void describe_compile(RunResult& run, const trace::Trace* trace, const std::filesystem::path& dir) {
-  if (trace == nullptr || !run.oom || !run.program || run.program->stderr_file.empty()) return;
-  const std::uint32_t fatal = trace::fatal_failure_at(*trace);
-  if (fatal == trace::Event::kNone) return;
-  const std::filesystem::path err = dir / run.program->stderr_file;
-  const std::optional<RematShortfall> r = remat_shortfall(err, trace->events[fatal].bytes);
-  if (!r) return;
-  const std::string did =
-      r->reduced_bytes < r->original_bytes
-          ? fmt::format("brought the step from {} to {}", format_bytes(r->original_bytes),
-                        format_bytes(r->reduced_bytes))
-          : fmt::format("could not make the step smaller than {}", format_bytes(r->original_bytes));
-  note(run, fmt::format("XLA compiled the step for its pool's limit and its rematerialisation {}, "
-                        "over the {} the limit leaves the step ({} line {}): the least XLA made of "
-                        "this step does not fit; a smaller batch, jax.checkpoint or a larger pool",
-                        did, format_bytes(r->target_bytes), run.program->stderr_file, r->line));
+// What XLA's rematerialisation said of the step the pool refused (the dump's step, whose temp
+// was the refused request), where it could not bring the step under what it aimed at: its
+// warning on the program's stderr, beside the log, whose estimate holds the refused temp.
+void describe_compile(RunResult& run, const trace::Trace& trace, const std::filesystem::path& dir) {
+  if (!run.program || run.program->stderr_file.empty()) return;
+  const std::uint64_t temp = trace.events[trace::fatal_failure_at(trace)].bytes;
+  const std::optional<RematShortfall> r = remat_shortfall(dir / run.program->stderr_file, temp);
+  if (!r || r->reduced_bytes < temp) return;
+  note(run, fmt::format("XLA's rematerialisation could not bring the step under the {} it aimed "
+                        "at (the pool's limit less the step's inputs and outputs, times XLA's "
+                        "slop factor): by XLA's own estimate the step still needs {} ({} before "
+                        "rematerialising; {} line {}); a smaller batch, jax.checkpoint or a "
+                        "larger pool",
+                        format_bytes(r->target_bytes), format_bytes(r->reduced_bytes),
+                        format_bytes(r->original_bytes), run.program->stderr_file, r->line));
 }
 
 ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::Trace>& trace,
@@ -365,8 +364,8 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   } catch (const Error& e) {
     run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
   }
-  describe_step(run, trace.get(), log.parent_path() / kDumpFolder);
-  describe_compile(run, trace.get(), log.parent_path());
+  if (describe_step(run, trace.get(), log.parent_path() / kDumpFolder))
+    describe_compile(run, *trace, log.parent_path());
   if (!run.models.empty() && run.oom && run.models.front().program_entry &&
       !run.models.front().advice.empty())
     run.oom->diagnosis.advice = run.models.front().advice;

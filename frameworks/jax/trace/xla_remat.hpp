@@ -26,8 +26,11 @@ struct RematShortfall {
 [[nodiscard]] std::optional<RematShortfall> read_remat_warning(std::string_view message);
 
 // The warning of the step whose request of `request_bytes` the pool refused (its refusal's
-// "rounded to" less than 256 bytes over it, the BFC allocator's rounding): the last warning on
-// the refusal's thread before it. None where there is none, or the file cannot be read.
+// "rounded to" less than 256 bytes over it, the BFC allocator's rounding; the last such refusal,
+// the fatal one): the last warning on the refusal's thread before it (on any thread where the
+// lines name none, TensorFlow's default prefix). A line a progress bar began without a newline
+// is read from the log's prefix on. None where there is none, or the file cannot be read. An
+// earlier step's warning on that thread is not told apart: the caller checks its figures.
 [[nodiscard]] std::optional<RematShortfall> remat_shortfall(
     const std::filesystem::path& stderr_file, std::uint64_t request_bytes);
 
