@@ -277,8 +277,16 @@ class Replay final : public Scenario {
       case trace::Op::alloc: {
         if (e.slot == trace::Event::kNone) return true;  // zero bytes: nothing to hold
         Held& slot = held[e.slot];
-        slot.block = ctx.allocate_on(stream, e.bytes, "trace allocation");
         slot.event = index;
+        if (e.refusable) {  // the program goes on without it where it is refused
+          slot.block = program.remake_survived_request(stream, e.bytes, "a request it may lose");
+          if (!slot.block) {
+            ++refused_again_;
+            verdict.refused_again(index);
+          }
+          return true;
+        }
+        slot.block = ctx.allocate_on(stream, e.bytes, "trace allocation");
         if (!slot.block) {  // the run's OOM, in place of any made-again failure before it
           verdict.broke(index);
           describe_oom(program, index, held);

@@ -40,6 +40,10 @@ struct Event {
   Op op = Op::alloc;
   // An allocation live before the trace began, placed before its first entry.
   bool preexisting = false;
+  // An allocation the program goes on without where it is refused (a made trace's request of a
+  // side stream, trace::FormatInfo::side_streams): a replay that cannot make it goes on, and its
+  // free frees nothing.
+  bool refusable = false;
 };
 
 class EventStore {

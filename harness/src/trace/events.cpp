@@ -19,7 +19,7 @@ std::uint32_t from_or_none(std::uint64_t v) {
 }
 
 std::uint64_t flag_bits(const Event& e) {
-  return static_cast<std::uint64_t>(e.op) | (e.preexisting ? 4U : 0U);
+  return static_cast<std::uint64_t>(e.op) | (e.preexisting ? 4U : 0U) | (e.refusable ? 8U : 0U);
 }
 
 }  // namespace
@@ -112,7 +112,8 @@ Event EventStore::decode(const std::array<ColumnView, kColumns>& c, std::size_t 
                .slot = from_or_none(c[slot][j]),
                .stream = static_cast<std::uint32_t>(c[stream][j]),
                .op = static_cast<Op>(f & 3U),
-               .preexisting = (f & 4U) != 0};
+               .preexisting = (f & 4U) != 0,
+               .refusable = (f & 8U) != 0};
 }
 
 std::array<EventStore::ColumnView, EventStore::kColumns> EventStore::columns(const Chunk& c) {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <utility>
 
 #include "oomlab/error.hpp"
 #include "oomlab/trace_builder.hpp"
@@ -63,6 +64,22 @@ RecordedState recorded_part(const RecordedState& anchor) {
   return out;
 }
 
+// What the anchor recorded of its event `p` (the device's free memory at a failed request, an
+// emptied cache before it, its stack), carried to the made trace's last event.
+void carry_recorded(Trace& made, const RecordedState& from, std::uint32_t p, bool failed,
+                    bool emptied) {
+  const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
+  if (failed) {
+    made.recorded->failed_requests.push_back(
+        {.event = at, .device_free_bytes = from.device_free_at(p).value_or(0)});
+  }
+  if (emptied) made.recorded->emptied_cache_before.push_back(at);
+  if (p < from.event_stacks.size() && from.event_stacks[p] != Event::kNone) {
+    made.recorded->event_stacks.resize(at + 1, Event::kNone);
+    made.recorded->event_stacks[at] = from.event_stacks[p];
+  }
+}
+
 }  // namespace
 
 Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
@@ -88,15 +105,19 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
     std::uint64_t address = 0;
     std::uint64_t bytes = e.bytes;
     Op op = e.op;
+    bool side = false;
     if (e.op == Op::failed) {
       bytes = size_at(p, value);
     } else if (e.op == Op::alloc) {
       address = (std::uint64_t{p} + 1) << 12U;  // one of its own: a free finds it
       const bool held = rule == Rule::held && transient_[p];
       if (!e.preexisting && !held) bytes = size_at(p, value);
-      // Refused, a request is survived only where the program asks for more after it.
-      const bool refusable = (rule == Rule::refusable && transient_[p]) || on_side(anchor, p);
-      if (refusable && !e.preexisting && p < anchor.demand.last_alloc_at) {
+      // Refused, a request is survived only where the program asks for more after it: a
+      // transient is asked for and given back at once; a side stream's request is held until its
+      // free where it is made, as the compiler's threads hold theirs at once.
+      const bool survivable = !e.preexisting && p < anchor.demand.last_alloc_at;
+      side = survivable && on_side(anchor, p);
+      if (survivable && !side && rule == Rule::refusable && transient_[p]) {
         op = Op::failed;
         address = 0;
       }
@@ -111,19 +132,10 @@ Trace TraceSeries::at(std::uint64_t value, Rule rule) const {
     }
     builder.add(op, bytes, address, anchor.streams[e.stream], 0, e.t_ns, e.index, e.line);
     Trace& made = builder.trace();
-    const auto at = static_cast<std::uint32_t>(made.events.size() - 1);
     if (e.preexisting) made.events.last().preexisting = true;
+    if (side) made.events.last().refusable = true;
     if (from == nullptr) continue;
-    if (op == Op::failed) {
-      made.recorded->failed_requests.push_back(
-          {.event = at, .device_free_bytes = from->device_free_at(p).value_or(0)});
-    }
-    if (emptied) made.recorded->emptied_cache_before.push_back(at);
-    emptied = false;
-    if (p < from->event_stacks.size() && from->event_stacks[p] != Event::kNone) {
-      made.recorded->event_stacks.resize(at + 1, Event::kNone);
-      made.recorded->event_stacks[at] = from->event_stacks[p];
-    }
+    carry_recorded(made, *from, p, op == Op::failed, std::exchange(emptied, false));
   }
   builder.trace().initial_events = anchor.initial_events;
   Trace made = builder.finish();
