@@ -1,10 +1,10 @@
 // XLA's warning when its rematerialisation cannot bring a step under what its limit leaves it,
-// read from the program's stderr (jax/trace/xla_remat.hpp), and exec's model naming it for the
+// read from the program's stderr (jax/exec/xla_remat.hpp), and exec's model naming it for the
 // step the pool refused. tests/data/exec/xla_oom_stderr.txt (the lm at batch 8 on an H200, see
 // jax_exec_test.cpp) holds the warning at line 63 and, on the same thread (511), the pool's
 // refusal of the step's 10.11 GiB at line 66; the first test's two warnings are the convnet's
 // (jax_convnet.py) under the tight limit on the same card, at batch 1 and 104.
-#include "jax/trace/xla_remat.hpp"
+#include "jax/exec/xla_remat.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -59,9 +59,16 @@ TEST(XlaRemat, AWarningsThreeFiguresAreRead) {
   ASSERT_TRUE(none);
   EXPECT_GT(none->reduced_bytes, none->original_bytes);
   EXPECT_FALSE(oomlab::jax::read_remat_warning("Can't reduce memory use below 5.64GiB"));
+  // A count that is not one leaves the figure XLA printed beside it; a figure missing, nothing.
+  const auto printed = oomlab::jax::read_remat_warning(
+      "Can't reduce memory use below 1.50GiB (12x4 bytes) by rematerialization; only reduced to "
+      "2GiB (2147483904 bytes), down from 3GiB (3221225472 bytes) originally");
+  ASSERT_TRUE(printed);
+  EXPECT_EQ(printed->target_bytes, 1'610'612'736U);
+  EXPECT_EQ(printed->reduced_bytes, 2'147'483'904U);
   EXPECT_FALSE(oomlab::jax::read_remat_warning(
-      "Can't reduce memory use below 1GiB (12x4 bytes) by rematerialization; only reduced to 2GiB "
-      "(2 bytes), down from 3GiB (3 bytes) originally"));
+      "Can't reduce memory use below 1GiB (1073741824 bytes) by rematerialization; only reduced "
+      "to some (n/a), down from 3GiB (3221225472 bytes) originally"));
   EXPECT_FALSE(oomlab::jax::read_remat_warning("Allocator (GPU_0_bfc) ran out of memory"));
 }
 

@@ -1,9 +1,10 @@
-#include "jax/trace/xla_remat.hpp"
+#include "jax/exec/xla_remat.hpp"
 
 #include <fstream>
 #include <string>
 #include <unordered_map>
 
+#include "exec/oom_text.hpp"
 #include "jax/trace/xla_log_line.hpp"
 
 namespace oomlab::jax {
@@ -13,27 +14,10 @@ namespace {
 constexpr std::string_view kWarning = "Can't reduce memory use below ";
 constexpr std::string_view kRefused = "ran out of memory trying to allocate ";
 
-// The digits of "(<digits> bytes)" after `key`, from `from`; `from` moves past them.
-std::optional<std::uint64_t> bytes_after(std::string_view text, std::string_view key,
-                                         std::size_t& from) {
-  const std::size_t at = text.find(key, from);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::size_t open = text.find(" (", at + key.size());
-  const std::size_t close = open == std::string_view::npos ? open : text.find(' ', open + 2);
-  if (close == std::string_view::npos || text.substr(close, 7) != " bytes)") return std::nullopt;
-  from = close;
-  return digits(text.substr(open + 2, close - open - 2));
-}
-
 // The bytes a refusal line says the pool rounded the request to, or none for any other line.
 std::optional<std::uint64_t> refused_bytes(std::string_view message) {
-  constexpr std::string_view kRounded = "(rounded to ";
-  if (message.find(kRefused) == std::string_view::npos) return std::nullopt;
-  const std::size_t at = message.find(kRounded);
-  if (at == std::string_view::npos) return std::nullopt;
-  const std::size_t end = message.find(')', at);
-  if (end == std::string_view::npos) return std::nullopt;
-  return digits(message.substr(at + kRounded.size(), end - at - kRounded.size()));
+  if (!oom_text::contains(message, kRefused)) return std::nullopt;
+  return oom_text::size_after(message, "(rounded to ");
 }
 
 // The log line of one of those two messages a line of stderr holds: all of it, or its end where
@@ -59,10 +43,10 @@ std::optional<LogLine> log_line_in(std::string_view text) {
 
 std::optional<RematShortfall> read_remat_warning(std::string_view message) {
   if (!message.starts_with(kWarning)) return std::nullopt;
-  std::size_t from = 0;
-  const auto target = bytes_after(message, "below ", from);
-  const auto reduced = bytes_after(message, "only reduced to ", from);
-  const auto original = bytes_after(message, "down from ", from);
+  // Each figure as XLA prints it, "5.64GiB (6057048687 bytes)": the count in parentheses.
+  const auto target = oom_text::size_after(message, "below ");
+  const auto reduced = oom_text::size_after(message, "only reduced to ");
+  const auto original = oom_text::size_after(message, "down from ");
   if (!target || !reduced || !original) return std::nullopt;
   return RematShortfall{
       .target_bytes = *target, .reduced_bytes = *reduced, .original_bytes = *original};
