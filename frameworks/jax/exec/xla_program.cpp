@@ -52,8 +52,14 @@ CardSizing::Variables card_variables(
     own = true;
     break;
   }
-  const double scaled =
-      fraction * static_cast<double>(budget_bytes) / static_cast<double>(device_total_bytes);
+  // JAX's own total of the device can be over the runtime's (measured on an H200: 150,109,945,856
+  // against 150,109,880,320 B), and a preallocated pool over its share by bytes is rounded up a
+  // whole 2 MiB (asked 6 GiB and 2,812 B, XLA took 6,444,548,096 B): the share is therefore of
+  // the total and 128 KiB (twice that excess: the printed fraction's rounding stays under it too),
+  // never over the card's, and XLA's rounding up makes the pool the card's.
+  constexpr double kJaxTotalOver = 128.0 * 1024;
+  const double scaled = fraction * static_cast<double>(budget_bytes) /
+                        (static_cast<double>(device_total_bytes) + kJaxTotalOver);
   out.set.emplace_back(std::string(variable), fmt::format("{:.9g}", scaled));
   out.note = fmt::format(
       "JAX: XLA's pool sized as on a card of {} ({} of it{}): {}={:.9g} of this device's {}",
