@@ -265,6 +265,21 @@ TEST(XlaCardVariables, ABadFractionIsLeftAsItIsAndSaid) {
   EXPECT_TRUE(oomlab::jax::card_variables(80_GiB, 80_GiB, none).set.empty());  // the whole card
 }
 
+// On the H200 measured (CUDA's total 150,109,880,320 B, JAX's 64 KiB over it), 0.75 of an 8 GiB
+// card was a pool of 6 GiB and 2 MiB with the share unreduced; the fraction set now, on JAX's
+// total, asks at most the card's 6 GiB and less than 2 MiB under it (XLA's pool then 6 GiB).
+TEST(XlaCardVariables, OnTheH200MeasuredThePoolIsAnEightGiBCards) {
+  constexpr std::uint64_t kCuda = 150'109'880'320;
+  constexpr std::uint64_t kJax = 150'109'945'856;
+  const auto none = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+  const oomlab::CardSizing::Variables v = oomlab::jax::card_variables(8_GiB, kCuda, none);
+  ASSERT_EQ(v.set.size(), 1U);
+  EXPECT_EQ(v.set.front().first, "XLA_PYTHON_CLIENT_MEM_FRACTION");
+  const double asked = std::stod(v.set.front().second) * static_cast<double>(kJax);
+  EXPECT_LE(asked, static_cast<double>(6_GiB));
+  EXPECT_GT(asked, static_cast<double>(6_GiB - 2_MiB));
+}
+
 TEST(XlaInfoLines, OnlyAbslInfoLinesTheStatsBlockAndAMemDebugLinesStack) {
   using oomlab::jax::is_xla_info_line;
   EXPECT_TRUE(

@@ -66,6 +66,7 @@ TEST(XlaRemat, AWarningsThreeFiguresAreRead) {
   ASSERT_TRUE(printed);
   EXPECT_EQ(printed->target_bytes, 1'610'612'736U);
   EXPECT_EQ(printed->reduced_bytes, 2'147'483'904U);
+  EXPECT_EQ(printed->original_bytes, 3'221'225'472U);
   EXPECT_FALSE(oomlab::jax::read_remat_warning(
       "Can't reduce memory use below 1GiB (1073741824 bytes) by rematerialization; only reduced "
       "to some (n/a), down from 3GiB (3221225472 bytes) originally"));

@@ -52,11 +52,11 @@ CardSizing::Variables card_variables(
     own = true;
     break;
   }
-  // JAX's own total of the device can be over the runtime's (measured on an H200: 150,109,945,856
-  // against 150,109,880,320 B), and a preallocated pool over its share by bytes is rounded up a
-  // whole 2 MiB (asked 6 GiB and 2,812 B, XLA took 6,444,548,096 B): the share is therefore of
-  // the total and 128 KiB (twice that excess: the printed fraction's rounding stays under it too),
-  // never over the card's, and XLA's rounding up makes the pool the card's.
+  // JAX's own total of the device can be over the runtime's: on an H200, 150,109,945,856 against
+  // 150,109,880,320 B. Bytes over 6 GiB made XLA's preallocated pool 6 GiB and 2 MiB
+  // (6,444,548,096 B) where an 8 GiB card's is 6 GiB. So the share is of the total and 128 KiB
+  // (twice that excess, room for the printed fraction's rounding too): measured, the pool of an
+  // 8 GiB budget is then 6,442,450,944 B, a card's.
   constexpr double kJaxTotalOver = 128.0 * 1024;
   const double scaled = fraction * static_cast<double>(budget_bytes) /
                         (static_cast<double>(device_total_bytes) + kJaxTotalOver);

@@ -20,9 +20,9 @@ namespace oomlab::jax {
 inline constexpr double kDefaultMemFraction = 0.75;
 
 // XLA_PYTHON_CLIENT_MEM_FRACTION (or XLA_CLIENT_MEM_FRACTION, which JAX reads first) as the
-// program has it, else JAX's default, times budget / total: the share of this device that is that
-// share of a card of `budget_bytes`. Nothing set (and a note saying why) when the program's own
-// value is not a fraction JAX would take.
+// program has it, else JAX's default, times budget / total (the total taken a hair over, so that
+// XLA's pool is the one a card of `budget_bytes` gets: xla_program.cpp says why). Nothing set (and
+// a note saying why) when the program's own value is not a fraction JAX would take.
 [[nodiscard]] CardSizing::Variables card_variables(
     std::uint64_t budget_bytes, std::uint64_t device_total_bytes,
     const std::function<std::optional<std::string>(std::string_view)>& current);
@@ -37,9 +37,9 @@ inline constexpr std::string_view kTightLimitFlag = "--xla_gpu_memory_limit_slop
 // temp at the smallest batches is XLA's choice around what does not grow, off the line the large
 // batches are on; measured on an H200 at 8 GiB: a ViT's step held 42.0 MiB at batch 1 and
 // 563.5 MiB at 12, where 123 asked 5.51 GiB (45.8 MiB a batch from 12), and the prediction from
-// 1 and 12 was 118 where 122 completes; an MLP-Mixer's from 1 and 21 was 243, exact, where from
-// 1 and 2 it was 134. The far run must be far: with --remat, the lm's from 1 and 3 was 8, from
-// 1 and 2 it is 11, exact.
+// 1 and 12 was 118 where 122 completes; an MLP-Mixer's from 1 and 21 was 243 (which completes,
+// an island: 190 to 242 fail), where from 1 and 2 it was 134. The far run must be far: with
+// --remat, the lm's from 1 and 3 was 8, from 1 and 2 it is 11, exact.
 inline constexpr std::uint64_t kFarSecondRun = 8;
 
 // Where XLA writes what it compiled (its dump: each step's HLO with the program's lines, its

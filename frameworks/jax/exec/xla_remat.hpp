@@ -22,7 +22,8 @@ struct RematShortfall {
   std::size_t line = 0;              // in the file, from 1
 };
 
-// A log line's message (after "] ") as that warning's figures; none for any other.
+// A log line's message (after "] ") as that warning's figures, each the count in its parentheses
+// (the figure printed before it, to two decimals, where that count is garbled); none for any other.
 [[nodiscard]] std::optional<RematShortfall> read_remat_warning(std::string_view message);
 
 // The warning of the step whose request of `request_bytes` the pool refused (its refusal's
