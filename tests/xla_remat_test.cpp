@@ -142,9 +142,7 @@ TEST(XlaRemat, ReadAfterAProgressBarWithoutThreadsAndAtTheLastRefusal) {
 // fixture with its refusal's figure made that request's. A refusal of another size names nothing.
 TEST(XlaRemat, ExecsModelSaysWhatXlasRematerialisationCouldNotDo) {
   const fs::path folder =
-      fs::temp_directory_path() / ("oomlab-remat-run-" + std::to_string(::getpid()));
-  fs::remove_all(folder);
-  fs::create_directories(folder);
+      oomlab::testing::fresh_temp_folder("oomlab-remat-run-" + std::to_string(::getpid()));
   const fs::path data = fs::path(oomlab::testing::test_data_dir()) / "exec";
   fs::copy_file(data / "xla_log_batch4_8gib.txt", folder / "xla-log.txt");
   const auto model = [&](const fs::path& err, bool with_dump) {
