@@ -8,8 +8,10 @@
 
 #include <vector>
 
+#include "allocators/backends.hpp"
 #include "jax/model/xla_backend.hpp"
 #include "oomlab/backend.hpp"
+#include "oomlab/error.hpp"
 #include "oomlab/params.hpp"
 #include "oomlab/units.hpp"
 
@@ -251,6 +253,44 @@ TEST(XlaBackend, ThePoolIsJaxsShareOfTheCardInSinglePrecisionRoundedTo2MiB) {
   EXPECT_FALSE(grown->spatial);  // spatial partitioning comes with preallocation only
   options.set("allocator", std::string("platform"));
   EXPECT_FALSE(oomlab::jax::pool_config(options, 24_GiB).has_value());
+}
+
+// An 8 GiB card with 7 GiB held beside the pool: the pool's limit is still 6 GiB, its regions
+// come from the 1 GiB left. A probe past what the pool holds free is the region the card gives.
+TEST(XlaBackend, AProbeThatNeedsARegionAsksTheCardForIt) {
+  const oomlab::BackendInfo* xla = oomlab::find_backend("xla");
+  ASSERT_NE(xla, nullptr);
+  oomlab::Params options(xla->options);
+  options.set("preallocate", false);
+  options.set("outside", oomlab::Bytes{7_GiB});
+  const auto pool = oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB});
+  const oomlab::Stream stream;
+  const oomlab::AllocResult first = pool->allocate(100_MiB, stream);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(pool->probe(50_MiB, stream), oomlab::AllocStatus::ok);   // a free chunk holds it
+  EXPECT_EQ(pool->probe(800_MiB, stream), oomlab::AllocStatus::ok);  // a region the card has
+  // Under the pool's limit (6 GiB) but over what the card has left: refused, as growing it is.
+  EXPECT_NE(pool->probe(2_GiB, stream), oomlab::AllocStatus::ok);
+  EXPECT_FALSE(pool->allocate(2_GiB, stream).ok());
+  pool->deallocate(first.ptr, 100_MiB, stream);
+}
+
+TEST(XlaBackend, WhatLiesBesideThePoolMustLeaveItSomeOfTheCard) {
+  const oomlab::BackendInfo* xla = oomlab::find_backend("xla");
+  ASSERT_NE(xla, nullptr);
+  oomlab::Params options(xla->options);
+  options.set("outside", oomlab::Bytes{8_GiB});
+  try {
+    static_cast<void>(oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB}));
+    FAIL() << "outside= the whole card was taken";
+  } catch (const oomlab::Error& e) {
+    EXPECT_EQ(e.kind(), oomlab::ErrorKind::usage);
+    EXPECT_NE(std::string(e.what()).find("outside=8.00 GiB is no less than the card"),
+              std::string::npos)
+        << e.what();
+  }
+  options.set("outside", oomlab::Bytes{8_GiB - 2_MiB});
+  EXPECT_NE(oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB}), nullptr);
 }
 
 }  // namespace

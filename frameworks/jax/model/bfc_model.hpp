@@ -76,6 +76,10 @@ class BfcModel {
   // Whether allocate(bytes) would be served, without changing anything (growth counted on the
   // limit alone: whether the source would give the region is not asked).
   [[nodiscard]] bool would_fit(std::uint64_t bytes) const;
+  // Whether a free chunk of the pool holds it now, with no region grown.
+  [[nodiscard]] bool holds_free(std::uint64_t bytes) const {
+    return find(rounded_bytes(bytes)).has_value();
+  }
   [[nodiscard]] BfcStats stats() const;  // free figures counted over the free chunks
   [[nodiscard]] std::uint64_t pool_bytes() const { return stats_.pool_bytes; }
   [[nodiscard]] const BfcConfig& config() const { return config_; }

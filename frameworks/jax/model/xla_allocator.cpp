@@ -75,7 +75,11 @@ std::uint64_t XlaAllocator::do_reserved_bytes() const {
 
 AllocStatus XlaAllocator::do_probe(std::size_t bytes, Stream stream) {
   if (!pool_) return upstream().probe(bytes, stream);
-  return pool_->would_fit(bytes) ? AllocStatus::ok : AllocStatus::out_of_memory;
+  if (!pool_->would_fit(bytes)) return AllocStatus::out_of_memory;
+  if (pool_->holds_free(bytes)) return AllocStatus::ok;
+  // A region must grow for it: the device gives one that holds it, or the pool's growth (asked
+  // again at nine tenths) ends refused.
+  return upstream().probe(rounded_bytes(bytes), stream);
 }
 
 CacheState XlaAllocator::cache_state() const {

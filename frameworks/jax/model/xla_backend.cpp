@@ -5,6 +5,7 @@
 
 #include "jax/model/xla_allocator.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/units.hpp"
 
 namespace oomlab::jax {
 
@@ -50,6 +51,12 @@ std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& si
   BackendSite upstream_site = site;
   if (upstream_info.kind == BackendKind::sim) {
     const std::uint64_t outside = options.bytes("outside");
+    if (outside != 0 && outside >= site.budget_bytes) {
+      throw Error(ErrorKind::usage,
+                  fmt::format("allocator 'xla': outside={} is no less than the card ({}): the "
+                              "process would leave the pool nothing",
+                              format_bytes(outside), format_bytes(site.budget_bytes)));
+    }
     upstream_options.set("total", Bytes{site.budget_bytes});
     upstream_site.budget_bytes = site.budget_bytes > outside ? site.budget_bytes - outside : 0;
   }
@@ -60,16 +67,20 @@ std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& si
 }
 
 std::string settings_words(const Params& options) {
+  const std::string beside =
+      options.bytes("outside") == 0
+          ? std::string()
+          : fmt::format(", {} beside the pool", format_bytes(options.bytes("outside")));
   if (options.choice("allocator") == "platform")
-    return " with XLA_PYTHON_CLIENT_ALLOCATOR=platform";
+    return fmt::format(" with XLA_PYTHON_CLIENT_ALLOCATOR=platform{}", beside);
   std::vector<std::string> set;
   if (options.real("fraction") != 0.75)
     set.push_back(fmt::format("XLA_PYTHON_CLIENT_MEM_FRACTION={:g}", options.real("fraction")));
   if (!options.flag("preallocate")) set.emplace_back("XLA_PYTHON_CLIENT_PREALLOCATE=false");
   if (options.flag("preallocate") && !options.flag("spatial"))
     set.emplace_back("--xla_gpu_enable_allocator_spatial_partitioning=false");
-  if (set.empty()) return " with JAX's defaults";
-  return fmt::format(" with {}", fmt::join(set, ", "));
+  if (set.empty()) return fmt::format(" with JAX's defaults{}", beside);
+  return fmt::format(" with {}{}", fmt::join(set, ", "), beside);
 }
 
 // The log's own settings (preallocated or grown, the platform allocator) as the defaults of what
@@ -85,8 +96,8 @@ std::vector<std::string> settle_xla(Params& options, const RecordedSettings* rec
   }
   if (taken.empty()) return {};
   return {
-      fmt::format("xla: the log's settings are the defaults ({}); options given with "
-                  "--allocator win",
+      fmt::format("xla: replayed with the log's own settings ({}, as the program ran); "
+                  "options given with --allocator win",
                   fmt::join(taken, ", "))};
 }
 
