@@ -17,6 +17,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -211,6 +212,20 @@ TEST(XlaSeries, FitReplaysOutsideIsBesideAPoolOfTheWholeCard) {
   const std::string said = fmt::format("batch={} is the largest", *model.answer);
   EXPECT_NE(answer({"--outside", "620MiB"}).find(said), std::string::npos);
   EXPECT_NE(answer({"-a", "xla:outside=620MiB"}).find(said), std::string::npos);
+  // The headroom is the card's less what lies beside the pool and the peak, either way.
+  for (const std::vector<std::string>& way :
+       {std::vector<std::string>{"--outside", "620MiB"},
+        std::vector<std::string>{"-a", "xla:outside=620MiB"}}) {
+    std::vector<std::string> args = {"oomlab", "fit",       "replay",  "--trace",     pattern,
+                                     "--from", "batch=1,2", "--range", "batch=2..32", "--budget",
+                                     "8GiB",   "--json",    "-"};
+    args.insert(args.end(), way.begin(), way.end());
+    const oomlab::testing::CliRun run = oomlab::testing::run_in_process(args);
+    const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << way[0];
+    const std::uint64_t peak = doc.at("peak_bytes").get<std::uint64_t>();
+    EXPECT_EQ(doc.at("headroom_bytes").get<std::uint64_t>(), 8_GiB - 620_MiB - peak) << way[0];
+  }
   const oomlab::testing::CliRun both = oomlab::testing::run_in_process(
       {"oomlab", "fit", "replay", "--trace", pattern, "--from", "batch=1,2", "--range",
        "batch=2..32", "--budget", "8GiB", "-a", "xla:outside=1MiB", "--outside", "620MiB"});

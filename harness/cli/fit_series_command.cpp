@@ -188,16 +188,17 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
     resolve_allocator(config, console);
     const std::optional<std::string> outside = take_outside(o, config);
     config.notice = [&](std::string_view text) { console.notice(text); };
-    const FitResult result = fit_series(config, series,
-                                        {.range = plan.range,
-                                         .confirm = parse_confirm(o.confirm),
-                                         .on_trial =
-                                             [&](const Trial& t) {
-                                               if (!o.run.quiet)
-                                                 err << value_trial_line(plan.range.name, t)
-                                                     << '\n';
-                                             }},
-                                        plan.rule);
+    FitResult result = fit_series(config, series,
+                                  {.range = plan.range,
+                                   .confirm = parse_confirm(o.confirm),
+                                   .on_trial =
+                                       [&](const Trial& t) {
+                                         if (!o.run.quiet)
+                                           err << value_trial_line(plan.range.name, t) << '\n';
+                                       }},
+                                  plan.rule);
+    if (config.allocator_options.values().contains("outside"))
+      result.beside_bytes = config.allocator_options.bytes("outside");
     std::ostream& said = words_stream(o.run.json, out, err);
     const std::string answer = fit_answer(
         result, fmt::format("{} made from {}={} on {} (predicted, not run)", plan.pattern,

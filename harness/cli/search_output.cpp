@@ -145,9 +145,8 @@ std::string answer_line(const FitResult& r, const std::string& subject) {
   }
   const Trial* at = r.at_answer();
   const std::uint64_t peak = at != nullptr ? std::max(at->peak_bytes, at->used_bytes) : 0;
-  const std::string headroom =
-      fmt::format("peak {} at it, headroom {}", format_bytes(peak),
-                  format_bytes(r.budget_bytes - std::min(peak, r.budget_bytes)));
+  const std::string headroom = fmt::format("peak {} at it, headroom {}", format_bytes(peak),
+                                           format_bytes(r.headroom_at(peak)));
   if (!r.beyond) {
     return fmt::format(
         "{}: every value up to {}={} completes under {}: no OOM in the range ({}; "

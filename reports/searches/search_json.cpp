@@ -183,7 +183,7 @@ json fit_json(const SearchSubject& s, const FitResult& r, const std::string& ans
   if (at != nullptr) {
     const std::uint64_t bytes = program ? at->peak_bytes : at->used_bytes;
     peak = bytes;
-    headroom = r.budget_bytes - std::min(bytes, r.budget_bytes);
+    headroom = r.headroom_at(bytes);
   }
   json doc = {{"schema", kFitSchema},
               {"oomlab", version_json()},

@@ -3,6 +3,7 @@
 // by the one search (run/searches.hpp): "how many steps of that leak does a 1 GiB card survive?"
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -41,6 +42,14 @@ struct FitResult : BoundaryResult {
   trace::TraceSeries::Rule made_rule = trace::TraceSeries::Rule::lines;
   Environment environment;
   std::optional<DeviceFacts> device;
+  // What the budget's card holds beside the allocator, in no trial's peak (an allocator's own
+  // outside= option: its limit is a share of the whole card, its memory comes from the rest).
+  std::uint64_t beside_bytes = 0;
+  // The budget less what lies beside the allocator and `peak`: the headroom at a peak.
+  [[nodiscard]] std::uint64_t headroom_at(std::uint64_t peak) const {
+    const std::uint64_t room = budget_bytes - std::min(beside_bytes, budget_bytes);
+    return room - std::min(peak, room);
+  }
   // The run at the answer (its peak against the budget: the headroom), and at the value beyond
   // it (what it needed: its OOM's request and cause); none when there was none.
   [[nodiscard]] const Trial* at_answer() const;
