@@ -233,6 +233,31 @@ TEST(XlaSeries, FitReplaysOutsideIsBesideAPoolOfTheWholeCard) {
   EXPECT_NE(both.err.find("--outside"), std::string::npos) << both.err;
 }
 
+// A preallocated pool's log and a grown pool's are two programs: a series of the two is refused,
+// naming the setting and the values (the grown log alone made no OOM out of a pool it never was).
+TEST(XlaSeries, LogsOfTwoSettingsAreNoSeries) {
+  const std::filesystem::path dir = oomlab::testing::fresh_temp_folder("xla-mixed-series");
+  const std::string data = oomlab::testing::test_data_dir() + "/exec/xla_series/";
+  std::filesystem::copy_file(data + "lm_tight_b1.txt", dir / "mix_b1.txt");
+  std::filesystem::copy_file(data + "remat_grown_b2.txt", dir / "mix_b2.txt");
+  const oomlab::testing::CliRun run = oomlab::testing::run_in_process(
+      {"oomlab", "fit", "replay", "--trace", (dir / "mix_b{batch}.txt").string(), "--from",
+       "batch=1,2", "--range", "batch=1..16", "--budget", "8GiB"});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("the snapshot at batch=2 was recorded with preallocate=off, the one at "
+                         "batch=1 with preallocate=on"),
+            std::string::npos)
+      << run.err;
+  EXPECT_TRUE(run.out.empty()) << run.out;
+  std::filesystem::copy_file(data + "remat_grown_b1.txt", dir / "mix_b1.txt",
+                             std::filesystem::copy_options::overwrite_existing);
+  EXPECT_EQ(oomlab::testing::run_in_process(
+                {"oomlab", "fit", "replay", "--trace", (dir / "mix_b{batch}.txt").string(),
+                 "--from", "batch=1,2", "--range", "batch=1..16", "--budget", "8GiB", "-q"})
+                .code,
+            0);
+}
+
 std::vector<std::pair<std::string, std::string>> recording_with(
     std::map<std::string, std::string, std::less<>> env, const std::string& folder = "") {
   return oomlab::jax::recording_variables(

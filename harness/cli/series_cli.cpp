@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <memory>
 
+#include "allocators/backends.hpp"
 #include "cli/commands.hpp"
 #include "cli/parse.hpp"
 #include "oomlab/error.hpp"
+#include "oomlab/trace.hpp"
 #include "oomlab/units.hpp"
 
 namespace oomlab::cli {
@@ -89,6 +91,44 @@ std::string series_path(const std::string& pattern, const std::string& name, std
   return out;
 }
 
+namespace {
+
+// A recorded setting of the allocator, as the user would write it; none where the trace did not
+// record it.
+std::optional<std::string> setting_of(const RecordedSettings& r, const std::string& name) {
+  const auto it = r.options.find(name);
+  if (it == r.options.end()) return std::nullopt;
+  return format_param_value(it->second);
+}
+
+// Every snapshot of a series recorded under the same allocator settings (a preallocated pool
+// and a grown one, or two PYTORCH_CUDA_ALLOC_CONFs, are two programs): the first that differs
+// in an option of the backend that models the recording (one a user can set) is refused.
+void check_same_settings(const std::vector<trace::SeriesPoint>& points, const std::string& name) {
+  const RecordedSettings* first = trace::allocator_settings(*points.front().trace);
+  const BackendInfo* backend =
+      first == nullptr || first->backend.empty() ? nullptr : find_backend(first->backend);
+  if (backend == nullptr) return;
+  for (std::size_t k = 1; k < points.size(); ++k) {
+    const RecordedSettings* other = trace::allocator_settings(*points[k].trace);
+    for (const ParamDef& option : backend->options) {
+      const auto a = setting_of(*first, option.name);
+      const auto b = other == nullptr ? std::nullopt : setting_of(*other, option.name);
+      if (a == b) continue;
+      const auto said = [&](const std::optional<std::string>& v) {
+        return v ? fmt::format("{}={}", option.name, *v) : option.name + " not recorded";
+      };
+      throw Error(ErrorKind::input,
+                  fmt::format("--from: the snapshot at {}={} was recorded with {}, the one at "
+                              "{}={} with {}: a series is one program at several values; record "
+                              "them under the same allocator settings",
+                              name, points[k].value, said(b), name, points.front().value, said(a)));
+    }
+  }
+}
+
+}  // namespace
+
 trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& asked,
                                const trace::LoadOptions& device,
                                const std::function<void()>& check_stop) {
@@ -113,6 +153,7 @@ trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& as
                                              .device_option = device.device_option,
                                              .check_stop = check_stop}))});
   }
+  check_same_settings(points, asked.name);
   return {asked.name, std::move(points)};
 }
 
