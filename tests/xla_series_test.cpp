@@ -234,8 +234,9 @@ TEST(XlaSeries, FitReplaysOutsideIsBesideAPoolOfTheWholeCard) {
 }
 
 // A preallocated pool's log and a grown pool's are two programs: a series of the two is refused,
-// naming the setting and the values (the grown log alone made no OOM out of a pool it never was).
-TEST(XlaSeries, LogsOfTwoSettingsAreNoSeries) {
+// naming the setting and the values; so is a run that ended at its OOM. The grown logs together
+// are a series.
+TEST(XlaSeries, LogsOfTwoSettingsOrOfAnOomAreNoSeries) {
   const std::filesystem::path dir = oomlab::testing::fresh_temp_folder("xla-mixed-series");
   const std::string data = oomlab::testing::test_data_dir() + "/exec/xla_series/";
   std::filesystem::copy_file(data + "lm_tight_b1.txt", dir / "mix_b1.txt");
@@ -249,6 +250,19 @@ TEST(XlaSeries, LogsOfTwoSettingsAreNoSeries) {
             std::string::npos)
       << run.err;
   EXPECT_TRUE(run.out.empty()) << run.out;
+  // A run that ended at its OOM is no point of a series: its requests after it are not in it.
+  std::filesystem::copy_file(data + "../xla_log_batch4_8gib.txt", dir / "mix_b2.txt",
+                             std::filesystem::copy_options::overwrite_existing);
+  const oomlab::testing::CliRun failed = oomlab::testing::run_in_process(
+      {"oomlab", "fit", "replay", "--trace", (dir / "mix_b{batch}.txt").string(), "--from",
+       "batch=1,2", "--range", "batch=1..16", "--budget", "8GiB"});
+  EXPECT_EQ(failed.code, 2);
+  EXPECT_NE(failed.err.find("the snapshot at batch=2 (" + (dir / "mix_b2.txt").string() +
+                            ") ends at the program's OOM"),
+            std::string::npos)
+      << failed.err;
+  std::filesystem::copy_file(data + "remat_grown_b2.txt", dir / "mix_b2.txt",
+                             std::filesystem::copy_options::overwrite_existing);
   std::filesystem::copy_file(data + "remat_grown_b1.txt", dir / "mix_b1.txt",
                              std::filesystem::copy_options::overwrite_existing);
   EXPECT_EQ(oomlab::testing::run_in_process(

@@ -153,6 +153,14 @@ trace::TraceSeries load_series(const std::string& pattern, const SeriesAsked& as
                                              .device_option = device.device_option,
                                              .check_stop = check_stop}))});
   }
+  for (const trace::SeriesPoint& p : points) {
+    if (!trace::ends_at_failure(*p.trace)) continue;
+    throw Error(ErrorKind::input,
+                fmt::format("--from: the snapshot at {}={} ({}) ends at the program's OOM: what it "
+                            "would have asked for after it is not in it; a series is made from "
+                            "runs that completed",
+                            asked.name, p.value, series_path(pattern, asked.name, p.value)));
+  }
   check_same_settings(points, asked.name);
   return {asked.name, std::move(points)};
 }
