@@ -226,6 +226,16 @@ TEST(XlaSeries, FitReplaysOutsideIsBesideAPoolOfTheWholeCard) {
     const std::uint64_t peak = doc.at("peak_bytes").get<std::uint64_t>();
     EXPECT_EQ(doc.at("headroom_bytes").get<std::uint64_t>(), 8_GiB - 620_MiB - peak) << way[0];
   }
+  // The table by card is PyTorch's settings: XLA's logs are asked a card at a time.
+  const oomlab::testing::CliRun cards =
+      oomlab::testing::run_in_process({"oomlab", "fit", "replay", "--trace", pattern, "--from",
+                                       "batch=1,2", "--range", "batch=2..32", "--cards", "T4,L4"});
+  EXPECT_EQ(cards.code, 2);
+  EXPECT_NE(cards.err.find("--cards: no table of settings by card for snapshots of the 'xla' "
+                           "allocator: ask one card at a time with --budget CARD"),
+            std::string::npos)
+      << cards.err;
+  EXPECT_TRUE(cards.out.empty()) << cards.out;
   const oomlab::testing::CliRun both = oomlab::testing::run_in_process(
       {"oomlab", "fit", "replay", "--trace", pattern, "--from", "batch=1,2", "--range",
        "batch=2..32", "--budget", "8GiB", "-a", "xla:outside=1MiB", "--outside", "620MiB"});

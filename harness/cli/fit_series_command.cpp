@@ -166,16 +166,24 @@ int fit_series_command(const FitOptions& o, std::ostream& out, std::ostream& err
     if (const auto why = series.misaligned())
       throw Error(ErrorKind::input, fmt::format("--from {}: {}", plan.pattern, *why));
     if (!o.cards.empty()) {
-      const SeriesTableRun& table = command_table().series_table();
-      if (!table) throw_usage("--cards: no framework here makes a table of its settings");
-      return table({.series = series,
-                    .range = plan.range,
-                    .pattern = plan.pattern,
-                    .rule = plan.rule,
-                    .options = o,
-                    .notes = series_notes(series, plan.rule),
-                    .out = out,
-                    .err = err});
+      const RecordedSettings* recorded = trace::allocator_settings(*series.points().front().trace);
+      const std::string backend = recorded != nullptr ? recorded->backend : std::string();
+      const SeriesTableRun* table = command_table().series_table(backend);
+      if (table == nullptr) {
+        throw_usage(fmt::format(
+            "--cards: no table of settings by card for {}: ask one card at a time with --budget "
+            "CARD (oomlab list --cards), and a setting with --allocator",
+            backend.empty() ? std::string("snapshots that record no allocator")
+                            : fmt::format("snapshots of the '{}' allocator", backend)));
+      }
+      return (*table)({.series = series,
+                       .range = plan.range,
+                       .pattern = plan.pattern,
+                       .rule = plan.rule,
+                       .options = o,
+                       .notes = series_notes(series, plan.rule),
+                       .out = out,
+                       .err = err});
     }
     for (const std::string& note : read_budget(o.run.budget).notes)
       console.notice(note);

@@ -3,6 +3,7 @@
 #include "cli/command_table.hpp"
 #include "io/output_file.hpp"
 #include "pytorch/face/face.hpp"
+#include "pytorch/model/torch_backend.hpp"
 #include "pytorch/reports/whatif_report.hpp"
 #include "record/formats.hpp"
 
@@ -114,7 +115,7 @@ void add_pytorch_commands(CommandTable& table) {
                         "needed)",
              .place = 50,
              .define = &define_whatif});
-  table.set_series_table(&card_table);
+  table.set_series_table(kBackendName, &card_table);
   table.add_report_kind({.file = "whatif.json",
                          .schema = std::string(kWhatIfSchema),
                          .name = "whatif",

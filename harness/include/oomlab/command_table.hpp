@@ -7,9 +7,11 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace CLI {
@@ -66,8 +68,15 @@ class CommandTable {
   void add(Command command);
   void extend(CommandExtension extension);
   void add_report_kind(ReportKind kind) { report_kinds_.push_back(std::move(kind)); }
-  void set_series_table(SeriesTableRun run) { series_table_ = std::move(run); }
-  [[nodiscard]] const SeriesTableRun& series_table() const { return series_table_; }
+  // The table of the snapshots whose allocator `backend` models (RecordedSettings::backend).
+  void set_series_table(std::string backend, SeriesTableRun run) {
+    series_tables_.insert_or_assign(std::move(backend), std::move(run));
+  }
+  // Null where no framework makes a table for that backend's snapshots.
+  [[nodiscard]] const SeriesTableRun* series_table(std::string_view backend) const {
+    const auto it = series_tables_.find(backend);
+    return it == series_tables_.end() ? nullptr : &it->second;
+  }
   [[nodiscard]] const std::vector<ReportKind>& report_kinds() const { return report_kinds_; }
   [[nodiscard]] const std::vector<Command>& commands() const { return commands_; }
   [[nodiscard]] const std::vector<CommandExtension>& extensions() const { return extensions_; }
@@ -77,7 +86,7 @@ class CommandTable {
   std::vector<Command> commands_;  // by place
   std::vector<CommandExtension> extensions_;
   std::vector<ReportKind> report_kinds_;
-  SeriesTableRun series_table_;
+  std::map<std::string, SeriesTableRun, std::less<>> series_tables_;
 };
 
 }  // namespace oomlab::cli
