@@ -29,8 +29,8 @@ class Replay final : public Scenario {
  public:
   [[nodiscard]] std::string_view name() const override { return "replay"; }
   [[nodiscard]] std::string_view summary() const override {
-    return "replay a real allocation trace (oomlab's, RMM's, a framework's snapshot) and say where "
-           "it breaks";
+    return "replay a real allocation trace (oomlab's, RMM's, a framework's snapshot or allocator "
+           "log) and say where it breaks";
   }
   [[nodiscard]] std::string_view details() const override {
     return "Reads --trace FILE (--format: auto, detected by content, or a trace format `oomlab "

@@ -84,7 +84,8 @@ Framework describe_jax() {
       .name = "JAX",
       .summary =
           "its OOM messages read by exec (XLA's RESOURCE_EXHAUSTED, preallocation), "
-          "its pool sized to the budget's card, XLA's allocator summary at an OOM",
+          "its pool sized to the budget's card, XLA's allocator summary at an OOM, XLA's "
+          "allocator modelled (xla), its allocator logs read (xla)",
       .add_backends = &add_backends,
       .add_trace_formats = &add_trace_formats,
       .add_oom_dialects = &add_oom_dialects,

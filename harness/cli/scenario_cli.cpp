@@ -122,11 +122,15 @@ void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
                   "SECONDS: each trial's limit; a trial past it stops the search (exit 4)");
   fit->add_option("--from", o.from,
                   "NAME=V1,V2[,...]: replay: --trace is a pattern with {NAME} where each "
-                  "snapshot's value goes ('runs/snap_b{batch}.pickle'); each trial replays the "
-                  "trace made at its value from them: the answer is predicted, not run");
+                  "snapshot's value goes ('runs/snap_b{batch}.pickle', or a framework's log: "
+                  "any trace format of oomlab list that records a program's requests), all "
+                  "recorded under the same allocator settings, none ending at an OOM; each trial "
+                  "replays the trace made at its value from them: the answer is predicted, not "
+                  "run");
   fit->add_option("--cards", o.cards,
                   "with --from: CARD,CARD,... (T4,L4,A100-40GB,H100 or sizes): a table of the "
-                  "largest value each holds under each of the allocator's settings");
+                  "largest value each holds under each of the allocator's settings (where the "
+                  "snapshots' framework makes one; otherwise --budget CARD, one at a time)");
   fit->add_option(
          "--outside", o.outside,
          "with --from: what the process holds outside the framework's allocator (the CUDA "
