@@ -201,6 +201,14 @@ std::vector<std::string> series_notes(const trace::TraceSeries& series,
       series.name(), fmt::join(values, ","), format_count(f.requests), series.name(), values.back(),
       format_count(f.matched), 100.0 * f.aligned_share, format_count(f.scaling), series.name(),
       format_count(f.anchor_only), series.name(), values.back(), format_count(f.elsewhere_only)));
+  if (f.side > 0) {
+    out.push_back(fmt::format(
+        "{} requests on the snapshots' other streams (the framework's own work, such as a "
+        "compiler's autotuning) are made at {}={}'s size at every value, each held until its "
+        "free and refusable: under that value a made trace can ask more than the value's own "
+        "snapshot",
+        format_count(f.side), series.name(), values.back()));
+  }
   if (values.size() > 2) {
     std::string places;
     for (std::size_t i = 0; i < f.off_line_places.size() && i < 3; ++i) {
