@@ -20,6 +20,7 @@
 #include "oomlab/trace_format.hpp"
 #include "oomlab/units.hpp"
 #include "replay_oom.hpp"
+#include "replay_strict.hpp"
 #include "replay_verdict.hpp"
 #include "segment_match.hpp"
 
@@ -83,7 +84,8 @@ class Replay final : public Scenario {
         {.name = "strict",
          .type = ParamType::flag,
          .default_value = false,
-         .help = "a free of an address that was never allocated is an error (also --strict)"},
+         .help = "a free of an address that is not allocated, or an allocation at one that is, "
+                 "is an error (also --strict)"},
     };
   }
 
@@ -122,13 +124,7 @@ class Replay final : public Scenario {
     // The program's own folders, as its stacks show them: the user's line and what held memory
     // are told apart from a library's on PYTHONPATH, as exec tells them by its command line.
     roots_ = trace::entry_folders(*trace_);
-    if (p.flag("strict") && trace_->unknown_frees > 0) {
-      throw Error(
-          ErrorKind::input,
-          fmt::format("{}: entry {} frees an address that was never allocated "
-                      "({} such frees; --strict)",
-                      trace_->source.string(), trace_->first_unknown_free, trace_->unknown_frees));
-    }
+    if (p.flag("strict")) check_strict(*trace_);
   }
 
   [[nodiscard]] std::shared_ptr<const trace::Trace> input_trace() const override { return trace_; }
@@ -360,11 +356,8 @@ void Replay::report(RunContext& ctx, std::size_t replayed, const std::vector<Hel
         "the replay went on as the program did",
         refused_again_, survived.size()));
   }
-  if (trace_->unknown_frees > 0) {
-    ctx.note(fmt::format(
-        "{} frees of addresses the trace never allocated were skipped (the first at entry {})",
-        trace_->unknown_frees, format_count(trace_->first_unknown_free)));
-  }
+  for (const std::string& note : unpaired_entry_notes(*trace_))
+    ctx.note(note);
   report_leaks(ctx, held);
 }
 

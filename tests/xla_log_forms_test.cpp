@@ -125,13 +125,11 @@ TEST(XlaLogForms, TensorFlowsPrefixReadsAsXlasWithOrWithoutItsThread) {
     ASSERT_EQ(tf.events.size(), absl.events.size()) << "thread " << thread;
     EXPECT_EQ(failed(tf), 1U);
     EXPECT_EQ(last(tf).bytes, kFailedRequest);
-    if (thread) {
-      EXPECT_EQ(last(tf).t_ns, last(absl).t_ns);
-    } else {
-      // Its request is not told apart from another thread's: the refusal is dated by its answer,
-      // after the pool's 10 s of retries.
-      EXPECT_GT(last(tf).t_ns, last(absl).t_ns);
-    }
+    // Without the thread, the refusal's request is the one of its size awaiting an answer: the
+    // refusal is placed and dated at the request (line 5738), not at its answer, 10 s later.
+    EXPECT_EQ(last(tf).line, last(absl).line) << "thread " << thread;
+    EXPECT_EQ(last(tf).line, 5738U);
+    EXPECT_EQ(last(tf).t_ns, last(absl).t_ns) << "thread " << thread;
   }
 }
 

@@ -163,7 +163,9 @@ class XlaLogLines : public ::testing::Test {
   fs::path path_;
 };
 
-TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
+// A refusal (its answer's address 0) is its request's, at the request's line; what another
+// thread logs meanwhile comes before it.
+TEST_F(XlaLogLines, ARefusalIsItsRequestsAndOtherPoolsAreLeftOut) {
   const oomlab::trace::Trace trace = load_lines(
       "I1129 02:43:58.1 492 x] ignored\n"
       "I1129 02:43:58.371733     492 bfc_allocator.cc:388] [mem-debug] "
@@ -175,12 +177,15 @@ TEST_F(XlaLogLines, ARequestNoAllocationAnsweredFailedAndOtherPoolsAreLeftOut) {
       "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 2048 "
       "alignment=64\n"
       "I1129 02:43:58.391000     493 bfc_allocator.cc:388] [mem-debug] "
-      "DeallocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n");
+      "DeallocateRaw,GPU_0_bfc,1024,0x302000000,*** Begin stack trace ***\n"
+      "I1129 02:43:58.392000     492 bfc_allocator.cc:388] [mem-debug] "
+      "AllocateRaw,GPU_0_bfc,2048,0,*** Begin stack trace ***\n");
   ASSERT_EQ(trace.events.size(), 3U);
   EXPECT_EQ(trace.events[0].op, Op::alloc);
   EXPECT_EQ(trace.events[1].op, Op::free);  // the other thread's free, logged first
   EXPECT_EQ(trace.events[2].op, Op::failed);
   EXPECT_EQ(trace.events[2].bytes, 2048U);
+  EXPECT_EQ(trace.events[2].line, 7U) << "the request's line, not its answer's (9)";
   EXPECT_EQ(oomlab::trace::allocator_settings(trace)->get<bool>("preallocate"), false);
 }
 
@@ -244,7 +249,11 @@ TEST_F(XlaLogLines, AGrownPoolsRunIsModelledAsGrownAndItsDefaultsAreASetting) {
                           "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
                           "AllocateRaw,GPU_0_bfc,1073741824,0x302000000,\n"
                           "I1129 02:43:58.390000     492 bfc_allocator.cc:333] AllocateRaw "
-                          "GPU_0_bfc 5905580032 alignment=64\n";
+                          "GPU_0_bfc 5905580032 alignment=64\n"
+                          "I1129 02:43:58.400000     492 bfc_allocator.cc:1385] BFCAllocator "
+                          "dump for GPU_0_bfc\n"
+                          "I1129 02:43:58.400100     492 bfc_allocator.cc:388] [mem-debug] "
+                          "AllocateRaw,GPU_0_bfc,5905580032,0,\n";
   oomlab::RunResult run;
   run.outcome = oomlab::Outcome::oom;
   run.budget_bytes = 8_GiB;

@@ -202,7 +202,11 @@ void resolve_allocator(RunConfig& config, Console& console) {
                : resolve_automatic(config.allocator, config.allocator_options, *config.environment);
   config.allocator = choice.kind;
   config.allocator_options = std::move(choice.options);
-  if (!choice.notice.empty()) console.notice(choice.notice);
+  if (snapshot) {
+    config.allocator_notice = std::move(choice.notice);  // said once the trace is read
+  } else if (!choice.notice.empty()) {
+    console.notice(choice.notice);
+  }
 }
 
 namespace {

@@ -61,7 +61,8 @@ void add_scenario_options(CLI::App* sub, RunOptions& o, bool required) {
   sub->add_option("--format", o.format,
                   fmt::format("replay: auto, {} (same as --param format=)", format_names()));
   sub->add_flag("--strict", o.strict,
-                "replay: a free of an unknown address is an error (--param strict=on)");
+                "replay: a free of an unknown address, or an allocation at a live one, is an "
+                "error (--param strict=on)");
   sub->add_option("--device,-d", o.device, "CUDA device index")->capture_default_str();
   sub->add_option(
          "--verify", o.verify,

@@ -1,11 +1,9 @@
 #include "jax/trace/xla_log.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <charconv>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -13,10 +11,11 @@
 #include <vector>
 
 #include "jax/trace/xla_log_line.hpp"
+#include "jax/trace/xla_log_pools.hpp"
+#include "jax/trace/xla_log_requests.hpp"
 #include "oomlab/error.hpp"
 #include "oomlab/trace_builder.hpp"
 #include "oomlab/trace_format.hpp"
-#include "oomlab/units.hpp"
 #include "trace/importers.hpp"
 #include "trace/stop_poll.hpp"
 
@@ -27,6 +26,7 @@ using trace::Op;
 using trace::Place;
 
 constexpr std::string_view kMemDebug = "[mem-debug] ";
+constexpr std::string_view kMemDebugTag = "[mem-debug]";
 constexpr std::uint64_t kDayNs = std::uint64_t{86'400} * 1'000'000'000;
 
 // "NAME,BYTES,ADDRESS," after "[mem-debug] AllocateRaw," (or DeallocateRaw,).
@@ -64,21 +64,26 @@ std::optional<std::uint64_t> pool_bytes(std::string_view message, std::string_vi
   return digits(rest.substr(0, rest.find(' ')));
 }
 
-// "GPU_<device>_bfc".
-bool is_device_pool(std::string_view name) {
-  if (!name.starts_with("GPU_") || !name.ends_with("_bfc") || name.size() <= 8) return false;
-  return digits(name.substr(4, name.size() - 8)).has_value();
-}
-
 class XlaLogReader {
  public:
   // `pool`: the device pool to read ("GPU_0_bfc").
   XlaLogReader(const std::filesystem::path& path, trace::Format format, std::string pool,
                bool completed)
-      : path_(path), builder_(format, path), pool_(std::move(pool)), completed_(completed) {}
+      : path_(path),
+        builder_(format, path),
+        pool_(std::move(pool)),
+        requests_(path, pool_),
+        completed_(completed) {}
 
   void read_line(std::string_view line, std::uint64_t number) {
     const std::optional<LogLine> log = read_log_line(line);
+    // A [mem-debug] line is the pool's record: one that is not read is an error, not skipped.
+    if (line.find(kMemDebugTag) != std::string_view::npos &&
+        (!log || !log->message.starts_with(kMemDebug))) {
+      trace::bad_input({path_, number, {}},
+                       "a [mem-debug] line that does not begin with XLA's log prefix and "
+                       "\"[mem-debug] \" (text before it?)");
+    }
     if (!log) return;
     t_ns_ = time(log->t_ns);
     const std::string_view message = log->message;
@@ -107,8 +112,7 @@ class XlaLogReader {
   }
 
   trace::Trace finish() {
-    for (const auto& [thread, pending] : pending_)
-      fail(pending, thread);
+    requests_.check_all_answered();
     build();
     trace::Trace& t = builder_.trace();
     RecordedSettings settings{.backend = "xla"};
@@ -121,12 +125,6 @@ class XlaLogReader {
   }
 
  private:
-  struct Pending {
-    std::uint64_t bytes;
-    std::uint64_t t_ns;
-    std::uint64_t line;
-  };
-
   // The log's time of day made a clock that runs on past midnight.
   std::uint64_t time(std::uint64_t of_day) {
     if (last_of_day_ && of_day + kDayNs / 2 < *last_of_day_) days_ += kDayNs;
@@ -164,19 +162,16 @@ class XlaLogReader {
     return value;
   }
 
-  // A request is pending until its answer; without the threads' ids (TensorFlow's default) two
-  // threads' requests cannot be told apart, and only the answers say what failed.
+  // A request awaits its answer (xla_log_requests.hpp).
   void request(std::string_view rest, const LogLine& log, std::uint64_t number) {
-    if (!log.thread_known) return;
     const std::size_t space = rest.find(' ');
     if (space == std::string_view::npos || !ours(rest.substr(0, space))) return;
     const std::string_view bytes = rest.substr(space + 1, rest.find(' ', space + 1) - space - 1);
     const std::uint64_t size = trace::read_size(bytes, {path_, number, "bytes"});
-    if (const auto it = pending_.find(log.thread); it != pending_.end()) {
-      fail(it->second, log.thread);  // asked again before the last was answered: it failed
-      pending_.erase(it);
-    }
-    pending_[log.thread] = Pending{.bytes = size, .t_ns = t_ns_, .line = number};
+    requests_.ask(thread_of(log), {.bytes = size, .t_ns = t_ns_, .line = number});
+  }
+  static std::optional<std::uint64_t> thread_of(const LogLine& log) {
+    return log.thread_known ? std::optional(log.thread) : std::nullopt;
   }
 
   // The pool's dump, logged by the thread whose request it could not serve, when it gives up:
@@ -187,16 +182,19 @@ class XlaLogReader {
       dumped_unthreaded_ = true;  // its failed answer ("...,0,") comes next
       return;
     }
-    const auto it = pending_.find(log.thread);
-    if (it == pending_.end()) return;
-    fail(it->second, log.thread);
+    const std::optional<Request> given_up = requests_.give_up(log.thread);
+    if (!given_up) return;
+    fail(*given_up, log.thread);
     last_dumped_ = events_.size() - 1;
-    pending_.erase(it);
   }
 
   void mem_debug(std::string_view rest, const LogLine& log, const Place& place) {
     const bool alloc = rest.starts_with("AllocateRaw,");
-    if (!alloc && !rest.starts_with("DeallocateRaw,")) return;
+    if (!alloc && !rest.starts_with("DeallocateRaw,")) {
+      trace::bad_input(place, fmt::format("a [mem-debug] line that is neither \"AllocateRaw,\" nor "
+                                          "\"DeallocateRaw,\" ('{}'): cut short?",
+                                          rest.substr(0, 32)));
+    }
     rest.remove_prefix(alloc ? 12 : 14);
     const std::optional<Fields> f = comma_fields(rest);
     if (!f) trace::bad_input(place, "a [mem-debug] line without its pool, size and address");
@@ -205,13 +203,13 @@ class XlaLogReader {
     const std::uint64_t address =
         f->address == "0" ? 0 : trace::read_hex(f->address, {place.file, place.line, "address"});
     if (alloc) {
-      // The pool's dump failed it already (a line without its thread was never pending).
-      const bool answered = log.thread_known && pending_.erase(log.thread) == 0;
+      const PendingRequests::Answered answered = requests_.answer(thread_of(log), bytes);
       if (address == 0) {
-        if (!answered) {
-          add(Op::failed, bytes, 0, log.thread, t_ns_, place.line);
-          if (std::exchange(dumped_unthreaded_, false)) last_dumped_ = events_.size() - 1;
-        }
+        if (answered.given_up) return;  // failed already, at the pool's dump
+        // The refusal is its request's, as a dump's is: at its line and time.
+        fail(answered.request.value_or(Request{.bytes = bytes, .t_ns = t_ns_, .line = place.line}),
+             log.thread);
+        if (std::exchange(dumped_unthreaded_, false)) last_dumped_ = events_.size() - 1;
         return;
       }
     }
@@ -247,15 +245,15 @@ class XlaLogReader {
     }
   }
 
-  void fail(const Pending& pending, std::uint64_t thread) {
-    add(Op::failed, pending.bytes, 0, thread, pending.t_ns, pending.line);
+  void fail(const Request& request, std::uint64_t thread) {
+    add(Op::failed, request.bytes, 0, thread, request.t_ns, request.line);
   }
 
   const std::filesystem::path& path_;
   trace::TraceBuilder builder_;
   std::string pool_;
-  bool completed_;                            // the program completed: no refusal was its death
-  std::map<std::uint64_t, Pending> pending_;  // by thread
+  PendingRequests requests_;
+  bool completed_;  // the program completed: no refusal was its death
   std::optional<bool> preallocate_;
   std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
   std::set<std::uint64_t> extending_;   // threads whose pool region's range is to come
@@ -273,64 +271,8 @@ class XlaLogReader {
   };
   std::vector<Entry> events_;
   std::optional<std::size_t> last_dumped_;
-  bool dumped_unthreaded_ = false;  // a dump on a line without its thread, its failure to come  //
-                                    // the last request the pool's dump failed
+  bool dumped_unthreaded_ = false;  // a dump on a line without its thread, its failure to come
 };
-
-// The device pools the log has requests or buffers of ("AllocateRaw GPU_1_bfc ...",
-// "[mem-debug] AllocateRaw,GPU_1_bfc,..."), with how many lines each.
-std::map<std::string, std::uint64_t, std::less<>> device_pools(const std::filesystem::path& path,
-                                                               const trace::LoadOptions& options) {
-  std::ifstream file = trace::open_trace(path);
-  trace::StopPoll poll(options.check_stop);
-  std::map<std::string, std::uint64_t, std::less<>> pools;
-  std::string line;
-  while (std::getline(file, line)) {
-    poll();
-    const std::optional<LogLine> log = read_log_line(line);
-    if (!log) continue;
-    std::string_view message = log->message;
-    if (message.starts_with(kMemDebug)) message.remove_prefix(kMemDebug.size());
-    if (!message.starts_with("AllocateRaw")) continue;
-    message.remove_prefix(11);
-    if (message.empty() || (message[0] != ',' && message[0] != ' ')) continue;
-    message.remove_prefix(1);
-    const std::string_view name = message.substr(0, message.find_first_of(", "));
-    if (is_device_pool(name)) ++pools[std::string(name)];
-  }
-  return pools;
-}
-
-// The pool to read: the device's that options.device names, else the one device's the log
-// holds; several are refused, naming them, as a snapshot of several devices is.
-std::string pool_to_read(const std::filesystem::path& path, const trace::LoadOptions& options) {
-  const auto pools = device_pools(path, options);
-  if (pools.empty()) {
-    throw Error(ErrorKind::input,
-                fmt::format("{}: no allocation of XLA's device pool (GPU_0_bfc) in the log: was "
-                            "it written with TF_CPP_VMODULE=bfc_allocator=4 and "
-                            "TF_CPP_MIN_LOG_LEVEL=0?",
-                            path.string()));
-  }
-  std::vector<std::string> held;
-  std::vector<std::string> flags;
-  for (const auto& [name, lines] : pools) {
-    held.push_back(fmt::format("{} ({} line{})", name, format_count(lines), lines == 1 ? "" : "s"));
-    flags.push_back(fmt::format("{}{}", options.device_option, name.substr(4, name.size() - 8)));
-  }
-  if (options.device) {
-    std::string name = fmt::format("GPU_{}_bfc", *options.device);
-    if (pools.contains(name)) return name;
-    throw Error(ErrorKind::input,
-                fmt::format("{}: no allocation of device {}'s pool ({}) in the log; it holds {}",
-                            path.string(), *options.device, name, fmt::join(held, ", ")));
-  }
-  if (pools.size() == 1) return pools.begin()->first;
-  throw Error(ErrorKind::input,
-              fmt::format("{}: the log holds XLA's pools of several devices, {}: name the one to "
-                          "read ({})",
-                          path.string(), fmt::join(held, ", "), fmt::join(flags, " or ")));
-}
 
 trace::Format xla_format() {
   static const trace::Format kFormat = [] {

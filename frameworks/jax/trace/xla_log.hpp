@@ -4,8 +4,9 @@
 // comes as "[mem-debug] AllocateRaw,GPU_0_bfc,<bytes>,<address>," and its free as "[mem-debug]
 // DeallocateRaw,GPU_0_bfc,<bytes>,<address>,"; a request ("AllocateRaw GPU_0_bfc <bytes>
 // alignment=<n>") failed (XLA's RESOURCE_EXHAUSTED) where the pool's dump follows it on the same
-// thread ("BFCAllocator dump for GPU_0_bfc"), or where no allocation answered it before that
-// thread's next request or the log's end. Where the program asked for less than 1% of such a
+// thread ("BFCAllocator dump for GPU_0_bfc"), or where its answer's address is 0; a request with
+// no answer is an error at its line (xla_log_requests.hpp), as is a [mem-debug] line not of
+// these forms. Where the program asked for less than a tenth of such a
 // dumped request in all after it, that request was its OOM, and the trace stops there. The pool's
 // set-up line says whether it was preallocated ("XLA backend allocating ...") or grown ("XLA
 // backend will use up to ..."): the backend `xla` takes that as its default. Times are the log's

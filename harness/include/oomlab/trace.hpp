@@ -125,6 +125,11 @@ struct Trace {
   std::uint32_t slots = 0;               // the most allocations live at once
   std::uint64_t unknown_frees = 0;       // frees of an address that was not allocated (or twice)
   std::uint64_t first_unknown_free = 0;  // its Event::index, when there is one
+  std::uint64_t first_unknown_free_line = 0;  // its Event::line (0: a binary format's)
+  // Allocations at an address still allocated (no free between): the earlier block stays live.
+  std::uint64_t live_reallocations = 0;
+  std::uint64_t first_live_reallocation = 0;  // its Event::index, when there is one
+  std::uint64_t first_live_reallocation_line = 0;
   std::uint64_t ignored = 0;  // source entries that are neither (free_requested, marks, ...)
   // The source's entries (rows, device-trace entries), replayed or not: what the file's own
   // numbering counts to. What was live before a history began is not among them.

@@ -73,6 +73,9 @@ struct RunConfig {
   std::function<void(std::string_view)> notice;           // one-line notices
   std::function<void(const ProgressSnapshot&)> progress;  // called from another thread
   std::chrono::milliseconds progress_interval{250};
+  // The notice of the model `auto` became for the trace's recorded allocator (the CLI's pick, by
+  // the trace's head or --format): said once the trace is read, not before a refusal of it.
+  std::string allocator_notice;
 };
 
 // Throws Error(usage) for a bad request (unknown scenario, parameters that cannot run together,

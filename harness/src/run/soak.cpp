@@ -52,6 +52,8 @@ SoakResult soak(const RunConfig& config, std::uint32_t cycles,
   // thread's heap) is then there before the figures settle, not a jump at the end.
   RunConfig quiet = config;
   quiet.events_csv.clear();
+  // The model `auto` became for the trace is said by the first cycle alone.
+  quiet.allocator_notice.clear();
   std::string events_error;  // the first cycle's: the record the last cycle's summary carries
   for (std::uint32_t i = 0; i < cycles; ++i) {
     RunResult r = run_scenario(i == 0 ? config : quiet);

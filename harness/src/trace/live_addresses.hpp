@@ -14,13 +14,16 @@ class LiveAddresses {
  public:
   LiveAddresses() : entries_(std::size_t{1} << kFirstBits) {}
 
-  void put(std::uint64_t address, std::uint32_t slot) {
+  // Whether an allocation was live at `address` already (its slot is replaced).
+  bool put(std::uint64_t address, std::uint32_t slot) {
     if ((count_ + 1) * 2 > entries_.size()) grow();
     std::size_t i = home(address);
     while (entries_[i].address != 0 && entries_[i].address != address)
       i = next(i);
-    if (entries_[i].address == 0) ++count_;
+    const bool was_live = entries_[i].address != 0;
+    if (!was_live) ++count_;
     entries_[i] = {.address = address, .slot = slot};
+    return was_live;
   }
 
   // The slot of the allocation live at `address`, now no longer; none when none is.
@@ -65,7 +68,7 @@ class LiveAddresses {
     --shift_;
     count_ = 0;
     for (const Entry& e : old) {
-      if (e.address != 0) put(e.address, e.slot);
+      if (e.address != 0) static_cast<void>(put(e.address, e.slot));
     }
   }
 

@@ -80,11 +80,17 @@ void TraceBuilder::State::add(Op op, std::uint64_t bytes, std::uint64_t address,
   if (op == Op::alloc) {
     if (bytes != 0) e.slot = take_slot();
     // An address handed out again without a free: the first block stays leaked.
-    if (address != 0) live_.put(address, e.slot);
+    if (address != 0 && live_.put(address, e.slot) && trace_.live_reallocations++ == 0) {
+      trace_.first_live_reallocation = index;
+      trace_.first_live_reallocation_line = line;
+    }
   } else if (op == Op::free && address != 0) {
     const std::optional<std::uint32_t> slot = live_.take(address);
     if (!slot) {
-      if (trace_.unknown_frees++ == 0) trace_.first_unknown_free = index;
+      if (trace_.unknown_frees++ == 0) {
+        trace_.first_unknown_free = index;
+        trace_.first_unknown_free_line = line;
+      }
     } else {
       e.slot = *slot;
       if (e.slot != Event::kNone) free_slots_.push_back(e.slot);
