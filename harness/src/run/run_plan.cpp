@@ -35,11 +35,10 @@ RunPlan plan_allocator(const RunConfig& config, const Environment& environment,
                        RunResult& /*result*/) {
   ResolvedAllocator choice =
       resolve_automatic(config.allocator, config.allocator_options, environment);
-  return {
-      .kind = choice.kind,
-      .allocator_options = std::move(choice.options),
-      .automatic = config.allocator == BackendKind::automatic,
-      .pending_notice = choice.notice.empty() ? config.allocator_notice : std::move(choice.notice)};
+  return {.kind = choice.kind,
+          .allocator_options = std::move(choice.options),
+          .automatic = config.allocator == BackendKind::automatic,
+          .pending_notice = choice.notice.empty() ? config.allocator_notice : choice.notice};
 }
 
 void settle_plan(const RunConfig& config, const Scenario& scenario, RunPlan& plan,
