@@ -275,13 +275,17 @@ TEST(XlaBackend, AProbeThatNeedsARegionAsksTheCardForIt) {
   pool->deallocate(first.ptr, 100_MiB, stream);
 }
 
+// A user's own run whose outside= takes the whole card is refused; a search's trial at a card that
+// small (a frontier bisecting down past it) is a run whose pool gets nothing: every request
+// refused.
 TEST(XlaBackend, WhatLiesBesideThePoolMustLeaveItSomeOfTheCard) {
   const oomlab::BackendInfo* xla = oomlab::find_backend("xla");
   ASSERT_NE(xla, nullptr);
+  ASSERT_NE(xla->validate_card, nullptr);
   oomlab::Params options(xla->options);
   options.set("outside", oomlab::Bytes{8_GiB});
   try {
-    static_cast<void>(oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB}));
+    xla->validate_card(options, 8_GiB);
     FAIL() << "outside= the whole card was taken";
   } catch (const oomlab::Error& e) {
     EXPECT_EQ(e.kind(), oomlab::ErrorKind::usage);
@@ -289,8 +293,15 @@ TEST(XlaBackend, WhatLiesBesideThePoolMustLeaveItSomeOfTheCard) {
               std::string::npos)
         << e.what();
   }
+  const auto nothing = oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB});
+  ASSERT_NE(nothing, nullptr);
+  EXPECT_FALSE(nothing->allocate(1_MiB, oomlab::Stream{}).ok()) << "the pool had none of the card";
   options.set("outside", oomlab::Bytes{8_GiB - 2_MiB});
-  EXPECT_NE(oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB}), nullptr);
+  xla->validate_card(options, 8_GiB);
+  const auto room = oomlab::make_backend(xla->kind, options, {.budget_bytes = 8_GiB});
+  const oomlab::AllocResult one = room->allocate(1_MiB, oomlab::Stream{});
+  EXPECT_TRUE(one.ok()) << "2 MiB of the card left for the pool";
+  room->deallocate(one.ptr, 1_MiB, oomlab::Stream{});
 }
 
 }  // namespace

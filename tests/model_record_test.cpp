@@ -125,6 +125,25 @@ TEST_F(ModelRecord, TheHumanSummarySaysReproducedTheRowsAndTheCheck) {
       << text;
 }
 
+// A snapshot the model cannot read leaves no model: the summary's model line and summary.json
+// say why (once a note no reader printed).
+TEST_F(ModelRecord, ASnapshotTheModelCannotReadIsSaidOnTheModelLine) {
+  std::ofstream(folder_ / "snapshots" / "pid-1234.pickle") << "not a pickle";
+  model_program(run_, {});
+  ASSERT_TRUE(run_.models.empty());
+  ASSERT_EQ(run_.program->model_notes.size(), 1U);
+  const std::string text = program_summary(run_, "");
+  EXPECT_NE(text.find("model      none: the model skipped a snapshot it could not read: "),
+            std::string::npos)
+      << text;
+  const nlohmann::ordered_json doc = summary_json(run_, {.argv = {"oomlab"}, .folder = folder_});
+  ASSERT_EQ(doc.at("program").at("model_notes").size(), 1U) << doc.at("program").dump();
+  EXPECT_EQ(doc.at("program").at("model_notes")[0], run_.program->model_notes.front());
+  EXPECT_EQ(unread_words(*run_.program), " (" + run_.program->model_notes.front() + ")");
+  model_program(run_, {});  // a remodel says it once
+  EXPECT_EQ(run_.program->model_notes.size(), 1U);
+}
+
 TEST_F(ModelRecord, TheReportShowsTheModelBlockInHtmlAndMarkdownAlike) {
   std::ofstream(folder_ / "summary.json")
       << summary_json(run_, {.argv = {"oomlab"}, .folder = folder_}).dump(2);

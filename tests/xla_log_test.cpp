@@ -115,7 +115,8 @@ TEST(XlaLog, ExecsModelReproducesTheOomAndGivesEachSettingsCard) {
   run.program.emplace().snapshots = {fixture()};
   run.program->peak_bytes = 6'444'548'096 + 512_MiB;  // the preallocated pool and the rest
   oomlab::jax::model_xla_run(run, nullptr);
-  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  ASSERT_EQ(run.models.size(), 1U)
+      << (run.program->model_notes.empty() ? "" : run.program->model_notes.front());
   const oomlab::ProgramModel& m = run.models.front();
   EXPECT_EQ(m.outside_allocator_bytes, 512_MiB) << m.outside_measured;
   EXPECT_TRUE(m.reproduced()) << m.reproduction;
@@ -261,7 +262,8 @@ TEST_F(XlaLogLines, AGrownPoolsRunIsModelledAsGrownAndItsDefaultsAreASetting) {
   run.program.emplace().snapshots = {path_};
   run.program->peak_bytes = 2_GiB;
   oomlab::jax::model_xla_run(run, nullptr);
-  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  ASSERT_EQ(run.models.size(), 1U)
+      << (run.program->model_notes.empty() ? "" : run.program->model_notes.front());
   const oomlab::ProgramModel& m = run.models.front();
   EXPECT_EQ(m.owner, "XLA");
   EXPECT_TRUE(m.whatif[1].as_ran) << "the log's pool was grown";
@@ -346,9 +348,44 @@ TEST_F(XlaLogLines, ThePoolsRegionsAsLoggedAreWhatLayBesideItsPeak) {
   run.program.emplace().snapshots = {path_};
   run.program->peak_bytes = 2_GiB + 600_MiB;
   oomlab::jax::model_xla_run(run, nullptr);
-  ASSERT_EQ(run.models.size(), 1U) << (run.notes.empty() ? "" : run.notes.front());
+  ASSERT_EQ(run.models.size(), 1U)
+      << (run.program->model_notes.empty() ? "" : run.program->model_notes.front());
   EXPECT_EQ(run.models.front().outside_allocator_bytes, 600_MiB)
       << run.models.front().outside_measured;
+}
+
+// A small program (a GRU at batch 1: a 6 GiB pool, 622 MiB beside it, a few MiB asked) has its
+// settings' cards searched down past what lies beside the pool: those cards fail, and the model
+// still answers (measured: it said nothing, its search refused at a card of 518 MiB).
+TEST_F(XlaLogLines, ASmallProgramsCardsAreSearchedBelowWhatLiesBesideThePool) {
+  std::ofstream(path_)
+      << kHead
+      << "I1129 02:43:58.100000     492 bfc_allocator.cc:223] Extending allocation by 6.00GiB "
+         "bytes for GPU_0_bfc.\n"
+         "I1129 02:43:58.100003     492 bfc_allocator.cc:233] Allocated memory at 0x302000000 to "
+         "0x482000000\n"
+         "I1129 02:43:58.384612     492 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 4194304 "
+         "alignment=64\n"
+         "I1129 02:43:58.384700     492 bfc_allocator.cc:388] [mem-debug] "
+         "AllocateRaw,GPU_0_bfc,4194304,0x302000000,\n"
+         "I1129 02:43:58.391000     492 bfc_allocator.cc:388] [mem-debug] "
+         "DeallocateRaw,GPU_0_bfc,4194304,0x302000000,\n";
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::completed;
+  run.budget_bytes = 8_GiB;
+  run.device.emplace().total_bytes = 140_GiB;
+  run.program.emplace().snapshots = {path_};
+  run.program->peak_bytes = 6_GiB + 622_MiB;
+  oomlab::jax::model_xla_run(run, nullptr);
+  ASSERT_EQ(run.models.size(), 1U)
+      << (run.program->model_notes.empty() ? "" : run.program->model_notes.front());
+  const oomlab::ProgramModel& m = run.models.front();
+  EXPECT_EQ(m.outside_allocator_bytes, 622_MiB) << m.outside_measured;
+  for (const oomlab::ModelRow& row : m.whatif) {
+    EXPECT_TRUE(row.completes_at_budget) << row.setting;
+    ASSERT_TRUE(row.frontier_bytes) << row.setting;
+    EXPECT_GT(*row.frontier_bytes, 622_MiB) << row.setting << ": the card holds what lies beside";
+  }
 }
 
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {

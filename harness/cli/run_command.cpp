@@ -290,7 +290,10 @@ int run_command(const RunOptions& o, const std::vector<std::string>& argv, std::
     throw_usage(fmt::format("--repeat: '{}' is not between 1 and 1000000", o.repeat));
   check_destinations(o);
   resolve_allocator(config, console);
-  const std::string allocator_name = backend_info(config.allocator).name;
+  const BackendInfo& backend = backend_info(config.allocator);
+  if (backend.validate_card != nullptr && config.budget.kind == BudgetRequest::Kind::bytes)
+    backend.validate_card(config.allocator_options, config.budget.bytes.value);
+  const std::string& allocator_name = backend.name;
   const bool folder_existed = !o.out.empty() && fs::exists(o.out);
   // The trace's digest is worked out beside the run, which reads the same file meanwhile.
   FileDigests digests(Registry::global().find(o.scenario)->params, config.params);

@@ -182,6 +182,8 @@ std::string program_summary(const RunResult& r, const std::string& written_to) {
   out += program_ranks_lines(p);
   if (r.oom) write_program_oom(out, r);
   if (!r.models.empty()) write_model(out, r);
+  for (const std::string& note : p.model_notes)
+    fmt::format_to(it, "model      {}{}\n", r.models.empty() ? "none: " : "", note);
   write_memory(out, r);
   write_snapshots(out, p);
   if (p.leftovers_ended > 0)

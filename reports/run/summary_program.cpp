@@ -129,6 +129,7 @@ json program_json(const ProgramRun& p, const std::filesystem::path& folder) {
                   {"stderr", text_or_null(p.stderr_file)},
                   {"snapshots", snapshots},
                   {"snapshot_note", text_or_null(p.snapshot_note)},
+                  {"model_notes", p.model_notes},
                   {"frameworks", frameworks_json(p.frameworks)}};
   add_program_ranks_json(program, p);
   return program;
@@ -156,6 +157,7 @@ ProgramRun read_program(const JsonFields& program, const std::filesystem::path& 
   for (const std::string& name : program.texts("snapshots"))
     p.snapshots.push_back(from_run_file(name, folder));
   p.snapshot_note = program.optional_text("snapshot_note");
+  p.model_notes = program.texts("model_notes");
   p.frameworks = read_frameworks(program);
   read_program_ranks(program, p);
   return p;

@@ -349,6 +349,7 @@ ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::
 void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   run.models.clear();
   if (!run.program || run.program->snapshots.empty()) return;
+  run.program->model_notes.clear();
   const std::filesystem::path log = run.program->snapshots.front();
   std::shared_ptr<const trace::Trace> trace;
   try {
@@ -359,10 +360,12 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
       throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
     run.models.push_back(model_log(run, trace, stop));
   } catch (const Interrupted&) {
-    if (run.outcome != Outcome::interrupted)
-      run.notes.emplace_back("the model was stopped before it answered for XLA's allocator log");
+    if (run.outcome != Outcome::interrupted) {
+      run.program->model_notes.emplace_back(
+          "the model was stopped before it answered for XLA's allocator log");
+    }
   } catch (const Error& e) {
-    run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
+    run.program->model_notes.push_back(fmt::format("the model could not answer: {}", e.what()));
   }
   if (describe_step(run, trace.get(), log.parent_path() / kDumpFolder))
     describe_compile(run, *trace, log.parent_path());

@@ -44,19 +44,25 @@ void validate_xla_options(const Params& options) {
   }
 }
 
+void validate_xla_card(const Params& options, std::uint64_t card_bytes) {
+  const std::uint64_t outside = options.bytes("outside");
+  if (outside != 0 && outside >= card_bytes && upstream_of(options).kind == BackendKind::sim) {
+    throw Error(ErrorKind::usage,
+                fmt::format("allocator 'xla': outside={} is no less than the card ({}): the "
+                            "process would leave the pool nothing",
+                            format_bytes(outside), format_bytes(card_bytes)));
+  }
+}
+
 std::unique_ptr<Allocator> make_xla(const Params& options, const BackendSite& site) {
   const BackendInfo& upstream_info = upstream_of(options);
   Params upstream_options(upstream_info.options);
   // The sim is the card; the pool's regions come from what the process leaves of it.
   BackendSite upstream_site = site;
   if (upstream_info.kind == BackendKind::sim) {
+    // A card no larger than what lies beside the pool leaves it nothing: every request refused
+    // (a search's smaller budgets; a user's own run is refused first, validate_xla_card).
     const std::uint64_t outside = options.bytes("outside");
-    if (outside != 0 && outside >= site.budget_bytes) {
-      throw Error(ErrorKind::usage,
-                  fmt::format("allocator 'xla': outside={} is no less than the card ({}): the "
-                              "process would leave the pool nothing",
-                              format_bytes(outside), format_bytes(site.budget_bytes)));
-    }
     upstream_options.set("total", Bytes{site.budget_bytes});
     upstream_site.budget_bytes = site.budget_bytes > outside ? site.budget_bytes - outside : 0;
   }
@@ -172,6 +178,7 @@ BackendInfo xla_backend_info(const std::vector<std::string>& upstreams) {
           .oom_source = "XLA's pool",
           .contract_options = contract_options(upstreams),
           .validate = &validate_xla_options,
+          .validate_card = &validate_xla_card,
           .make = &make_xla,
           .upstream = &upstream_kind,
           .settle = &settle_xla,

@@ -333,6 +333,7 @@ std::optional<std::size_t> oom_snapshot(const RunResult& run,
 
 void model_program(RunResult& run, const ModelOptions& options) {
   run.models.clear();
+  if (run.program) run.program->model_notes.clear();
   if (!run.program || run.program->snapshots.empty() || run.outcome == Outcome::interrupted) return;
   const std::vector<std::filesystem::path>& snapshots = run.program->snapshots;
   std::vector<std::optional<SnapshotFacts>> facts(snapshots.size());
@@ -340,7 +341,7 @@ void model_program(RunResult& run, const ModelOptions& options) {
     try {
       facts[i] = facts_of(snapshots[i], run.program->devices.size());
     } catch (const Error& e) {
-      run.notes.push_back(
+      run.program->model_notes.push_back(
           fmt::format("the model skipped a snapshot it could not read: {}", e.what()));
     }
   }
@@ -363,9 +364,10 @@ void model_program(RunResult& run, const ModelOptions& options) {
       run.models.push_back(std::move(m));
     }
   } catch (const Interrupted&) {
-    run.notes.emplace_back("the model was stopped before it answered for every snapshot");
+    run.program->model_notes.emplace_back(
+        "the model was stopped before it answered for every snapshot");
   } catch (const Error& e) {
-    run.notes.push_back(fmt::format("the model could not answer: {}", e.what()));
+    run.program->model_notes.push_back(fmt::format("the model could not answer: {}", e.what()));
   }
   if (!run.models.empty() && primary && run.oom && !run.models.front().advice.empty())
     run.oom->diagnosis.advice = run.models.front().advice;

@@ -76,6 +76,9 @@ struct BackendInfo {
   // run's stream. Every backend but an adaptor and auto.
   bool serves_upstream = false;
   void (*validate)(const Params&) = nullptr;  // checks across options; throws Error(usage)
+  // Checks the options against the card a user's own run is given (`run --budget SIZE`); throws
+  // Error(usage). Not a search's trials: a budget under what the options need just fails there.
+  void (*validate_card)(const Params& options, std::uint64_t card_bytes) = nullptr;
   // Builds it (null for auto, which is resolved before anything is built). A device backend
   // throws Error(no_device) in a build without CUDA.
   std::unique_ptr<Allocator> (*make)(const Params& options, const BackendSite& site) = nullptr;

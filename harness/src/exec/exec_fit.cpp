@@ -321,10 +321,9 @@ class FitRuns {
       keep_snapshot(run, value);
       return;
     }
-    needs_.missing(fmt::format(
-        "the run at {}={} gave the model nothing to read{}", search_.range.name, value,
-        run.program && !run.program->snapshot_note.empty() ? " (" + run.program->snapshot_note + ")"
-                                                           : ""));
+    needs_.missing(fmt::format("the run at {}={} gave the model nothing to read{}",
+                               search_.range.name, value,
+                               run.program ? unread_words(*run.program) : ""));
   }
 
   const ExecConfig& base_;

@@ -24,7 +24,8 @@ std::string prediction_note(const RunResult& top, const std::optional<std::uint6
           "no prediction: the top run left no snapshot{}",
           top.program->snapshot_note.empty() ? "" : " (" + top.program->snapshot_note + ")");
     }
-    return "no prediction: the model gave no frontier for the top run's snapshot";
+    return "no prediction: the model gave no frontier for the top run's snapshot" +
+           (top.program ? unread_words(*top.program) : std::string());
   }
   if (top.models.empty()) return fmt::format("predicted {}", format_bytes(*predicted));
   const ProgramModel& m = top.models.front();

@@ -55,9 +55,7 @@ SeriesRun run_at(ExecConfig& config, const ExecConfig& base, ExecDevices& device
   if (run.models.empty()) {
     return {.why = fmt::format("the run at {}={} left no snapshot of {}'s allocator to read{}",
                                name, value, allocator_owner(modelling),
-                               run.program && !run.program->snapshot_note.empty()
-                                   ? " (" + run.program->snapshot_note + ")"
-                                   : "")};
+                               run.program ? unread_words(*run.program) : "")};
   }
   const auto most = std::max_element(run.models.begin(), run.models.end(),
                                      [](const ProgramModel& a, const ProgramModel& b) {

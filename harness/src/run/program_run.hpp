@@ -100,6 +100,10 @@ struct ProgramRun {
   // is none when there is none ("the program never imported torch", ...).
   std::vector<std::filesystem::path> snapshots;
   std::string snapshot_note;
+  // Why the model answered for none of the snapshots, or skipped one ("the model could not
+  // answer: ..."): on the summary's model line, and in the search's word on a run it got
+  // nothing from.
+  std::vector<std::string> model_notes;
   std::vector<FrameworkSeen> frameworks;  // in the order first seen; empty: none, or no shim
   std::vector<DeviceRun> device_runs;     // one per device, in --devices' order
   std::vector<RankRun> ranks;             // a distributed job's ranks (empty for one process)
@@ -108,5 +112,14 @@ struct ProgramRun {
   std::optional<double> waiting_ended_after_s;
   bool operator==(const ProgramRun&) const = default;
 };
+
+// Why a run gave the model nothing to read, " (...)": its snapshot's note and the model's own
+// ("the model could not answer: ..."); "" where neither says.
+[[nodiscard]] inline std::string unread_words(const ProgramRun& p) {
+  std::string why = p.snapshot_note;
+  for (const std::string& note : p.model_notes)
+    why += (why.empty() ? "" : "; ") + note;
+  return why.empty() ? why : " (" + why + ")";
+}
 
 }  // namespace oomlab
