@@ -193,6 +193,42 @@ TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) 
   EXPECT_EQ(scanner.lines_seen(), 4U);
 }
 
+// JAX 0.11.2 on the H200, a GRU whose step's buffers no longer fit: XLA's autotuner is refused
+// the memory to time every candidate of some instructions, logs each failure (an HLO fragment
+// ending in XLA's words) and the compile fails; the raised line puts its example failure, with
+// the size, on the next line. That raise is the OOM, with its size and the user's line.
+TEST(OomMessageScanner, TheAutotunersFailedCompileIsTheRaiseWithTheSizeOnItsNextLine) {
+  OomScanner scanner;
+  scanner.feed_line(
+      "}, metadata={op_name=\"jit(train)/transpose(jvp())/dot_general\" stack_frame_id=45}, "
+      "backend_config={\"operation_queue_id\":\"0\"}. Status: RESOURCE_EXHAUSTED: Out of memory "
+      "while trying to allocate 12.02GiB with allocator GPU_0_bfc on device 0. "
+      "[tf-allocator-allocation-error='']");
+  scanner.feed_line("Traceback (most recent call last):");
+  scanner.feed_line("  File \"/work/gru_lm.py\", line 55, in <module>");
+  scanner.feed_line("    params, ms, loss = train(params, ms, data[:, :-1], data[:, 1:])");
+  scanner.feed_line(
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Failed to get configs for: 8 out of 41 "
+      "instructions. See logs for all failures. Example failure: ");
+  scanner.feed_line(
+      "Out of memory while trying to allocate 12.02GiB with allocator GPU_0_bfc on device 0. "
+      "[tf-allocator-allocation-error='']");
+  scanner.feed_line("--------------------");
+  ASSERT_TRUE(scanner.found());
+  const ProgramOom& oom = *scanner.found();
+  EXPECT_EQ(oom.framework, "JAX/XLA");
+  EXPECT_TRUE(
+      oom.line.starts_with("jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Failed to "
+                           "get configs"))
+      << oom.line;
+  EXPECT_EQ(oom.request_bytes, 12906376724U) << "12.02 GiB as XLA prints it";
+  ASSERT_FALSE(oom.traceback.empty());
+  EXPECT_EQ(oom.traceback.back().frame, "<module> (/work/gru_lm.py:55)")
+      << oom.traceback.back().frame;
+  // Its next line alone is no OOM line of its own: the scanner saw two.
+  EXPECT_EQ(scanner.lines_seen(), 2U);
+}
+
 // oomlab_cuda_hog's own check of cudaMalloc on the H100 (tests/programs/cuda_hog.cpp).
 TEST(OomMessageScanner, ACudaProgramsOwnCheckIsTheRuntimeNotPyTorch) {
   const auto oom = recognise_oom_line(

@@ -388,6 +388,31 @@ TEST_F(XlaLogLines, ASmallProgramsCardsAreSearchedBelowWhatLiesBesideThePool) {
   }
 }
 
+// An OOM raised as XLA compiled the step (its autotuner refused every candidate of some
+// instructions; measured, JAX 0.11.2): the cause says the step never ran, once, snapshot or not.
+TEST(XlaCompileOom, TheAutotunersFailureIsSaidInTheCauseOnce) {
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::oom;
+  run.budget_bytes = 8_GiB;
+  run.program.emplace();
+  run.oom.emplace().program.emplace().line =
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Failed to get configs for: 8 out of 41 "
+      "instructions. See logs for all failures. Example failure: ";
+  run.oom->diagnosis.evidence = "206.00 MiB in use + 12.02 GiB requested";
+  oomlab::jax::model_xla_run(run, nullptr);
+  oomlab::jax::model_xla_run(run, nullptr);  // a remodel
+  const std::string& evidence = run.oom->diagnosis.evidence;
+  EXPECT_NE(evidence.find("; while XLA compiled the step, not while it ran: its autotuner was "
+                          "refused the memory to time any candidate of 8 out of 41 instructions"),
+            std::string::npos)
+      << evidence;
+  EXPECT_EQ(evidence.find("compiled the step"), evidence.rfind("compiled the step")) << evidence;
+  run.oom->program->line = "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory";
+  run.oom->diagnosis.evidence = "x";
+  oomlab::jax::model_xla_run(run, nullptr);
+  EXPECT_EQ(run.oom->diagnosis.evidence, "x") << "a step that ran out as it ran";
+}
+
 TEST_F(XlaLogLines, ABadSizeNamesItsLine) {
   try {
     static_cast<void>(

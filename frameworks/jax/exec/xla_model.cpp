@@ -297,6 +297,27 @@ void describe_compile(RunResult& run, const trace::Trace& trace, const std::file
                         format_bytes(r->original_bytes), run.program->stderr_file, r->line));
 }
 
+// An OOM raised while XLA compiled the step (its autotuner refused the memory to time every
+// candidate of some instructions: "Failed to get configs for: 8 out of 41 instructions"), said
+// in the cause: the step never ran, and the buffers the autotuner asked for are the step's own.
+void note_compile_oom(RunResult& run) {
+  constexpr std::string_view kKey = "Failed to get configs for: ";
+  if (!run.oom || !run.oom->program) return;
+  const std::string& line = run.oom->program->line;
+  const std::size_t at = line.find(kKey);
+  if (at == std::string::npos) return;
+  const std::size_t end = line.find(" instructions", at);
+  const std::string count =
+      end == std::string::npos ? "some" : line.substr(at + kKey.size(), end - at - kKey.size());
+  std::string& evidence = run.oom->diagnosis.evidence;
+  if (evidence.find("while XLA compiled the step") != std::string::npos) return;  // a remodel
+  evidence += fmt::format(
+      "; while XLA compiled the step, not while it ran: its autotuner was refused the memory "
+      "to time any candidate of {} instructions (the buffers it times them with are the "
+      "step's own)",
+      count);
+}
+
 ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::Trace>& trace,
                        const std::atomic<bool>* stop) {
   const auto start = std::chrono::steady_clock::now();
@@ -348,6 +369,7 @@ ProgramModel model_log(const RunResult& run, const std::shared_ptr<const trace::
 
 void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   run.models.clear();
+  note_compile_oom(run);
   if (!run.program || run.program->snapshots.empty()) return;
   run.program->model_notes.clear();
   const std::filesystem::path log = run.program->snapshots.front();
