@@ -196,8 +196,9 @@ TEST(ProgramModel, ASnapshotThatCannotBeReadIsANoteNotAFailure) {
   run.program = ProgramRun{.snapshots = {bad}};
   model_program(run, {});
   EXPECT_TRUE(run.models.empty());
-  ASSERT_EQ(run.notes.size(), 1U);
-  EXPECT_NE(run.notes.front().find(bad.string()), std::string::npos) << run.notes.front();
+  ASSERT_EQ(run.program->model_notes.size(), 1U);
+  EXPECT_NE(run.program->model_notes.front().find(bad.string()), std::string::npos)
+      << run.program->model_notes.front();
   fs::remove(bad);
 }
 
