@@ -200,6 +200,15 @@ TEST(OomMessageScanner, TheRaisedJaxErrorWinsOverTheAllocatorsWarningsBeforeIt) 
 TEST(OomMessageScanner, TheAutotunersFailedCompileIsTheRaiseWithTheSizeOnItsNextLine) {
   OomScanner scanner;
   scanner.feed_line(
+      "W1130 10:10:48.613340    1004 bfc_allocator.cc:598] Allocator (GPU_0_bfc) ran out of "
+      "memory trying to allocate 12.02GiB (rounded to 12901679104) from the lower end requested "
+      "by op ");
+  // XLA's log, which exec reads beside the output in time order: the pool's summary.
+  scanner.feed_line(
+      "I1130 10:10:48.613900    1004 bfc_allocator.cc:1477] Allocator memory summary: rounded "
+      "request 12.02GiB, total free in pool 5.80GiB, largest free chunk usable by lower end "
+      "5.80GiB, unallocated bytes 0B, pool size 6.00GiB, pool limit 6.00GiB");
+  scanner.feed_line(
       "}, metadata={op_name=\"jit(train)/transpose(jvp())/dot_general\" stack_frame_id=45}, "
       "backend_config={\"operation_queue_id\":\"0\"}. Status: RESOURCE_EXHAUSTED: Out of memory "
       "while trying to allocate 12.02GiB with allocator GPU_0_bfc on device 0. "
@@ -222,11 +231,12 @@ TEST(OomMessageScanner, TheAutotunersFailedCompileIsTheRaiseWithTheSizeOnItsNext
                            "get configs"))
       << oom.line;
   EXPECT_EQ(oom.request_bytes, 12906376724U) << "12.02 GiB as XLA prints it";
+  EXPECT_EQ(oom.framework_limit_bytes, 6_GiB) << "the pool's figures, carried to the raise";
   ASSERT_FALSE(oom.traceback.empty());
   EXPECT_EQ(oom.traceback.back().frame, "<module> (/work/gru_lm.py:55)")
       << oom.traceback.back().frame;
-  // Its next line alone is no OOM line of its own: the scanner saw two.
-  EXPECT_EQ(scanner.lines_seen(), 2U);
+  // Its next line alone is no OOM line of its own: the scanner saw three.
+  EXPECT_EQ(scanner.lines_seen(), 3U);
 }
 
 // oomlab_cuda_hog's own check of cudaMalloc on the H100 (tests/programs/cuda_hog.cpp).

@@ -60,7 +60,14 @@ void carry_figures(const ProgramOom& warning, ProgramOom& raised) {
 
 }  // namespace
 
-void OomScanner::consider(const ProgramOom& candidate, bool candidate_is_latest) {
+void OomScanner::consider(const ProgramOom& given, bool candidate_is_latest) {
+  // A raise of the request the kept line reported takes that line's figures (measured, JAX
+  // 0.11.2: its autotuner's failures, HLO fragments ending in XLA's words, each after the pool's
+  // warning, then the raise naming one of them): the raise is the OOM, as rich as the line.
+  ProgramOom candidate = given;
+  if (found_ && !found_->may_be_retried && !candidate.may_be_retried && candidate.request_bytes &&
+      names_an_exception(candidate.line) && !names_an_exception(found_->line))
+    carry_figures(*found_, candidate);
   const bool same_kind = found_ && found_->may_be_retried == candidate.may_be_retried;
   // On a tie, the line that names the exception raised (measured: JAX 0.8 prints its HLO dump
   // ending in the same RESOURCE_EXHAUSTED words before the JaxRuntimeError line).
