@@ -319,6 +319,46 @@ TEST_F(XlaLogLines, ARefusalIsTheDeathUnlessTheProgramAskedATenthOfItAfter) {
   EXPECT_EQ(oomlab::trace::fatal_failure_at(completed), oomlab::trace::Event::kNone);
 }
 
+// A compile that failed after its autotuner's refusals (measured, JAX 0.11.2: a GRU refused
+// 12.02 GiB on a compiler thread, which then asked 4.02 GiB more, before the raise): the program
+// went on asking, so the log alone says it survived; the request its message names was its death.
+TEST_F(XlaLogLines, TheRequestTheRaiseNamesIsTheDeathWhereTheLogWentOn) {
+  std::ofstream(path_)
+      << kHead
+      << "I1129 02:43:58.100000     600 bfc_allocator.cc:333] AllocateRaw GPU_0_bfc 12901679104 "
+         "alignment=64\n"
+         "I1129 02:43:58.200000     600 bfc_allocator.cc:1385] BFCAllocator dump for GPU_0_bfc\n"
+         "I1129 02:43:58.200100     600 bfc_allocator.cc:388] [mem-debug] "
+         "AllocateRaw,GPU_0_bfc,12901679104,0,\n"
+         "I1129 02:43:58.300000     600 bfc_allocator.cc:388] [mem-debug] "
+         "AllocateRaw,GPU_0_bfc,4311744512,0x302000000,\n"
+         "I1129 02:43:58.300100     600 bfc_allocator.cc:388] [mem-debug] "
+         "DeallocateRaw,GPU_0_bfc,4311744512,0x302000000,\n";
+  const oomlab::trace::Trace alone = oomlab::trace::load(path_, {});
+  EXPECT_EQ(oomlab::trace::fatal_failure_at(alone), oomlab::trace::Event::kNone);
+  const oomlab::trace::Trace told = oomlab::trace::load(path_, {.died_asking = 12906376724});
+  ASSERT_EQ(told.events.size(), 1U);
+  EXPECT_EQ(oomlab::trace::fatal_failure_at(told), 0U);
+  const oomlab::trace::Trace other = oomlab::trace::load(path_, {.died_asking = 2_GiB});
+  EXPECT_EQ(other.events.size(), 3U) << "no refusal of that size: the log's own rule";
+  // exec's model, given the run whose raise was the autotuner's: it fails where the pool did.
+  oomlab::RunResult run;
+  run.outcome = oomlab::Outcome::oom;
+  run.budget_bytes = 8_GiB;
+  run.device.emplace().total_bytes = 140_GiB;
+  run.program.emplace().snapshots = {path_};
+  run.program->peak_bytes = 6_GiB + 600_MiB;
+  run.oom.emplace().request_bytes = 12906376724;
+  run.oom->program.emplace().line =
+      "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Failed to get configs for: 8 out of 41 "
+      "instructions. See logs for all failures. Example failure: ";
+  oomlab::jax::model_xla_run(run, nullptr);
+  ASSERT_EQ(run.models.size(), 1U)
+      << (run.program->model_notes.empty() ? "" : run.program->model_notes.front());
+  EXPECT_TRUE(run.models.front().reproduced()) << run.models.front().reproduction;
+  EXPECT_EQ(run.models.front().program_entry, 0U) << "the refusal is the death";
+}
+
 // The regions the pool took, as its log records them ("Extending allocation by ..." then, on the
 // same thread, "Allocated memory at A to B"), are what exec's model takes from the process's
 // peak for what lay beside the pool: measured, a card too small for the pool's limit gave it nine

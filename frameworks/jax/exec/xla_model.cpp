@@ -300,15 +300,21 @@ void describe_compile(RunResult& run, const trace::Trace& trace, const std::file
 // An OOM raised while XLA compiled the step (its autotuner refused the memory to time every
 // candidate of some instructions: "Failed to get configs for: 8 out of 41 instructions"), said
 // in the cause: the step never ran, and the buffers the autotuner asked for are the step's own.
+constexpr std::string_view kCompileOom = "Failed to get configs for: ";
+
+bool compile_oom(const RunResult& run) {
+  return run.oom && run.oom->program &&
+         run.oom->program->line.find(kCompileOom) != std::string::npos;
+}
+
 void note_compile_oom(RunResult& run) {
-  constexpr std::string_view kKey = "Failed to get configs for: ";
-  if (!run.oom || !run.oom->program) return;
+  if (!compile_oom(run)) return;
   const std::string& line = run.oom->program->line;
-  const std::size_t at = line.find(kKey);
-  if (at == std::string::npos) return;
+  const std::size_t at = line.find(kCompileOom);
   const std::size_t end = line.find(" instructions", at);
-  const std::string count =
-      end == std::string::npos ? "some" : line.substr(at + kKey.size(), end - at - kKey.size());
+  const std::string count = end == std::string::npos ? "some"
+                                                     : line.substr(at + kCompileOom.size(),
+                                                                   end - at - kCompileOom.size());
   std::string& evidence = run.oom->diagnosis.evidence;
   if (evidence.find("while XLA compiled the step") != std::string::npos) return;  // a remodel
   evidence += fmt::format(
@@ -376,8 +382,12 @@ void model_xla_run(RunResult& run, const std::atomic<bool>* stop) {
   std::shared_ptr<const trace::Trace> trace;
   try {
     if (run.outcome == Outcome::interrupted) throw Interrupted();
-    trace = std::make_shared<const trace::Trace>(
-        trace::load(log, {.device = 0, .completed = run.outcome == Outcome::completed}));
+    // A compile that failed after its autotuner's refusals died of the one its message names.
+    const std::optional<std::uint64_t> died = compile_oom(run) && run.oom->request_bytes != 0
+                                                  ? std::optional(run.oom->request_bytes)
+                                                  : std::nullopt;
+    trace = std::make_shared<const trace::Trace>(trace::load(
+        log, {.device = 0, .completed = run.outcome == Outcome::completed, .died_asking = died}));
     if (trace::to_string(trace->format) != kXlaFormatName)
       throw Error(ErrorKind::input, fmt::format("{}: not XLA's allocator log", log.string()));
     run.models.push_back(model_log(run, trace, stop));

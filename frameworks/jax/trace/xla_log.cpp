@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <optional>
@@ -68,12 +69,13 @@ class XlaLogReader {
  public:
   // `pool`: the device pool to read ("GPU_0_bfc").
   XlaLogReader(const std::filesystem::path& path, trace::Format format, std::string pool,
-               bool completed)
+               const trace::LoadOptions& options)
       : path_(path),
         builder_(format, path),
         pool_(std::move(pool)),
         requests_(path, pool_),
-        completed_(completed) {}
+        completed_(options.completed),
+        died_asking_(options.died_asking) {}
 
   void read_line(std::string_view line, std::uint64_t number) {
     const std::optional<LogLine> log = read_log_line(line);
@@ -228,7 +230,9 @@ class XlaLogReader {
   // images (73.5 MiB, 1.0% of it) before it raised.
   void build() {
     std::size_t end = events_.size();
-    if (last_dumped_ && !completed_) {
+    if (const std::optional<std::size_t> death = refusal_of(died_asking_); death && !completed_) {
+      end = *death + 1;
+    } else if (last_dumped_ && !completed_) {
       std::uint64_t after = 0;
       for (std::size_t i = *last_dumped_ + 1; i < events_.size(); ++i) {
         if (events_[i].op == Op::alloc) after += events_[i].bytes;
@@ -245,6 +249,18 @@ class XlaLogReader {
     }
   }
 
+  // The last refusal of `bytes` (within a hundredth: the log has the pool's rounding, a message
+  // two decimals).
+  [[nodiscard]] std::optional<std::size_t> refusal_of(std::optional<std::uint64_t> bytes) const {
+    if (!bytes) return std::nullopt;
+    for (std::size_t i = events_.size(); i-- > 0;) {
+      const Entry& e = events_[i];
+      const auto [low, high] = std::minmax(e.bytes, *bytes);
+      if (e.op == Op::failed && high - low <= high / 100) return i;
+    }
+    return std::nullopt;
+  }
+
   void fail(const Request& request, std::uint64_t thread) {
     add(Op::failed, request.bytes, 0, thread, request.t_ns, request.line);
   }
@@ -253,7 +269,8 @@ class XlaLogReader {
   trace::TraceBuilder builder_;
   std::string pool_;
   PendingRequests requests_;
-  bool completed_;  // the program completed: no refusal was its death
+  bool completed_;                            // the program completed: no refusal was its death
+  std::optional<std::uint64_t> died_asking_;  // LoadOptions::died_asking
   std::optional<bool> preallocate_;
   std::optional<std::uint64_t> limit_;  // the pool's, from its set-up line
   std::set<std::uint64_t> extending_;   // threads whose pool region's range is to come
@@ -307,7 +324,7 @@ trace::Trace load_xla_log(const std::filesystem::path& path, const trace::LoadOp
   const std::string pool = pool_to_read(path, options);
   std::ifstream file = trace::open_trace(path);
   trace::StopPoll poll(options.check_stop);
-  XlaLogReader reader(path, xla_format(), pool, options.completed);
+  XlaLogReader reader(path, xla_format(), pool, options);
   std::string line;
   std::uint64_t number = 0;
   while (std::getline(file, line)) {

@@ -167,6 +167,10 @@ struct LoadOptions {
   // The program that wrote it completed: no refusal in it was the program's death (a format that
   // finds where a program died from the log alone, XLA's, reads each refusal as survived).
   bool completed = false;
+  // The request the program's own OOM message says it died of, where the death is not the log's
+  // last refusal (XLA's compile failing after its autotuner was refused, then went on): the last
+  // refusal of that size (within a hundredth) is the death. None: the format's own rule.
+  std::optional<std::uint64_t> died_asking;
 };
 
 // Reads `path` in its format (detected by content when `automatic`). Throws Error(input) with
