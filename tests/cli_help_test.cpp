@@ -12,6 +12,7 @@
 
 #include "cli/child_process.hpp"
 #include "cli/cli.hpp"
+#include "exec/oom_message.hpp"
 #include "reports/matrix/compare.hpp"
 #include "test_support.hpp"
 
@@ -122,6 +123,24 @@ TEST(CliHelp, ExecHelpNamesTheModelAndCheckRemedy) {
   const std::string frontier = help_of("frontier exec");
   EXPECT_NE(frontier.find("the model predicts"), std::string::npos) << frontier;
   EXPECT_NE(frontier.find("never a"), std::string::npos) << frontier;
+}
+
+// The OOM messages exec's help names are the registered dialects' reporters, each once, in lines
+// under 92 columns: a wing's dialect is listed by being registered, not by the help's text.
+TEST(CliHelp, ExecHelpNamesEveryRegisteredOomReporter) {
+  const std::string exec = help_of("exec");
+  const std::size_t from = exec.find("OOM messages recognised:");
+  ASSERT_NE(from, std::string::npos) << exec;
+  const std::string list = exec.substr(from, exec.find("A framework that sizes", from) - from);
+  for (const OomDialect& d : oom_dialects()) {
+    for (const OomAdvice& a : d.advice) {
+      EXPECT_NE(list.find(a.framework), std::string::npos) << a.framework << " in " << list;
+    }
+  }
+  std::istringstream lines(exec);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("OOM messages recognised") != std::string::npos) EXPECT_LE(line.size(), 92U);
+  }
 }
 
 TEST(CliHelp, RunHelpForAScenarioKeepsTheExamples) {

@@ -1,8 +1,13 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "cli/help_text.hpp"
 #include "exec/exec_run.hpp"
+#include "exec/oom_message.hpp"
 #include "oomlab/registry.hpp"
 
 namespace oomlab::cli {
@@ -16,6 +21,31 @@ std::string launcher_words() {
     if (f.launcher) out += fmt::format("{}'s root cause and error file,", f.launcher->name);
   }
   return out;
+}
+
+// Whose OOM messages exec recognises (each registered dialect's reporters, highest rank first),
+// as the help's lines: "  OOM messages recognised: PyTorch, ...", wrapped under 92 columns.
+std::string dialect_lines() {
+  std::vector<std::string> names;
+  const auto add = [&names](const std::string& name) {
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  };
+  for (const OomDialect& d : oom_dialects()) {
+    if (d.advice.empty()) add(d.name);
+    for (const OomAdvice& a : d.advice)
+      add(a.framework);
+  }
+  std::string out = "  OOM messages recognised:";
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string word = names[i] + (i + 1 < names.size() ? "," : ".");
+    if (out.size() - line_start + 1 + word.size() > 92) {
+      out += "\n ";
+      line_start = out.size() - 2;
+    }
+    out += " " + word;
+  }
+  return out + "\n";
 }
 
 // What exec sets in every program's environment: its own and each framework's.
@@ -57,11 +87,11 @@ std::string exec_footer() {
          "              an 'oom' row when its output reports an OOM\n"
          "  summary.json  outcome completed | oom | error | timeout | interrupted, the OOM line\n"
          "              and its figures, the cause, the peak; stdout.txt and stderr.txt\n"
-         "  snapshot-*.pickle  a Python program's memory snapshot, one per process (below)\n"
-         "  OOM messages recognised: PyTorch, TensorFlow, JAX/XLA, CuPy, CUDA runtime and driver,\n"
-         "  cuBLAS, cuDNN, CUDA.jl, RMM. A framework that sizes itself from the device's total\n"
-         "  memory is sized to the budget's card where it says how (below), else named with\n"
-         "  the setting that fixes it.\n"
+         "  snapshot-*.pickle  a Python program's memory snapshot, one per process (below)\n" +
+         dialect_lines() +
+         "  A framework that sizes itself from the device's total memory is sized to the\n"
+         "  budget's card where it says how (below), else named with the setting that fixes "
+         "it.\n"
          "Several devices (--devices 0,1 or all; --budgets 0=20GiB,1=24GiB for each its own):\n"
          "  a ballast and a timeline per device (events-gpuN.csv), and for a distributed job the\n"
          "  rank that ran out of memory first: from the rank mark on its OOM line ([rank1]:,\n"
