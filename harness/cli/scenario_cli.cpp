@@ -144,7 +144,7 @@ void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
                   "with --from: how requests that live inside one call and change with the value "
                   "(cuDNN's workspaces) are made: 'lines' (on their line: the program needs "
                   "them), 'held' (at the largest snapshot's size), 'refusable' (asked for on "
-                  "their line and given up when refused, as PyTorch's convolutions fall back to "
+                  "their line and given up when refused, as a framework's convolutions fall back to "
                   "an algorithm with a smaller workspace: the most a capped program can fit)")
       ->capture_default_str();
   fit->add_option("--out,-o", o.run.out, "folder for fit.json; not one that holds one");
