@@ -140,12 +140,13 @@ void add_fit(CLI::App& command, FitOptions& o, FitExecOptions& program) {
          "is given it instead")
       ->capture_default_str()
       ->each([&o](const std::string&) { o.outside_given = true; });
-  fit->add_option("--transients", o.transients,
-                  "with --from: how requests that live inside one call and change with the value "
-                  "(cuDNN's workspaces) are made: 'lines' (on their line: the program needs "
-                  "them), 'held' (at the largest snapshot's size), 'refusable' (asked for on "
-                  "their line and given up when refused, as a framework's convolutions fall back to "
-                  "an algorithm with a smaller workspace: the most a capped program can fit)")
+  fit->add_option(
+         "--transients", o.transients,
+         "with --from: how requests that live inside one call and change with the value "
+         "(cuDNN's workspaces) are made: 'lines' (on their line: the program needs "
+         "them), 'held' (at the largest snapshot's size), 'refusable' (asked for on "
+         "their line and given up when refused, as a framework's convolutions fall back to "
+         "an algorithm with a smaller workspace: the most a capped program can fit)")
       ->capture_default_str();
   fit->add_option("--out,-o", o.run.out, "folder for fit.json; not one that holds one");
   fit->add_flag("--force", o.run.force, "--out may name a folder holding a fit: replace it");
