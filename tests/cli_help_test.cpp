@@ -139,7 +139,9 @@ TEST(CliHelp, ExecHelpNamesEveryRegisteredOomReporter) {
   }
   std::istringstream lines(exec);
   for (std::string line; std::getline(lines, line);) {
-    if (line.find("OOM messages recognised") != std::string::npos) EXPECT_LE(line.size(), 92U);
+    if (line.find("OOM messages recognised") != std::string::npos) {
+      EXPECT_LE(line.size(), 92U);
+    }
   }
 }
 

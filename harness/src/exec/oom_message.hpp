@@ -63,7 +63,7 @@ class OomScanner {
   [[nodiscard]] const std::string& sizing_setting() const { return sizing_setting_; }
 
  private:
-  void consider(const ProgramOom& candidate, bool candidate_is_latest);
+  void consider(const ProgramOom& given, bool candidate_is_latest);
 
   TracebackReader tracebacks_;
   std::vector<TracebackFrame> traced_;  // the traceback last given to an OOM line
